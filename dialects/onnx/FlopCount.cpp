@@ -1,0 +1,207 @@
+//===- FlopCount.cpp - FLOP counts of the onnx ops -----------------------===//
+//
+// Conventions (see FlopCountOpInterface): multiply-add = 2 FLOP; one FLOP per output
+// element of an elementwise op, transcendental or not; data movement = 0. The
+// multi-pass normalizations count their passes over the data:
+//   Softmax/LogSoftmax: max, subtract, exp, sum, divide          = 5 per element
+//   LayerNormalization: mean (1), variance (3), normalize (2),
+//                       scale and bias (2)                        = 8 per element
+//   BatchNormalization in inference: a fused scale and shift      = 2 per element
+//   InstanceNormalization: like LayerNormalization                = 8 per element
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::onnx;
+
+namespace {
+std::optional<int64_t> numel(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  return t.getNumElements();
+}
+
+std::optional<int64_t> scaled(std::optional<int64_t> n, int64_t factor) {
+  if (!n)
+    return std::nullopt;
+  return *n * factor;
+}
+} // namespace
+
+#define HETPAR_FLOPS(OP, EXPR)                                                    \
+  std::optional<int64_t> OP::getFlopCount() { return EXPR; }
+
+// Data movement, constants, shape ops.
+#define HETPAR_ZERO(OP) HETPAR_FLOPS(OP, int64_t(0))
+HETPAR_ZERO(ConstantOp)
+HETPAR_ZERO(IdentityOp)
+HETPAR_ZERO(CastOp)
+HETPAR_ZERO(CastLikeOp)
+HETPAR_ZERO(ReshapeOp)
+HETPAR_ZERO(FlattenOp)
+HETPAR_ZERO(TransposeOp)
+HETPAR_ZERO(SqueezeOp)
+HETPAR_ZERO(UnsqueezeOp)
+HETPAR_ZERO(ConcatOp)
+HETPAR_ZERO(SplitOp)
+HETPAR_ZERO(SliceOp)
+HETPAR_ZERO(GatherOp)
+HETPAR_ZERO(GatherElementsOp)
+HETPAR_ZERO(ExpandOp)
+HETPAR_ZERO(TileOp)
+HETPAR_ZERO(PadOp)
+HETPAR_ZERO(ShapeOp)
+HETPAR_ZERO(SizeOp)
+HETPAR_ZERO(ConstantOfShapeOp)
+HETPAR_ZERO(TriluOp)
+#undef HETPAR_ZERO
+
+std::optional<int64_t> GenericOp::getFlopCount() { return std::nullopt; }
+
+// One FLOP per output element.
+#define HETPAR_PER_OUTPUT(OP) HETPAR_FLOPS(OP, numel(getOperation()->getResult(0)))
+HETPAR_PER_OUTPUT(SqrtOp)
+HETPAR_PER_OUTPUT(ReciprocalOp)
+HETPAR_PER_OUTPUT(NegOp)
+HETPAR_PER_OUTPUT(AbsOp)
+HETPAR_PER_OUTPUT(ExpOp)
+HETPAR_PER_OUTPUT(LogOp)
+HETPAR_PER_OUTPUT(ErfOp)
+HETPAR_PER_OUTPUT(TanhOp)
+HETPAR_PER_OUTPUT(SigmoidOp)
+HETPAR_PER_OUTPUT(ReluOp)
+HETPAR_PER_OUTPUT(SinOp)
+HETPAR_PER_OUTPUT(CosOp)
+HETPAR_PER_OUTPUT(TanOp)
+HETPAR_PER_OUTPUT(AsinOp)
+HETPAR_PER_OUTPUT(AcosOp)
+HETPAR_PER_OUTPUT(AtanOp)
+HETPAR_PER_OUTPUT(SinhOp)
+HETPAR_PER_OUTPUT(CoshOp)
+HETPAR_PER_OUTPUT(AsinhOp)
+HETPAR_PER_OUTPUT(AcoshOp)
+HETPAR_PER_OUTPUT(AtanhOp)
+HETPAR_PER_OUTPUT(FloorOp)
+HETPAR_PER_OUTPUT(CeilOp)
+HETPAR_PER_OUTPUT(RoundOp)
+HETPAR_PER_OUTPUT(SignOp)
+HETPAR_PER_OUTPUT(SoftplusOp)
+HETPAR_PER_OUTPUT(SoftsignOp)
+HETPAR_PER_OUTPUT(HardSwishOp)
+HETPAR_PER_OUTPUT(MishOp)
+HETPAR_PER_OUTPUT(NotOp)
+HETPAR_PER_OUTPUT(LeakyReluOp)
+HETPAR_PER_OUTPUT(EluOp)
+HETPAR_PER_OUTPUT(CeluOp)
+HETPAR_PER_OUTPUT(SeluOp)
+HETPAR_PER_OUTPUT(HardSigmoidOp)
+HETPAR_PER_OUTPUT(ThresholdedReluOp)
+HETPAR_PER_OUTPUT(GeluOp)
+HETPAR_PER_OUTPUT(IsNaNOp)
+HETPAR_PER_OUTPUT(IsInfOp)
+HETPAR_PER_OUTPUT(ClipOp)
+HETPAR_PER_OUTPUT(AddOp)
+HETPAR_PER_OUTPUT(SubOp)
+HETPAR_PER_OUTPUT(MulOp)
+HETPAR_PER_OUTPUT(DivOp)
+HETPAR_PER_OUTPUT(PowOp)
+HETPAR_PER_OUTPUT(ModOp)
+HETPAR_PER_OUTPUT(PReluOp)
+HETPAR_PER_OUTPUT(EqualOp)
+HETPAR_PER_OUTPUT(LessOp)
+HETPAR_PER_OUTPUT(LessOrEqualOp)
+HETPAR_PER_OUTPUT(GreaterOp)
+HETPAR_PER_OUTPUT(GreaterOrEqualOp)
+HETPAR_PER_OUTPUT(AndOp)
+HETPAR_PER_OUTPUT(OrOp)
+HETPAR_PER_OUTPUT(XorOp)
+HETPAR_PER_OUTPUT(WhereOp)
+HETPAR_PER_OUTPUT(CumSumOp)
+HETPAR_PER_OUTPUT(RangeOp)
+#undef HETPAR_PER_OUTPUT
+
+// Dropout: nothing at inference; a compare and a scale per element in training.
+std::optional<int64_t> DropoutOp::getFlopCount() {
+  if (!getTrainingMode())
+    return 0;
+  return scaled(numel(getOutput()), 2);
+}
+
+// N inputs combine with N-1 operations per output element (Mean adds a division).
+#define HETPAR_VARIADIC(OP, EXTRA)                                                \
+  HETPAR_FLOPS(OP, scaled(numel(getResult()),                                     \
+                          static_cast<int64_t>(getNumOperands()) - 1 + (EXTRA)))
+HETPAR_VARIADIC(MaxOp, 0)
+HETPAR_VARIADIC(MinOp, 0)
+HETPAR_VARIADIC(SumOp, 0)
+HETPAR_VARIADIC(MeanOp, 1)
+#undef HETPAR_VARIADIC
+
+// Reductions and arg-reductions: one operation per input element.
+#define HETPAR_PER_INPUT(OP, IN) HETPAR_FLOPS(OP, numel(IN))
+HETPAR_PER_INPUT(ReduceMeanOp, getData())
+HETPAR_PER_INPUT(ReduceSumOp, getData())
+HETPAR_PER_INPUT(ReduceMaxOp, getData())
+HETPAR_PER_INPUT(ReduceMinOp, getData())
+HETPAR_PER_INPUT(ReduceProdOp, getData())
+HETPAR_PER_INPUT(ReduceL1Op, getData())
+HETPAR_PER_INPUT(ReduceL2Op, getData())
+HETPAR_PER_INPUT(ReduceSumSquareOp, getData())
+HETPAR_PER_INPUT(ReduceLogSumExpOp, getData())
+HETPAR_PER_INPUT(ArgMaxOp, getData())
+HETPAR_PER_INPUT(ArgMinOp, getData())
+HETPAR_PER_INPUT(GlobalAveragePoolOp, getX())
+HETPAR_PER_INPUT(GlobalMaxPoolOp, getX())
+#undef HETPAR_PER_INPUT
+
+HETPAR_FLOPS(SoftmaxOp, scaled(numel(getInput()), 5))
+HETPAR_FLOPS(LogSoftmaxOp, scaled(numel(getInput()), 5))
+HETPAR_FLOPS(LayerNormalizationOp, scaled(numel(getX()), 8))
+HETPAR_FLOPS(InstanceNormalizationOp, scaled(numel(getInput()), 8))
+HETPAR_FLOPS(BatchNormalizationOp, scaled(numel(getX()), 2))
+
+std::optional<int64_t> MatMulOp::getFlopCount() {
+  auto a = llvm::dyn_cast<RankedTensorType>(getA().getType());
+  auto y = numel(getY());
+  if (!a || !a.hasStaticShape() || !y)
+    return std::nullopt;
+  // Every output element is a dot product of length K.
+  return 2 * *y * a.getShape().back();
+}
+
+std::optional<int64_t> GemmOp::getFlopCount() {
+  auto a = llvm::dyn_cast<RankedTensorType>(getA().getType());
+  auto y = numel(getY());
+  if (!a || !a.hasStaticShape() || !y)
+    return std::nullopt;
+  int64_t k = a.getDimSize(getTransA() ? 0 : 1);
+  return 2 * *y * k + (getC() ? *y : 0);
+}
+
+std::optional<int64_t> ConvOp::getFlopCount() {
+  auto w = llvm::dyn_cast<RankedTensorType>(getW().getType());
+  auto y = numel(getY());
+  if (!w || !w.hasStaticShape() || !y)
+    return std::nullopt;
+  // Each output element: (C/group) * prod(kernel) multiply-adds, plus the bias.
+  int64_t perOutput = w.getNumElements() / w.getDimSize(0);
+  return 2 * *y * perOutput + (getB() ? *y : 0);
+}
+
+template <typename PoolOp>
+static std::optional<int64_t> poolFlops(PoolOp op) {
+  auto y = numel(op.getY());
+  if (!y)
+    return std::nullopt;
+  int64_t window = 1;
+  for (int64_t k : op.getKernelShape())
+    window *= k;
+  return *y * window;
+}
+std::optional<int64_t> MaxPoolOp::getFlopCount() { return poolFlops(*this); }
+std::optional<int64_t> AveragePoolOp::getFlopCount() { return poolFlops(*this); }

@@ -1,0 +1,1384 @@
+//===- ShapeInference.cpp - shape rules of the onnx ops ------------------===//
+//
+// One `inferResultTypes` per op. A rule reads operand types, attributes and the
+// values of constant operands; unknown extents stay dynamic. It emits an error at
+// the op and fails when the op breaks the constraints its ODS description lists;
+// the same rule is the op's verifier (verifyInferredResultTypes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::onnx;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+/// Static-or-dynamic shape of a value; std::nullopt when its rank is unknown.
+std::optional<Shape> shapeOf(Value v) {
+  if (auto t = llvm::dyn_cast<RankedTensorType>(v.getType()))
+    return Shape(t.getShape());
+  return std::nullopt;
+}
+
+Type elementTypeOf(Value v) {
+  return llvm::cast<ShapedType>(v.getType()).getElementType();
+}
+
+/// A ranked tensor type when the shape is known, else an unranked one.
+Type tensorOf(const std::optional<Shape> &shape, Type elt) {
+  if (shape)
+    return RankedTensorType::get(*shape, elt);
+  return UnrankedTensorType::get(elt);
+}
+
+/// Shape of `n` unknown extents.
+Shape dynamicShape(int64_t n) { return Shape(n, kDyn); }
+
+/// Multidirectional broadcast of all `values`; emits an error on a mismatch.
+FailureOr<std::optional<Shape>> broadcastAll(Operation *op, ValueRange values) {
+  Shape acc;
+  for (Value v : values) {
+    auto s = shapeOf(v);
+    if (!s)
+      return std::optional<Shape>();
+    auto b = broadcastShapes(acc, *s);
+    if (!b)
+      return op->emitOpError() << "operand shapes " << formatShape(acc) << " and "
+                               << formatShape(*s) << " do not broadcast";
+    acc = *b;
+  }
+  return std::optional<Shape>(acc);
+}
+
+LogicalResult sameShape(Value in, Type elt, SmallVectorImpl<Type> &r) {
+  r.push_back(tensorOf(shapeOf(in), elt));
+  return success();
+}
+
+/// Normalizes `axis` for `rank` or emits "axis A is out of range for rank R".
+FailureOr<int64_t> checkAxis(Operation *op, int64_t axis, int64_t rank,
+                             StringRef what = "axis") {
+  auto n = normalizeAxis(axis, rank);
+  if (!n)
+    return op->emitOpError() << what << " " << axis << " is out of range for rank "
+                             << rank;
+  return *n;
+}
+
+/// Normalizes a list of axes (distinct, in range).
+FailureOr<SmallVector<int64_t>> checkAxes(Operation *op, ArrayRef<int64_t> axes,
+                                          int64_t rank) {
+  SmallVector<int64_t> out;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t a : axes) {
+    auto n = checkAxis(op, a, rank);
+    if (failed(n))
+      return failure();
+    if (!seen.insert(*n).second)
+      return op->emitOpError() << "axis " << a << " is repeated";
+    out.push_back(*n);
+  }
+  return out;
+}
+
+/// Merges two extents known to describe the same dimension.
+int64_t mergeDim(int64_t a, int64_t b) { return isDynamic(a) ? b : a; }
+
+bool dimsConflict(int64_t a, int64_t b) {
+  return !isDynamic(a) && !isDynamic(b) && a != b;
+}
+
+/// Checks that `v` (when ranked) holds at most one element (a scalar operand).
+LogicalResult checkScalar(Operation *op, Value v, StringRef name) {
+  if (!v)
+    return success();
+  auto s = shapeOf(v);
+  if (!s)
+    return success();
+  auto n = getNumElements(*s);
+  if (s->size() > 1 || (n && *n != 1))
+    return op->emitOpError() << "'" << name << "' must be a scalar, got shape "
+                             << formatShape(*s);
+  return success();
+}
+
+/// Checks a 1-D operand (shape, axes, repeats, ...).
+LogicalResult check1D(Operation *op, Value v, StringRef name) {
+  auto s = shapeOf(v);
+  if (s && s->size() != 1)
+    return op->emitOpError() << "'" << name << "' must be 1-D, got shape "
+                             << formatShape(*s);
+  return success();
+}
+
+/// Length of a 1-D operand when static.
+std::optional<int64_t> staticLength(Value v) {
+  auto s = shapeOf(v);
+  if (!s || s->size() != 1 || isDynamic((*s)[0]))
+    return std::nullopt;
+  return (*s)[0];
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The verifier shared by every op with a shape rule.
+//===----------------------------------------------------------------------===//
+
+LogicalResult hetpar::onnx::verifyInferredResultTypes(Operation *op) {
+  auto iface = llvm::cast<InferShapesOpInterface>(op);
+  SmallVector<Type> inferred;
+  if (failed(iface.inferResultTypes(inferred)))
+    return failure();
+  if (inferred.size() != op->getNumResults())
+    return op->emitOpError() << "has " << op->getNumResults()
+                             << " results but its shape rule gives " << inferred.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(op->getResultTypes(), inferred))) {
+    auto [declared, expected] = pair;
+    auto d = llvm::dyn_cast<ShapedType>(declared);
+    auto e = llvm::dyn_cast<ShapedType>(expected);
+    if (!d || !e) {
+      if (declared != expected)
+        return op->emitOpError() << "result #" << i << " has type " << declared
+                                 << " but its shape rule gives " << expected;
+      continue;
+    }
+    if (d.getElementType() != e.getElementType() ||
+        failed(verifyCompatibleShape(d, e)))
+      return op->emitOpError() << "result #" << i << " has type " << declared
+                               << " but its shape rule gives " << expected;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and the generic op
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  r.push_back(getValue().getType());
+  return success();
+}
+
+LogicalResult GenericOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (getRegionNames().size() != getNumRegions())
+    return emitOpError() << "has " << getNumRegions() << " regions but "
+                         << getRegionNames().size() << " region names";
+  llvm::append_range(r, getResultTypes());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+#define HETPAR_SAME_AS_X(OP)                                                     \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
+    r.push_back(getX().getType());                                               \
+    return success();                                                            \
+  }
+HETPAR_SAME_AS_X(SqrtOp)
+HETPAR_SAME_AS_X(ReciprocalOp)
+HETPAR_SAME_AS_X(NegOp)
+HETPAR_SAME_AS_X(AbsOp)
+HETPAR_SAME_AS_X(ExpOp)
+HETPAR_SAME_AS_X(LogOp)
+HETPAR_SAME_AS_X(ErfOp)
+HETPAR_SAME_AS_X(TanhOp)
+HETPAR_SAME_AS_X(SigmoidOp)
+HETPAR_SAME_AS_X(ReluOp)
+HETPAR_SAME_AS_X(SinOp)
+HETPAR_SAME_AS_X(CosOp)
+HETPAR_SAME_AS_X(TanOp)
+HETPAR_SAME_AS_X(AsinOp)
+HETPAR_SAME_AS_X(AcosOp)
+HETPAR_SAME_AS_X(AtanOp)
+HETPAR_SAME_AS_X(SinhOp)
+HETPAR_SAME_AS_X(CoshOp)
+HETPAR_SAME_AS_X(AsinhOp)
+HETPAR_SAME_AS_X(AcoshOp)
+HETPAR_SAME_AS_X(AtanhOp)
+HETPAR_SAME_AS_X(FloorOp)
+HETPAR_SAME_AS_X(CeilOp)
+HETPAR_SAME_AS_X(RoundOp)
+HETPAR_SAME_AS_X(SignOp)
+HETPAR_SAME_AS_X(SoftplusOp)
+HETPAR_SAME_AS_X(SoftsignOp)
+HETPAR_SAME_AS_X(HardSwishOp)
+HETPAR_SAME_AS_X(MishOp)
+HETPAR_SAME_AS_X(NotOp)
+HETPAR_SAME_AS_X(IdentityOp)
+HETPAR_SAME_AS_X(LeakyReluOp)
+HETPAR_SAME_AS_X(EluOp)
+HETPAR_SAME_AS_X(CeluOp)
+HETPAR_SAME_AS_X(SeluOp)
+HETPAR_SAME_AS_X(HardSigmoidOp)
+HETPAR_SAME_AS_X(ThresholdedReluOp)
+#undef HETPAR_SAME_AS_X
+
+LogicalResult GeluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError() << "approximate must be \"none\" or \"tanh\", got \""
+                         << getApproximate() << "\"";
+  r.push_back(getX().getType());
+  return success();
+}
+
+LogicalResult IsNaNOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return sameShape(getX(), IntegerType::get(getContext(), 1), r);
+}
+
+LogicalResult IsInfOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return sameShape(getX(), IntegerType::get(getContext(), 1), r);
+}
+
+LogicalResult ClipOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  for (auto [v, name] : {std::pair<Value, StringRef>{getMin(), "min"}, {getMax(), "max"}}) {
+    if (failed(checkScalar(*this, v, name)))
+      return failure();
+    if (v && elementTypeOf(v) != elementTypeOf(getInput()))
+      return emitOpError() << "'" << name << "' must have the input's element type";
+  }
+  r.push_back(getInput().getType());
+  return success();
+}
+
+LogicalResult CastOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type to = getTo();
+  if (!to.isIntOrFloat() || llvm::isa<IndexType>(to))
+    return emitOpError() << "cannot cast to " << to;
+  return sameShape(getInput(), to, r);
+}
+
+LogicalResult CastLikeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return sameShape(getInput(), elementTypeOf(getTargetType()), r);
+}
+
+LogicalResult DropoutOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkScalar(*this, getRatio(), "ratio")) ||
+      failed(checkScalar(*this, getTrainingMode(), "training_mode")))
+    return failure();
+  r.push_back(getData().getType());
+  if (getMask())
+    r.push_back(tensorOf(shapeOf(getData()), IntegerType::get(getContext(), 1)));
+  return success();
+}
+
+static LogicalResult inferBroadcast(Operation *op, ValueRange operands, Type elt,
+                                    SmallVectorImpl<Type> &r) {
+  auto shape = broadcastAll(op, operands);
+  if (failed(shape))
+    return failure();
+  r.push_back(tensorOf(*shape, elt));
+  return success();
+}
+
+#define HETPAR_BROADCAST(OP, RESULT_ELT)                                          \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
+    return inferBroadcast(*this, getOperation()->getOperands(), RESULT_ELT, r);  \
+  }
+HETPAR_BROADCAST(AddOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(SubOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(MulOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(DivOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(PowOp, elementTypeOf(getX()))
+HETPAR_BROADCAST(AndOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(OrOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(XorOp, elementTypeOf(getA()))
+HETPAR_BROADCAST(EqualOp, IntegerType::get(getContext(), 1))
+HETPAR_BROADCAST(LessOp, IntegerType::get(getContext(), 1))
+HETPAR_BROADCAST(LessOrEqualOp, IntegerType::get(getContext(), 1))
+HETPAR_BROADCAST(GreaterOp, IntegerType::get(getContext(), 1))
+HETPAR_BROADCAST(GreaterOrEqualOp, IntegerType::get(getContext(), 1))
+HETPAR_BROADCAST(WhereOp, elementTypeOf(getX()))
+#undef HETPAR_BROADCAST
+
+LogicalResult ModOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (getFmod() != 0 && getFmod() != 1)
+    return emitOpError() << "fmod must be 0 or 1, got " << getFmod();
+  if (getFmod() == 0 && llvm::isa<FloatType>(elementTypeOf(getA())))
+    return emitOpError() << "fmod must be 1 for floating-point operands";
+  return inferBroadcast(*this, getOperation()->getOperands(), elementTypeOf(getA()), r);
+}
+
+LogicalResult PReluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto x = shapeOf(getX()), s = shapeOf(getSlope());
+  if (x && s && !isUnidirectionalBroadcastable(*s, *x))
+    return emitOpError() << "slope of shape " << formatShape(*s)
+                         << " does not broadcast to X of shape " << formatShape(*x);
+  r.push_back(getX().getType());
+  return success();
+}
+
+static LogicalResult inferVariadic(Operation *op, SmallVectorImpl<Type> &r) {
+  if (op->getNumOperands() == 0)
+    return op->emitOpError() << "needs at least one input";
+  return inferBroadcast(op, op->getOperands(), elementTypeOf(op->getOperand(0)), r);
+}
+LogicalResult MaxOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
+LogicalResult MinOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
+LogicalResult SumOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
+LogicalResult MeanOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getA());
+  auto a = shapeOf(getA()), b = shapeOf(getB());
+  if ((a && a->empty()) || (b && b->empty()))
+    return emitOpError() << "operands must have rank >= 1";
+  if (!a || !b) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  Shape sa = *a, sb = *b;
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA)
+    sa.insert(sa.begin(), 1);
+  if (vecB)
+    sb.push_back(1);
+  int64_t ka = sa.back(), kb = sb[sb.size() - 2];
+  if (dimsConflict(ka, kb))
+    return emitOpError() << "cannot multiply " << formatShape(*a) << " by "
+                         << formatShape(*b) << ": contracted dimensions " << ka
+                         << " and " << kb << " differ";
+  auto batch = broadcastShapes(ArrayRef<int64_t>(sa).drop_back(2),
+                               ArrayRef<int64_t>(sb).drop_back(2));
+  if (!batch)
+    return emitOpError() << "batch dimensions of " << formatShape(*a) << " and "
+                         << formatShape(*b) << " do not broadcast";
+  Shape out = *batch;
+  if (!vecA)
+    out.push_back(sa[sa.size() - 2]);
+  if (!vecB)
+    out.push_back(sb.back());
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult GemmOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getA());
+  if ((getTransA() != 0 && getTransA() != 1) || (getTransB() != 0 && getTransB() != 1))
+    return emitOpError() << "transA and transB must be 0 or 1";
+  auto a = shapeOf(getA()), b = shapeOf(getB());
+  if ((a && a->size() != 2) || (b && b->size() != 2))
+    return emitOpError() << "A and B must have rank 2";
+  int64_t m = a ? (*a)[getTransA() ? 1 : 0] : kDyn;
+  int64_t ka = a ? (*a)[getTransA() ? 0 : 1] : kDyn;
+  int64_t kb = b ? (*b)[getTransB() ? 1 : 0] : kDyn;
+  int64_t n = b ? (*b)[getTransB() ? 0 : 1] : kDyn;
+  if (dimsConflict(ka, kb))
+    return emitOpError() << "cannot multiply " << formatShape(*a)
+                         << (getTransA() ? " (transposed)" : "") << " by "
+                         << formatShape(*b) << (getTransB() ? " (transposed)" : "")
+                         << ": contracted dimensions " << ka << " and " << kb
+                         << " differ";
+  if (Value c = getC()) {
+    auto sc = shapeOf(c);
+    if (sc && !isUnidirectionalBroadcastable(*sc, {m, n}))
+      return emitOpError() << "C of shape " << formatShape(*sc)
+                           << " does not broadcast to " << formatShape({m, n});
+  }
+  r.push_back(RankedTensorType::get({m, n}, elt));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Window geometry shared by Conv, MaxPool and AveragePool.
+struct Window {
+  StringRef autoPad;
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+  bool ceilMode = false;
+};
+
+LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
+  auto fill = [&](SmallVector<int64_t> &v, StringRef name, int64_t n,
+                  int64_t dflt) -> LogicalResult {
+    if (v.empty())
+      v.assign(n, dflt);
+    if (static_cast<int64_t>(v.size()) != n)
+      return op->emitOpError() << "'" << name << "' must have " << n << " entries, got "
+                               << v.size();
+    return success();
+  };
+  if (failed(fill(w.strides, "strides", spatial, 1)) ||
+      failed(fill(w.dilations, "dilations", spatial, 1)))
+    return failure();
+  bool padsGiven = !w.pads.empty();
+  if (failed(fill(w.pads, "pads", 2 * spatial, 0)))
+    return failure();
+  if (static_cast<int64_t>(w.kernel.size()) != spatial)
+    return op->emitOpError() << "'kernel_shape' must have " << spatial
+                             << " entries, got " << w.kernel.size();
+  for (int64_t i = 0; i < spatial; ++i) {
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0 ||
+        (!isDynamic(w.kernel[i]) && w.kernel[i] <= 0))
+      return op->emitOpError()
+             << "kernel_shape, strides and dilations must be positive";
+  }
+  for (int64_t p : w.pads)
+    if (p < 0)
+      return op->emitOpError() << "pads must be non-negative";
+  if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" && w.autoPad != "SAME_LOWER" &&
+      w.autoPad != "VALID")
+    return op->emitOpError() << "unknown auto_pad \"" << w.autoPad << "\"";
+  if (padsGiven && w.autoPad != "NOTSET" &&
+      llvm::any_of(w.pads, [](int64_t p) { return p != 0; }))
+    return op->emitOpError() << "pads cannot be given with auto_pad " << w.autoPad;
+  return success();
+}
+
+/// Output extent of one spatial axis (ONNX Conv/Pool rules).
+int64_t windowOutput(const Window &w, int64_t i, int64_t in, int64_t spatial) {
+  if (isDynamic(in) || isDynamic(w.kernel[i]))
+    return kDyn;
+  int64_t s = w.strides[i], effK = w.dilations[i] * (w.kernel[i] - 1) + 1;
+  if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER")
+    return (in + s - 1) / s;
+  if (w.autoPad == "VALID")
+    return in < effK ? 0 : (in - effK) / s + 1;
+  int64_t padded = in + w.pads[i] + w.pads[i + spatial] - effK;
+  if (padded < 0)
+    return -1;
+  int64_t out = w.ceilMode ? (padded + s - 1) / s + 1 : padded / s + 1;
+  // With ceil_mode, a last window that starts inside the end padding is dropped.
+  if (w.ceilMode && (out - 1) * s >= in + w.pads[i])
+    --out;
+  return out;
+}
+
+FailureOr<Shape> windowShape(Operation *op, Window &w, ArrayRef<int64_t> x,
+                             int64_t channelsOut) {
+  int64_t spatial = static_cast<int64_t>(x.size()) - 2;
+  if (failed(checkWindowAttrs(op, w, spatial)))
+    return failure();
+  Shape out{x[0], channelsOut};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t o = windowOutput(w, i, x[i + 2], spatial);
+    if (!isDynamic(o) && o < 0)
+      return op->emitOpError() << "window of extent " << w.kernel[i]
+                               << " does not fit spatial axis " << i << " of extent "
+                               << x[i + 2] << " with its padding";
+    out.push_back(o);
+  }
+  return out;
+}
+} // namespace
+
+LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getX());
+  auto x = shapeOf(getX()), wt = shapeOf(getW());
+  if ((x && x->size() < 3) || (wt && wt->size() < 3))
+    return emitOpError() << "X and W must have rank >= 3";
+  if (x && wt && x->size() != wt->size())
+    return emitOpError() << "X (rank " << x->size() << ") and W (rank " << wt->size()
+                         << ") must have the same rank";
+  int64_t group = getGroup();
+  if (group <= 0)
+    return emitOpError() << "group must be positive, got " << group;
+  if (x && wt) {
+    int64_t c = (*x)[1], cw = (*wt)[1], m = (*wt)[0];
+    if (!isDynamic(c) && !isDynamic(cw) && c != cw * group)
+      return emitOpError() << "X has " << c << " channels but W expects " << cw
+                           << " per group times group " << group;
+    if (!isDynamic(m) && m % group != 0)
+      return emitOpError() << "W's " << m << " output channels are not divisible by group "
+                           << group;
+  }
+  if (Value b = getB()) {
+    auto sb = shapeOf(b);
+    if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
+      return emitOpError() << "B must have shape (M)";
+  }
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t spatial = x->size() - 2;
+  Window w;
+  w.autoPad = getAutoPad();
+  if (auto k = getKernelShape())
+    w.kernel.assign(k->begin(), k->end());
+  else if (wt)
+    w.kernel.assign(wt->begin() + 2, wt->end());
+  else
+    w.kernel.assign(spatial, kDyn);
+  if (auto s = getStrides())
+    w.strides.assign(s->begin(), s->end());
+  if (auto d = getDilations())
+    w.dilations.assign(d->begin(), d->end());
+  if (auto p = getPads())
+    w.pads.assign(p->begin(), p->end());
+  auto out = windowShape(*this, w, *x, wt ? (*wt)[0] : kDyn);
+  if (failed(out))
+    return failure();
+  r.push_back(RankedTensorType::get(*out, elt));
+  return success();
+}
+
+template <typename PoolOp>
+static LogicalResult inferPool(PoolOp op, SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(op.getX());
+  auto x = shapeOf(op.getX());
+  if (x && x->size() < 3)
+    return op.emitOpError() << "X must have rank >= 3";
+  if (op.getCeilMode() != 0 && op.getCeilMode() != 1)
+    return op.emitOpError() << "ceil_mode must be 0 or 1";
+  if (!x) {
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      r.push_back(UnrankedTensorType::get(i == 0 ? elt : op->getResult(i).getType()));
+    return success();
+  }
+  Window w;
+  w.autoPad = op.getAutoPad();
+  w.ceilMode = op.getCeilMode();
+  w.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
+  if (auto s = op.getStrides())
+    w.strides.assign(s->begin(), s->end());
+  if (auto d = op.getDilations())
+    w.dilations.assign(d->begin(), d->end());
+  if (auto p = op.getPads())
+    w.pads.assign(p->begin(), p->end());
+  auto out = windowShape(op, w, *x, (*x)[1]);
+  if (failed(out))
+    return failure();
+  r.push_back(RankedTensorType::get(*out, elt));
+  if (op->getNumResults() > 1)
+    r.push_back(RankedTensorType::get(*out, IntegerType::get(op.getContext(), 64)));
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferPool(*this, r);
+}
+LogicalResult AveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferPool(*this, r);
+}
+
+static LogicalResult inferGlobalPool(Operation *op, Value x, SmallVectorImpl<Type> &r) {
+  auto s = shapeOf(x);
+  if (s && s->size() < 3)
+    return op->emitOpError() << "X must have rank >= 3";
+  std::optional<Shape> out;
+  if (s) {
+    out = *s;
+    for (size_t i = 2; i < out->size(); ++i)
+      (*out)[i] = 1;
+  }
+  r.push_back(tensorOf(out, elementTypeOf(x)));
+  return success();
+}
+LogicalResult GlobalAveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferGlobalPool(*this, getX(), r);
+}
+LogicalResult GlobalMaxPoolOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferGlobalPool(*this, getX(), r);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto x = shapeOf(getX());
+  if (x && x->size() < 2)
+    return emitOpError() << "X must have rank >= 2";
+  int64_t c = x ? (*x)[1] : kDyn;
+  for (Value v : {getScale(), getB(), getInputMean(), getInputVar()}) {
+    auto s = shapeOf(v);
+    if (s && (s->size() != 1 || dimsConflict((*s)[0], c)))
+      return emitOpError() << "scale, B, input_mean and input_var must have shape ("
+                           << (isDynamic(c) ? std::string("C") : std::to_string(c))
+                           << "), got " << formatShape(*s);
+  }
+  if (getRunningStats().size() != 0 && getRunningStats().size() != 2)
+    return emitOpError() << "has 1 or 3 results, not " << getNumResults();
+  r.push_back(getX().getType());
+  for (size_t i = 0; i < getRunningStats().size(); ++i)
+    r.push_back(RankedTensorType::get({c}, elementTypeOf(getX())));
+  return success();
+}
+
+LogicalResult InstanceNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto x = shapeOf(getInput());
+  if (x && x->size() < 3)
+    return emitOpError() << "input must have rank >= 3";
+  int64_t c = x ? (*x)[1] : kDyn;
+  for (Value v : {getScale(), getB()}) {
+    auto s = shapeOf(v);
+    if (s && (s->size() != 1 || dimsConflict((*s)[0], c)))
+      return emitOpError() << "scale and B must have shape (C)";
+  }
+  r.push_back(getInput().getType());
+  return success();
+}
+
+LogicalResult LayerNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto x = shapeOf(getX());
+  if (getStatistics().size() > 2)
+    return emitOpError() << "has at most 3 results";
+  Type statElt = getStashType() == 1 ? Type(Float32Type::get(getContext()))
+                                     : elementTypeOf(getX());
+  r.push_back(getX().getType());
+  if (!x) {
+    for (size_t i = 0; i < getStatistics().size(); ++i)
+      r.push_back(UnrankedTensorType::get(statElt));
+    return success();
+  }
+  auto axis = checkAxis(*this, getAxis(), x->size());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normalized = ArrayRef<int64_t>(*x).drop_front(*axis);
+  for (auto [v, name] : {std::pair<Value, StringRef>{getScale(), "Scale"}, {getB(), "B"}}) {
+    if (!v)
+      continue;
+    auto s = shapeOf(v);
+    if (s && !isUnidirectionalBroadcastable(*s, normalized))
+      return emitOpError() << name << " of shape " << formatShape(*s)
+                           << " does not broadcast to the normalized shape "
+                           << formatShape(normalized);
+  }
+  Shape stat = *x;
+  for (size_t i = *axis; i < stat.size(); ++i)
+    stat[i] = 1;
+  for (size_t i = 0; i < getStatistics().size(); ++i)
+    r.push_back(RankedTensorType::get(stat, statElt));
+  return success();
+}
+
+template <typename SoftmaxLike>
+static LogicalResult inferSoftmax(SoftmaxLike op, SmallVectorImpl<Type> &r) {
+  if (auto x = shapeOf(op.getInput()))
+    if (failed(checkAxis(op, op.getAxis(), x->size())))
+      return failure();
+  r.push_back(op.getInput().getType());
+  return success();
+}
+LogicalResult SoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferSoftmax(*this, r);
+}
+LogicalResult LogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferSoftmax(*this, r);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename ReduceOp>
+static LogicalResult inferReduce(ReduceOp op, SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(op.getData());
+  bool keep = op.getKeepdims() != 0;
+  if ((op.getKeepdims() != 0 && op.getKeepdims() != 1) ||
+      (op.getNoopWithEmptyAxes() != 0 && op.getNoopWithEmptyAxes() != 1))
+    return op.emitOpError() << "keepdims and noop_with_empty_axes must be 0 or 1";
+  if (op.getAxes() && failed(check1D(op, op.getAxes(), "axes")))
+    return failure();
+  auto x = shapeOf(op.getData());
+  std::optional<SmallVector<int64_t>> axes;
+  if (op.getAxes())
+    axes = getConstantIntValues(op.getAxes());
+  else
+    axes = SmallVector<int64_t>();
+  bool emptyAxes = axes && axes->empty();
+  if (emptyAxes && op.getNoopWithEmptyAxes()) {
+    r.push_back(op.getData().getType());
+    return success();
+  }
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = x->size();
+  if (!axes) {
+    // Unknown axes: the rank is known only with keepdims.
+    r.push_back(keep ? Type(RankedTensorType::get(dynamicShape(rank), elt))
+                     : Type(UnrankedTensorType::get(elt)));
+    return success();
+  }
+  SmallVector<int64_t> reduced;
+  if (emptyAxes) {
+    for (int64_t i = 0; i < rank; ++i)
+      reduced.push_back(i);
+  } else {
+    auto n = checkAxes(op, *axes, rank);
+    if (failed(n))
+      return failure();
+    reduced = *n;
+  }
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool isReduced = llvm::is_contained(reduced, i);
+    if (!isReduced)
+      out.push_back((*x)[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+#define HETPAR_REDUCE(OP)                                                        \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
+    return inferReduce(*this, r);                                                \
+  }
+HETPAR_REDUCE(ReduceMeanOp)
+HETPAR_REDUCE(ReduceSumOp)
+HETPAR_REDUCE(ReduceMaxOp)
+HETPAR_REDUCE(ReduceMinOp)
+HETPAR_REDUCE(ReduceProdOp)
+HETPAR_REDUCE(ReduceL1Op)
+HETPAR_REDUCE(ReduceL2Op)
+HETPAR_REDUCE(ReduceSumSquareOp)
+HETPAR_REDUCE(ReduceLogSumExpOp)
+#undef HETPAR_REDUCE
+
+template <typename ArgOp>
+static LogicalResult inferArg(ArgOp op, SmallVectorImpl<Type> &r) {
+  Type i64 = IntegerType::get(op.getContext(), 64);
+  if ((op.getKeepdims() != 0 && op.getKeepdims() != 1) ||
+      (op.getSelectLastIndex() != 0 && op.getSelectLastIndex() != 1))
+    return op.emitOpError() << "keepdims and select_last_index must be 0 or 1";
+  auto x = shapeOf(op.getData());
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(i64));
+    return success();
+  }
+  auto axis = checkAxis(op, op.getAxis(), x->size());
+  if (failed(axis))
+    return failure();
+  Shape out = *x;
+  if (op.getKeepdims())
+    out[*axis] = 1;
+  else
+    out.erase(out.begin() + *axis);
+  r.push_back(RankedTensorType::get(out, i64));
+  return success();
+}
+LogicalResult ArgMaxOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferArg(*this, r); }
+LogicalResult ArgMinOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferArg(*this, r); }
+
+LogicalResult CumSumOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkScalar(*this, getAxis(), "axis")))
+    return failure();
+  auto x = shapeOf(getX());
+  if (auto a = getConstantIntValues(getAxis()); a && x && a->size() == 1)
+    if (failed(checkAxis(*this, (*a)[0], x->size())))
+      return failure();
+  r.push_back(getX().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and layout
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type i64 = IntegerType::get(getContext(), 64);
+  auto x = shapeOf(getData());
+  if (!x) {
+    r.push_back(RankedTensorType::get({kDyn}, i64));
+    return success();
+  }
+  int64_t rank = x->size();
+  auto clampIdx = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  int64_t start = clampIdx(getStart());
+  int64_t end = getEnd() ? clampIdx(*getEnd()) : rank;
+  r.push_back(RankedTensorType::get({std::max<int64_t>(0, end - start)}, i64));
+  return success();
+}
+
+LogicalResult SizeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  r.push_back(RankedTensorType::get({}, IntegerType::get(getContext(), 64)));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  if (getAllowzero() != 0 && getAllowzero() != 1)
+    return emitOpError() << "allowzero must be 0 or 1";
+  if (failed(check1D(*this, getShape(), "shape")))
+    return failure();
+  auto target = getConstantIntValues(getShape());
+  if (!target) {
+    auto len = staticLength(getShape());
+    r.push_back(len ? Type(RankedTensorType::get(dynamicShape(*len), elt))
+                    : Type(UnrankedTensorType::get(elt)));
+    return success();
+  }
+  auto x = shapeOf(getData());
+  int inferIdx = -1;
+  bool hasZero = false;
+  Shape out;
+  for (auto [i, v] : llvm::enumerate(*target)) {
+    if (v < -1)
+      return emitOpError() << "shape entry " << v << " at index " << i
+                           << " is invalid (must be >= -1)";
+    if (v == -1) {
+      if (inferIdx >= 0)
+        return emitOpError() << "shape " << formatShape(*target)
+                             << " has more than one -1";
+      inferIdx = i;
+      out.push_back(kDyn);
+      continue;
+    }
+    if (v == 0 && !getAllowzero()) {
+      if (!x) {
+        out.push_back(kDyn);
+        continue;
+      }
+      if (i >= x->size())
+        return emitOpError() << "shape entry 0 at index " << i
+                             << " copies a dimension the input of rank " << x->size()
+                             << " does not have";
+      out.push_back((*x)[i]);
+      continue;
+    }
+    hasZero |= v == 0;
+    out.push_back(v);
+  }
+  if (getAllowzero() && hasZero && inferIdx >= 0)
+    return emitOpError() << "with allowzero, shape cannot contain both 0 and -1";
+  std::optional<int64_t> inCount = x ? getNumElements(*x) : std::nullopt;
+  if (inferIdx >= 0) {
+    Shape known = out;
+    known.erase(known.begin() + inferIdx);
+    auto rest = getNumElements(known);
+    if (inCount && rest) {
+      if (*rest == 0 || *inCount % *rest != 0)
+        return emitOpError() << "cannot reshape " << formatShape(*x) << " ("
+                             << *inCount << " elements) to " << formatShape(*target);
+      out[inferIdx] = *inCount / *rest;
+    }
+  } else if (auto outCount = getNumElements(out); inCount && outCount &&
+                                                  *inCount != *outCount) {
+    return emitOpError() << "cannot reshape " << formatShape(*x) << " (" << *inCount
+                         << " elements) to " << formatShape(out) << " (" << *outCount
+                         << " elements)";
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult FlattenOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getInput());
+  auto x = shapeOf(getInput());
+  if (!x) {
+    r.push_back(RankedTensorType::get({kDyn, kDyn}, elt));
+    return success();
+  }
+  int64_t rank = x->size(), axis = getAxis();
+  if (axis < -rank || axis > rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  auto outer = getNumElements(ArrayRef<int64_t>(*x).take_front(axis));
+  auto inner = getNumElements(ArrayRef<int64_t>(*x).drop_front(axis));
+  r.push_back(RankedTensorType::get({outer ? *outer : kDyn, inner ? *inner : kDyn}, elt));
+  return success();
+}
+
+LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  auto x = shapeOf(getData());
+  if (!x) {
+    if (auto p = getPerm())
+      r.push_back(RankedTensorType::get(dynamicShape(p->size()), elt));
+    else
+      r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = x->size();
+  SmallVector<int64_t> perm;
+  if (auto p = getPerm())
+    perm.assign(p->begin(), p->end());
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  SmallVector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return emitOpError() << "perm has " << perm.size() << " entries for rank " << rank;
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOpError() << "perm is not a permutation of [0, " << rank << ")";
+    seen[p] = true;
+    out.push_back((*x)[p]);
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  if (getAxes() && failed(check1D(*this, getAxes(), "axes")))
+    return failure();
+  auto x = shapeOf(getData());
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = x->size();
+  if (!getAxes()) {
+    if (llvm::any_of(*x, isDynamic)) {
+      r.push_back(UnrankedTensorType::get(elt));
+      return success();
+    }
+    Shape out;
+    for (int64_t d : *x)
+      if (d != 1)
+        out.push_back(d);
+    r.push_back(RankedTensorType::get(out, elt));
+    return success();
+  }
+  auto axes = getConstantIntValues(getAxes());
+  if (!axes) {
+    auto len = staticLength(getAxes());
+    r.push_back(len ? Type(RankedTensorType::get(dynamicShape(rank - *len), elt))
+                    : Type(UnrankedTensorType::get(elt)));
+    return success();
+  }
+  auto norm = checkAxes(*this, *axes, rank);
+  if (failed(norm))
+    return failure();
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!llvm::is_contained(*norm, i)) {
+      out.push_back((*x)[i]);
+      continue;
+    }
+    if (!isDynamic((*x)[i]) && (*x)[i] != 1)
+      return emitOpError() << "cannot squeeze axis " << i << " of extent " << (*x)[i]
+                           << " in shape " << formatShape(*x);
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  if (failed(check1D(*this, getAxes(), "axes")))
+    return failure();
+  auto x = shapeOf(getData());
+  auto axes = getConstantIntValues(getAxes());
+  if (!x || !axes) {
+    auto len = staticLength(getAxes());
+    r.push_back(x && len ? Type(RankedTensorType::get(dynamicShape(x->size() + *len), elt))
+                         : Type(UnrankedTensorType::get(elt)));
+    return success();
+  }
+  int64_t outRank = x->size() + axes->size();
+  auto norm = checkAxes(*this, *axes, outRank);
+  if (failed(norm))
+    return failure();
+  Shape out;
+  auto it = x->begin();
+  for (int64_t i = 0; i < outRank; ++i)
+    out.push_back(llvm::is_contained(*norm, i) ? 1 : *it++);
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  Type elt = elementTypeOf(getInputs()[0]);
+  // The rank is that of the inputs other than legacy empty 1-D [0] tensors, which
+  // contribute nothing (PyTorch's torch.cat and ONNX Runtime accept them).
+  auto isLegacyEmpty = [](const std::optional<Shape> &s) {
+    return s && s->size() == 1 && (*s)[0] == 0;
+  };
+  std::optional<Shape> out;
+  bool anyUnranked = false;
+  SmallVector<Shape> shapes;
+  for (Value v : getInputs()) {
+    auto s = shapeOf(v);
+    if (!s) {
+      anyUnranked = true;
+      continue;
+    }
+    shapes.push_back(*s);
+  }
+  SmallVector<Shape> real;
+  for (const Shape &s : shapes)
+    if (!isLegacyEmpty(s))
+      real.push_back(s);
+  if (real.empty() && !shapes.empty() && !anyUnranked)
+    real.push_back(shapes.front());
+  if (real.empty()) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = real.front().size();
+  auto axis = checkAxis(*this, getAxis(), rank);
+  if (failed(axis))
+    return failure();
+  out = real.front();
+  (*out)[*axis] = 0;
+  for (const Shape &s : real) {
+    if (static_cast<int64_t>(s.size()) != rank)
+      return emitOpError() << "inputs have different ranks (" << formatShape(real.front())
+                           << " and " << formatShape(s) << ")";
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == *axis) {
+        (*out)[i] = isDynamic((*out)[i]) || isDynamic(s[i]) ? kDyn : (*out)[i] + s[i];
+        continue;
+      }
+      if (dimsConflict((*out)[i], s[i]))
+        return emitOpError() << "inputs of shapes " << formatShape(real.front()) << " and "
+                             << formatShape(s) << " differ outside axis " << *axis;
+      (*out)[i] = mergeDim((*out)[i], s[i]);
+    }
+  }
+  if (anyUnranked)
+    (*out)[*axis] = kDyn;
+  r.push_back(RankedTensorType::get(*out, elt));
+  return success();
+}
+
+LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getInput());
+  int64_t n = getNumResults();
+  if (n == 0)
+    return emitOpError() << "needs at least one result";
+  if (getNumOutputs() && *getNumOutputs() != n)
+    return emitOpError() << "num_outputs is " << *getNumOutputs() << " but the op has "
+                         << n << " results";
+  if (getSplit() && failed(check1D(*this, getSplit(), "split")))
+    return failure();
+  auto x = shapeOf(getInput());
+  if (!x) {
+    for (int64_t i = 0; i < n; ++i)
+      r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  auto axis = checkAxis(*this, getAxis(), x->size());
+  if (failed(axis))
+    return failure();
+  int64_t dim = (*x)[*axis];
+  SmallVector<int64_t> sizes(n, kDyn);
+  if (Value split = getSplit()) {
+    if (auto len = staticLength(split); len && *len != n)
+      return emitOpError() << "split has " << *len << " entries for " << n << " results";
+    if (auto s = getConstantIntValues(split)) {
+      int64_t sum = 0;
+      for (int64_t v : *s) {
+        if (v < 0)
+          return emitOpError() << "split sizes must be non-negative";
+        sum += v;
+      }
+      if (!isDynamic(dim) && sum != dim)
+        return emitOpError() << "split sizes sum to " << sum << " but axis " << *axis
+                             << " has extent " << dim;
+      sizes.assign(s->begin(), s->end());
+    }
+  } else if (!isDynamic(dim)) {
+    if (getNumOutputs()) {
+      int64_t chunk = (dim + n - 1) / n;
+      int64_t last = dim - chunk * (n - 1);
+      if (last < 0)
+        return emitOpError() << "cannot split extent " << dim << " into " << n
+                             << " parts of " << chunk;
+      sizes.assign(n, chunk);
+      sizes.back() = last;
+    } else {
+      if (dim % n != 0)
+        return emitOpError() << "extent " << dim << " of axis " << *axis
+                             << " does not split into " << n << " equal parts";
+      sizes.assign(n, dim / n);
+    }
+  }
+  for (int64_t s : sizes) {
+    Shape out = *x;
+    out[*axis] = s;
+    r.push_back(RankedTensorType::get(out, elt));
+  }
+  return success();
+}
+
+/// ONNX Slice extent of one axis (opset 13 clamping rules).
+static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    return end <= start ? 0 : (end - start + step - 1) / step;
+  }
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  return start <= end ? 0 : (start - end + (-step) - 1) / (-step);
+}
+
+LogicalResult SliceOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  SmallVector<Value> parts{getStarts(), getEnds()};
+  if (getAxes())
+    parts.push_back(getAxes());
+  if (getSteps())
+    parts.push_back(getSteps());
+  std::optional<int64_t> len;
+  for (Value v : parts) {
+    if (failed(check1D(*this, v, "starts/ends/axes/steps")))
+      return failure();
+    if (elementTypeOf(v) != elementTypeOf(getStarts()))
+      return emitOpError() << "starts, ends, axes and steps must have one element type";
+    if (auto l = staticLength(v)) {
+      if (len && *len != *l)
+        return emitOpError() << "starts, ends, axes and steps must have one length";
+      len = l;
+    }
+  }
+  auto x = shapeOf(getData());
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = x->size();
+  auto starts = getConstantIntValues(getStarts());
+  auto ends = getConstantIntValues(getEnds());
+  std::optional<SmallVector<int64_t>> axes, steps;
+  if (getAxes())
+    axes = getConstantIntValues(getAxes());
+  else if (len)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, *len));
+  if (getSteps())
+    steps = getConstantIntValues(getSteps());
+  else if (len)
+    steps = SmallVector<int64_t>(*len, 1);
+  if (!axes) {
+    r.push_back(RankedTensorType::get(dynamicShape(rank), elt));
+    return success();
+  }
+  auto norm = checkAxes(*this, *axes, rank);
+  if (failed(norm))
+    return failure();
+  if (steps && llvm::is_contained(*steps, 0))
+    return emitOpError() << "steps cannot be 0";
+  Shape out = *x;
+  for (auto [i, a] : llvm::enumerate(*norm)) {
+    if (!starts || !ends || !steps || isDynamic((*x)[a])) {
+      out[a] = kDyn;
+      continue;
+    }
+    out[a] = sliceExtent((*x)[a], (*starts)[i], (*ends)[i], (*steps)[i]);
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult GatherOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  auto x = shapeOf(getData()), idx = shapeOf(getIndices());
+  if (x && x->empty())
+    return emitOpError() << "data must have rank >= 1";
+  if (!x || !idx) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  auto axis = checkAxis(*this, getAxis(), x->size());
+  if (failed(axis))
+    return failure();
+  int64_t dim = (*x)[*axis];
+  if (auto values = getConstantIntValues(getIndices()); values && !isDynamic(dim))
+    for (int64_t v : *values)
+      if (v < -dim || v >= dim)
+        return emitOpError() << "index " << v << " is out of range for axis " << *axis
+                             << " of extent " << dim;
+  Shape out(x->begin(), x->begin() + *axis);
+  out.append(idx->begin(), idx->end());
+  out.append(x->begin() + *axis + 1, x->end());
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  auto x = shapeOf(getData()), idx = shapeOf(getIndices());
+  if (x && idx && x->size() != idx->size())
+    return emitOpError() << "data and indices must have the same rank";
+  if (x && failed(checkAxis(*this, getAxis(), x->size())))
+    return failure();
+  r.push_back(tensorOf(idx, elt));
+  return success();
+}
+
+LogicalResult ExpandOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getInput());
+  if (failed(check1D(*this, getShape(), "shape")))
+    return failure();
+  auto x = shapeOf(getInput());
+  auto target = getConstantIntValues(getShape());
+  if (!x || !target) {
+    auto len = staticLength(getShape());
+    if (x && len)
+      r.push_back(RankedTensorType::get(
+          dynamicShape(std::max<int64_t>(x->size(), *len)), elt));
+    else
+      r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  for (int64_t v : *target)
+    if (v < 0)
+      return emitOpError() << "shape " << formatShape(*target)
+                           << " has a negative entry";
+  auto out = broadcastShapes(*x, *target);
+  if (!out)
+    return emitOpError() << "cannot expand " << formatShape(*x) << " to "
+                         << formatShape(*target);
+  r.push_back(RankedTensorType::get(*out, elt));
+  return success();
+}
+
+LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getInput());
+  if (failed(check1D(*this, getRepeats(), "repeats")))
+    return failure();
+  auto x = shapeOf(getInput());
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  if (auto len = staticLength(getRepeats()); len && *len != (int64_t)x->size())
+    return emitOpError() << "repeats has " << *len << " entries for rank " << x->size();
+  Shape out = *x;
+  auto reps = getConstantIntValues(getRepeats());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!reps || isDynamic(out[i])) {
+      out[i] = kDyn;
+      continue;
+    }
+    if ((*reps)[i] < 0)
+      return emitOpError() << "repeats must be non-negative";
+    out[i] *= (*reps)[i];
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult PadOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  StringRef mode = getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return emitOpError() << "unknown mode \"" << mode << "\"";
+  if (failed(check1D(*this, getPads(), "pads")) ||
+      failed(checkScalar(*this, getConstantValue(), "constant_value")))
+    return failure();
+  auto x = shapeOf(getData());
+  if (!x) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  int64_t rank = x->size();
+  SmallVector<int64_t> axes;
+  if (getAxes()) {
+    auto a = getConstantIntValues(getAxes());
+    if (!a) {
+      r.push_back(RankedTensorType::get(dynamicShape(rank), elt));
+      return success();
+    }
+    auto n = checkAxes(*this, *a, rank);
+    if (failed(n))
+      return failure();
+    axes = *n;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  auto pads = getConstantIntValues(getPads());
+  if (pads && pads->size() != 2 * axes.size())
+    return emitOpError() << "pads has " << pads->size() << " entries for "
+                         << axes.size() << " padded axes";
+  Shape out = *x;
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (!pads || isDynamic(out[a])) {
+      out[a] = kDyn;
+      continue;
+    }
+    out[a] += (*pads)[i] + (*pads)[i + axes.size()];
+    if (out[a] < 0)
+      return emitOpError() << "pads crop axis " << a << " below zero";
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
+LogicalResult ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = Float32Type::get(getContext());
+  if (auto v = getValue()) {
+    auto t = llvm::cast<ShapedType>(v->getType());
+    if (t.getNumElements() != 1)
+      return emitOpError() << "value must have exactly one element";
+    elt = t.getElementType();
+  }
+  if (failed(check1D(*this, getInput(), "input")))
+    return failure();
+  if (auto shape = getConstantIntValues(getInput())) {
+    for (int64_t d : *shape)
+      if (d < 0)
+        return emitOpError() << "shape " << formatShape(*shape)
+                             << " has a negative entry";
+    r.push_back(RankedTensorType::get(*shape, elt));
+    return success();
+  }
+  auto len = staticLength(getInput());
+  r.push_back(len ? Type(RankedTensorType::get(dynamicShape(*len), elt))
+                  : Type(UnrankedTensorType::get(elt)));
+  return success();
+}
+
+LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getStart());
+  for (auto [v, name] : {std::pair<Value, StringRef>{getStart(), "start"},
+                         {getLimit(), "limit"}, {getDelta(), "delta"}})
+    if (failed(checkScalar(*this, v, name)))
+      return failure();
+  auto start = readFloatElements(getConstantElements(getStart()));
+  auto limit = readFloatElements(getConstantElements(getLimit()));
+  auto delta = readFloatElements(getConstantElements(getDelta()));
+  int64_t n = kDyn;
+  if (delta && delta->size() == 1 && (*delta)[0] == 0)
+    return emitOpError() << "delta cannot be 0";
+  if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
+      delta->size() == 1) {
+    double count = std::ceil(((*limit)[0] - (*start)[0]) / (*delta)[0]);
+    n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  }
+  r.push_back(RankedTensorType::get({n}, elt));
+  return success();
+}
+
+LogicalResult TriluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto x = shapeOf(getInput());
+  if (x && x->size() < 2)
+    return emitOpError() << "input must have rank >= 2";
+  if (getUpper() != 0 && getUpper() != 1)
+    return emitOpError() << "upper must be 0 or 1";
+  if (failed(checkScalar(*this, getK(), "k")))
+    return failure();
+  r.push_back(getInput().getType());
+  return success();
+}

@@ -1,0 +1,54 @@
+//===- ONNXInterfaces.td - shape inference and FLOP count ---------*- tablegen -*-===//
+
+#ifndef HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD
+#define HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def InferShapesOpInterface : OpInterface<"InferShapesOpInterface"> {
+  let cppNamespace = "::hetpar::onnx";
+  let description = [{
+    The shape rule of an op: result types from operand types, attribute values and
+    the values of constant operands (for example Reshape's `shape`). Dimensions that
+    cannot be known yet are dynamic; an operand of unknown rank gives results of
+    unknown rank where the rule needs the rank.
+
+    The rule is also the op's verifier: an op whose declared result types disagree
+    with the rule (a static dimension that differs, another element type) is invalid.
+    Rules emit one error at the op and fail when operands or attributes break the op's
+    constraints (MatMul of 2x3 by 4x5, an axis out of range, Reshape with two -1).
+
+    Ops of other dialects can join HetPar's shape inference by implementing this
+    interface.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Appends one type per result to `resultTypes`. Fails (after emitting an error
+        at the op) when the op breaks its constraints.
+      }],
+      "::llvm::LogicalResult", "inferResultTypes",
+      (ins "::llvm::SmallVectorImpl<::mlir::Type> &":$resultTypes)>,
+  ];
+  let verify = [{ return ::hetpar::onnx::verifyInferredResultTypes($_op); }];
+}
+
+def FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
+  let cppNamespace = "::hetpar::onnx";
+  let description = [{
+    Floating-point operations one execution of the op performs, counted from its
+    static shapes: a multiply-add is 2 FLOP (MatMul of MxK by KxN is 2*M*N*K), an
+    elementwise arithmetic or transcendental op is 1 FLOP per output element, data
+    movement ops (Reshape, Transpose, Gather, ...) are 0. The counts follow the usual
+    convention of roofline models (Williams, Waterman, Patterson, CACM 2009) and of
+    the MLPerf/PaLM MFU accounting (matmul FLOPs dominate; elementwise ops are
+    counted once per element).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        FLOP count of the op, or std::nullopt when a shape it needs is not static.
+      }],
+      "std::optional<int64_t>", "getFlopCount", (ins)>,
+  ];
+}
+
+#endif // HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD

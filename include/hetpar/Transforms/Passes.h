@@ -1,0 +1,44 @@
+//===- Passes.h - HetPar passes on the onnx dialect ---------------*- C++ -*-===//
+#ifndef HETPAR_TRANSFORMS_PASSES_H
+#define HETPAR_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hetpar {
+
+#define GEN_PASS_DECL
+#include "hetpar/Transforms/Passes.h.inc"
+
+/// Options of the `hetpar-onnx-to-static` pipeline.
+struct ToStaticPipelineOptions
+    : public mlir::PassPipelineOptions<ToStaticPipelineOptions> {
+  ListOption<std::string> inputShapes{
+      *this, "input-shapes",
+      llvm::cl::desc("Input shapes as NAME=DxDx... (comma-separated list)")};
+  Option<bool> verifyStatic{*this, "verify-static",
+                            llvm::cl::desc("Fail unless every tensor ends up static"),
+                            llvm::cl::init(true)};
+};
+
+/// The pipeline that makes an imported model fully static: set input shapes, infer
+/// shapes while folding shape computations, remove Identity/inference Dropout,
+/// canonicalize, infer again, and (optionally) verify that no dynamic tensor is left.
+void buildToStaticPipeline(mlir::OpPassManager &pm, const ToStaticPipelineOptions &options);
+
+/// Registers every HetPar pass and pipeline with the global registry (for
+/// hetpar-opt and plugins).
+void registerAllHetParPasses();
+
+#define GEN_PASS_REGISTRATION
+#include "hetpar/Transforms/Passes.h.inc"
+
+} // namespace hetpar
+
+#endif // HETPAR_TRANSFORMS_PASSES_H

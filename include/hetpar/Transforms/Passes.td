@@ -1,0 +1,87 @@
+//===- Passes.td - HetPar passes on the onnx dialect -------------*- tablegen -*-===//
+
+#ifndef HETPAR_TRANSFORMS_PASSES_TD
+#define HETPAR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SetInputShapesPass : Pass<"hetpar-onnx-set-input-shapes", "mlir::ModuleOp"> {
+  let summary = "Fix the shapes of graph inputs (dynamic batch or sequence axes)";
+  let description = [{
+    Sets the types of the arguments of every function that has an argument named
+    (`onnx.name`) in `shapes`. Each entry is `NAME=2x128` (`?` keeps a dimension as
+    declared). A shape must have the argument's rank and agree with its static extents;
+    a name that matches no argument is an error. Results of the ops are not updated:
+    run `hetpar-onnx-infer-shapes` next.
+  }];
+  let options = [
+    ListOption<"shapes", "shapes", "std::string",
+               "Input shapes as NAME=DxDx... (comma-separated list)">,
+  ];
+}
+
+def InferShapesPass : Pass<"hetpar-onnx-infer-shapes", "mlir::func::FuncOp"> {
+  let summary = "Infer static result types and fold shape computations in one sweep";
+  let description = [{
+    Visits the ops of the function in order. For each op with a shape rule
+    (InferShapesOpInterface) it refines the result types to what the rule gives (the
+    rule reads operand types and constant operands); then, when `fold` is set, it
+    folds the op if its operands are constant or its result can be computed from
+    static shapes (Shape, Size). Because producers come before users, one sweep turns
+    the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of models exported
+    with dynamic axes into constants and static shapes. Finally the function's result
+    types are updated. An op whose operands break its constraints is an error at the
+    op's location (the ONNX node).
+  }];
+  let options = [
+    Option<"fold", "fold", "bool", /*default=*/"true",
+           "Fold ops with constant operands during the sweep">,
+  ];
+}
+
+def FoldConstantsPass : Pass<"hetpar-onnx-fold-constants"> {
+  let summary = "Fold onnx ops whose operands are constants";
+  let description = [{
+    Repeatedly folds every op whose operands are constants (and Shape/Size of
+    tensors of static shape), using the ops' folders, until nothing changes; removes
+    ops that became dead and merges equal constants. Folded results are limited in
+    size (see dialects/onnx/Folding.cpp); this is for shape arithmetic, not for
+    precomputing large tensors.
+  }];
+}
+
+def EraseIdentityPass : Pass<"hetpar-onnx-erase-identity", "mlir::func::FuncOp"> {
+  let summary = "Remove Identity and inference-time Dropout";
+  let description = [{
+    Replaces `onnx.Identity` by its operand and `onnx.Dropout` without training
+    (no `training_mode`, or a constant false one) by its input; a used `mask` result
+    becomes an all-true constant. Only ops whose result type equals the forwarded
+    value's type are removed (run `hetpar-onnx-infer-shapes` first).
+  }];
+}
+
+def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp"> {
+  let summary = "Check that every tensor in the module has a static shape";
+  let description = [{
+    Fails with one error per offending value (at most one per op) when a function
+    argument or an op result is a tensor with a dynamic dimension or unknown rank:
+    "value 'x' of node 'y' (Op) has dynamic type tensor<?x4xf32>". For a value made by
+    `onnx.Generic` the message names the unsupported op.
+  }];
+}
+
+def PrintSummaryPass : Pass<"hetpar-onnx-print-summary", "mlir::ModuleOp"> {
+  let summary = "Print inputs, outputs, op counts, parameters and FLOPs of a model";
+  let description = [{
+    Prints to stdout (or `output`) a summary of every function: its inputs and
+    outputs with shapes, the number of ops of each kind, parameters (elements of
+    floating-point constants) and weight bytes, and FLOPs per op kind and in total
+    (FlopCountOpInterface conventions). The IR is unchanged.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the summary (- for stdout)">,
+  ];
+}
+
+#endif // HETPAR_TRANSFORMS_PASSES_TD

@@ -1,0 +1,242 @@
+//===- ShapeUtils.cpp -----------------------------------------------------===//
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace hetpar {
+
+std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                          llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  llvm::SmallVector<int64_t> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    int64_t r;
+    if (da == db)
+      r = da;
+    else if (da == 1)
+      r = db;
+    else if (db == 1)
+      r = da;
+    else if (isDynamic(da))
+      r = db;
+    else if (isDynamic(db))
+      r = da;
+    else
+      return std::nullopt;
+    out[i] = r;
+  }
+  return out;
+}
+
+bool isUnidirectionalBroadcastable(llvm::ArrayRef<int64_t> from,
+                                   llvm::ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[i], t = to[i + off];
+    if (f == 1 || f == t || isDynamic(f) || isDynamic(t))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (isDynamic(d) || d < 0)
+      return std::nullopt;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += 'x';
+    s += isDynamic(shape[i]) ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s;
+}
+
+ElementsAttr getConstantElements(Value v) {
+  if (!v)
+    return {};
+  Attribute attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return {};
+  return llvm::dyn_cast<ElementsAttr>(attr);
+}
+
+/// Raw little-endian bytes of a dense_resource attribute; empty when the blob is gone.
+static std::optional<ArrayRef<char>> getResourceBytes(ElementsAttr attr) {
+  auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
+  if (!res)
+    return std::nullopt;
+  AsmResourceBlob *blob = res.getRawHandle().getBlob();
+  if (!blob)
+    return std::nullopt;
+  return blob->getData();
+}
+
+static int64_t elementByteWidth(Type t) {
+  unsigned bits = t.getIntOrFloatBitWidth();
+  return bits == 1 ? 1 : bits / 8;
+}
+
+std::optional<llvm::SmallVector<int64_t>> readIntElements(ElementsAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  auto intType = llvm::dyn_cast<IntegerType>(type.getElementType());
+  if (!intType)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> out;
+  if (auto dense = llvm::dyn_cast<DenseIntElementsAttr>(attr)) {
+    out.reserve(dense.getNumElements());
+    bool isUnsigned = intType.isUnsigned() || intType.getWidth() == 1;
+    for (const APInt &v : dense.getValues<APInt>())
+      out.push_back(isUnsigned ? static_cast<int64_t>(v.getZExtValue()) : v.getSExtValue());
+    return out;
+  }
+  auto bytes = getResourceBytes(attr);
+  if (!bytes)
+    return std::nullopt;
+  auto n = getNumElements(type.getShape());
+  int64_t w = elementByteWidth(intType);
+  if (!n || static_cast<int64_t>(bytes->size()) < *n * w)
+    return std::nullopt;
+  out.reserve(*n);
+  const char *p = bytes->data();
+  for (int64_t i = 0; i < *n; ++i, p += w) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, w);
+    int64_t v = static_cast<int64_t>(raw);
+    if (intType.isSignless() || intType.isSigned())
+      v = w == 8 ? v : llvm::SignExtend64(raw, w * 8);
+    if (intType.getWidth() == 1)
+      v = raw != 0;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::optional<llvm::SmallVector<double>> readFloatElements(ElementsAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type elt = type.getElementType();
+  if (llvm::isa<IntegerType>(elt)) {
+    auto ints = readIntElements(attr);
+    if (!ints)
+      return std::nullopt;
+    return llvm::SmallVector<double>(ints->begin(), ints->end());
+  }
+  auto ft = llvm::dyn_cast<FloatType>(elt);
+  if (!ft)
+    return std::nullopt;
+  llvm::SmallVector<double> out;
+  if (auto dense = llvm::dyn_cast<DenseFPElementsAttr>(attr)) {
+    out.reserve(dense.getNumElements());
+    for (const APFloat &v : dense.getValues<APFloat>())
+      out.push_back(v.convertToDouble() * 1.0);
+    return out;
+  }
+  auto bytes = getResourceBytes(attr);
+  if (!bytes)
+    return std::nullopt;
+  auto n = getNumElements(type.getShape());
+  int64_t w = elementByteWidth(ft);
+  if (!n || static_cast<int64_t>(bytes->size()) < *n * w)
+    return std::nullopt;
+  out.reserve(*n);
+  const char *p = bytes->data();
+  for (int64_t i = 0; i < *n; ++i, p += w) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, w);
+    APFloat f(ft.getFloatSemantics(), APInt(w * 8, raw));
+    bool lost;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(f.convertToDouble());
+  }
+  return out;
+}
+
+std::optional<llvm::SmallVector<int64_t>> getConstantIntValues(Value v) {
+  return readIntElements(getConstantElements(v));
+}
+
+mlir::FailureOr<Type> refineType(Type a, Type b) {
+  auto sa = llvm::dyn_cast<ShapedType>(a), sb = llvm::dyn_cast<ShapedType>(b);
+  if (!sa || !sb) {
+    if (a == b)
+      return a;
+    return failure();
+  }
+  if (sa.getElementType() != sb.getElementType())
+    return failure();
+  if (!sa.hasRank())
+    return b;
+  if (!sb.hasRank())
+    return a;
+  if (sa.getRank() != sb.getRank())
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(sa.getShape(), sb.getShape())) {
+    if (!isDynamic(x) && !isDynamic(y) && x != y)
+      return failure();
+    shape.push_back(isDynamic(x) ? y : x);
+  }
+  return Type(RankedTensorType::get(shape, sa.getElementType()));
+}
+
+llvm::Expected<std::pair<std::string, SmallVector<int64_t>>>
+parseInputShapeSpec(StringRef spec) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || name.size() == spec.size())
+    return llvm::createStringError("input shape '%s' is not of the form NAME=2x128",
+                                   spec.str().c_str());
+  SmallVector<int64_t> shape;
+  if (!dims.empty()) {
+    SmallVector<StringRef> parts;
+    dims.split(parts, dims.contains(',') ? ',' : 'x');
+    for (StringRef p : parts) {
+      p = p.trim();
+      int64_t d;
+      if (p == "?" || p == "-1")
+        shape.push_back(ShapedType::kDynamic);
+      else if (!p.getAsInteger(10, d) && d >= 0)
+        shape.push_back(d);
+      else
+        return llvm::createStringError(
+            "input shape '%s': '%s' is not a dimension (a non-negative integer or ?)",
+            spec.str().c_str(), p.str().c_str());
+    }
+  }
+  return std::make_pair(name.str(), shape);
+}
+
+} // namespace hetpar

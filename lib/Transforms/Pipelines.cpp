@@ -1,0 +1,33 @@
+//===- Pipelines.cpp - pass pipelines and registration ----------------------===//
+#include "hetpar/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void hetpar::buildToStaticPipeline(OpPassManager &pm, const ToStaticPipelineOptions &options) {
+  if (!options.inputShapes.empty()) {
+    SetInputShapesPassOptions shapes;
+    shapes.shapes = llvm::to_vector(options.inputShapes);
+    pm.addPass(createSetInputShapesPass(shapes));
+  }
+  pm.addNestedPass<func::FuncOp>(createInferShapesPass());
+  pm.addNestedPass<func::FuncOp>(createEraseIdentityPass());
+  pm.addPass(createCanonicalizerPass());
+  // Canonicalization can expose more folding; a second sweep settles the types.
+  pm.addNestedPass<func::FuncOp>(createInferShapesPass());
+  pm.addPass(createSymbolDCEPass());
+  if (options.verifyStatic)
+    pm.addPass(createVerifyStaticShapesPass());
+}
+
+void hetpar::registerAllHetParPasses() {
+  registerHetParPasses();
+  PassPipelineRegistration<ToStaticPipelineOptions>(
+      "hetpar-onnx-to-static",
+      "Make an imported model fully static: input shapes, shape inference with "
+      "folding, Identity/Dropout removal, canonicalization, static check",
+      buildToStaticPipeline);
+}

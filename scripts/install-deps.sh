@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package HetPar needs to build and test.
+# Idempotent: when everything is present it only runs dpkg-query and exits (well under a second).
+# Usage: scripts/install-deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  cmake ninja-build g++ pkg-config
+  # IR, passes, tools: LLVM/MLIR 22.1 (bookworm-security carries 22.1)
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  # tests: lit and FileCheck come with llvm-22-tools; GoogleTest
+  libgtest-dev
+  # ONNX protobuf classes + checker; the ONNX backend test suite
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  # CPU backend: GEMM and multi-process collectives
+  libopenblas-dev libopenmpi-dev openmpi-bin
+  # ILP solver for the sharding search
+  coinor-libcbc-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
