@@ -256,6 +256,8 @@ LogicalResult ClipOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 LogicalResult CastOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (!getToAttr())
+    return emitOpError() << "requires attribute 'to'";
   Type to = getTo();
   if (!to.isIntOrFloat() || llvm::isa<IndexType>(to))
     return emitOpError() << "cannot cast to " << to;
@@ -537,6 +539,8 @@ LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 template <typename PoolOp>
 static LogicalResult inferPool(PoolOp op, SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(op.getX());
+  if (!op.getKernelShapeAttr())
+    return op.emitOpError() << "requires attribute 'kernel_shape'";
   auto x = shapeOf(op.getX());
   if (x && x->size() < 3)
     return op.emitOpError() << "X must have rank >= 3";
@@ -1004,6 +1008,8 @@ LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
+  if (!getAxisAttr())
+    return emitOpError() << "requires attribute 'axis'";
   Type elt = elementTypeOf(getInputs()[0]);
   // The rank is that of the inputs other than legacy empty 1-D [0] tensors, which
   // contribute nothing (PyTorch's torch.cat and ONNX Runtime accept them).

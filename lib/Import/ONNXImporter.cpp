@@ -766,7 +766,8 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
     if (!t)
       return ctx.error() << "cannot tell the type of output '" << name
                          << "': HetPar does not model " << ctx.node.op_type()
-                         << ", ONNX's type inference does not know it, and the model "
+                         << ", ONNX's type inference gives no tensor type for it (a "
+                            "sequence, an optional, or an unknown op), and the model "
                             "has no value_info for it";
     resultTypes.push_back(t);
   }

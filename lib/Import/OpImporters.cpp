@@ -13,6 +13,7 @@
 //   Dropout < 12               `ratio` attribute -> operand; `is_test` dropped
 //   binary ops < 7             `broadcast`/`axis` -> explicit Unsqueeze of B
 //   Gemm < 7                   `broadcast` dropped (unidirectional broadcast covers it)
+//   PRelu < 7                  a per-channel 1-D slope -> slope reshaped to (C, 1, ...)
 //   Cast                       `to` (a type code, or a type name in opset 1) -> type
 //   Concat < 4                 missing `axis` -> 1
 //   BatchNormalization < 9     `spatial`, `is_test` dropped
@@ -134,6 +135,27 @@ NodeImportFn legacyBroadcast(StringRef opName) {
       return failure();
     return resultsOf(ctx.buildNative(op, operands, *attrs, ctx.numOutputs()));
   };
+}
+
+/// PRelu before opset 7 applied a 1-D slope of size C per channel (axis 1); since 7
+/// the slope broadcasts from the back. Reshape such a slope to (C, 1, ..., 1).
+Results importPRelu(NodeContext &ctx) {
+  Value x = ctx.input(0), slope = ctx.input(1);
+  auto tx = x ? llvm::dyn_cast<RankedTensorType>(x.getType()) : RankedTensorType();
+  auto ts = slope ? llvm::dyn_cast<RankedTensorType>(slope.getType()) : RankedTensorType();
+  if (ctx.version >= 7 || !tx || !ts || tx.getRank() <= 2 || ts.getRank() != 1 ||
+      ts.getDimSize(0) == 1)
+    return resultsOf(ctx.buildDefault("PRelu"));
+  SmallVector<int64_t> axes;
+  for (int64_t i = 1; i < tx.getRank() - 1; ++i)
+    axes.push_back(i);
+  auto unsq = ctx.buildNative("Unsqueeze", {slope, ctx.constI64(axes)}, {}, 1);
+  if (failed(unsq))
+    return failure();
+  auto attrs = ctx.convertAttributes({});
+  if (failed(attrs))
+    return failure();
+  return resultsOf(ctx.buildNative("PRelu", {x, (*unsq)->getResult(0)}, *attrs, 1));
 }
 
 Results importClip(NodeContext &ctx) {
@@ -309,6 +331,7 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
     return resultsOf(ctx.buildDefault("BatchNormalization", {"spatial", "is_test"}));
   };
   m["Clip"] = importClip;
+  m["PRelu"] = importPRelu;
   m["Slice"] = importSlice;
   m["Pad"] = importPad;
   m["Dropout"] = importDropout;

@@ -1,0 +1,804 @@
+// Negative tests: one per constraint that the shape rules (the verifiers) check.
+// RUN: hetpar-opt %s -split-input-file -verify-diagnostics
+
+func.func @case0(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
+  // expected-error @+1 {{result #0 has type 'tensor<2x4xf32>' but its shape rule gives 'tensor<2x3xf32>'}}
+  %0 = onnx.Add(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case1(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes 2x3 and 4 do not broadcast}}
+  %0 = onnx.Add(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @generic_regions(%a: tensor<2xf32>) {
+  // expected-error @+1 {{has 1 regions but 2 region names}}
+  %0 = onnx.Generic "If"(%a) attributes {attrs = {}, domain = "", region_names = ["a", "b"], version = 17 : i64} bodies {
+    onnx.Yield %a : tensor<2xf32>
+  } : (tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case3(%a: tensor<2xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = onnx.Gelu(%a) {approximate = "fast"} : (tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case4(%a: tensor<2xf32>, %m: tensor<2xf32>) {
+  // expected-error @+1 {{'min' must be a scalar, got shape 2}}
+  %0 = onnx.Clip(%a) min(%m) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case5(%a: tensor<2xf32>, %m: tensor<f16>) {
+  // expected-error @+1 {{'min' must have the input's element type}}
+  %0 = onnx.Clip(%a) min(%m) : (tensor<2xf32>, tensor<f16>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case7(%a: tensor<2xf32>, %r: tensor<2xf32>) {
+  // expected-error @+1 {{'ratio' must be a scalar, got shape 2}}
+  %0 = onnx.Dropout(%a) ratio(%r) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case8(%a: tensor<2xi64>) {
+  // expected-error @+1 {{fmod must be 0 or 1, got 2}}
+  %0 = onnx.Mod(%a, %a) {fmod = 2 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @case9(%a: tensor<2xf32>) {
+  // expected-error @+1 {{fmod must be 1 for floating-point operands}}
+  %0 = onnx.Mod(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case10(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{slope of shape 3 does not broadcast to X of shape 2x3x4}}
+  %0 = onnx.PRelu(%x, %s) : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case11() {
+  // expected-error @+1 {{expected 1 or more operands, but found 0}}
+  %0 = onnx.Max() : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case12(%a: tensor<f32>, %b: tensor<2xf32>) {
+  // expected-error @+1 {{operands must have rank >= 1}}
+  %0 = onnx.MatMul(%a, %b) : (tensor<f32>, tensor<2xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case13(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{cannot multiply 2x3 by 4x5: contracted dimensions 3 and 4 differ}}
+  %0 = onnx.MatMul(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case14(%a: tensor<2x2x3xf32>, %b: tensor<3x3x5xf32>) {
+  // expected-error @+1 {{batch dimensions of 2x2x3 and 3x3x5 do not broadcast}}
+  %0 = onnx.MatMul(%a, %b) : (tensor<2x2x3xf32>, tensor<3x3x5xf32>) -> tensor<2x2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case15(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{transA and transB must be 0 or 1}}
+  %0 = onnx.Gemm(%a, %a) {transA = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @case16(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{A and B must have rank 2}}
+  %0 = onnx.Gemm(%a, %b) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case17(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{cannot multiply 2x3 by 4x5: contracted dimensions 3 and 4 differ}}
+  %0 = onnx.Gemm(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case18(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{C of shape 3 does not broadcast to 2x5}}
+  %0 = onnx.Gemm(%a, %b, %c) : (tensor<2x3xf32>, tensor<3x5xf32>, tensor<3xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case19(%x: tensor<1x3xf32>, %w: tensor<4x3xf32>) {
+  // expected-error @+1 {{X and W must have rank >= 3}}
+  %0 = onnx.Conv(%x, %w) : (tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @case20(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{X (rank 3) and W (rank 4) must have the same rank}}
+  %0 = onnx.Conv(%x, %w) : (tensor<1x3x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case21(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{group must be positive, got 0}}
+  %0 = onnx.Conv(%x, %w) {group = 0 : i64} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case22(%x: tensor<1x3x8xf32>, %w: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{X has 3 channels but W expects 2 per group times group 1}}
+  %0 = onnx.Conv(%x, %w) : (tensor<1x3x8xf32>, tensor<4x2x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case23(%x: tensor<1x4x8xf32>, %w: tensor<3x2x3xf32>) {
+  // expected-error @+1 {{W's 3 output channels are not divisible by group 2}}
+  %0 = onnx.Conv(%x, %w) {group = 2 : i64} : (tensor<1x4x8xf32>, tensor<3x2x3xf32>) -> tensor<1x3x6xf32>
+  return
+}
+
+// -----
+
+func.func @case24(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{B must have shape (M)}}
+  %0 = onnx.Conv(%x, %w, %b) : (tensor<1x3x8xf32>, tensor<4x3x3xf32>, tensor<5xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case25(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'strides' must have 1 entries, got 2}}
+  %0 = onnx.Conv(%x, %w) {strides = array<i64: 1, 1>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case26(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'kernel_shape' must have 1 entries, got 2}}
+  %0 = onnx.Conv(%x, %w) {kernel_shape = array<i64: 3, 3>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case27(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{kernel_shape, strides and dilations must be positive}}
+  %0 = onnx.Conv(%x, %w) {strides = array<i64: 0>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @case28(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{pads must be non-negative}}
+  %0 = onnx.Conv(%x, %w) {pads = array<i64: -1, 0>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @case29(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{unknown auto_pad "SAME"}}
+  %0 = onnx.Conv(%x, %w) {auto_pad = "SAME"} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @case30(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{pads cannot be given with auto_pad SAME_UPPER}}
+  %0 = onnx.Conv(%x, %w) {auto_pad = "SAME_UPPER", pads = array<i64: 1, 1>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @case31(%x: tensor<1x3x2xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{window of extent 3 does not fit spatial axis 0 of extent 2 with its padding}}
+  %0 = onnx.Conv(%x, %w) : (tensor<1x3x2xf32>, tensor<4x3x3xf32>) -> tensor<1x4x1xf32>
+  return
+}
+
+// -----
+
+func.func @case32(%x: tensor<1x3xf32>) {
+  // expected-error @+1 {{X must have rank >= 3}}
+  %0 = onnx.MaxPool(%x) {kernel_shape = array<i64: 2>} : (tensor<1x3xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @case33(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{ceil_mode must be 0 or 1}}
+  %0 = onnx.AveragePool(%x) {ceil_mode = 2 : i64, kernel_shape = array<i64: 2>} : (tensor<1x3x8xf32>) -> tensor<1x3x7xf32>
+  return
+}
+
+// -----
+
+func.func @case34(%x: tensor<1x3xf32>) {
+  // expected-error @+1 {{X must have rank >= 3}}
+  %0 = onnx.GlobalAveragePool(%x) : (tensor<1x3xf32>) -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @case35(%x: tensor<4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{X must have rank >= 2}}
+  %0 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case36(%x: tensor<2x4xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{scale, B, input_mean and input_var must have shape (4), got 3}}
+  %0 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<2x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case37(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{has 1 or 3 results, not 2}}
+  %0:2 = onnx.BatchNormalization(%x, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @case38(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{input must have rank >= 3}}
+  %0 = onnx.InstanceNormalization(%x, %s, %s) : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case39(%x: tensor<2x4x5xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{scale and B must have shape (C)}}
+  %0 = onnx.InstanceNormalization(%x, %s, %s) : (tensor<2x4x5xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @case40(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{has at most 3 results}}
+  %0:4 = onnx.LayerNormalization(%x, %s) : (tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @case41(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.LayerNormalization(%x, %s) {axis = 2 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case42(%x: tensor<2x4xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{Scale of shape 2 does not broadcast to the normalized shape 4}}
+  %0 = onnx.LayerNormalization(%x, %s) : (tensor<2x4xf32>, tensor<2xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case43(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = onnx.Softmax(%x) {axis = -3 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case44(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{keepdims and noop_with_empty_axes must be 0 or 1}}
+  %0 = onnx.ReduceSum(%x) {keepdims = 2 : i64} : (tensor<2x4xf32>) -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @case45(%x: tensor<2x4xf32>, %axes: tensor<1x1xi64>) {
+  // expected-error @+1 {{'axes' must be 1-D, got shape 1x1}}
+  %0 = onnx.ReduceSum(%x, %axes) : (tensor<2x4xf32>, tensor<1x1xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case46(%x: tensor<2x4xf32>) {
+  %axes = onnx.Constant dense<[2]> : tensor<1xi64>
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.ReduceMax(%x, %axes) : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @case47(%x: tensor<2x4xf32>) {
+  %axes = onnx.Constant dense<[1, -1]> : tensor<2xi64>
+  // expected-error @+1 {{axis -1 is repeated}}
+  %0 = onnx.ReduceMean(%x, %axes) : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @case48(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{keepdims and select_last_index must be 0 or 1}}
+  %0 = onnx.ArgMax(%x) {select_last_index = 3 : i64} : (tensor<2x4xf32>) -> tensor<1x4xi64>
+  return
+}
+
+// -----
+
+func.func @case49(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{axis 5 is out of range for rank 2}}
+  %0 = onnx.ArgMin(%x) {axis = 5 : i64} : (tensor<2x4xf32>) -> tensor<2x4xi64>
+  return
+}
+
+// -----
+
+func.func @case50(%x: tensor<2x4xf32>, %a: tensor<2xi64>) {
+  // expected-error @+1 {{'axis' must be a scalar, got shape 2}}
+  %0 = onnx.CumSum(%x, %a) : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case51(%x: tensor<2x4xf32>) {
+  %a = onnx.Constant dense<2> : tensor<i64>
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.CumSum(%x, %a) : (tensor<2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case52(%x: tensor<2x4xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{allowzero must be 0 or 1}}
+  %0 = onnx.Reshape(%x, %s) {allowzero = 3 : i64} : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case53(%x: tensor<2x4xf32>, %s: tensor<2x1xi64>) {
+  // expected-error @+1 {{'shape' must be 1-D, got shape 2x1}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x4xf32>, tensor<2x1xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @case54(%x: tensor<2x4xf32>) {
+  %s = onnx.Constant dense<[-2, 4]> : tensor<2xi64>
+  // expected-error @+1 {{shape entry -2 at index 0 is invalid (must be >= -1)}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case55(%x: tensor<2x4xf32>) {
+  %s = onnx.Constant dense<[-1, -1]> : tensor<2xi64>
+  // expected-error @+1 {{shape -1x-1 has more than one -1}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case56(%x: tensor<8xf32>) {
+  %s = onnx.Constant dense<[2, 0]> : tensor<2xi64>
+  // expected-error @+1 {{shape entry 0 at index 1 copies a dimension the input of rank 1 does not have}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<8xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case57(%x: tensor<0x4xf32>) {
+  %s = onnx.Constant dense<[0, -1]> : tensor<2xi64>
+  // expected-error @+1 {{with allowzero, shape cannot contain both 0 and -1}}
+  %0 = onnx.Reshape(%x, %s) {allowzero = 1 : i64} : (tensor<0x4xf32>, tensor<2xi64>) -> tensor<0x?xf32>
+  return
+}
+
+// -----
+
+func.func @case58(%x: tensor<2x3xf32>) {
+  %s = onnx.Constant dense<[4, -1]> : tensor<2xi64>
+  // expected-error @+1 {{cannot reshape 2x3 (6 elements) to 4x-1}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x?xf32>
+  return
+}
+
+// -----
+
+func.func @case59(%x: tensor<2x3xf32>) {
+  %s = onnx.Constant dense<[4, 2]> : tensor<2xi64>
+  // expected-error @+1 {{cannot reshape 2x3 (6 elements) to 4x2 (8 elements)}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @case60(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 3 is out of range for rank 2}}
+  %0 = onnx.Flatten(%x) {axis = 3 : i64} : (tensor<2x3xf32>) -> tensor<6x1xf32>
+  return
+}
+
+// -----
+
+func.func @case61(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{perm has 1 entries for rank 2}}
+  %0 = onnx.Transpose(%x) {perm = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case62(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{perm is not a permutation of [0, 2)}}
+  %0 = onnx.Transpose(%x) {perm = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @case63(%x: tensor<2x1xf32>) {
+  %a = onnx.Constant dense<[0]> : tensor<1xi64>
+  // expected-error @+1 {{cannot squeeze axis 0 of extent 2 in shape 2x1}}
+  %0 = onnx.Squeeze(%x, %a) : (tensor<2x1xf32>, tensor<1xi64>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @case64(%x: tensor<2x1xf32>) {
+  %a = onnx.Constant dense<[2]> : tensor<1xi64>
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.Squeeze(%x, %a) : (tensor<2x1xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @case65(%x: tensor<2xf32>) {
+  %a = onnx.Constant dense<[0, 0]> : tensor<2xi64>
+  // expected-error @+1 {{axis 0 is repeated}}
+  %0 = onnx.Unsqueeze(%x, %a) : (tensor<2xf32>, tensor<2xi64>) -> tensor<1x1x2xf32>
+  return
+}
+
+// -----
+
+func.func @case66(%x: tensor<2xf32>) {
+  %a = onnx.Constant dense<[3]> : tensor<1xi64>
+  // expected-error @+1 {{axis 3 is out of range for rank 2}}
+  %0 = onnx.Unsqueeze(%x, %a) : (tensor<2xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @case67() {
+  // expected-error @+1 {{expected 1 or more operands, but found 0}}
+  %0 = onnx.Concat() {axis = 0 : i64} : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case68(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{inputs have different ranks (2x3 and 3)}}
+  %0 = onnx.Concat(%a, %b) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @case69(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{inputs of shapes 2x3 and 2x4 differ outside axis 0}}
+  %0 = onnx.Concat(%a, %b) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @case70(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.Concat(%a) {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @case71(%a: tensor<10xf32>) {
+  // expected-error @+1 {{num_outputs is 4 but the op has 3 results}}
+  %0:3 = onnx.Split(%a) {num_outputs = 4 : i64} : (tensor<10xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @case72(%a: tensor<10xf32>) {
+  %s = onnx.Constant dense<[5, 6]> : tensor<2xi64>
+  // expected-error @+1 {{split sizes sum to 11 but axis 0 has extent 10}}
+  %0:2 = onnx.Split(%a, %s) : (tensor<10xf32>, tensor<2xi64>) -> (tensor<5xf32>, tensor<6xf32>)
+  return
+}
+
+// -----
+
+func.func @case73(%a: tensor<10xf32>) {
+  %s = onnx.Constant dense<[11, -1]> : tensor<2xi64>
+  // expected-error @+1 {{split sizes must be non-negative}}
+  %0:2 = onnx.Split(%a, %s) : (tensor<10xf32>, tensor<2xi64>) -> (tensor<11xf32>, tensor<?xf32>)
+  return
+}
+
+// -----
+
+func.func @case74(%a: tensor<10xf32>) {
+  %s = onnx.Constant dense<[2, 3, 5]> : tensor<3xi64>
+  // expected-error @+1 {{split has 3 entries for 2 results}}
+  %0:2 = onnx.Split(%a, %s) : (tensor<10xf32>, tensor<3xi64>) -> (tensor<2xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @case75(%a: tensor<10xf32>) {
+  // expected-error @+1 {{extent 10 of axis 0 does not split into 3 equal parts}}
+  %0:3 = onnx.Split(%a) : (tensor<10xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return
+}
+
+// -----
+
+func.func @case76(%a: tensor<5xf32>) {
+  // expected-error @+1 {{cannot split extent 5 into 4 parts of 2}}
+  %0:4 = onnx.Split(%a) {num_outputs = 4 : i64} : (tensor<5xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return
+}
+
+// -----
+
+func.func @case77(%x: tensor<4xf32>, %s: tensor<1x1xi64>) {
+  // expected-error @+1 {{'starts/ends/axes/steps' must be 1-D, got shape 1x1}}
+  %0 = onnx.Slice(%x, %s, %s) : (tensor<4xf32>, tensor<1x1xi64>, tensor<1x1xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case78(%x: tensor<4xf32>, %s: tensor<1xi64>, %e: tensor<1xi32>) {
+  // expected-error @+1 {{starts, ends, axes and steps must have one element type}}
+  %0 = onnx.Slice(%x, %s, %e) : (tensor<4xf32>, tensor<1xi64>, tensor<1xi32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case79(%x: tensor<4xf32>, %s: tensor<1xi64>, %e: tensor<2xi64>) {
+  // expected-error @+1 {{starts, ends, axes and steps must have one length}}
+  %0 = onnx.Slice(%x, %s, %e) : (tensor<4xf32>, tensor<1xi64>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case80(%x: tensor<4xf32>) {
+  %s = onnx.Constant dense<0> : tensor<1xi64>
+  %st = onnx.Constant dense<0> : tensor<1xi64>
+  // expected-error @+1 {{steps cannot be 0}}
+  %0 = onnx.Slice(%x, %s, %s) steps(%st) : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case81(%x: tensor<f32>, %i: tensor<1xi64>) {
+  // expected-error @+1 {{data must have rank >= 1}}
+  %0 = onnx.Gather(%x, %i) : (tensor<f32>, tensor<1xi64>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @case82(%x: tensor<3x4xf32>, %i: tensor<1xi64>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = onnx.Gather(%x, %i) {axis = 2 : i64} : (tensor<3x4xf32>, tensor<1xi64>) -> tensor<3x1xf32>
+  return
+}
+
+// -----
+
+func.func @case83(%x: tensor<3x4xf32>) {
+  %i = onnx.Constant dense<[0, 3]> : tensor<2xi64>
+  // expected-error @+1 {{index 3 is out of range for axis 0 of extent 3}}
+  %0 = onnx.Gather(%x, %i) : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case84(%x: tensor<3x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{data and indices must have the same rank}}
+  %0 = onnx.GatherElements(%x, %i) : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @case85(%x: tensor<2x2xf32>) {
+  %s = onnx.Constant dense<[-1, 2]> : tensor<2xi64>
+  // expected-error @+1 {{shape -1x2 has a negative entry}}
+  %0 = onnx.Expand(%x, %s) : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @case86(%x: tensor<2x2xf32>) {
+  %s = onnx.Constant dense<[3, 2]> : tensor<2xi64>
+  // expected-error @+1 {{cannot expand 2x2 to 3x2}}
+  %0 = onnx.Expand(%x, %s) : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @case87(%x: tensor<2x2xf32>, %r: tensor<3xi64>) {
+  // expected-error @+1 {{repeats has 3 entries for rank 2}}
+  %0 = onnx.Tile(%x, %r) : (tensor<2x2xf32>, tensor<3xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case88(%x: tensor<2x2xf32>) {
+  %r = onnx.Constant dense<[1, -1]> : tensor<2xi64>
+  // expected-error @+1 {{repeats must be non-negative}}
+  %0 = onnx.Tile(%x, %r) : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @case89(%x: tensor<2xf32>, %p: tensor<2xi64>) {
+  // expected-error @+1 {{unknown mode "mirror"}}
+  %0 = onnx.Pad(%x, %p) {mode = "mirror"} : (tensor<2xf32>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case90(%x: tensor<2xf32>) {
+  %p = onnx.Constant dense<[1, 1, 1]> : tensor<3xi64>
+  // expected-error @+1 {{pads has 3 entries for 1 padded axes}}
+  %0 = onnx.Pad(%x, %p) : (tensor<2xf32>, tensor<3xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case91(%x: tensor<2xf32>) {
+  %p = onnx.Constant dense<[-2, -1]> : tensor<2xi64>
+  // expected-error @+1 {{pads crop axis 0 below zero}}
+  %0 = onnx.Pad(%x, %p) : (tensor<2xf32>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @case92(%s: tensor<2xi64>) {
+  // expected-error @+1 {{value must have exactly one element}}
+  %0 = onnx.ConstantOfShape(%s) {value = dense<[1.0, 2.0]> : tensor<2xf32>} : (tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case93() {
+  %s = onnx.Constant dense<[2, -3]> : tensor<2xi64>
+  // expected-error @+1 {{shape 2x-3 has a negative entry}}
+  %0 = onnx.ConstantOfShape(%s) : (tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @case94(%a: tensor<2xi64>, %b: tensor<i64>) {
+  // expected-error @+1 {{'start' must be a scalar, got shape 2}}
+  %0 = onnx.Range(%a, %b, %b) : (tensor<2xi64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @case95(%a: tensor<i64>) {
+  %d = onnx.Constant dense<0> : tensor<i64>
+  // expected-error @+1 {{delta cannot be 0}}
+  %0 = onnx.Range(%a, %a, %d) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @case96(%x: tensor<4xf32>) {
+  // expected-error @+1 {{input must have rank >= 2}}
+  %0 = onnx.Trilu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case97(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{upper must be 0 or 1}}
+  %0 = onnx.Trilu(%x) {upper = 2 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}

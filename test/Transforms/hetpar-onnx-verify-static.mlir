@@ -1,0 +1,34 @@
+// RUN: hetpar-opt %s --split-input-file --hetpar-onnx-verify-static --verify-diagnostics
+
+func.func @static(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = onnx.Relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{input 'x' has dynamic type 'tensor<?x3xf32>'; give its shape with --input-shape}}
+func.func @dynamic_input(%x: tensor<?x3xf32> {onnx.name = "x"}) -> tensor<?x3xf32> {
+  return %x : tensor<?x3xf32>
+}
+
+// -----
+
+// Only the op where dynamism starts is reported, with the input whose values
+// decide the shape.
+func.func @data_dependent(%n: tensor<i64> {onnx.name = "n"}) -> tensor<?xi64> {
+  %zero = onnx.Constant dense<0> : tensor<i64>
+  %one = onnx.Constant dense<1> : tensor<i64>
+  // expected-error @+1 {{op Range has a result of dynamic type 'tensor<?xi64>': the shape depends on the values of input 'n', which HetPar does not support}}
+  %0 = onnx.Range(%zero, %n, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %1 = onnx.Neg(%0) : (tensor<?xi64>) -> tensor<?xi64>
+  return %1 : tensor<?xi64>
+}
+
+// -----
+
+func.func @unsupported(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{op TopK has a result of dynamic type 'tensor<*xf32>': unsupported op TopK (HetPar cannot infer its shapes)}}
+  %0 = onnx.Generic "TopK"(%x) attributes {attrs = {}, domain = "", version = 17 : i64} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -1,0 +1,31 @@
+# lit configuration for HetPar's tests (lit and FileCheck from Debian's llvm-22-tools).
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "HetPar"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hetpar_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "TMPDIR", "PATH"])
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%testdata", config.onnx_testdata_dir))
+config.substitutions.append(("%models", os.path.join(config.hetpar_src_root, "examples", "models")))
+config.substitutions.append(("%srcroot", config.hetpar_src_root))
+config.substitutions.append(("%builddir", config.hetpar_obj_root))
+
+tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]
+tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.hetpar_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+if os.path.isdir(config.onnx_testdata_dir):
+    config.available_features.add("onnx-testdata")
+if config.nvcc:
+    config.available_features.add("nvcc")
