@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 config.name = "HetPar"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hetpar_obj_root, "test")
 
@@ -18,9 +18,10 @@ config.substitutions.append(("%testdata", config.onnx_testdata_dir))
 config.substitutions.append(("%models", os.path.join(config.hetpar_src_root, "examples", "models")))
 config.substitutions.append(("%srcroot", config.hetpar_src_root))
 config.substitutions.append(("%builddir", config.hetpar_obj_root))
+config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]
-tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite"]
+tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.hetpar_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

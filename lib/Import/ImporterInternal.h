@@ -92,11 +92,12 @@ using NodeImportFn =
 const llvm::StringMap<NodeImportFn> &getSpecialImporters();
 
 /// Result types of a node of an operator the dialect does not model, from ONNX's
-/// own type inference for the op schema (SchemaInference.cpp). An entry is null
-/// when ONNX could not tell.
+/// own type inference for the op schema (SchemaInference.cpp), given the node's
+/// inputs (null for omitted ones; small integer constants are passed as data). An
+/// entry is null when ONNX could not tell.
 llvm::SmallVector<mlir::Type>
 inferTypesWithONNXSchema(::onnx::NodeProto &node, int64_t version,
-                         llvm::ArrayRef<mlir::Type> inputTypes, mlir::MLIRContext *ctx);
+                         llvm::ArrayRef<mlir::Value> inputs, mlir::MLIRContext *ctx);
 
 /// Converts an MLIR tensor type to an ONNX TypeProto (for ONNX's type inference).
 void toTypeProto(mlir::Type type, ::onnx::TypeProto &out);

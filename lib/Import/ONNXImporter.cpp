@@ -148,7 +148,8 @@ Type fromTypeProto(const ::onnx::TypeProto &type, MLIRContext *ctx, std::string 
           continue;
         }
         if (why)
-          *why = "a negative dimension " + std::to_string(d.dim_value());
+          *why = "a negative dimension " + std::to_string(d.dim_value()) +
+                 " (not a valid ONNX shape)";
         return {};
       }
       shape.push_back(d.dim_value());
@@ -745,13 +746,10 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
     attrs.emplace_back(b.getStringAttr(a.name()), *attr);
   }
   // Result types: ONNX's own inference for the schema, else value_info.
-  SmallVector<Type> inputTypes;
-  for (Value v : ctx.inputs)
-    inputTypes.push_back(v ? v.getType() : Type());
   unsigned numResults = ctx.node.output_size();
   SmallVector<Type> inferred;
   if (domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml")
-    inferred = inferTypesWithONNXSchema(ctx.node, version, inputTypes, model.ctx);
+    inferred = inferTypesWithONNXSchema(ctx.node, version, ctx.inputs, model.ctx);
   SmallVector<Type> resultTypes;
   for (unsigned i = 0; i < numResults; ++i) {
     const std::string &name = ctx.node.output(i);
@@ -916,7 +914,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     Type t = fromTypeProto(in.type(), ctx, &why);
     if (!t)
       return (emitError(inLoc) << "graph input '" << in.name() << "' has " << why
-                               << ", which HetPar does not support",
+                               << (StringRef(why).contains("not a valid")
+                                       ? ""
+                                       : ", which HetPar does not support"),
               nullptr);
     if (auto it = options.inputShapes.find(in.name()); it != options.inputShapes.end()) {
       auto requested = RankedTensorType::get(it->second, llvm::cast<ShapedType>(t).getElementType());

@@ -1,6 +1,6 @@
 //===- hetpar-import-suite.cpp - import a folder of ONNX test models --------===//
 //
-// Usage: hetpar-import-suite DIR [--verbose] [--list-skipped]
+// Usage: hetpar-import-suite DIR [--verbose] [--list-skipped] [--min-imported N]
 //
 // Imports every DIR/**/model.onnx (the layout of the ONNX backend test suite and of
 // Debian's libonnx-testdata), runs shape inference with folding, and sorts each model
@@ -11,7 +11,8 @@
 //   failed       anything else: an import error, a dynamic shape left, or an output
 //                shape that differs from the reference
 // Prints the counts, the unsupported reasons by frequency, and every failure. Exits
-// 1 when a model failed. A crash ends the run (and so fails the test that runs it).
+// 1 when a model failed or fewer than N imported. A crash ends the run (and so
+// fails the test that runs it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,9 @@ namespace cl = llvm::cl;
 static cl::opt<std::string> root(cl::Positional, cl::desc("<test data folder>"),
                                  cl::Required);
 static cl::opt<bool> verbose("verbose", cl::desc("Print one line per model"));
+static cl::opt<int> minImported(
+    "min-imported", cl::desc("Fail unless at least this many models import"),
+    cl::init(0));
 static cl::opt<bool> listSkipped("list-skipped",
                                  cl::desc("Print every unsupported model and why"));
 
@@ -188,5 +192,10 @@ int main(int argc, char **argv) {
       llvm::outs() << "skipped " << test << ": " << reason << "\n";
   for (const auto &[test, reason] : failures)
     llvm::outs() << "FAILED " << test << ": " << reason << "\n";
+  if (counts[0] < minImported) {
+    llvm::outs() << "FAILED: only " << counts[0] << " models imported, expected at least "
+                 << minImported << "\n";
+    return 1;
+  }
   return failures.empty() ? 0 : 1;
 }
