@@ -31,7 +31,8 @@ ModelSummary summarizeFunction(func::FuncOp func) {
       int64_t n = type.getNumElements();
       unsigned bits = type.getElementTypeBitWidth();
       s.constantBytes += n * (bits == 1 ? 1 : bits / 8);
-      if (llvm::isa<FloatType>(type.getElementType()))
+      // Scalars are constants of the computation (epsilon, 0.5, sqrt(2)), not weights.
+      if (llvm::isa<FloatType>(type.getElementType()) && n > 1)
         s.parameters += n;
       return;
     }

@@ -2,9 +2,14 @@
 //
 // Usage: hetpar-import-suite DIR [--verbose] [--list-skipped] [--min-imported N]
 //
-// Imports every DIR/**/model.onnx (the layout of the ONNX backend test suite and of
-// Debian's libonnx-testdata), runs shape inference with folding, and sorts each model
-// into one of:
+// Imports every DIR/**/model.onnx and DIR/**/model-dynamic.onnx, runs shape
+// inference with folding, and sorts each model into one of the outcomes below.
+// Two layouts are understood:
+//   - the ONNX backend test suite (Debian's libonnx-testdata): reference outputs in
+//     test_data_set_0/output_<i>.pb;
+//   - HetPar's bundled models (examples/models): inputs input_<i>.npy, which also give
+//     the shapes of dynamic inputs, and ONNX Runtime outputs output_<i>.npy.
+// Outcomes:
 //   imported     every op is modeled, every tensor is static, and the output shapes
 //                equal those of the stored reference outputs (test_data_set_0)
 //   unsupported  the model uses an op or a type HetPar does not support (named)
@@ -25,6 +30,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -57,8 +63,51 @@ struct Result {
   std::string reason;
 };
 
-/// Reference output shapes: dims of test_data_set_0/output_<i>.pb.
+/// The shape in a NumPy .npy header ("{'descr': '<f4', ..., 'shape': (2, 16), }").
+std::optional<llvm::SmallVector<int64_t>> npyShape(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return std::nullopt;
+  StringRef text = (*buffer)->getBuffer();
+  if (!text.starts_with("\x93NUMPY"))
+    return std::nullopt;
+  size_t open = text.find("'shape': (");
+  if (open == StringRef::npos)
+    return std::nullopt;
+  StringRef rest = text.drop_front(open + strlen("'shape': ("));
+  rest = rest.take_until([](char c) { return c == ')'; });
+  llvm::SmallVector<int64_t> shape;
+  llvm::SmallVector<StringRef> parts;
+  rest.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.trim().getAsInteger(10, d))
+      return std::nullopt;
+    shape.push_back(d);
+  }
+  return shape;
+}
+
+/// Shapes of DIR/<prefix>_<i>.npy for i = 0, 1, ...
+std::vector<std::optional<llvm::SmallVector<int64_t>>> npyShapes(StringRef dir,
+                                                                StringRef prefix) {
+  std::vector<std::optional<llvm::SmallVector<int64_t>>> shapes;
+  for (int i = 0;; ++i) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, prefix + "_" + std::to_string(i) + ".npy");
+    if (!llvm::sys::fs::exists(path))
+      break;
+    shapes.push_back(npyShape(path));
+  }
+  return shapes;
+}
+
+/// Reference output shapes: dims of test_data_set_0/output_<i>.pb, or of
+/// output_<i>.npy in HetPar's layout.
 std::vector<std::optional<llvm::SmallVector<int64_t>>> referenceShapes(StringRef dir) {
+  auto npy = npyShapes(dir, "output");
+  if (!npy.empty())
+    return npy;
   std::vector<std::optional<llvm::SmallVector<int64_t>>> shapes;
   for (int i = 0;; ++i) {
     llvm::SmallString<256> path(dir);
@@ -93,7 +142,28 @@ Result runOne(StringRef dir, StringRef modelPath) {
       firstError = hetpar::DiagnosticPrinter::format(diag);
     return success();
   });
-  auto module = hetpar::importONNXModel(modelPath, &context);
+  // Dynamic inputs take the shapes of the stored inputs (HetPar's layout).
+  hetpar::ONNXImportOptions options;
+  if (llvm::sys::path::filename(modelPath) == "model-dynamic.onnx") {
+    ::onnx::ModelProto proto;
+    auto buffer = llvm::MemoryBuffer::getFile(modelPath);
+    if (buffer && proto.ParseFromArray((*buffer)->getBufferStart(),
+                                       (*buffer)->getBufferSize())) {
+      llvm::StringSet<> inits;
+      for (const auto &i : proto.graph().initializer())
+        inits.insert(i.name());
+      auto shapes = npyShapes(dir, "input");
+      size_t k = 0;
+      for (const auto &in : proto.graph().input()) {
+        if (inits.contains(in.name()))
+          continue;
+        if (k < shapes.size() && shapes[k])
+          options.inputShapes[in.name()] = *shapes[k];
+        ++k;
+      }
+    }
+  }
+  auto module = hetpar::importONNXModel(modelPath, &context, options);
   if (!module)
     return {isUnsupportedMessage(firstError) ? Outcome::Unsupported : Outcome::Failed,
             firstError};
@@ -107,8 +177,7 @@ Result runOne(StringRef dir, StringRef modelPath) {
     return {Outcome::Unsupported, "op " + unsupportedOp};
 
   PassManager pm(&context);
-  hetpar::ToStaticPipelineOptions options;
-  hetpar::buildToStaticPipeline(pm, options);
+  hetpar::buildToStaticPipeline(pm, hetpar::ToStaticPipelineOptions());
   if (failed(pm.run(*module)))
     return {isUnsupportedMessage(firstError) ? Outcome::Unsupported : Outcome::Failed,
             firstError};
@@ -140,7 +209,8 @@ int main(int argc, char **argv) {
   std::error_code ec;
   for (llvm::sys::fs::recursive_directory_iterator it(root, ec), end; it != end && !ec;
        it.increment(ec))
-    if (llvm::sys::path::filename(it->path()) == "model.onnx")
+    if (llvm::sys::path::filename(it->path()) == "model.onnx" ||
+        llvm::sys::path::filename(it->path()) == "model-dynamic.onnx")
       models.push_back(it->path());
   if (ec || models.empty()) {
     llvm::errs() << "hetpar-import-suite: no model.onnx under '" << root << "'\n";
@@ -156,16 +226,18 @@ int main(int argc, char **argv) {
     llvm::sys::path::remove_filename(dir);
     Result r = runOne(dir, model);
     ++counts[static_cast<int>(r.outcome)];
-    StringRef test = llvm::sys::path::filename(dir);
+    std::string test = llvm::sys::path::filename(dir).str();
+    if (llvm::sys::path::filename(model) == "model-dynamic.onnx")
+      test += " (dynamic)";
     if (verbose)
       llvm::outs() << (r.outcome == Outcome::Imported      ? "imported    "
                        : r.outcome == Outcome::Unsupported ? "unsupported "
                                                            : "FAILED      ")
                    << test << (r.reason.empty() ? "" : ": ") << r.reason << "\n";
     if (r.outcome == Outcome::Failed)
-      failures.emplace_back(test.str(), r.reason);
+      failures.emplace_back(test, r.reason);
     if (r.outcome == Outcome::Unsupported) {
-      skipped.emplace_back(test.str(), r.reason);
+      skipped.emplace_back(test, r.reason);
       // Group "op X" reasons; for type errors keep the tail after the last ': '.
       std::string key = r.reason;
       if (!StringRef(key).starts_with("op ")) {

@@ -32,7 +32,8 @@ struct ModelSummary {
   int64_t numOps = 0;
   /// Unsupported op types (onnx.Generic) present.
   std::vector<std::string> unsupported;
-  /// Elements of floating-point constants (weights, biases, norms' scales).
+  /// Elements of floating-point constants with more than one element (weights,
+  /// biases, norms' scales; scalars such as epsilon are not counted).
   int64_t parameters = 0;
   /// Bytes of all constants.
   int64_t constantBytes = 0;

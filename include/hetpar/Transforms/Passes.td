@@ -75,7 +75,7 @@ def PrintSummaryPass : Pass<"hetpar-onnx-print-summary", "mlir::ModuleOp"> {
   let description = [{
     Prints to stdout (or `output`) a summary of every function: its inputs and
     outputs with shapes, the number of ops of each kind, parameters (elements of
-    floating-point constants) and weight bytes, and FLOPs per op kind and in total
+    floating-point constants that are not scalars) and weight bytes, and FLOPs per op kind and in total
     (FlopCountOpInterface conventions). The IR is unchanged.
   }];
   let options = [
