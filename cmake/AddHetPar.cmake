@@ -19,6 +19,11 @@ function(hetpar_add_library name)
   if(ARG_EH)
     target_compile_options(${name} PRIVATE -fexceptions)
   endif()
+  # Code that derives from MLIR classes (passes, patterns) must match LLVM's RTTI
+  # setting; consumers of the installed package get it from here.
+  if(NOT LLVM_ENABLE_RTTI)
+    target_compile_options(${name} INTERFACE -fno-rtti)
+  endif()
   set_property(GLOBAL APPEND PROPERTY HETPAR_LIBS ${name})
   install(TARGETS ${name} EXPORT HetParTargets LIBRARY DESTINATION lib)
 endfunction()

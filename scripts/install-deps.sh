@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config time
   # IR, passes, tools: LLVM/MLIR 22.1 (bookworm-security carries 22.1)
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   # tests: lit and FileCheck come with llvm-22-tools; GoogleTest
@@ -17,6 +17,8 @@ PACKAGES=(
   libopenblas-dev libopenmpi-dev openmpi-bin
   # ILP solver for the sharding search
   coinor-libcbc-dev
+  # benchmark model generators and test-model scripts (Debian's python3, not pyenv's)
+  python3-onnx python3-numpy
 )
 
 missing=()

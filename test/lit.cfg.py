@@ -7,6 +7,7 @@ from lit.llvm import llvm_config
 config.name = "HetPar"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
+
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hetpar_obj_root, "test")
@@ -15,6 +16,9 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "PATH"])
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%testdata", config.onnx_testdata_dir))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%generator", config.cmake_generator))
+config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%models", os.path.join(config.hetpar_src_root, "examples", "models")))
 config.substitutions.append(("%srcroot", config.hetpar_src_root))
 config.substitutions.append(("%builddir", config.hetpar_obj_root))

@@ -922,9 +922,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
       auto requested = RankedTensorType::get(it->second, llvm::cast<ShapedType>(t).getElementType());
       auto refined = refineType(t, requested);
       if (failed(refined))
-        return (emitError(inLoc) << "--input-shape " << in.name() << "="
-                                 << formatShape(it->second) << " does not match the model's "
-                                 << t,
+        return (emitError(inLoc) << "graph input '" << in.name() << "' has type " << t
+                                 << ", which --input-shape " << in.name() << "="
+                                 << formatShape(it->second) << " does not match",
                 nullptr);
       t = *refined;
     }

@@ -1,60 +1,102 @@
 //===- hetpar-translate.cpp - ONNX import -------------------------------===//
 //
 // Usage: hetpar-translate --import-onnx MODEL.onnx [--input-shape NAME=2x128 ...]
-//                         [-o OUT.mlir]
+//                         [--no-external-data] [--emit-bytecode] [-o OUT.mlir]
+//
 // Imports an ONNX model (binary .onnx, or ONNX text syntax .onnxtxt) into the onnx
-// dialect. Import only: no shape inference beyond the ops' own rules, no folding.
+// dialect. Import only: each op's shape rule runs as it is built, but nothing is
+// folded (use hetpar-compile --emit=mlir for the static module).
+//
+// This is not built on mlirTranslateMain, which reads the whole input file into
+// memory before translating: the importer streams the model itself, so that weights
+// are held once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Import/ONNXImporter.h"
+#include "hetpar/Support/Diagnostics.h"
 #include "hetpar/Support/ShapeUtils.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
+namespace cl = llvm::cl;
 
-static llvm::cl::list<std::string>
+static cl::OptionCategory category("hetpar-translate options");
+
+static cl::opt<bool> importONNX("import-onnx",
+                                cl::desc("Import an ONNX model into the onnx dialect"),
+                                cl::cat(category));
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
+                                      cl::cat(category));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::cat(category));
+static cl::list<std::string>
     inputShapes("input-shape",
-                llvm::cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
-                llvm::cl::value_desc("NAME=DxD..."));
-
-static llvm::cl::opt<bool> noExternalData(
+                cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
+                cl::value_desc("NAME=DxD..."), cl::cat(category));
+static cl::opt<bool> noExternalData(
     "no-external-data",
-    llvm::cl::desc("Do not read external data files (weights become data-less resources)"),
-    llvm::cl::init(false));
+    cl::desc("Do not read external data files (weights become data-less resources)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> emitBytecode("emit-bytecode", cl::desc("Write MLIR bytecode"),
+                                  cl::init(false), cl::cat(category));
 
-static OwningOpRef<Operation *> importFromSourceMgr(llvm::SourceMgr &sourceMgr,
-                                                    MLIRContext *context) {
-  StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
-  if (path == "<stdin>" || path == "-") {
-    emitError(UnknownLoc::get(context)) << "--import-onnx reads a model file, not stdin "
-                                           "(external data resolves next to the file)";
-    return nullptr;
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
+  if (!importONNX) {
+    llvm::errs() << "hetpar-translate: error: choose a translation (--import-onnx)\n";
+    return 1;
   }
+
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
   for (const std::string &spec : inputShapes) {
     auto parsed = hetpar::parseInputShapeSpec(spec);
     if (!parsed) {
-      emitError(UnknownLoc::get(context)) << llvm::toString(parsed.takeError());
-      return nullptr;
+      llvm::errs() << "hetpar-translate: error: " << llvm::toString(parsed.takeError())
+                   << "\n";
+      return 1;
     }
     options.inputShapes[parsed->first] = parsed->second;
   }
-  auto module = hetpar::importONNXModel(path, context, options);
-  if (!module)
-    return nullptr;
-  return OwningOpRef<Operation *>(module.release());
-}
 
-int main(int argc, char **argv) {
-  TranslateToMLIRRegistration importONNX(
-      "import-onnx", "Import an ONNX model into the onnx dialect", importFromSourceMgr,
-      [](DialectRegistry &registry) { hetpar::registerImportDialects(registry); });
-  return failed(mlirTranslateMain(argc, argv, "HetPar translation tool\n"));
+  DialectRegistry registry;
+  hetpar::registerImportDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  hetpar::DiagnosticPrinter diagnostics(&context);
+  auto module = hetpar::importONNXModel(inputPath, &context, options);
+  if (!module)
+    return 1;
+
+  // Written only after a successful import; removed again if writing fails.
+  std::string error;
+  auto output = openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "hetpar-translate: error: " << error << "\n";
+    return 1;
+  }
+  if (emitBytecode) {
+    if (failed(writeBytecodeToFile(*module, output->os()))) {
+      llvm::errs() << "hetpar-translate: error: cannot write bytecode\n";
+      return 1;
+    }
+  } else {
+    module->print(output->os());
+  }
+  output->keep();
+  return 0;
 }

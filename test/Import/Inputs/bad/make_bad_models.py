@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the malformed ONNX models that test/Import/bad-input.test feeds to the tools.
 
 Each file breaks exactly one rule. Run from this folder with Debian's python3-onnx:
