@@ -991,6 +991,16 @@ OwningOpRef<ModuleOp> hetpar::importONNXModel(StringRef path, MLIRContext *conte
   return importer.run();
 }
 
+llvm::Error hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
+  for (const std::string &spec : specs) {
+    auto parsed = parseInputShapeSpec(spec);
+    if (!parsed)
+      return parsed.takeError();
+    inputShapes[parsed->first] = parsed->second;
+  }
+  return llvm::Error::success();
+}
+
 void hetpar::registerImportDialects(DialectRegistry &registry) {
   registry.insert<hetpar::onnx::ONNXDialect, func::FuncDialect>();
 }

@@ -91,64 +91,64 @@ ElementsAttr getConstantElements(Value v) {
   return llvm::dyn_cast<ElementsAttr>(attr);
 }
 
-/// Raw little-endian bytes of a dense_resource attribute; empty when the blob is gone.
-static std::optional<ArrayRef<char>> getResourceBytes(ElementsAttr attr) {
-  auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!res)
-    return std::nullopt;
-  AsmResourceBlob *blob = res.getRawHandle().getBlob();
-  if (!blob)
-    return std::nullopt;
-  return blob->getData();
-}
-
 static int64_t elementByteWidth(Type t) {
   unsigned bits = t.getIntOrFloatBitWidth();
   return bits == 1 ? 1 : bits / 8;
 }
 
+/// Calls `fn(raw)` with each element of a dense_resource attribute as little-endian
+/// bits (bool is one byte); false when the blob is gone or shorter than the shape.
+static bool forEachResourceElement(ElementsAttr attr, Type elt,
+                                   llvm::function_ref<void(uint64_t)> fn) {
+  auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
+  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return false;
+  ArrayRef<char> bytes = blob->getData();
+  auto n = getNumElements(llvm::cast<ShapedType>(attr.getType()).getShape());
+  int64_t w = elementByteWidth(elt);
+  if (!n || static_cast<int64_t>(bytes.size()) < *n * w)
+    return false;
+  const char *p = bytes.data();
+  for (int64_t i = 0; i < *n; ++i, p += w) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, w);
+    fn(raw);
+  }
+  return true;
+}
+
 std::optional<llvm::SmallVector<int64_t>> readIntElements(ElementsAttr attr) {
   if (!attr)
     return std::nullopt;
-  auto type = llvm::cast<ShapedType>(attr.getType());
-  auto intType = llvm::dyn_cast<IntegerType>(type.getElementType());
+  auto intType = llvm::dyn_cast<IntegerType>(
+      llvm::cast<ShapedType>(attr.getType()).getElementType());
   if (!intType)
     return std::nullopt;
   llvm::SmallVector<int64_t> out;
+  bool isUnsigned = intType.isUnsigned() || intType.getWidth() == 1;
   if (auto dense = llvm::dyn_cast<DenseIntElementsAttr>(attr)) {
     out.reserve(dense.getNumElements());
-    bool isUnsigned = intType.isUnsigned() || intType.getWidth() == 1;
     for (const APInt &v : dense.getValues<APInt>())
       out.push_back(isUnsigned ? static_cast<int64_t>(v.getZExtValue()) : v.getSExtValue());
     return out;
   }
-  auto bytes = getResourceBytes(attr);
-  if (!bytes)
+  unsigned bits = intType.getWidth() == 1 ? 8 : intType.getWidth();
+  if (!forEachResourceElement(attr, intType, [&](uint64_t raw) {
+        if (intType.getWidth() == 1)
+          out.push_back(raw != 0);
+        else
+          out.push_back(isUnsigned || bits == 64 ? static_cast<int64_t>(raw)
+                                                  : llvm::SignExtend64(raw, bits));
+      }))
     return std::nullopt;
-  auto n = getNumElements(type.getShape());
-  int64_t w = elementByteWidth(intType);
-  if (!n || static_cast<int64_t>(bytes->size()) < *n * w)
-    return std::nullopt;
-  out.reserve(*n);
-  const char *p = bytes->data();
-  for (int64_t i = 0; i < *n; ++i, p += w) {
-    uint64_t raw = 0;
-    std::memcpy(&raw, p, w);
-    int64_t v = static_cast<int64_t>(raw);
-    if (intType.isSignless() || intType.isSigned())
-      v = w == 8 ? v : llvm::SignExtend64(raw, w * 8);
-    if (intType.getWidth() == 1)
-      v = raw != 0;
-    out.push_back(v);
-  }
   return out;
 }
 
 std::optional<llvm::SmallVector<double>> readFloatElements(ElementsAttr attr) {
   if (!attr)
     return std::nullopt;
-  auto type = llvm::cast<ShapedType>(attr.getType());
-  Type elt = type.getElementType();
+  Type elt = llvm::cast<ShapedType>(attr.getType()).getElementType();
   if (llvm::isa<IntegerType>(elt)) {
     auto ints = readIntElements(attr);
     if (!ints)
@@ -159,29 +159,22 @@ std::optional<llvm::SmallVector<double>> readFloatElements(ElementsAttr attr) {
   if (!ft)
     return std::nullopt;
   llvm::SmallVector<double> out;
+  auto toDouble = [](APFloat f) {
+    bool lost;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  };
   if (auto dense = llvm::dyn_cast<DenseFPElementsAttr>(attr)) {
     out.reserve(dense.getNumElements());
     for (const APFloat &v : dense.getValues<APFloat>())
-      out.push_back(v.convertToDouble() * 1.0);
+      out.push_back(toDouble(v));
     return out;
   }
-  auto bytes = getResourceBytes(attr);
-  if (!bytes)
+  unsigned bits = ft.getWidth();
+  if (!forEachResourceElement(attr, ft, [&](uint64_t raw) {
+        out.push_back(toDouble(APFloat(ft.getFloatSemantics(), APInt(bits, raw))));
+      }))
     return std::nullopt;
-  auto n = getNumElements(type.getShape());
-  int64_t w = elementByteWidth(ft);
-  if (!n || static_cast<int64_t>(bytes->size()) < *n * w)
-    return std::nullopt;
-  out.reserve(*n);
-  const char *p = bytes->data();
-  for (int64_t i = 0; i < *n; ++i, p += w) {
-    uint64_t raw = 0;
-    std::memcpy(&raw, p, w);
-    APFloat f(ft.getFloatSemantics(), APInt(w * 8, raw));
-    bool lost;
-    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-    out.push_back(f.convertToDouble());
-  }
   return out;
 }
 

@@ -145,6 +145,32 @@ TEST_F(TensorDataTest, Int32FieldHoldsNarrowTypes) {
   EXPECT_EQ(*readIntElements(*attr), (llvm::SmallVector<int64_t>{-3, 100}));
 }
 
+TEST_F(TensorDataTest, ResourceElementsReadBackWithSignAndHalfPrecision) {
+  // Large enough to become dense_resource blobs, read back element by element.
+  ::onnx::TensorProto i8;
+  i8.set_data_type(::onnx::TensorProto::INT8);
+  i8.add_dims(2048);
+  std::string bytes(2048, '\0');
+  bytes[7] = static_cast<char>(-5);
+  i8.set_raw_data(bytes);
+  auto ints = run(i8);
+  ASSERT_TRUE(succeeded(ints));
+  ASSERT_TRUE(llvm::isa<DenseResourceElementsAttr>(*ints));
+  EXPECT_EQ((*readIntElements(*ints))[7], -5);
+
+  ::onnx::TensorProto f16;
+  f16.set_data_type(::onnx::TensorProto::FLOAT16);
+  f16.add_dims(1024);
+  std::string half(2048, '\0');
+  half[2] = 0x00; // element 1 = 0x3C00 = 1.0 in IEEE half precision
+  half[3] = 0x3C;
+  f16.set_raw_data(half);
+  auto floats = run(f16);
+  ASSERT_TRUE(succeeded(floats));
+  ASSERT_TRUE(llvm::isa<DenseResourceElementsAttr>(*floats));
+  EXPECT_EQ((*readFloatElements(*floats))[1], 1.0);
+}
+
 TEST_F(TensorDataTest, BadDimensionsAndTypes) {
   auto neg = floatTensor({2, -1});
   EXPECT_TRUE(failed(run(neg)));

@@ -80,12 +80,8 @@ int main(int argc, char **argv) {
     return fail("--emit=mlir needs -o OUT.mlir");
 
   hetpar::ONNXImportOptions options;
-  for (const std::string &spec : inputShapes) {
-    auto parsed = hetpar::parseInputShapeSpec(spec);
-    if (!parsed)
-      return fail(llvm::toString(parsed.takeError()));
-    options.inputShapes[parsed->first] = parsed->second;
-  }
+  if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
+    return fail(llvm::toString(std::move(err)));
 
   DialectRegistry registry;
   hetpar::registerImportDialects(registry);

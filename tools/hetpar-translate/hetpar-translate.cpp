@@ -63,14 +63,9 @@ int main(int argc, char **argv) {
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
-  for (const std::string &spec : inputShapes) {
-    auto parsed = hetpar::parseInputShapeSpec(spec);
-    if (!parsed) {
-      llvm::errs() << "hetpar-translate: error: " << llvm::toString(parsed.takeError())
-                   << "\n";
-      return 1;
-    }
-    options.inputShapes[parsed->first] = parsed->second;
+  if (llvm::Error err = options.addInputShapeSpecs(inputShapes)) {
+    llvm::errs() << "hetpar-translate: error: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
   }
 
   DialectRegistry registry;

@@ -31,6 +31,9 @@ struct ONNXImportOptions {
   /// Tensors of at most this many bytes become `dense` attributes, larger ones
   /// `dense_resource` blobs that refer to the bytes without copying them.
   int64_t inlineLimitBytes = 1024;
+
+  /// Adds `--input-shape` specs ("NAME=2x128"); the error names the bad spec.
+  llvm::Error addInputShapeSpecs(llvm::ArrayRef<std::string> specs);
 };
 
 /// Imports the model at `path`. Diagnostics go to the context's handler; returns a
