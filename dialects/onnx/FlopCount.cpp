@@ -1,13 +1,15 @@
 //===- FlopCount.cpp - FLOP counts of the onnx ops -----------------------===//
 //
-// Conventions (see FlopCountOpInterface): multiply-add = 2 FLOP; one FLOP per output
-// element of an elementwise op, transcendental or not; data movement = 0. The
-// multi-pass normalizations count their passes over the data:
-//   Softmax/LogSoftmax: max, subtract, exp, sum, divide          = 5 per element
-//   LayerNormalization: mean (1), variance (3), normalize (2),
-//                       scale and bias (2)                        = 8 per element
-//   BatchNormalization in inference: a fused scale and shift      = 2 per element
-//   InstanceNormalization: like LayerNormalization                = 8 per element
+// Conventions (see FlopCountOpInterface): multiply-add = 2 FLOP; one FLOP per
+// output element of an elementwise op, transcendental or not; data movement =
+// 0. The multi-pass normalizations count their passes over the data:
+//   Softmax/LogSoftmax: max, subtract, exp, sum, divide          = 5 per
+//   element LayerNormalization: mean (1), variance (3), normalize (2),
+//                       scale and bias (2)                        = 8 per
+//                       element
+//   BatchNormalization in inference: a fused scale and shift      = 2 per
+//   element InstanceNormalization: like LayerNormalization                = 8
+//   per element
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +35,7 @@ std::optional<int64_t> scaled(std::optional<int64_t> n, int64_t factor) {
 }
 } // namespace
 
-#define HETPAR_FLOPS(OP, EXPR)                                                    \
+#define HETPAR_FLOPS(OP, EXPR)                                                 \
   std::optional<int64_t> OP::getFlopCount() { return EXPR; }
 
 // Data movement, constants, shape ops.
@@ -64,7 +66,8 @@ HETPAR_ZERO(TriluOp)
 std::optional<int64_t> GenericOp::getFlopCount() { return std::nullopt; }
 
 // One FLOP per output element.
-#define HETPAR_PER_OUTPUT(OP) HETPAR_FLOPS(OP, numel(getOperation()->getResult(0)))
+#define HETPAR_PER_OUTPUT(OP)                                                  \
+  HETPAR_FLOPS(OP, numel(getOperation()->getResult(0)))
 HETPAR_PER_OUTPUT(SqrtOp)
 HETPAR_PER_OUTPUT(ReciprocalOp)
 HETPAR_PER_OUTPUT(NegOp)
@@ -132,10 +135,12 @@ std::optional<int64_t> DropoutOp::getFlopCount() {
   return scaled(numel(getOutput()), 2);
 }
 
-// N inputs combine with N-1 operations per output element (Mean adds a division).
-#define HETPAR_VARIADIC(OP, EXTRA)                                                \
-  HETPAR_FLOPS(OP, scaled(numel(getResult()),                                     \
-                          static_cast<int64_t>(getNumOperands()) - 1 + (EXTRA)))
+// N inputs combine with N-1 operations per output element (Mean adds a
+// division).
+#define HETPAR_VARIADIC(OP, EXTRA)                                             \
+  HETPAR_FLOPS(OP,                                                             \
+               scaled(numel(getResult()),                                      \
+                      static_cast<int64_t>(getNumOperands()) - 1 + (EXTRA)))
 HETPAR_VARIADIC(MaxOp, 0)
 HETPAR_VARIADIC(MinOp, 0)
 HETPAR_VARIADIC(SumOp, 0)
@@ -193,8 +198,7 @@ std::optional<int64_t> ConvOp::getFlopCount() {
   return 2 * *y * perOutput + (getB() ? *y : 0);
 }
 
-template <typename PoolOp>
-static std::optional<int64_t> poolFlops(PoolOp op) {
+template <typename PoolOp> static std::optional<int64_t> poolFlops(PoolOp op) {
   auto y = numel(op.getY());
   if (!y)
     return std::nullopt;
@@ -204,4 +208,6 @@ static std::optional<int64_t> poolFlops(PoolOp op) {
   return *y * window;
 }
 std::optional<int64_t> MaxPoolOp::getFlopCount() { return poolFlops(*this); }
-std::optional<int64_t> AveragePoolOp::getFlopCount() { return poolFlops(*this); }
+std::optional<int64_t> AveragePoolOp::getFlopCount() {
+  return poolFlops(*this);
+}

@@ -1,10 +1,11 @@
 //===- Folding.cpp - folders of the onnx ops -----------------------------===//
 //
-// Folders evaluate ops whose operands are constants (and Shape/Size of tensors with
-// static shapes), so that the shape computations of models exported with dynamic
-// axes (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) disappear once the input
-// shapes are known. Results larger than kMaxFoldElements are not folded: folding is
-// for shape arithmetic and masks, not for materializing big tensors at compile time.
+// Folders evaluate ops whose operands are constants (and Shape/Size of tensors
+// with static shapes), so that the shape computations of models exported with
+// dynamic axes (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) disappear
+// once the input shapes are known. Results larger than kMaxFoldElements are not
+// folded: folding is for shape arithmetic and masks, not for materializing big
+// tensors at compile time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,10 +69,11 @@ RankedTensorType foldableType(Value v) {
   return t;
 }
 
-/// Wraps an integer value into the element type's width (two's complement) so that
-/// DenseElementsAttr gets a value of the right bit width.
+/// Wraps an integer value into the element type's width (two's complement) so
+/// that DenseElementsAttr gets a value of the right bit width.
 APInt toAPInt(IntegerType t, int64_t v) {
-  return APInt(t.getWidth(), static_cast<uint64_t>(v), /*isSigned=*/!t.isUnsigned(),
+  return APInt(t.getWidth(), static_cast<uint64_t>(v),
+               /*isSigned=*/!t.isUnsigned(),
                /*implicitTrunc=*/true);
 }
 
@@ -97,8 +99,9 @@ DenseElementsAttr makeFloats(RankedTensorType t, ArrayRef<double> values) {
   return DenseElementsAttr::get(t, ap);
 }
 
-/// Builds a constant of type `t` from int64 or double values (converted to `t`'s
-/// element type: float to int truncates toward zero, anything to bool is != 0).
+/// Builds a constant of type `t` from int64 or double values (converted to
+/// `t`'s element type: float to int truncates toward zero, anything to bool is
+/// != 0).
 DenseElementsAttr makeConst(RankedTensorType t, const ConstTensor &c) {
   bool toFloat = llvm::isa<FloatType>(t.getElementType());
   if (toFloat) {
@@ -121,9 +124,10 @@ DenseElementsAttr makeConst(RankedTensorType t, const ConstTensor &c) {
   return makeInts(t, ints);
 }
 
-/// Row-major strides of `shape` aligned to a result of rank `rank`, with stride 0 on
-/// broadcast (extent 1 or missing) dimensions.
-SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t> out) {
+/// Row-major strides of `shape` aligned to a result of rank `rank`, with stride
+/// 0 on broadcast (extent 1 or missing) dimensions.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> out) {
   SmallVector<int64_t> strides(out.size(), 0);
   int64_t s = 1;
   size_t off = out.size() - shape.size();
@@ -134,7 +138,8 @@ SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, ArrayRef<int64_t>
   return strides;
 }
 
-/// Linear offsets into each operand for every element of the result (row-major).
+/// Linear offsets into each operand for every element of the result
+/// (row-major).
 SmallVector<SmallVector<int64_t>> broadcastIndices(ArrayRef<ConstTensor> ins,
                                                    ArrayRef<int64_t> out) {
   int64_t n = getNumElements(out).value_or(0);
@@ -159,11 +164,12 @@ SmallVector<SmallVector<int64_t>> broadcastIndices(ArrayRef<ConstTensor> ins,
   return idx;
 }
 
-/// Folds an elementwise op with broadcasting. `intFn`/`fpFn` return std::nullopt to
-/// refuse (division by zero). The result uses the op's declared result type.
+/// Folds an elementwise op with broadcasting. `intFn`/`fpFn` return
+/// std::nullopt to refuse (division by zero). The result uses the op's declared
+/// result type.
 template <typename IntFn, typename FpFn>
-OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands, IntFn intFn,
-                             FpFn fpFn) {
+OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands,
+                             IntFn intFn, FpFn fpFn) {
   RankedTensorType rt = foldableType(op->getResult(0));
   if (!rt)
     return {};
@@ -186,8 +192,9 @@ OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands, IntFn 
     if (fp) {
       SmallVector<double> args;
       for (size_t k = 0; k < ins.size(); ++k)
-        args.push_back(ins[k].isFloat ? ins[k].fps[idx[k][i]]
-                                      : static_cast<double>(ins[k].ints[idx[k][i]]));
+        args.push_back(ins[k].isFloat
+                           ? ins[k].fps[idx[k][i]]
+                           : static_cast<double>(ins[k].ints[idx[k][i]]));
       auto r = fpFn(args);
       if (!r)
         return {};
@@ -247,15 +254,16 @@ OpFoldResult reshapeConst(Attribute data, Value result) {
   return makeConst(rt, *c);
 }
 
-template <typename T>
-using Opt = std::optional<T>;
+template <typename T> using Opt = std::optional<T>;
 
 } // namespace
 
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
-OpFoldResult NoValueOp::fold(FoldAdaptor) { return UnitAttr::get(getContext()); }
+OpFoldResult NoValueOp::fold(FoldAdaptor) {
+  return UnitAttr::get(getContext());
+}
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) {
   if (getX().getType() == getType())
@@ -265,32 +273,34 @@ OpFoldResult IdentityOp::fold(FoldAdaptor) {
 
 OpFoldResult NegOp::fold(FoldAdaptor a) {
   return foldElementwise(
-      *this, a.getOperands(), [](ArrayRef<int64_t> v) -> Opt<int64_t> { return -v[0]; },
+      *this, a.getOperands(),
+      [](ArrayRef<int64_t> v) -> Opt<int64_t> { return -v[0]; },
       [](ArrayRef<double> v) -> Opt<double> { return -v[0]; });
 }
 
 OpFoldResult NotOp::fold(FoldAdaptor a) {
   return foldElementwise(
-      *this, a.getOperands(), [](ArrayRef<int64_t> v) -> Opt<int64_t> { return !v[0]; },
+      *this, a.getOperands(),
+      [](ArrayRef<int64_t> v) -> Opt<int64_t> { return !v[0]; },
       [](ArrayRef<double> v) -> Opt<double> { return v[0] == 0.0; });
 }
 
-#define HETPAR_FOLD_BINARY(OP, INT_EXPR, FP_EXPR)                                  \
-  OpFoldResult OP::fold(FoldAdaptor a) {                                           \
-    return foldElementwise(                                                        \
-        *this, a.getOperands(),                                                    \
-        [](ArrayRef<int64_t> v) -> Opt<int64_t> {                                  \
-          int64_t x = v[0], y = v[1];                                              \
-          (void)x;                                                                 \
-          (void)y;                                                                 \
-          return INT_EXPR;                                                         \
-        },                                                                         \
-        [](ArrayRef<double> v) -> Opt<double> {                                    \
-          double x = v[0], y = v[1];                                               \
-          (void)x;                                                                 \
-          (void)y;                                                                 \
-          return FP_EXPR;                                                          \
-        });                                                                        \
+#define HETPAR_FOLD_BINARY(OP, INT_EXPR, FP_EXPR)                              \
+  OpFoldResult OP::fold(FoldAdaptor a) {                                       \
+    return foldElementwise(                                                    \
+        *this, a.getOperands(),                                                \
+        [](ArrayRef<int64_t> v) -> Opt<int64_t> {                              \
+          int64_t x = v[0], y = v[1];                                          \
+          (void)x;                                                             \
+          (void)y;                                                             \
+          return INT_EXPR;                                                     \
+        },                                                                     \
+        [](ArrayRef<double> v) -> Opt<double> {                                \
+          double x = v[0], y = v[1];                                           \
+          (void)x;                                                             \
+          (void)y;                                                             \
+          return FP_EXPR;                                                      \
+        });                                                                    \
   }
 HETPAR_FOLD_BINARY(AddOp, x + y, x + y)
 HETPAR_FOLD_BINARY(SubOp, x - y, x - y)
@@ -301,7 +311,7 @@ HETPAR_FOLD_BINARY(LessOp, x < y, x < y)
 HETPAR_FOLD_BINARY(LessOrEqualOp, x <= y, x <= y)
 HETPAR_FOLD_BINARY(GreaterOp, x > y, x > y)
 HETPAR_FOLD_BINARY(GreaterOrEqualOp, x >= y, x >= y)
-HETPAR_FOLD_BINARY(AndOp, x && y, x != 0.0 && y != 0.0)
+HETPAR_FOLD_BINARY(AndOp, x &&y, x != 0.0 && y != 0.0)
 HETPAR_FOLD_BINARY(OrOp, x || y, x != 0.0 || y != 0.0)
 #undef HETPAR_FOLD_BINARY
 
@@ -313,7 +323,8 @@ OpFoldResult ModOp::fold(FoldAdaptor a) {
         if (v[1] == 0)
           return std::nullopt;
         int64_t r = v[0] % v[1];
-        // Without fmod, the remainder takes the divisor's sign (Python semantics).
+        // Without fmod, the remainder takes the divisor's sign (Python
+        // semantics).
         if (!fmod && r != 0 && ((r < 0) != (v[1] < 0)))
           r += v[1];
         return r;
@@ -381,7 +392,8 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
       v += rank;
     return std::clamp<int64_t>(v, 0, rank);
   };
-  int64_t start = clampIdx(getStart()), end = getEnd() ? clampIdx(*getEnd()) : rank;
+  int64_t start = clampIdx(getStart()),
+          end = getEnd() ? clampIdx(*getEnd()) : rank;
   SmallVector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) {
     if (in.isDynamicDim(i))
@@ -395,16 +407,20 @@ OpFoldResult SizeOp::fold(FoldAdaptor) {
   auto in = llvm::dyn_cast<RankedTensorType>(getData().getType());
   if (!in || !in.hasStaticShape())
     return {};
-  return makeInts(llvm::cast<RankedTensorType>(getType()), {in.getNumElements()});
+  return makeInts(llvm::cast<RankedTensorType>(getType()),
+                  {in.getNumElements()});
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
-  if (getData().getType() == getType() && llvm::cast<ShapedType>(getType()).hasStaticShape())
+  if (getData().getType() == getType() &&
+      llvm::cast<ShapedType>(getType()).hasStaticShape())
     return getData();
   return reshapeConst(a.getData(), getResult());
 }
 
-OpFoldResult SqueezeOp::fold(FoldAdaptor a) { return reshapeConst(a.getData(), getResult()); }
+OpFoldResult SqueezeOp::fold(FoldAdaptor a) {
+  return reshapeConst(a.getData(), getResult());
+}
 OpFoldResult UnsqueezeOp::fold(FoldAdaptor a) {
   return reshapeConst(a.getData(), getResult());
 }
@@ -444,13 +460,15 @@ OpFoldResult ConcatOp::fold(FoldAdaptor a) {
   // outer = product of dims before axis; each input contributes blocks of
   // (its extent along axis) * inner elements per outer index.
   int64_t outer = getNumElements(rt.getShape().take_front(*axis)).value_or(0);
-  int64_t inner = getNumElements(rt.getShape().drop_front(*axis + 1)).value_or(0);
+  int64_t inner =
+      getNumElements(rt.getShape().drop_front(*axis + 1)).value_or(0);
   for (int64_t o = 0; o < outer; ++o) {
     for (const ConstTensor &c : ins) {
       int64_t block = c.shape[*axis] * inner;
       for (int64_t j = 0; j < block; ++j) {
         if (out.isFloat)
-          out.fps.push_back(c.isFloat ? c.fps[o * block + j] : c.ints[o * block + j]);
+          out.fps.push_back(c.isFloat ? c.fps[o * block + j]
+                                      : c.ints[o * block + j]);
         else
           out.ints.push_back(c.ints[o * block + j]);
       }
@@ -495,7 +513,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor a) {
     int64_t dim = data->shape[ax], s = steps[i], b = (*starts)[i];
     if (b < 0)
       b += dim;
-    b = s > 0 ? std::clamp<int64_t>(b, 0, dim) : std::clamp<int64_t>(b, 0, dim - 1);
+    b = s > 0 ? std::clamp<int64_t>(b, 0, dim)
+              : std::clamp<int64_t>(b, 0, dim - 1);
     first[ax] = b;
     step[ax] = s;
   }
@@ -519,9 +538,12 @@ OpFoldResult GatherOp::fold(FoldAdaptor a) {
   if (!axis)
     return {};
   int64_t dim = data->shape[*axis];
-  int64_t outer = getNumElements(ArrayRef<int64_t>(data->shape).take_front(*axis)).value_or(0);
+  int64_t outer =
+      getNumElements(ArrayRef<int64_t>(data->shape).take_front(*axis))
+          .value_or(0);
   int64_t inner =
-      getNumElements(ArrayRef<int64_t>(data->shape).drop_front(*axis + 1)).value_or(0);
+      getNumElements(ArrayRef<int64_t>(data->shape).drop_front(*axis + 1))
+          .value_or(0);
   SmallVector<int64_t> idx;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k : indices->ints) {

@@ -1,4 +1,5 @@
-//===- ONNXDialect.cpp - the onnx dialect ----------------------------------===//
+//===- ONNXDialect.cpp - the onnx dialect
+//----------------------------------===//
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 

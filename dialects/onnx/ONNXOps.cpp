@@ -1,4 +1,5 @@
-//===- ONNXOps.cpp - onnx dialect operations -------------------------------===//
+//===- ONNXOps.cpp - onnx dialect operations
+//-------------------------------===//
 //
 // Custom assembly and the generated op definitions. Shape rules live in
 // ShapeInference.cpp, folders in Folding.cpp, FLOP counts in FlopCount.cpp.
@@ -15,8 +16,8 @@ using namespace hetpar::onnx;
 #include "hetpar/Dialect/ONNX/ONNXInterfaces.cpp.inc"
 
 //===----------------------------------------------------------------------===//
-// ConstantOp: `onnx.Constant {attrs} dense<...> : tensor<...>`; the result type is
-// the type of the value.
+// ConstantOp: `onnx.Constant {attrs} dense<...> : tensor<...>`; the result type
+// is the type of the value.
 //===----------------------------------------------------------------------===//
 
 ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {

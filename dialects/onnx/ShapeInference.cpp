@@ -1,9 +1,9 @@
 //===- ShapeInference.cpp - shape rules of the onnx ops ------------------===//
 //
 // One `inferResultTypes` per op. A rule reads operand types, attributes and the
-// values of constant operands; unknown extents stay dynamic. It emits an error at
-// the op and fails when the op breaks the constraints its ODS description lists;
-// the same rule is the op's verifier (verifyInferredResultTypes).
+// values of constant operands; unknown extents stay dynamic. It emits an error
+// at the op and fails when the op breaks the constraints its ODS description
+// lists; the same rule is the op's verifier (verifyInferredResultTypes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +55,9 @@ FailureOr<std::optional<Shape>> broadcastAll(Operation *op, ValueRange values) {
       return std::optional<Shape>();
     auto b = broadcastShapes(acc, *s);
     if (!b)
-      return op->emitOpError() << "operand shapes " << formatShape(acc) << " and "
-                               << formatShape(*s) << " do not broadcast";
+      return op->emitOpError()
+             << "operand shapes " << formatShape(acc) << " and "
+             << formatShape(*s) << " do not broadcast";
     acc = *b;
   }
   return std::optional<Shape>(acc);
@@ -72,8 +73,8 @@ FailureOr<int64_t> checkAxis(Operation *op, int64_t axis, int64_t rank,
                              StringRef what = "axis") {
   auto n = normalizeAxis(axis, rank);
   if (!n)
-    return op->emitOpError() << what << " " << axis << " is out of range for rank "
-                             << rank;
+    return op->emitOpError()
+           << what << " " << axis << " is out of range for rank " << rank;
   return *n;
 }
 
@@ -118,8 +119,8 @@ LogicalResult checkScalar(Operation *op, Value v, StringRef name) {
 LogicalResult check1D(Operation *op, Value v, StringRef name) {
   auto s = shapeOf(v);
   if (s && s->size() != 1)
-    return op->emitOpError() << "'" << name << "' must be 1-D, got shape "
-                             << formatShape(*s);
+    return op->emitOpError()
+           << "'" << name << "' must be 1-D, got shape " << formatShape(*s);
   return success();
 }
 
@@ -143,9 +144,11 @@ LogicalResult hetpar::onnx::verifyInferredResultTypes(Operation *op) {
   if (failed(iface.inferResultTypes(inferred)))
     return failure();
   if (inferred.size() != op->getNumResults())
-    return op->emitOpError() << "has " << op->getNumResults()
-                             << " results but its shape rule gives " << inferred.size();
-  for (auto [i, pair] : llvm::enumerate(llvm::zip(op->getResultTypes(), inferred))) {
+    return op->emitOpError()
+           << "has " << op->getNumResults()
+           << " results but its shape rule gives " << inferred.size();
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(op->getResultTypes(), inferred))) {
     auto [declared, expected] = pair;
     auto d = llvm::dyn_cast<ShapedType>(declared);
     auto e = llvm::dyn_cast<ShapedType>(expected);
@@ -184,10 +187,10 @@ LogicalResult GenericOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-#define HETPAR_SAME_AS_X(OP)                                                     \
-  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
-    r.push_back(getX().getType());                                               \
-    return success();                                                            \
+#define HETPAR_SAME_AS_X(OP)                                                   \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {               \
+    r.push_back(getX().getType());                                             \
+    return success();                                                          \
   }
 HETPAR_SAME_AS_X(SqrtOp)
 HETPAR_SAME_AS_X(ReciprocalOp)
@@ -245,11 +248,13 @@ LogicalResult IsInfOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 LogicalResult ClipOp::inferResultTypes(SmallVectorImpl<Type> &r) {
-  for (auto [v, name] : {std::pair<Value, StringRef>{getMin(), "min"}, {getMax(), "max"}}) {
+  for (auto [v, name] :
+       {std::pair<Value, StringRef>{getMin(), "min"}, {getMax(), "max"}}) {
     if (failed(checkScalar(*this, v, name)))
       return failure();
     if (v && elementTypeOf(v) != elementTypeOf(getInput()))
-      return emitOpError() << "'" << name << "' must have the input's element type";
+      return emitOpError() << "'" << name
+                           << "' must have the input's element type";
   }
   r.push_back(getInput().getType());
   return success();
@@ -274,12 +279,13 @@ LogicalResult DropoutOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return failure();
   r.push_back(getData().getType());
   if (getMask())
-    r.push_back(tensorOf(shapeOf(getData()), IntegerType::get(getContext(), 1)));
+    r.push_back(
+        tensorOf(shapeOf(getData()), IntegerType::get(getContext(), 1)));
   return success();
 }
 
-static LogicalResult inferBroadcast(Operation *op, ValueRange operands, Type elt,
-                                    SmallVectorImpl<Type> &r) {
+static LogicalResult inferBroadcast(Operation *op, ValueRange operands,
+                                    Type elt, SmallVectorImpl<Type> &r) {
   auto shape = broadcastAll(op, operands);
   if (failed(shape))
     return failure();
@@ -287,9 +293,10 @@ static LogicalResult inferBroadcast(Operation *op, ValueRange operands, Type elt
   return success();
 }
 
-#define HETPAR_BROADCAST(OP, RESULT_ELT)                                          \
-  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
-    return inferBroadcast(*this, getOperation()->getOperands(), RESULT_ELT, r);  \
+#define HETPAR_BROADCAST(OP, RESULT_ELT)                                       \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {               \
+    return inferBroadcast(*this, getOperation()->getOperands(), RESULT_ELT,    \
+                          r);                                                  \
   }
 HETPAR_BROADCAST(AddOp, elementTypeOf(getA()))
 HETPAR_BROADCAST(SubOp, elementTypeOf(getA()))
@@ -312,14 +319,16 @@ LogicalResult ModOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return emitOpError() << "fmod must be 0 or 1, got " << getFmod();
   if (getFmod() == 0 && llvm::isa<FloatType>(elementTypeOf(getA())))
     return emitOpError() << "fmod must be 1 for floating-point operands";
-  return inferBroadcast(*this, getOperation()->getOperands(), elementTypeOf(getA()), r);
+  return inferBroadcast(*this, getOperation()->getOperands(),
+                        elementTypeOf(getA()), r);
 }
 
 LogicalResult PReluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto x = shapeOf(getX()), s = shapeOf(getSlope());
   if (x && s && !isUnidirectionalBroadcastable(*s, *x))
     return emitOpError() << "slope of shape " << formatShape(*s)
-                         << " does not broadcast to X of shape " << formatShape(*x);
+                         << " does not broadcast to X of shape "
+                         << formatShape(*x);
   r.push_back(getX().getType());
   return success();
 }
@@ -327,12 +336,21 @@ LogicalResult PReluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 static LogicalResult inferVariadic(Operation *op, SmallVectorImpl<Type> &r) {
   if (op->getNumOperands() == 0)
     return op->emitOpError() << "needs at least one input";
-  return inferBroadcast(op, op->getOperands(), elementTypeOf(op->getOperand(0)), r);
+  return inferBroadcast(op, op->getOperands(), elementTypeOf(op->getOperand(0)),
+                        r);
 }
-LogicalResult MaxOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
-LogicalResult MinOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
-LogicalResult SumOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
-LogicalResult MeanOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferVariadic(*this, r); }
+LogicalResult MaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferVariadic(*this, r);
+}
+LogicalResult MinOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferVariadic(*this, r);
+}
+LogicalResult SumOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferVariadic(*this, r);
+}
+LogicalResult MeanOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferVariadic(*this, r);
+}
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
@@ -374,7 +392,8 @@ LogicalResult MatMulOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 
 LogicalResult GemmOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getA());
-  if ((getTransA() != 0 && getTransA() != 1) || (getTransB() != 0 && getTransB() != 1))
+  if ((getTransA() != 0 && getTransA() != 1) ||
+      (getTransB() != 0 && getTransB() != 1))
     return emitOpError() << "transA and transB must be 0 or 1";
   auto a = shapeOf(getA()), b = shapeOf(getB());
   if ((a && a->size() != 2) || (b && b->size() != 2))
@@ -386,7 +405,8 @@ LogicalResult GemmOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (dimsConflict(ka, kb))
     return emitOpError() << "cannot multiply " << formatShape(*a)
                          << (getTransA() ? " (transposed)" : "") << " by "
-                         << formatShape(*b) << (getTransB() ? " (transposed)" : "")
+                         << formatShape(*b)
+                         << (getTransB() ? " (transposed)" : "")
                          << ": contracted dimensions " << ka << " and " << kb
                          << " differ";
   if (Value c = getC()) {
@@ -417,8 +437,8 @@ LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
     if (v.empty())
       v.assign(n, dflt);
     if (static_cast<int64_t>(v.size()) != n)
-      return op->emitOpError() << "'" << name << "' must have " << n << " entries, got "
-                               << v.size();
+      return op->emitOpError() << "'" << name << "' must have " << n
+                               << " entries, got " << v.size();
     return success();
   };
   if (failed(fill(w.strides, "strides", spatial, 1)) ||
@@ -439,12 +459,13 @@ LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
   for (int64_t p : w.pads)
     if (p < 0)
       return op->emitOpError() << "pads must be non-negative";
-  if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" && w.autoPad != "SAME_LOWER" &&
-      w.autoPad != "VALID")
+  if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
+      w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
     return op->emitOpError() << "unknown auto_pad \"" << w.autoPad << "\"";
   if (padsGiven && w.autoPad != "NOTSET" &&
       llvm::any_of(w.pads, [](int64_t p) { return p != 0; }))
-    return op->emitOpError() << "pads cannot be given with auto_pad " << w.autoPad;
+    return op->emitOpError()
+           << "pads cannot be given with auto_pad " << w.autoPad;
   return success();
 }
 
@@ -461,7 +482,8 @@ int64_t windowOutput(const Window &w, int64_t i, int64_t in, int64_t spatial) {
   if (padded < 0)
     return -1;
   int64_t out = w.ceilMode ? (padded + s - 1) / s + 1 : padded / s + 1;
-  // With ceil_mode, a last window that starts inside the end padding is dropped.
+  // With ceil_mode, a last window that starts inside the end padding is
+  // dropped.
   if (w.ceilMode && (out - 1) * s >= in + w.pads[i])
     --out;
   return out;
@@ -476,9 +498,10 @@ FailureOr<Shape> windowShape(Operation *op, Window &w, ArrayRef<int64_t> x,
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t o = windowOutput(w, i, x[i + 2], spatial);
     if (!isDynamic(o) && o < 0)
-      return op->emitOpError() << "window of extent " << w.kernel[i]
-                               << " does not fit spatial axis " << i << " of extent "
-                               << x[i + 2] << " with its padding";
+      return op->emitOpError()
+             << "window of extent " << w.kernel[i]
+             << " does not fit spatial axis " << i << " of extent " << x[i + 2]
+             << " with its padding";
     out.push_back(o);
   }
   return out;
@@ -491,8 +514,8 @@ LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if ((x && x->size() < 3) || (wt && wt->size() < 3))
     return emitOpError() << "X and W must have rank >= 3";
   if (x && wt && x->size() != wt->size())
-    return emitOpError() << "X (rank " << x->size() << ") and W (rank " << wt->size()
-                         << ") must have the same rank";
+    return emitOpError() << "X (rank " << x->size() << ") and W (rank "
+                         << wt->size() << ") must have the same rank";
   int64_t group = getGroup();
   if (group <= 0)
     return emitOpError() << "group must be positive, got " << group;
@@ -502,7 +525,8 @@ LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       return emitOpError() << "X has " << c << " channels but W expects " << cw
                            << " per group times group " << group;
     if (!isDynamic(m) && m % group != 0)
-      return emitOpError() << "W's " << m << " output channels are not divisible by group "
+      return emitOpError() << "W's " << m
+                           << " output channels are not divisible by group "
                            << group;
   }
   if (Value b = getB()) {
@@ -548,7 +572,8 @@ static LogicalResult inferPool(PoolOp op, SmallVectorImpl<Type> &r) {
     return op.emitOpError() << "ceil_mode must be 0 or 1";
   if (!x) {
     for (unsigned i = 0; i < op->getNumResults(); ++i)
-      r.push_back(UnrankedTensorType::get(i == 0 ? elt : op->getResult(i).getType()));
+      r.push_back(
+          UnrankedTensorType::get(i == 0 ? elt : op->getResult(i).getType()));
     return success();
   }
   Window w;
@@ -566,7 +591,8 @@ static LogicalResult inferPool(PoolOp op, SmallVectorImpl<Type> &r) {
     return failure();
   r.push_back(RankedTensorType::get(*out, elt));
   if (op->getNumResults() > 1)
-    r.push_back(RankedTensorType::get(*out, IntegerType::get(op.getContext(), 64)));
+    r.push_back(
+        RankedTensorType::get(*out, IntegerType::get(op.getContext(), 64)));
   return success();
 }
 
@@ -577,7 +603,8 @@ LogicalResult AveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return inferPool(*this, r);
 }
 
-static LogicalResult inferGlobalPool(Operation *op, Value x, SmallVectorImpl<Type> &r) {
+static LogicalResult inferGlobalPool(Operation *op, Value x,
+                                     SmallVectorImpl<Type> &r) {
   auto s = shapeOf(x);
   if (s && s->size() < 3)
     return op->emitOpError() << "X must have rank >= 3";
@@ -609,9 +636,10 @@ LogicalResult BatchNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   for (Value v : {getScale(), getB(), getInputMean(), getInputVar()}) {
     auto s = shapeOf(v);
     if (s && (s->size() != 1 || dimsConflict((*s)[0], c)))
-      return emitOpError() << "scale, B, input_mean and input_var must have shape ("
-                           << (isDynamic(c) ? std::string("C") : std::to_string(c))
-                           << "), got " << formatShape(*s);
+      return emitOpError()
+             << "scale, B, input_mean and input_var must have shape ("
+             << (isDynamic(c) ? std::string("C") : std::to_string(c))
+             << "), got " << formatShape(*s);
   }
   if (getRunningStats().size() != 0 && getRunningStats().size() != 2)
     return emitOpError() << "has 1 or 3 results, not " << getNumResults();
@@ -621,7 +649,8 @@ LogicalResult BatchNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return success();
 }
 
-LogicalResult InstanceNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+LogicalResult
+InstanceNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto x = shapeOf(getInput());
   if (x && x->size() < 3)
     return emitOpError() << "input must have rank >= 3";
@@ -651,7 +680,8 @@ LogicalResult LayerNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(axis))
     return failure();
   ArrayRef<int64_t> normalized = ArrayRef<int64_t>(*x).drop_front(*axis);
-  for (auto [v, name] : {std::pair<Value, StringRef>{getScale(), "Scale"}, {getB(), "B"}}) {
+  for (auto [v, name] :
+       {std::pair<Value, StringRef>{getScale(), "Scale"}, {getB(), "B"}}) {
     if (!v)
       continue;
     auto s = shapeOf(v);
@@ -693,7 +723,8 @@ static LogicalResult inferReduce(ReduceOp op, SmallVectorImpl<Type> &r) {
   bool keep = op.getKeepdims() != 0;
   if ((op.getKeepdims() != 0 && op.getKeepdims() != 1) ||
       (op.getNoopWithEmptyAxes() != 0 && op.getNoopWithEmptyAxes() != 1))
-    return op.emitOpError() << "keepdims and noop_with_empty_axes must be 0 or 1";
+    return op.emitOpError()
+           << "keepdims and noop_with_empty_axes must be 0 or 1";
   if (op.getAxes() && failed(check1D(op, op.getAxes(), "axes")))
     return failure();
   auto x = shapeOf(op.getData());
@@ -740,9 +771,9 @@ static LogicalResult inferReduce(ReduceOp op, SmallVectorImpl<Type> &r) {
   return success();
 }
 
-#define HETPAR_REDUCE(OP)                                                        \
-  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {                 \
-    return inferReduce(*this, r);                                                \
+#define HETPAR_REDUCE(OP)                                                      \
+  LogicalResult OP::inferResultTypes(SmallVectorImpl<Type> &r) {               \
+    return inferReduce(*this, r);                                              \
   }
 HETPAR_REDUCE(ReduceMeanOp)
 HETPAR_REDUCE(ReduceSumOp)
@@ -777,8 +808,12 @@ static LogicalResult inferArg(ArgOp op, SmallVectorImpl<Type> &r) {
   r.push_back(RankedTensorType::get(out, i64));
   return success();
 }
-LogicalResult ArgMaxOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferArg(*this, r); }
-LogicalResult ArgMinOp::inferResultTypes(SmallVectorImpl<Type> &r) { return inferArg(*this, r); }
+LogicalResult ArgMaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferArg(*this, r);
+}
+LogicalResult ArgMinOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferArg(*this, r);
+}
 
 LogicalResult CumSumOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(checkScalar(*this, getAxis(), "axis")))
@@ -842,8 +877,8 @@ LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                            << " is invalid (must be >= -1)";
     if (v == -1) {
       if (inferIdx >= 0)
-        return emitOpError() << "shape " << formatShape(*target)
-                             << " has more than one -1";
+        return emitOpError()
+               << "shape " << formatShape(*target) << " has more than one -1";
       inferIdx = i;
       out.push_back(kDyn);
       continue;
@@ -855,8 +890,8 @@ LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       }
       if (i >= x->size())
         return emitOpError() << "shape entry 0 at index " << i
-                             << " copies a dimension the input of rank " << x->size()
-                             << " does not have";
+                             << " copies a dimension the input of rank "
+                             << x->size() << " does not have";
       out.push_back((*x)[i]);
       continue;
     }
@@ -864,7 +899,8 @@ LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     out.push_back(v);
   }
   if (getAllowzero() && hasZero && inferIdx >= 0)
-    return emitOpError() << "with allowzero, shape cannot contain both 0 and -1";
+    return emitOpError()
+           << "with allowzero, shape cannot contain both 0 and -1";
   std::optional<int64_t> inCount = x ? getNumElements(*x) : std::nullopt;
   if (inferIdx >= 0) {
     Shape known = out;
@@ -872,15 +908,16 @@ LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     auto rest = getNumElements(known);
     if (inCount && rest) {
       if (*rest == 0 || *inCount % *rest != 0)
-        return emitOpError() << "cannot reshape " << formatShape(*x) << " ("
-                             << *inCount << " elements) to " << formatShape(*target);
+        return emitOpError()
+               << "cannot reshape " << formatShape(*x) << " (" << *inCount
+               << " elements) to " << formatShape(*target);
       out[inferIdx] = *inCount / *rest;
     }
-  } else if (auto outCount = getNumElements(out); inCount && outCount &&
-                                                  *inCount != *outCount) {
-    return emitOpError() << "cannot reshape " << formatShape(*x) << " (" << *inCount
-                         << " elements) to " << formatShape(out) << " (" << *outCount
-                         << " elements)";
+  } else if (auto outCount = getNumElements(out);
+             inCount && outCount && *inCount != *outCount) {
+    return emitOpError() << "cannot reshape " << formatShape(*x) << " ("
+                         << *inCount << " elements) to " << formatShape(out)
+                         << " (" << *outCount << " elements)";
   }
   r.push_back(RankedTensorType::get(out, elt));
   return success();
@@ -895,12 +932,14 @@ LogicalResult FlattenOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   }
   int64_t rank = x->size(), axis = getAxis();
   if (axis < -rank || axis > rank)
-    return emitOpError() << "axis " << axis << " is out of range for rank " << rank;
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << rank;
   if (axis < 0)
     axis += rank;
   auto outer = getNumElements(ArrayRef<int64_t>(*x).take_front(axis));
   auto inner = getNumElements(ArrayRef<int64_t>(*x).drop_front(axis));
-  r.push_back(RankedTensorType::get({outer ? *outer : kDyn, inner ? *inner : kDyn}, elt));
+  r.push_back(RankedTensorType::get(
+      {outer ? *outer : kDyn, inner ? *inner : kDyn}, elt));
   return success();
 }
 
@@ -923,11 +962,13 @@ LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       perm.push_back(i);
   SmallVector<bool> seen(rank, false);
   if (static_cast<int64_t>(perm.size()) != rank)
-    return emitOpError() << "perm has " << perm.size() << " entries for rank " << rank;
+    return emitOpError() << "perm has " << perm.size() << " entries for rank "
+                         << rank;
   Shape out;
   for (int64_t p : perm) {
     if (p < 0 || p >= rank || seen[p])
-      return emitOpError() << "perm is not a permutation of [0, " << rank << ")";
+      return emitOpError() << "perm is not a permutation of [0, " << rank
+                           << ")";
     seen[p] = true;
     out.push_back((*x)[p]);
   }
@@ -960,8 +1001,9 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto axes = getConstantIntValues(getAxes());
   if (!axes) {
     auto len = staticLength(getAxes());
-    r.push_back(len ? Type(RankedTensorType::get(dynamicShape(rank - *len), elt))
-                    : Type(UnrankedTensorType::get(elt)));
+    r.push_back(
+        len ? Type(RankedTensorType::get(dynamicShape(rank - *len), elt))
+            : Type(UnrankedTensorType::get(elt)));
     return success();
   }
   auto norm = checkAxes(*this, *axes, rank);
@@ -974,8 +1016,8 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       continue;
     }
     if (!isDynamic((*x)[i]) && (*x)[i] != 1)
-      return emitOpError() << "cannot squeeze axis " << i << " of extent " << (*x)[i]
-                           << " in shape " << formatShape(*x);
+      return emitOpError() << "cannot squeeze axis " << i << " of extent "
+                           << (*x)[i] << " in shape " << formatShape(*x);
   }
   r.push_back(RankedTensorType::get(out, elt));
   return success();
@@ -989,7 +1031,8 @@ LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto axes = getConstantIntValues(getAxes());
   if (!x || !axes) {
     auto len = staticLength(getAxes());
-    r.push_back(x && len ? Type(RankedTensorType::get(dynamicShape(x->size() + *len), elt))
+    r.push_back(x && len ? Type(RankedTensorType::get(
+                               dynamicShape(x->size() + *len), elt))
                          : Type(UnrankedTensorType::get(elt)));
     return success();
   }
@@ -1011,8 +1054,9 @@ LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (!getAxisAttr())
     return emitOpError() << "requires attribute 'axis'";
   Type elt = elementTypeOf(getInputs()[0]);
-  // The rank is that of the inputs other than legacy empty 1-D [0] tensors, which
-  // contribute nothing (PyTorch's torch.cat and ONNX Runtime accept them).
+  // The rank is that of the inputs other than legacy empty 1-D [0] tensors,
+  // which contribute nothing (PyTorch's torch.cat and ONNX Runtime accept
+  // them).
   auto isLegacyEmpty = [](const std::optional<Shape> &s) {
     return s && s->size() == 1 && (*s)[0] == 0;
   };
@@ -1045,16 +1089,19 @@ LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   (*out)[*axis] = 0;
   for (const Shape &s : real) {
     if (static_cast<int64_t>(s.size()) != rank)
-      return emitOpError() << "inputs have different ranks (" << formatShape(real.front())
-                           << " and " << formatShape(s) << ")";
+      return emitOpError() << "inputs have different ranks ("
+                           << formatShape(real.front()) << " and "
+                           << formatShape(s) << ")";
     for (int64_t i = 0; i < rank; ++i) {
       if (i == *axis) {
-        (*out)[i] = isDynamic((*out)[i]) || isDynamic(s[i]) ? kDyn : (*out)[i] + s[i];
+        (*out)[i] =
+            isDynamic((*out)[i]) || isDynamic(s[i]) ? kDyn : (*out)[i] + s[i];
         continue;
       }
       if (dimsConflict((*out)[i], s[i]))
-        return emitOpError() << "inputs of shapes " << formatShape(real.front()) << " and "
-                             << formatShape(s) << " differ outside axis " << *axis;
+        return emitOpError()
+               << "inputs of shapes " << formatShape(real.front()) << " and "
+               << formatShape(s) << " differ outside axis " << *axis;
       (*out)[i] = mergeDim((*out)[i], s[i]);
     }
   }
@@ -1070,8 +1117,8 @@ LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (n == 0)
     return emitOpError() << "needs at least one result";
   if (getNumOutputs() && *getNumOutputs() != n)
-    return emitOpError() << "num_outputs is " << *getNumOutputs() << " but the op has "
-                         << n << " results";
+    return emitOpError() << "num_outputs is " << *getNumOutputs()
+                         << " but the op has " << n << " results";
   if (getSplit() && failed(check1D(*this, getSplit(), "split")))
     return failure();
   auto x = shapeOf(getInput());
@@ -1087,7 +1134,8 @@ LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   SmallVector<int64_t> sizes(n, kDyn);
   if (Value split = getSplit()) {
     if (auto len = staticLength(split); len && *len != n)
-      return emitOpError() << "split has " << *len << " entries for " << n << " results";
+      return emitOpError() << "split has " << *len << " entries for " << n
+                           << " results";
     if (auto s = getConstantIntValues(split)) {
       int64_t sum = 0;
       for (int64_t v : *s) {
@@ -1096,8 +1144,8 @@ LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
         sum += v;
       }
       if (!isDynamic(dim) && sum != dim)
-        return emitOpError() << "split sizes sum to " << sum << " but axis " << *axis
-                             << " has extent " << dim;
+        return emitOpError() << "split sizes sum to " << sum << " but axis "
+                             << *axis << " has extent " << dim;
       sizes.assign(s->begin(), s->end());
     }
   } else if (!isDynamic(dim)) {
@@ -1125,7 +1173,8 @@ LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 /// ONNX Slice extent of one axis (opset 13 clamping rules).
-static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end, int64_t step) {
+static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end,
+                           int64_t step) {
   if (start < 0)
     start += dim;
   if (end < 0)
@@ -1152,10 +1201,12 @@ LogicalResult SliceOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     if (failed(check1D(*this, v, "starts/ends/axes/steps")))
       return failure();
     if (elementTypeOf(v) != elementTypeOf(getStarts()))
-      return emitOpError() << "starts, ends, axes and steps must have one element type";
+      return emitOpError()
+             << "starts, ends, axes and steps must have one element type";
     if (auto l = staticLength(v)) {
       if (len && *len != *l)
-        return emitOpError() << "starts, ends, axes and steps must have one length";
+        return emitOpError()
+               << "starts, ends, axes and steps must have one length";
       len = l;
     }
   }
@@ -1210,11 +1261,12 @@ LogicalResult GatherOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(axis))
     return failure();
   int64_t dim = (*x)[*axis];
-  if (auto values = getConstantIntValues(getIndices()); values && !isDynamic(dim))
+  if (auto values = getConstantIntValues(getIndices());
+      values && !isDynamic(dim))
     for (int64_t v : *values)
       if (v < -dim || v >= dim)
-        return emitOpError() << "index " << v << " is out of range for axis " << *axis
-                             << " of extent " << dim;
+        return emitOpError() << "index " << v << " is out of range for axis "
+                             << *axis << " of extent " << dim;
   Shape out(x->begin(), x->begin() + *axis);
   out.append(idx->begin(), idx->end());
   out.append(x->begin() + *axis + 1, x->end());
@@ -1270,7 +1322,8 @@ LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return success();
   }
   if (auto len = staticLength(getRepeats()); len && *len != (int64_t)x->size())
-    return emitOpError() << "repeats has " << *len << " entries for rank " << x->size();
+    return emitOpError() << "repeats has " << *len << " entries for rank "
+                         << x->size();
   Shape out = *x;
   auto reps = getConstantIntValues(getRepeats());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -1289,7 +1342,8 @@ LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 LogicalResult PadOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getData());
   StringRef mode = getMode();
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
     return emitOpError() << "unknown mode \"" << mode << "\"";
   if (failed(check1D(*this, getPads(), "pads")) ||
       failed(checkScalar(*this, getConstantValue(), "constant_value")))
@@ -1345,8 +1399,8 @@ LogicalResult ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (auto shape = getConstantIntValues(getInput())) {
     for (int64_t d : *shape)
       if (d < 0)
-        return emitOpError() << "shape " << formatShape(*shape)
-                             << " has a negative entry";
+        return emitOpError()
+               << "shape " << formatShape(*shape) << " has a negative entry";
     r.push_back(RankedTensorType::get(*shape, elt));
     return success();
   }
@@ -1359,7 +1413,8 @@ LogicalResult ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getStart());
   for (auto [v, name] : {std::pair<Value, StringRef>{getStart(), "start"},
-                         {getLimit(), "limit"}, {getDelta(), "delta"}})
+                         {getLimit(), "limit"},
+                         {getDelta(), "delta"}})
     if (failed(checkScalar(*this, v, name)))
       return failure();
   auto start = readFloatElements(getConstantElements(getStart()));

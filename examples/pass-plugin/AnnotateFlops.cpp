@@ -1,9 +1,10 @@
 //===- AnnotateFlops.cpp - an example of a user's own HetPar pass ---------===//
 //
-// `--example-annotate-flops` attaches `example.flops = N : i64` to every op whose
-// FLOP count is known, reading it through HetPar's FlopCountOpInterface, and an
-// `example.total_flops` to each function. It shows the three pieces of a plugin:
-// a pass over HetPar's dialect, its registration, and the plugin entry point.
+// `--example-annotate-flops` attaches `example.flops = N : i64` to every op
+// whose FLOP count is known, reading it through HetPar's FlopCountOpInterface,
+// and an `example.total_flops` to each function. It shows the three pieces of a
+// plugin: a pass over HetPar's dialect, its registration, and the plugin entry
+// point.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,5 @@
-//===- ModelSummary.cpp -----------------------------------------------------===//
+//===- ModelSummary.cpp
+//-----------------------------------------------------===//
 #include "hetpar/Analysis/ModelSummary.h"
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
@@ -23,7 +24,8 @@ ModelSummary summarizeFunction(func::FuncOp func) {
   }
   func.walk([&](Operation *op) {
     if (op->getDialect() == nullptr ||
-        op->getDialect()->getNamespace() != onnx::ONNXDialect::getDialectNamespace() ||
+        op->getDialect()->getNamespace() !=
+            onnx::ONNXDialect::getDialectNamespace() ||
         llvm::isa<onnx::NoValueOp, onnx::YieldOp>(op))
       return;
     if (auto c = llvm::dyn_cast<onnx::ConstantOp>(op)) {
@@ -31,7 +33,8 @@ ModelSummary summarizeFunction(func::FuncOp func) {
       int64_t n = type.getNumElements();
       unsigned bits = type.getElementTypeBitWidth();
       s.constantBytes += n * (bits == 1 ? 1 : bits / 8);
-      // Scalars are constants of the computation (epsilon, 0.5, sqrt(2)), not weights.
+      // Scalars are constants of the computation (epsilon, 0.5, sqrt(2)), not
+      // weights.
       if (llvm::isa<FloatType>(type.getElementType()) && n > 1)
         s.parameters += n;
       return;
@@ -93,15 +96,18 @@ void printModelSummary(const ModelSummary &s, llvm::raw_ostream &os) {
   os << "  ops: " << s.numOps << " in " << s.ops.size() << " kinds\n";
   os << llvm::format("    %-24s %7s %20s\n", "op", "count", "FLOP");
   for (const auto &[kind, entry] : s.ops) {
-    std::string f = entry.flops ? std::to_string(*entry.flops) : std::string("?");
-    os << llvm::format("    %-24s %7lld %20s\n", kind.c_str(), (long long)entry.count,
-                       f.c_str());
+    std::string f =
+        entry.flops ? std::to_string(*entry.flops) : std::string("?");
+    os << llvm::format("    %-24s %7lld %20s\n", kind.c_str(),
+                       (long long)entry.count, f.c_str());
   }
-  os << "  parameters: " << s.parameters << " (" << withPrefix(s.parameters) << ")\n";
-  os << "  constant bytes: " << s.constantBytes << " (" << withPrefix(s.constantBytes)
-     << "B)\n";
+  os << "  parameters: " << s.parameters << " (" << withPrefix(s.parameters)
+     << ")\n";
+  os << "  constant bytes: " << s.constantBytes << " ("
+     << withPrefix(s.constantBytes) << "B)\n";
   if (s.flops)
-    os << "  FLOP per run: " << *s.flops << " (" << withPrefix(*s.flops) << "FLOP)\n";
+    os << "  FLOP per run: " << *s.flops << " (" << withPrefix(*s.flops)
+       << "FLOP)\n";
   else
     os << "  FLOP per run: unknown (some shapes are not static)\n";
   if (!s.unsupported.empty()) {

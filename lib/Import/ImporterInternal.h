@@ -1,4 +1,5 @@
-//===- ImporterInternal.h - shared state of the ONNX importer ----*- C++ -*-===//
+//===- ImporterInternal.h - shared state of the ONNX importer ----*- C++
+//-*-===//
 #ifndef HETPAR_LIB_IMPORT_IMPORTERINTERNAL_H
 #define HETPAR_LIB_IMPORT_IMPORTERINTERNAL_H
 
@@ -21,8 +22,8 @@ namespace hetpar::import {
 
 class GraphImporter;
 
-/// One ONNX node being imported: its resolved inputs, attributes, opset version,
-/// location and helpers to build ops at that location.
+/// One ONNX node being imported: its resolved inputs, attributes, opset
+/// version, location and helpers to build ops at that location.
 class NodeContext {
 public:
   NodeContext(GraphImporter &graph, ::onnx::NodeProto &node, int64_t version,
@@ -50,7 +51,8 @@ public:
   const ::onnx::AttributeProto *attr(llvm::StringRef name) const;
   std::optional<int64_t> intAttr(llvm::StringRef name) const;
   std::optional<float> floatAttr(llvm::StringRef name) const;
-  std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+  std::optional<llvm::SmallVector<int64_t>>
+  intsAttr(llvm::StringRef name) const;
 
   /// Emits "<file>: node 'X' (Op): " followed by the message, at the node.
   mlir::InFlightDiagnostic error();
@@ -62,19 +64,21 @@ public:
 
   /// Converts an ONNX attribute to an MLIR attribute (INT: i64, FLOAT: f32,
   /// STRING: string, INTS/FLOATS: dense arrays, TENSOR: elements, ...).
-  mlir::FailureOr<mlir::Attribute> convertAttribute(::onnx::AttributeProto &attr);
+  mlir::FailureOr<mlir::Attribute>
+  convertAttribute(::onnx::AttributeProto &attr);
 
-  /// Builds native op `opName` (e.g. "Add") from `operands` (null = omitted optional
-  /// input) and `attrs` (ONNX attribute names; attributes in `drop` are ignored),
-  /// infers its result types and verifies it. Returns the op or fails with an error
-  /// at the node.
+  /// Builds native op `opName` (e.g. "Add") from `operands` (null = omitted
+  /// optional input) and `attrs` (ONNX attribute names; attributes in `drop`
+  /// are ignored), infers its result types and verifies it. Returns the op or
+  /// fails with an error at the node.
   mlir::FailureOr<mlir::Operation *>
   buildNative(llvm::StringRef opName, llvm::ArrayRef<mlir::Value> operands,
               llvm::ArrayRef<mlir::NamedAttribute> attrs, unsigned numResults);
 
   /// buildNative with the node's own inputs and attributes (minus `drop`).
   mlir::FailureOr<mlir::Operation *>
-  buildDefault(llvm::StringRef opName, llvm::ArrayRef<llvm::StringRef> drop = {});
+  buildDefault(llvm::StringRef opName,
+               llvm::ArrayRef<llvm::StringRef> drop = {});
 
   /// Converts all node attributes except those in `drop`.
   mlir::FailureOr<llvm::SmallVector<mlir::NamedAttribute>>
@@ -83,23 +87,27 @@ public:
   GraphImporter &graph;
 };
 
-/// An op-specific importer (opset normalization). Returns the values of the node's
-/// outputs in order (null for absent optional outputs), or failure after an error.
+/// An op-specific importer (opset normalization). Returns the values of the
+/// node's outputs in order (null for absent optional outputs), or failure after
+/// an error.
 using NodeImportFn =
-    std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(NodeContext &)>;
+    std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+        NodeContext &)>;
 
 /// The op-specific importers, by ONNX op type (OpImporters.cpp).
 const llvm::StringMap<NodeImportFn> &getSpecialImporters();
 
-/// Result types of a node of an operator the dialect does not model, from ONNX's
-/// own type inference for the op schema (SchemaInference.cpp), given the node's
-/// inputs (null for omitted ones; small integer constants are passed as data). An
-/// entry is null when ONNX could not tell.
+/// Result types of a node of an operator the dialect does not model, from
+/// ONNX's own type inference for the op schema (SchemaInference.cpp), given the
+/// node's inputs (null for omitted ones; small integer constants are passed as
+/// data). An entry is null when ONNX could not tell.
 llvm::SmallVector<mlir::Type>
 inferTypesWithONNXSchema(::onnx::NodeProto &node, int64_t version,
-                         llvm::ArrayRef<mlir::Value> inputs, mlir::MLIRContext *ctx);
+                         llvm::ArrayRef<mlir::Value> inputs,
+                         mlir::MLIRContext *ctx);
 
-/// Converts an MLIR tensor type to an ONNX TypeProto (for ONNX's type inference).
+/// Converts an MLIR tensor type to an ONNX TypeProto (for ONNX's type
+/// inference).
 void toTypeProto(mlir::Type type, ::onnx::TypeProto &out);
 
 /// Converts an ONNX TypeProto to an MLIR tensor type; null for non-tensor or

@@ -1,10 +1,12 @@
-//===- ONNXImporter.cpp - ONNX model to onnx dialect ------------------------===//
+//===- ONNXImporter.cpp - ONNX model to onnx dialect
+//------------------------===//
 //
-// Reads the model (streamed from the file, so weights are held once), checks the
-// graph (names, cycles, producers), sorts the nodes topologically and builds one
-// func.func whose body holds onnx ops. Each node is built through NodeContext:
-// op-specific importers normalize older opsets; everything else maps attribute by
-// attribute onto the op of the same name, or onto onnx.Generic.
+// Reads the model (streamed from the file, so weights are held once), checks
+// the graph (names, cycles, producers), sorts the nodes topologically and
+// builds one func.func whose body holds onnx ops. Each node is built through
+// NodeContext: op-specific importers normalize older opsets; everything else
+// maps attribute by attribute onto the op of the same name, or onto
+// onnx.Generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,27 +39,29 @@ using namespace hetpar::import;
 namespace hetpar::import {
 
 //===----------------------------------------------------------------------===//
-// Native op structure, read from each op's ODS traits at compile time, so that a
-// node with the wrong number of inputs or outputs is reported instead of building
-// an op whose accessors would read past its operands.
+// Native op structure, read from each op's ODS traits at compile time, so that
+// a node with the wrong number of inputs or outputs is reported instead of
+// building an op whose accessors would read past its operands.
 //===----------------------------------------------------------------------===//
 
 namespace {
 struct NativeOpInfo {
   unsigned minOperands = 0, maxOperands = ~0u;
-  unsigned numSegments = 0; // AttrSizedOperandSegments: one segment per ONNX input
+  unsigned numSegments =
+      0; // AttrSizedOperandSegments: one segment per ONNX input
   unsigned minResults = 0, maxResults = ~0u;
 };
 
-template <typename OpTy, typename = void>
-struct SegmentCount {
+template <typename OpTy, typename = void> struct SegmentCount {
   static constexpr unsigned value = 0;
 };
 template <typename OpTy>
-struct SegmentCount<OpTy, std::void_t<decltype(std::declval<typename OpTy::Properties>()
-                                                    .operandSegmentSizes)>> {
-  static constexpr unsigned value = std::tuple_size<
-      decltype(std::declval<typename OpTy::Properties>().operandSegmentSizes)>::value;
+struct SegmentCount<
+    OpTy, std::void_t<decltype(std::declval<typename OpTy::Properties>()
+                                   .operandSegmentSizes)>> {
+  static constexpr unsigned value =
+      std::tuple_size<decltype(std::declval<typename OpTy::Properties>()
+                                   .operandSegmentSizes)>::value;
 };
 
 template <typename OpTy, unsigned... Ns>
@@ -72,13 +76,15 @@ void readCounts(NativeOpInfo &info, std::integer_sequence<unsigned, Ns...>) {
           if (OpTy::template hasTrait<OpTrait::NOperands<Ns>::template Impl>())
             info.minOperands = info.maxOperands = Ns;
         if constexpr (Ns >= 1)
-          if (OpTy::template hasTrait<OpTrait::AtLeastNOperands<Ns>::template Impl>())
+          if (OpTy::template hasTrait<
+                  OpTrait::AtLeastNOperands<Ns>::template Impl>())
             info.minOperands = Ns;
         if constexpr (Ns >= 2)
           if (OpTy::template hasTrait<OpTrait::NResults<Ns>::template Impl>())
             info.minResults = info.maxResults = Ns;
         if constexpr (Ns >= 1)
-          if (OpTy::template hasTrait<OpTrait::AtLeastNResults<Ns>::template Impl>())
+          if (OpTy::template hasTrait<
+                  OpTrait::AtLeastNResults<Ns>::template Impl>())
             info.minResults = Ns;
       }(),
       ...);
@@ -91,8 +97,7 @@ void readCounts(NativeOpInfo &info, std::integer_sequence<unsigned, Ns...>) {
     info.maxOperands = info.numSegments;
 }
 
-template <typename... OpTys>
-llvm::StringMap<NativeOpInfo> buildNativeOps() {
+template <typename... OpTys> llvm::StringMap<NativeOpInfo> buildNativeOps() {
   llvm::StringMap<NativeOpInfo> map;
   (
       [&] {
@@ -120,12 +125,13 @@ const llvm::StringMap<NativeOpInfo> &getNativeOps() {
 // Types
 //===----------------------------------------------------------------------===//
 
-Type fromTypeProto(const ::onnx::TypeProto &type, MLIRContext *ctx, std::string *why) {
+Type fromTypeProto(const ::onnx::TypeProto &type, MLIRContext *ctx,
+                   std::string *why) {
   if (!type.has_tensor_type()) {
     if (why)
-      *why = type.has_sequence_type()   ? "a sequence type"
-             : type.has_map_type()      ? "a map type"
-             : type.has_optional_type() ? "an optional type"
+      *why = type.has_sequence_type()        ? "a sequence type"
+             : type.has_map_type()           ? "a map type"
+             : type.has_optional_type()      ? "an optional type"
              : type.has_sparse_tensor_type() ? "a sparse tensor type"
                                              : "no type";
     return {};
@@ -182,7 +188,8 @@ void toTypeProto(Type type, ::onnx::TypeProto &out) {
 
 class ModelImporter {
 public:
-  ModelImporter(StringRef path, MLIRContext *ctx, const ONNXImportOptions &options)
+  ModelImporter(StringRef path, MLIRContext *ctx,
+                const ONNXImportOptions &options)
       : path(path.str()), ctx(ctx), options(options) {
     SmallString<256> dir(path);
     llvm::sys::path::remove_filename(dir);
@@ -238,18 +245,20 @@ public:
     return {};
   }
 
-  /// Imports the initializers and nodes of `graph` at the builder's insertion point.
-  /// The graph inputs must already be in `values`.
+  /// Imports the initializers and nodes of `graph` at the builder's insertion
+  /// point. The graph inputs must already be in `values`.
   LogicalResult importBody(::onnx::GraphProto &graph);
 
-  /// Imports a subgraph (If/Loop/Scan body) into `region`, ending with onnx.Yield.
-  LogicalResult importSubgraph(::onnx::GraphProto &graph, Region &region, Location loc);
+  /// Imports a subgraph (If/Loop/Scan body) into `region`, ending with
+  /// onnx.Yield.
+  LogicalResult importSubgraph(::onnx::GraphProto &graph, Region &region,
+                               Location loc);
 
 private:
   FailureOr<std::vector<int>> sortNodes(::onnx::GraphProto &graph);
   LogicalResult importNode(::onnx::NodeProto &node, int index);
-  FailureOr<SmallVector<Value>> importGeneric(NodeContext &ctx, StringRef domain,
-                                              int64_t version);
+  FailureOr<SmallVector<Value>>
+  importGeneric(NodeContext &ctx, StringRef domain, int64_t version);
   LogicalResult defineOutputs(NodeContext &ctx, ArrayRef<Value> results);
 };
 
@@ -257,8 +266,9 @@ private:
 // NodeContext
 //===----------------------------------------------------------------------===//
 
-NodeContext::NodeContext(GraphImporter &graph, ::onnx::NodeProto &node, int64_t version,
-                         Location loc, SmallVector<Value> inputs, std::string displayName)
+NodeContext::NodeContext(GraphImporter &graph, ::onnx::NodeProto &node,
+                         int64_t version, Location loc,
+                         SmallVector<Value> inputs, std::string displayName)
     : node(node), version(version), loc(loc), inputs(std::move(inputs)),
       displayName(std::move(displayName)), graph(graph) {}
 
@@ -287,13 +297,16 @@ std::optional<int64_t> NodeContext::intAttr(StringRef name) const {
 }
 
 std::optional<float> NodeContext::floatAttr(StringRef name) const {
-  if (const auto *a = attr(name); a && a->type() == ::onnx::AttributeProto::FLOAT)
+  if (const auto *a = attr(name);
+      a && a->type() == ::onnx::AttributeProto::FLOAT)
     return a->f();
   return std::nullopt;
 }
 
-std::optional<SmallVector<int64_t>> NodeContext::intsAttr(StringRef name) const {
-  if (const auto *a = attr(name); a && a->type() == ::onnx::AttributeProto::INTS)
+std::optional<SmallVector<int64_t>>
+NodeContext::intsAttr(StringRef name) const {
+  if (const auto *a = attr(name);
+      a && a->type() == ::onnx::AttributeProto::INTS)
     return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
   return std::nullopt;
 }
@@ -303,9 +316,10 @@ InFlightDiagnostic NodeContext::error() {
 }
 
 Value NodeContext::constI64(ArrayRef<int64_t> values, bool scalar) {
-  auto type = scalar ? RankedTensorType::get({}, builder().getI64Type())
-                     : RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                             builder().getI64Type());
+  auto type = scalar
+                  ? RankedTensorType::get({}, builder().getI64Type())
+                  : RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                          builder().getI64Type());
   auto attr = DenseElementsAttr::get(type, values);
   return hetpar::onnx::ConstantOp::create(builder(), loc, attr);
 }
@@ -321,10 +335,12 @@ Value NodeContext::constScalar(Type elt, double value) {
   } else {
     auto it = llvm::cast<IntegerType>(elt);
     attr = DenseElementsAttr::get(
-        type, APInt(it.getWidth(), static_cast<uint64_t>(static_cast<int64_t>(value)),
-                    /*isSigned=*/true, /*implicitTrunc=*/true));
+        type,
+        APInt(it.getWidth(), static_cast<uint64_t>(static_cast<int64_t>(value)),
+              /*isSigned=*/true, /*implicitTrunc=*/true));
   }
-  return hetpar::onnx::ConstantOp::create(builder(), loc, llvm::cast<ElementsAttr>(attr));
+  return hetpar::onnx::ConstantOp::create(builder(), loc,
+                                          llvm::cast<ElementsAttr>(attr));
 }
 
 FailureOr<Attribute> NodeContext::convertAttribute(::onnx::AttributeProto &a) {
@@ -338,9 +354,11 @@ FailureOr<Attribute> NodeContext::convertAttribute(::onnx::AttributeProto &a) {
   case AP::STRING:
     return Attribute(b.getStringAttr(a.s()));
   case AP::INTS:
-    return Attribute(b.getDenseI64ArrayAttr(SmallVector<int64_t>(a.ints().begin(), a.ints().end())));
+    return Attribute(b.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(a.ints().begin(), a.ints().end())));
   case AP::FLOATS:
-    return Attribute(b.getDenseF32ArrayAttr(SmallVector<float>(a.floats().begin(), a.floats().end())));
+    return Attribute(b.getDenseF32ArrayAttr(
+        SmallVector<float>(a.floats().begin(), a.floats().end())));
   case AP::STRINGS: {
     SmallVector<Attribute> strs;
     for (const auto &s : a.strings())
@@ -362,8 +380,8 @@ FailureOr<Attribute> NodeContext::convertAttribute(::onnx::AttributeProto &a) {
   default:
     break;
   }
-  // Kinds no native op takes (sparse tensors, tensor and graph lists, ...): keep the
-  // attribute losslessly as its serialized proto.
+  // Kinds no native op takes (sparse tensors, tensor and graph lists, ...):
+  // keep the attribute losslessly as its serialized proto.
   return Attribute(b.getStringAttr(a.SerializeAsString()));
 }
 
@@ -381,7 +399,8 @@ NodeContext::convertAttributes(ArrayRef<StringRef> drop) {
   return out;
 }
 
-FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value> operands,
+FailureOr<Operation *> NodeContext::buildNative(StringRef opName,
+                                                ArrayRef<Value> operands,
                                                 ArrayRef<NamedAttribute> attrs,
                                                 unsigned numResults) {
   const auto &ops = getNativeOps();
@@ -408,7 +427,8 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
     if (operands.size() < info.minOperands)
       return error() << "has " << operands.size() << " inputs; " << opName
                      << " needs at least " << info.minOperands;
-    state.addAttribute("operandSegmentSizes", builder().getDenseI32ArrayAttr(segments));
+    state.addAttribute("operandSegmentSizes",
+                       builder().getDenseI32ArrayAttr(segments));
   } else {
     size_t n = operands.size();
     while (n > 0 && !operands[n - 1])
@@ -419,8 +439,10 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
                        << " needs it when a later input is given";
       present.push_back(operands[i]);
     }
-    if (present.size() < info.minOperands || present.size() > info.maxOperands) {
-      auto diag = error() << "has " << present.size() << " inputs; " << opName << " takes ";
+    if (present.size() < info.minOperands ||
+        present.size() > info.maxOperands) {
+      auto diag = error() << "has " << present.size() << " inputs; " << opName
+                          << " takes ";
       if (info.minOperands == info.maxOperands)
         diag << info.minOperands;
       else if (info.maxOperands == ~0u)
@@ -434,7 +456,8 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
     if (!llvm::isa<TensorType>(v.getType()))
       return error() << "an input is not a tensor";
   if (numResults < info.minResults || numResults > info.maxResults) {
-    auto diag = error() << "has " << numResults << " outputs; " << opName << " has ";
+    auto diag = error() << "has " << numResults << " outputs; " << opName
+                        << " has ";
     if (info.minResults == info.maxResults)
       diag << info.minResults;
     else if (info.maxResults == ~0u)
@@ -445,18 +468,20 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
   }
   state.addOperands(present);
   // Placeholder result types; the op's shape rule sets the real ones below.
-  state.addTypes(SmallVector<Type>(numResults, UnrankedTensorType::get(builder().getF32Type())));
+  state.addTypes(SmallVector<Type>(
+      numResults, UnrankedTensorType::get(builder().getF32Type())));
   state.addAttributes(attrs);
   Operation *op = builder().create(state);
 
   // Attributes the op does not declare, or of the wrong kind, are input errors
   // (property conversion would otherwise drop them silently).
-  ArrayRef<StringAttr> known = op->getName().getRegisteredInfo()->getAttributeNames();
+  ArrayRef<StringAttr> known =
+      op->getName().getRegisteredInfo()->getAttributeNames();
   for (const NamedAttribute &a : attrs) {
     if (!llvm::is_contained(known, a.getName())) {
       op->erase();
-      return error() << "unknown attribute '" << a.getName().getValue() << "' for "
-                     << opName << " (opset " << version << ")";
+      return error() << "unknown attribute '" << a.getName().getValue()
+                     << "' for " << opName << " (opset " << version << ")";
     }
     std::optional<Attribute> stored = op->getInherentAttr(a.getName());
     if (!stored || !*stored) {
@@ -465,8 +490,8 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
                      << "' has the wrong kind: " << a.getValue();
     }
   }
-  // The op's shape rule and verifier report in op terms; re-emit their first error
-  // in node terms ("node 'x' (MatMul): cannot multiply 2x3 by 4x5: ...").
+  // The op's shape rule and verifier report in op terms; re-emit their first
+  // error in node terms ("node 'x' (MatMul): cannot multiply 2x3 by 4x5: ...").
   std::string firstError;
   LogicalResult ok = success();
   {
@@ -476,7 +501,8 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
       return success();
     });
     SmallVector<Type> types;
-    ok = llvm::cast<hetpar::onnx::InferShapesOpInterface>(op).inferResultTypes(types);
+    ok = llvm::cast<hetpar::onnx::InferShapesOpInterface>(op).inferResultTypes(
+        types);
     if (succeeded(ok)) {
       for (auto [r, t] : llvm::zip(op->getResults(), types))
         r.setType(t);
@@ -490,7 +516,8 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName, ArrayRef<Value
   return op;
 }
 
-FailureOr<Operation *> NodeContext::buildDefault(StringRef opName, ArrayRef<StringRef> drop) {
+FailureOr<Operation *> NodeContext::buildDefault(StringRef opName,
+                                                 ArrayRef<StringRef> drop) {
   auto attrs = convertAttributes(drop);
   if (failed(attrs))
     return failure();
@@ -502,7 +529,8 @@ FailureOr<Operation *> NodeContext::buildDefault(StringRef opName, ArrayRef<Stri
 //===----------------------------------------------------------------------===//
 
 /// Names a subgraph uses from enclosing scopes (recursively).
-static void collectFreeNames(const ::onnx::GraphProto &g, llvm::StringSet<> &out) {
+static void collectFreeNames(const ::onnx::GraphProto &g,
+                             llvm::StringSet<> &out) {
   llvm::StringSet<> defined;
   for (const auto &i : g.input())
     defined.insert(i.name());
@@ -532,7 +560,8 @@ static void collectFreeNames(const ::onnx::GraphProto &g, llvm::StringSet<> &out
     use(o.name());
 }
 
-/// The name used for a node in locations and messages ("#3" for an unnamed one).
+/// The name used for a node in locations and messages ("#3" for an unnamed
+/// one).
 static std::string nodeName(const ::onnx::NodeProto &n, int index) {
   return n.name().empty() ? "#" + std::to_string(index) : n.name();
 }
@@ -541,7 +570,8 @@ static std::string describeNode(const ::onnx::NodeProto &n, int index) {
   return "node '" + nodeName(n, index) + "' (" + n.op_type() + ")";
 }
 
-FailureOr<std::vector<int>> GraphImporter::sortNodes(::onnx::GraphProto &graph) {
+FailureOr<std::vector<int>>
+GraphImporter::sortNodes(::onnx::GraphProto &graph) {
   int n = graph.node_size();
   llvm::StringMap<int> producer;
   llvm::StringSet<> graphNames;
@@ -557,7 +587,8 @@ FailureOr<std::vector<int>> GraphImporter::sortNodes(::onnx::GraphProto &graph) 
       auto [it, inserted] = producer.try_emplace(o, i);
       if (!inserted)
         return emitError(model.nodeLoc(nodeName(node, i)))
-               << describeNode(node, i) << ": value '" << o << "' is also produced by "
+               << describeNode(node, i) << ": value '" << o
+               << "' is also produced by "
                << describeNode(graph.node(it->second), it->second)
                << "; every value must have one producer";
       if (graphNames.contains(o) || (parent && parent->lookup(o)))
@@ -640,7 +671,8 @@ LogicalResult GraphImporter::importBody(::onnx::GraphProto &graph) {
       return emitError(model.nodeLoc(init.name()))
              << "initializer '" << init.name() << "' is defined twice";
     Location loc = model.nodeLoc(init.name());
-    auto attr = importTensor(init, model.source, loc, "initializer '" + init.name() + "'");
+    auto attr = importTensor(init, model.source, loc,
+                             "initializer '" + init.name() + "'");
     if (failed(attr))
       return failure();
     values[init.name()] = hetpar::onnx::ConstantOp::create(builder, loc, *attr);
@@ -671,7 +703,8 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
     }
     Value v = lookup(in);
     if (!v)
-      return emitError(loc) << display << ": input '" << in << "' is not defined";
+      return emitError(loc)
+             << display << ": input '" << in << "' is not defined";
     inputs.push_back(v);
   }
   NodeContext ctx(*this, node, *version, loc, std::move(inputs), display);
@@ -697,20 +730,23 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   return defineOutputs(ctx, *results);
 }
 
-LogicalResult GraphImporter::defineOutputs(NodeContext &ctx, ArrayRef<Value> results) {
+LogicalResult GraphImporter::defineOutputs(NodeContext &ctx,
+                                           ArrayRef<Value> results) {
   for (auto [i, name] : llvm::enumerate(ctx.node.output())) {
     if (name.empty())
       continue;
     if (i >= results.size() || !results[i])
-      return ctx.error() << "output " << i << " ('" << name << "') is not produced";
+      return ctx.error() << "output " << i << " ('" << name
+                         << "') is not produced";
     Value v = results[i];
     if (auto it = valueInfo.find(name); it != valueInfo.end()) {
       if (Type declared = fromTypeProto(*it->second, model.ctx)) {
         auto refined = refineType(v.getType(), declared);
         if (failed(refined))
-          return ctx.error() << "output '" << name << "' has type " << v.getType()
-                             << " by the op's shape rule, but the model declares "
-                             << declared;
+          return ctx.error()
+                 << "output '" << name << "' has type " << v.getType()
+                 << " by the op's shape rule, but the model declares "
+                 << declared;
         // Only ops of this graph are refined in place; values forwarded from
         // elsewhere (an Identity folded away) keep their type.
         if (*refined != v.getType() && v.getDefiningOp() &&
@@ -729,7 +765,10 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
   OpBuilder &b = builder;
   SmallVector<Value> operands;
   for (Value v : ctx.inputs)
-    operands.push_back(v ? v : hetpar::onnx::NoValueOp::create(b, ctx.loc, b.getNoneType()).getResult());
+    operands.push_back(
+        v ? v
+          : hetpar::onnx::NoValueOp::create(b, ctx.loc, b.getNoneType())
+                .getResult());
   // Attributes; graph-valued ones become regions.
   SmallVector<NamedAttribute> attrs;
   SmallVector<::onnx::GraphProto *> subgraphs;
@@ -749,7 +788,8 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
   unsigned numResults = ctx.node.output_size();
   SmallVector<Type> inferred;
   if (domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml")
-    inferred = inferTypesWithONNXSchema(ctx.node, version, ctx.inputs, model.ctx);
+    inferred =
+        inferTypesWithONNXSchema(ctx.node, version, ctx.inputs, model.ctx);
   SmallVector<Type> resultTypes;
   for (unsigned i = 0; i < numResults; ++i) {
     const std::string &name = ctx.node.output(i);
@@ -762,25 +802,27 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
     if (!t && name.empty())
       t = b.getNoneType();
     if (!t)
-      return ctx.error() << "cannot tell the type of output '" << name
-                         << "': HetPar does not model " << ctx.node.op_type()
-                         << ", ONNX's type inference gives no tensor type for it (a "
-                            "sequence, an optional, or an unknown op), and the model "
-                            "has no value_info for it";
+      return ctx.error()
+             << "cannot tell the type of output '" << name
+             << "': HetPar does not model " << ctx.node.op_type()
+             << ", ONNX's type inference gives no tensor type for it (a "
+                "sequence, an optional, or an unknown op), and the model "
+                "has no value_info for it";
     resultTypes.push_back(t);
   }
   auto op = hetpar::onnx::GenericOp::create(
       b, ctx.loc, resultTypes, operands, b.getStringAttr(ctx.node.op_type()),
-      b.getStringAttr(domain), b.getI64IntegerAttr(version), b.getDictionaryAttr(attrs),
-      b.getArrayAttr(regionNames), static_cast<unsigned>(subgraphs.size()));
+      b.getStringAttr(domain), b.getI64IntegerAttr(version),
+      b.getDictionaryAttr(attrs), b.getArrayAttr(regionNames),
+      static_cast<unsigned>(subgraphs.size()));
   for (auto [g, region] : llvm::zip(subgraphs, op->getRegions()))
     if (failed(importSubgraph(*g, region, ctx.loc)))
       return failure();
   return SmallVector<Value>(op->getResults());
 }
 
-LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph, Region &region,
-                                            Location loc) {
+LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph,
+                                            Region &region, Location loc) {
   GraphImporter sub(model, this);
   Block *block = new Block();
   region.push_back(block);
@@ -788,8 +830,8 @@ LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph, Region &r
     std::string why;
     Type t = fromTypeProto(in.type(), model.ctx, &why);
     if (!t)
-      return emitError(loc) << "subgraph input '" << in.name() << "' has " << why
-                            << ", which HetPar does not support";
+      return emitError(loc) << "subgraph input '" << in.name() << "' has "
+                            << why << ", which HetPar does not support";
     sub.values[in.name()] = block->addArgument(t, model.nodeLoc(in.name()));
   }
   sub.builder.setInsertionPointToEnd(block);
@@ -799,7 +841,8 @@ LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph, Region &r
   for (const auto &o : graph.output()) {
     Value v = sub.lookup(o.name());
     if (!v)
-      return emitError(loc) << "subgraph output '" << o.name() << "' is not defined";
+      return emitError(loc)
+             << "subgraph output '" << o.name() << "' is not defined";
     outs.push_back(v);
   }
   hetpar::onnx::YieldOp::create(sub.builder, loc, outs);
@@ -815,7 +858,8 @@ LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
   if (!llvm::sys::fs::exists(path))
     return emitError(loc) << "cannot open '" << path << "': no such file";
   if (llvm::sys::fs::is_directory(path))
-    return emitError(loc) << "'" << path << "' is a directory, not an ONNX model";
+    return emitError(loc) << "'" << path
+                          << "' is a directory, not an ONNX model";
   uint64_t size = 0;
   if (llvm::sys::fs::file_size(path, size) == std::errc() && size == 0)
     return emitError(loc) << "'" << path << "' is empty";
@@ -823,32 +867,37 @@ LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
   if (StringRef(path).ends_with(".onnxtxt")) {
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
     if (!buffer)
-      return emitError(loc) << "cannot read '" << path << "': " << buffer.getError().message();
+      return emitError(loc)
+             << "cannot read '" << path << "': " << buffer.getError().message();
     std::string text = (*buffer)->getBuffer().str();
     ::onnx::OnnxParser parser(text.c_str());
     auto status = parser.Parse(model);
     if (!status.IsOK())
-      return emitError(loc) << "not a valid ONNX text model: " << status.ErrorMessage();
+      return emitError(loc)
+             << "not a valid ONNX text model: " << status.ErrorMessage();
     if (!parser.EndOfInput())
-      return emitError(loc) << "not a valid ONNX text model: unexpected text after the "
-                               "model";
+      return emitError(loc)
+             << "not a valid ONNX text model: unexpected text after the "
+                "model";
     return success();
   }
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return emitError(loc) << "cannot open '" << path << "': " << std::strerror(errno);
+    return emitError(loc) << "cannot open '" << path
+                          << "': " << std::strerror(errno);
   bool ok;
   {
-    // Streamed from the file: large raw_data strings are allocated once, then moved
-    // into resource blobs, so the weights are held once.
+    // Streamed from the file: large raw_data strings are allocated once, then
+    // moved into resource blobs, so the weights are held once.
     google::protobuf::io::FileInputStream stream(fd);
     ok = model.ParseFromZeroCopyStream(&stream);
   }
   ::close(fd);
   if (!ok)
-    return emitError(loc) << "not a valid ONNX model: the protobuf data is malformed or "
-                             "truncated";
+    return emitError(loc)
+           << "not a valid ONNX model: the protobuf data is malformed or "
+              "truncated";
   return success();
 }
 
@@ -858,9 +907,11 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     return {};
   Location loc = fileLoc();
   if (!model.has_graph())
-    return (emitError(loc) << "the model has no graph (is this an ONNX model?)", nullptr);
+    return (emitError(loc) << "the model has no graph (is this an ONNX model?)",
+            nullptr);
   if (model.opset_import_size() == 0)
-    opsets[""] = 1; // IR version 1 and 2 models without opset_import use opset 1.
+    opsets[""] =
+        1; // IR version 1 and 2 models without opset_import use opset 1.
   for (const auto &o : model.opset_import()) {
     std::string d = o.domain() == "ai.onnx" ? "" : o.domain();
     if (o.version() <= 0)
@@ -870,8 +921,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     opsets[d] = o.version();
   }
   if (auto v = opsetVersion(""); v && *v > 22)
-    return (emitError(loc) << "the model uses opset " << *v
-                           << " of the default domain; HetPar supports opsets 1 to 22",
+    return (emitError(loc)
+                << "the model uses opset " << *v
+                << " of the default domain; HetPar supports opsets 1 to 22",
             nullptr);
 
   OpBuilder b(ctx);
@@ -879,17 +931,21 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   {
     SmallVector<NamedAttribute> opsetAttrs;
     for (const auto &[domain, version] : opsets)
-      opsetAttrs.emplace_back(b.getStringAttr(domain.empty() ? "ai.onnx" : domain),
-                              b.getI64IntegerAttr(version));
+      opsetAttrs.emplace_back(
+          b.getStringAttr(domain.empty() ? "ai.onnx" : domain),
+          b.getI64IntegerAttr(version));
     (*module)->setAttr("onnx.opset_import", b.getDictionaryAttr(opsetAttrs));
-    (*module)->setAttr("onnx.ir_version", b.getI64IntegerAttr(model.ir_version()));
+    (*module)->setAttr("onnx.ir_version",
+                       b.getI64IntegerAttr(model.ir_version()));
     if (!model.producer_name().empty())
-      (*module)->setAttr("onnx.producer",
-                         b.getStringAttr(model.producer_name() +
-                                         (model.producer_version().empty()
-                                              ? ""
-                                              : " " + model.producer_version())));
-    (*module)->setAttr("onnx.model_file", b.getStringAttr(llvm::sys::path::filename(path)));
+      (*module)->setAttr(
+          "onnx.producer",
+          b.getStringAttr(model.producer_name() +
+                          (model.producer_version().empty()
+                               ? ""
+                               : " " + model.producer_version())));
+    (*module)->setAttr("onnx.model_file",
+                       b.getStringAttr(llvm::sys::path::filename(path)));
   }
 
   ::onnx::GraphProto &graph = *model.mutable_graph();
@@ -909,22 +965,28 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     if (in.name().empty())
       return (emitError(inLoc) << "a graph input has no name", nullptr);
     if (!seen.insert(in.name()).second)
-      return (emitError(inLoc) << "graph input '" << in.name() << "' is listed twice", nullptr);
+      return (emitError(inLoc)
+                  << "graph input '" << in.name() << "' is listed twice",
+              nullptr);
     std::string why;
     Type t = fromTypeProto(in.type(), ctx, &why);
     if (!t)
-      return (emitError(inLoc) << "graph input '" << in.name() << "' has " << why
-                               << (StringRef(why).contains("not a valid")
-                                       ? ""
-                                       : ", which HetPar does not support"),
+      return (emitError(inLoc)
+                  << "graph input '" << in.name() << "' has " << why
+                  << (StringRef(why).contains("not a valid")
+                          ? ""
+                          : ", which HetPar does not support"),
               nullptr);
-    if (auto it = options.inputShapes.find(in.name()); it != options.inputShapes.end()) {
-      auto requested = RankedTensorType::get(it->second, llvm::cast<ShapedType>(t).getElementType());
+    if (auto it = options.inputShapes.find(in.name());
+        it != options.inputShapes.end()) {
+      auto requested = RankedTensorType::get(
+          it->second, llvm::cast<ShapedType>(t).getElementType());
       auto refined = refineType(t, requested);
       if (failed(refined))
-        return (emitError(inLoc) << "graph input '" << in.name() << "' has type " << t
-                                 << ", which --input-shape " << in.name() << "="
-                                 << formatShape(it->second) << " does not match",
+        return (emitError(inLoc)
+                    << "graph input '" << in.name() << "' has type " << t
+                    << ", which --input-shape " << in.name() << "="
+                    << formatShape(it->second) << " does not match",
                 nullptr);
       t = *refined;
     }
@@ -933,8 +995,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   }
   for (const auto &entry : options.inputShapes)
     if (!llvm::is_contained(argNames, entry.getKey())) {
-      auto diag = emitError(loc) << "--input-shape names '" << entry.getKey()
-                                 << "', which is not a graph input; the inputs are:";
+      auto diag = emitError(loc)
+                  << "--input-shape names '" << entry.getKey()
+                  << "', which is not a graph input; the inputs are:";
       for (const auto &n : argNames)
         diag << " " << n;
       return nullptr;
@@ -944,7 +1007,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   for (char &c : funcName)
     if (!llvm::isAlnum(c) && c != '_' && c != '.')
       c = '_';
-  auto func = func::FuncOp::create(b, loc, funcName, b.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(b, loc, funcName, b.getFunctionType(argTypes, {}));
   module->push_back(func);
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
@@ -961,9 +1025,10 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   for (const auto &out : graph.output()) {
     Value v = importer.lookup(out.name());
     if (!v)
-      return (emitError(nodeLoc(out.name())) << "graph output '" << out.name()
-                                             << "' is not produced by any node, input "
-                                                "or initializer",
+      return (emitError(nodeLoc(out.name()))
+                  << "graph output '" << out.name()
+                  << "' is not produced by any node, input "
+                     "or initializer",
               nullptr);
     results.push_back(v);
     resultTypes.push_back(v.getType());
@@ -984,14 +1049,16 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
 // Public API
 //===----------------------------------------------------------------------===//
 
-OwningOpRef<ModuleOp> hetpar::importONNXModel(StringRef path, MLIRContext *context,
-                                              const ONNXImportOptions &options) {
+OwningOpRef<ModuleOp>
+hetpar::importONNXModel(StringRef path, MLIRContext *context,
+                        const ONNXImportOptions &options) {
   context->loadDialect<hetpar::onnx::ONNXDialect, func::FuncDialect>();
   ModelImporter importer(path, context, options);
   return importer.run();
 }
 
-llvm::Error hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
+llvm::Error
+hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
   for (const std::string &spec : specs) {
     auto parsed = parseInputShapeSpec(spec);
     if (!parsed)

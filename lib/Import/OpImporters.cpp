@@ -1,9 +1,10 @@
-//===- OpImporters.cpp - opset normalization of ONNX nodes ------------------===//
+//===- OpImporters.cpp - opset normalization of ONNX nodes
+//------------------===//
 //
 // Nodes whose meaning or form depends on the opset are rewritten here into the
 // onnx dialect's form (the newest opset's semantics):
-//   Softmax, LogSoftmax < 13   flattened 2-D view -> Flatten, op(axis=1), Reshape back
-//   Split < 13                 `split` attribute -> operand
+//   Softmax, LogSoftmax < 13   flattened 2-D view -> Flatten, op(axis=1),
+//   Reshape back Split < 13                 `split` attribute -> operand
 //   Squeeze, Unsqueeze < 13    `axes` attribute -> operand
 //   ReduceSum < 13, other Reduce* < 18   `axes` attribute -> operand
 //   Clip < 11                  `min`/`max` attributes -> scalar operands
@@ -12,12 +13,12 @@
 //   Reshape < 5                `shape` attribute -> operand
 //   Dropout < 12               `ratio` attribute -> operand; `is_test` dropped
 //   binary ops < 7             `broadcast`/`axis` -> explicit Unsqueeze of B
-//   Gemm < 7                   `broadcast` dropped (unidirectional broadcast covers it)
-//   PRelu < 7                  a per-channel 1-D slope -> slope reshaped to (C, 1, ...)
-//   Cast                       `to` (a type code, or a type name in opset 1) -> type
-//   Concat < 4                 missing `axis` -> 1
-//   BatchNormalization < 9     `spatial`, `is_test` dropped
-//   Constant                   value / value_float(s) / value_int(s) -> onnx.Constant
+//   Gemm < 7                   `broadcast` dropped (unidirectional broadcast
+//   covers it) PRelu < 7                  a per-channel 1-D slope -> slope
+//   reshaped to (C, 1, ...) Cast                       `to` (a type code, or a
+//   type name in opset 1) -> type Concat < 4                 missing `axis` ->
+//   1 BatchNormalization < 9     `spatial`, `is_test` dropped Constant value /
+//   value_float(s) / value_int(s) -> onnx.Constant
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,20 +40,23 @@ Results resultsOf(FailureOr<Operation *> op) {
   return SmallVector<Value>((*op)->getResults());
 }
 
-/// Builds `opName` with the node's inputs plus an operand made from an attribute
-/// that later opsets turned into an input (`attrName` -> input number `index`).
+/// Builds `opName` with the node's inputs plus an operand made from an
+/// attribute that later opsets turned into an input (`attrName` -> input number
+/// `index`).
 Results attrToOperand(NodeContext &ctx, StringRef opName, StringRef attrName,
                       unsigned index, ArrayRef<StringRef> alsoDrop = {}) {
   SmallVector<Value> operands = ctx.inputs;
   SmallVector<StringRef> drop(alsoDrop.begin(), alsoDrop.end());
   if (auto values = ctx.intsAttr(attrName)) {
     if (operands.size() > index && operands[index])
-      return ctx.error() << "gives '" << attrName << "' both as attribute and as input";
+      return ctx.error() << "gives '" << attrName
+                         << "' both as attribute and as input";
     operands.resize(std::max<size_t>(operands.size(), index + 1));
     operands[index] = ctx.constI64(*values);
     drop.push_back(attrName);
   } else if (ctx.attr(attrName)) {
-    return ctx.error() << "attribute '" << attrName << "' must be a list of integers";
+    return ctx.error() << "attribute '" << attrName
+                       << "' must be a list of integers";
   }
   auto attrs = ctx.convertAttributes(drop);
   if (failed(attrs))
@@ -84,12 +88,13 @@ NodeImportFn softmaxLike(StringRef opName) {
       return ctx.error() << "takes exactly one input";
     int64_t axis = ctx.intAttr("axis").value_or(1);
     OpBuilder &b = ctx.builder();
-    auto flat = ctx.buildNative("Flatten", {x},
-                                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}, 1);
+    auto flat = ctx.buildNative(
+        "Flatten", {x}, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}, 1);
     if (failed(flat))
       return failure();
-    auto norm = ctx.buildNative(op, {(*flat)->getResult(0)},
-                                {b.getNamedAttr("axis", b.getI64IntegerAttr(1))}, 1);
+    auto norm =
+        ctx.buildNative(op, {(*flat)->getResult(0)},
+                        {b.getNamedAttr("axis", b.getI64IntegerAttr(1))}, 1);
     if (failed(norm))
       return failure();
     auto shape = ctx.buildNative("Shape", {x}, {}, 1);
@@ -100,8 +105,9 @@ NodeImportFn softmaxLike(StringRef opName) {
   };
 }
 
-/// Binary ops before opset 7: with broadcast=1 and `axis`, B's dimensions align with
-/// A's starting at `axis` instead of at the end; unsqueeze B's trailing dimensions.
+/// Binary ops before opset 7: with broadcast=1 and `axis`, B's dimensions align
+/// with A's starting at `axis` instead of at the end; unsqueeze B's trailing
+/// dimensions.
 NodeImportFn legacyBroadcast(StringRef opName) {
   std::string op = opName.str();
   return [=](NodeContext &ctx) -> Results {
@@ -109,22 +115,25 @@ NodeImportFn legacyBroadcast(StringRef opName) {
       return resultsOf(ctx.buildDefault(op));
     SmallVector<Value> operands = ctx.inputs;
     auto axis = ctx.intAttr("axis");
-    if (ctx.intAttr("broadcast").value_or(0) == 1 && axis && operands.size() == 2 &&
-        operands[0] && operands[1]) {
+    if (ctx.intAttr("broadcast").value_or(0) == 1 && axis &&
+        operands.size() == 2 && operands[0] && operands[1]) {
       auto ta = llvm::dyn_cast<RankedTensorType>(operands[0].getType());
       auto tb = llvm::dyn_cast<RankedTensorType>(operands[1].getType());
       if (!ta || !tb)
-        return ctx.error() << "legacy broadcast with 'axis' needs inputs of known rank";
+        return ctx.error()
+               << "legacy broadcast with 'axis' needs inputs of known rank";
       int64_t a = *axis < 0 ? *axis + ta.getRank() : *axis;
       int64_t trailing = ta.getRank() - a - tb.getRank();
       if (a < 0 || trailing < 0)
-        return ctx.error() << "legacy broadcast axis " << *axis << " does not fit B of rank "
-                           << tb.getRank() << " into A of rank " << ta.getRank();
+        return ctx.error() << "legacy broadcast axis " << *axis
+                           << " does not fit B of rank " << tb.getRank()
+                           << " into A of rank " << ta.getRank();
       if (trailing > 0) {
         SmallVector<int64_t> axes;
         for (int64_t i = 0; i < trailing; ++i)
           axes.push_back(tb.getRank() + i);
-        auto unsq = ctx.buildNative("Unsqueeze", {operands[1], ctx.constI64(axes)}, {}, 1);
+        auto unsq = ctx.buildNative("Unsqueeze",
+                                    {operands[1], ctx.constI64(axes)}, {}, 1);
         if (failed(unsq))
           return failure();
         operands[1] = (*unsq)->getResult(0);
@@ -137,14 +146,17 @@ NodeImportFn legacyBroadcast(StringRef opName) {
   };
 }
 
-/// PRelu before opset 7 applied a 1-D slope of size C per channel (axis 1); since 7
-/// the slope broadcasts from the back. Reshape such a slope to (C, 1, ..., 1).
+/// PRelu before opset 7 applied a 1-D slope of size C per channel (axis 1);
+/// since 7 the slope broadcasts from the back. Reshape such a slope to (C, 1,
+/// ..., 1).
 Results importPRelu(NodeContext &ctx) {
   Value x = ctx.input(0), slope = ctx.input(1);
-  auto tx = x ? llvm::dyn_cast<RankedTensorType>(x.getType()) : RankedTensorType();
-  auto ts = slope ? llvm::dyn_cast<RankedTensorType>(slope.getType()) : RankedTensorType();
-  if (ctx.version >= 7 || !tx || !ts || tx.getRank() <= 2 || ts.getRank() != 1 ||
-      ts.getDimSize(0) == 1)
+  auto tx =
+      x ? llvm::dyn_cast<RankedTensorType>(x.getType()) : RankedTensorType();
+  auto ts = slope ? llvm::dyn_cast<RankedTensorType>(slope.getType())
+                  : RankedTensorType();
+  if (ctx.version >= 7 || !tx || !ts || tx.getRank() <= 2 ||
+      ts.getRank() != 1 || ts.getDimSize(0) == 1)
     return resultsOf(ctx.buildDefault("PRelu"));
   SmallVector<int64_t> axes;
   for (int64_t i = 1; i < tx.getRank() - 1; ++i)
@@ -155,7 +167,8 @@ Results importPRelu(NodeContext &ctx) {
   auto attrs = ctx.convertAttributes({});
   if (failed(attrs))
     return failure();
-  return resultsOf(ctx.buildNative("PRelu", {x, (*unsq)->getResult(0)}, *attrs, 1));
+  return resultsOf(
+      ctx.buildNative("PRelu", {x, (*unsq)->getResult(0)}, *attrs, 1));
 }
 
 Results importClip(NodeContext &ctx) {
@@ -181,8 +194,10 @@ Results importSlice(NodeContext &ctx) {
     return resultsOf(ctx.buildDefault("Slice"));
   auto starts = ctx.intsAttr("starts"), ends = ctx.intsAttr("ends");
   if (!starts || !ends)
-    return ctx.error() << "Slice before opset 10 needs 'starts' and 'ends' attributes";
-  SmallVector<Value> operands{ctx.input(0), ctx.constI64(*starts), ctx.constI64(*ends)};
+    return ctx.error()
+           << "Slice before opset 10 needs 'starts' and 'ends' attributes";
+  SmallVector<Value> operands{ctx.input(0), ctx.constI64(*starts),
+                              ctx.constI64(*ends)};
   if (auto axes = ctx.intsAttr("axes"))
     operands.push_back(ctx.constI64(*axes));
   auto attrs = ctx.convertAttributes({"starts", "ends", "axes"});
@@ -204,8 +219,9 @@ Results importPad(NodeContext &ctx) {
   if (!pads)
     return ctx.error() << "Pad before opset 11 needs a 'pads' attribute";
   Type elt = llvm::cast<ShapedType>(x.getType()).getElementType();
-  SmallVector<Value> operands{x, ctx.constI64(*pads),
-                              ctx.constScalar(elt, ctx.floatAttr("value").value_or(0.0f))};
+  SmallVector<Value> operands{
+      x, ctx.constI64(*pads),
+      ctx.constScalar(elt, ctx.floatAttr("value").value_or(0.0f))};
   auto attrs = ctx.convertAttributes({"pads", "paddings", "value"});
   if (failed(attrs))
     return failure();
@@ -220,13 +236,14 @@ Results importDropout(NodeContext &ctx) {
     Value x = ctx.input(0);
     if (!x)
       return ctx.error() << "needs an input";
-    operands.push_back(
-        ctx.constScalar(llvm::cast<ShapedType>(x.getType()).getElementType(), *ratio));
+    operands.push_back(ctx.constScalar(
+        llvm::cast<ShapedType>(x.getType()).getElementType(), *ratio));
   }
   auto attrs = ctx.convertAttributes({"ratio", "is_test"});
   if (failed(attrs))
     return failure();
-  return resultsOf(ctx.buildNative("Dropout", operands, *attrs, ctx.numOutputs()));
+  return resultsOf(
+      ctx.buildNative("Dropout", operands, *attrs, ctx.numOutputs()));
 }
 
 Results importCast(NodeContext &ctx) {
@@ -249,7 +266,8 @@ Results importCast(NodeContext &ctx) {
   if (failed(attrs))
     return failure();
   attrs->push_back(ctx.builder().getNamedAttr("to", TypeAttr::get(elt)));
-  return resultsOf(ctx.buildNative("Cast", ctx.inputs, *attrs, ctx.numOutputs()));
+  return resultsOf(
+      ctx.buildNative("Cast", ctx.inputs, *attrs, ctx.numOutputs()));
 }
 
 Results importConcat(NodeContext &ctx) {
@@ -259,9 +277,11 @@ Results importConcat(NodeContext &ctx) {
   if (!ctx.attr("axis")) {
     if (ctx.version >= 4)
       return ctx.error() << "needs the attribute 'axis'";
-    attrs->push_back(ctx.builder().getNamedAttr("axis", ctx.builder().getI64IntegerAttr(1)));
+    attrs->push_back(
+        ctx.builder().getNamedAttr("axis", ctx.builder().getI64IntegerAttr(1)));
   }
-  return resultsOf(ctx.buildNative("Concat", ctx.inputs, *attrs, ctx.numOutputs()));
+  return resultsOf(
+      ctx.buildNative("Concat", ctx.inputs, *attrs, ctx.numOutputs()));
 }
 
 Results importConstant(NodeContext &ctx) {
@@ -288,9 +308,10 @@ Results importConstant(NodeContext &ctx) {
       vals.push_back(a.f());
     else
       vals.assign(a.floats().begin(), a.floats().end());
-    auto type = name == "value_float"
-                    ? RankedTensorType::get({}, b.getF32Type())
-                    : RankedTensorType::get({(int64_t)vals.size()}, b.getF32Type());
+    auto type =
+        name == "value_float"
+            ? RankedTensorType::get({}, b.getF32Type())
+            : RankedTensorType::get({(int64_t)vals.size()}, b.getF32Type());
     value = DenseElementsAttr::get(type, ArrayRef<float>(vals));
   } else if (name == "value_int" || name == "value_ints") {
     SmallVector<int64_t> vals;
@@ -298,9 +319,10 @@ Results importConstant(NodeContext &ctx) {
       vals.push_back(a.i());
     else
       vals.assign(a.ints().begin(), a.ints().end());
-    auto type = name == "value_int"
-                    ? RankedTensorType::get({}, b.getI64Type())
-                    : RankedTensorType::get({(int64_t)vals.size()}, b.getI64Type());
+    auto type =
+        name == "value_int"
+            ? RankedTensorType::get({}, b.getI64Type())
+            : RankedTensorType::get({(int64_t)vals.size()}, b.getI64Type());
     value = DenseElementsAttr::get(type, ArrayRef<int64_t>(vals));
   } else {
     return ctx.error() << "Constant attribute '" << name
@@ -308,7 +330,8 @@ Results importConstant(NodeContext &ctx) {
   }
   if (ctx.numOutputs() != 1)
     return ctx.error() << "Constant has exactly one output";
-  return SmallVector<Value>{hetpar::onnx::ConstantOp::create(b, ctx.loc, value).getResult()};
+  return SmallVector<Value>{
+      hetpar::onnx::ConstantOp::create(b, ctx.loc, value).getResult()};
 }
 
 llvm::StringMap<NodeImportFn> buildSpecialImporters() {
@@ -319,16 +342,20 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
   m["Squeeze"] = movedToInput("Squeeze", "axes", 1, 13);
   m["Unsqueeze"] = movedToInput("Unsqueeze", "axes", 1, 13);
   m["ReduceSum"] = movedToInput("ReduceSum", "axes", 1, 13);
-  for (StringRef r : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-                      "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
+  for (StringRef r :
+       {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+        "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
     m[r] = movedToInput(r, "axes", 1, 18);
   m["Reshape"] = movedToInput("Reshape", "shape", 1, 5);
-  for (StringRef op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-                       "Less", "Greater"})
+  for (StringRef op : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor",
+                       "Equal", "Less", "Greater"})
     m[op] = legacyBroadcast(op);
-  m["Gemm"] = [](NodeContext &ctx) { return resultsOf(ctx.buildDefault("Gemm", {"broadcast"})); };
+  m["Gemm"] = [](NodeContext &ctx) {
+    return resultsOf(ctx.buildDefault("Gemm", {"broadcast"}));
+  };
   m["BatchNormalization"] = [](NodeContext &ctx) {
-    return resultsOf(ctx.buildDefault("BatchNormalization", {"spatial", "is_test"}));
+    return resultsOf(
+        ctx.buildDefault("BatchNormalization", {"spatial", "is_test"}));
   };
   m["Clip"] = importClip;
   m["PRelu"] = importPRelu;
@@ -344,6 +371,7 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
 } // namespace
 
 const llvm::StringMap<NodeImportFn> &hetpar::import::getSpecialImporters() {
-  static const llvm::StringMap<NodeImportFn> importers = buildSpecialImporters();
+  static const llvm::StringMap<NodeImportFn> importers =
+      buildSpecialImporters();
   return importers;
 }

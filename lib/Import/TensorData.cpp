@@ -1,4 +1,5 @@
-//===- TensorData.cpp - ONNX tensor data to ElementsAttr -------------------===//
+//===- TensorData.cpp - ONNX tensor data to ElementsAttr
+//-------------------===//
 #include "TensorData.h"
 
 #include "hetpar/Support/ShapeUtils.h"
@@ -88,7 +89,8 @@ int32_t getONNXElementType(Type type) {
 
 std::string getONNXTypeName(int32_t t) {
   if (::onnx::TensorProto::DataType_IsValid(t))
-    return ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(t));
+    return ::onnx::TensorProto::DataType_Name(
+        static_cast<::onnx::TensorProto::DataType>(t));
   return "type code " + std::to_string(t);
 }
 
@@ -106,7 +108,8 @@ ElementsAttr makeResource(ShapedType type, StringRef name, ArrayRef<char> data,
   auto addr = reinterpret_cast<uintptr_t>(data.data());
   while (align < 16 && addr % (align * 2) == 0)
     align *= 2;
-  AsmResourceBlob blob(data, align, std::move(deleter), /*dataIsMutable=*/false);
+  AsmResourceBlob blob(data, align, std::move(deleter),
+                       /*dataIsMutable=*/false);
   return DenseResourceElementsAttr::get(type, name.empty() ? "tensor" : name,
                                         std::move(blob));
 }
@@ -123,8 +126,8 @@ ElementsAttr makeDense(ShapedType type, ArrayRef<char> bytes) {
 }
 
 /// Builds the attribute from bytes we must copy (typed fields, small data).
-ElementsAttr fromCopiedBytes(ShapedType type, StringRef name, std::vector<char> bytes,
-                             int64_t inlineLimit) {
+ElementsAttr fromCopiedBytes(ShapedType type, StringRef name,
+                             std::vector<char> bytes, int64_t inlineLimit) {
   if (static_cast<int64_t>(bytes.size()) <= inlineLimit)
     return makeDense(type, bytes);
   auto *owned = new std::vector<char>(std::move(bytes));
@@ -140,55 +143,63 @@ void appendLE(std::vector<char> &out, uint64_t v, int64_t width) {
 
 /// Checks that `rel` (an external data location) stays inside `dir`, following
 /// links; returns the resolved absolute path.
-FailureOr<std::string> resolveExternalPath(StringRef dir, StringRef rel, Location loc,
-                                           StringRef what) {
+FailureOr<std::string> resolveExternalPath(StringRef dir, StringRef rel,
+                                           Location loc, StringRef what) {
   if (rel.empty())
     return emitError(loc) << what << ": external data has no 'location'";
-  if (llvm::sys::path::is_absolute(rel) || rel.starts_with("/") || rel.starts_with("\\"))
-    return emitError(loc) << what << ": external data location '" << rel
-                          << "' is an absolute path; only paths inside the model's "
-                             "folder are allowed";
-  for (auto it = llvm::sys::path::begin(rel), e = llvm::sys::path::end(rel); it != e; ++it)
+  if (llvm::sys::path::is_absolute(rel) || rel.starts_with("/") ||
+      rel.starts_with("\\"))
+    return emitError(loc)
+           << what << ": external data location '" << rel
+           << "' is an absolute path; only paths inside the model's "
+              "folder are allowed";
+  for (auto it = llvm::sys::path::begin(rel), e = llvm::sys::path::end(rel);
+       it != e; ++it)
     if (*it == "..")
-      return emitError(loc) << what << ": external data location '" << rel
-                            << "' contains '..'; only paths inside the model's folder "
-                               "are allowed";
+      return emitError(loc)
+             << what << ": external data location '" << rel
+             << "' contains '..'; only paths inside the model's folder "
+                "are allowed";
   SmallString<256> joined(dir);
   llvm::sys::path::append(joined, rel);
   if (!llvm::sys::fs::exists(joined))
     return emitError(loc) << what << ": external data file '" << joined
                           << "' does not exist";
   SmallString<256> realFile, realDir;
-  if (llvm::sys::fs::real_path(joined, realFile) || llvm::sys::fs::real_path(dir, realDir))
-    return emitError(loc) << what << ": cannot resolve external data path '" << joined
-                          << "'";
+  if (llvm::sys::fs::real_path(joined, realFile) ||
+      llvm::sys::fs::real_path(dir, realDir))
+    return emitError(loc) << what << ": cannot resolve external data path '"
+                          << joined << "'";
   StringRef prefix = realDir;
   if (!StringRef(realFile).starts_with(prefix) ||
       (realFile.size() > prefix.size() &&
        !llvm::sys::path::is_separator(realFile[prefix.size()])))
     return emitError(loc) << what << ": external data location '" << rel
                           << "' resolves to '" << realFile
-                          << "', outside the model's folder '" << realDir << "'";
+                          << "', outside the model's folder '" << realDir
+                          << "'";
   return std::string(realFile);
 }
 
-FailureOr<int64_t> parseNonNegative(StringRef text, Location loc, StringRef what,
-                                    StringRef key) {
+FailureOr<int64_t> parseNonNegative(StringRef text, Location loc,
+                                    StringRef what, StringRef key) {
   int64_t v;
   if (text.getAsInteger(10, v) || v < 0)
-    return emitError(loc) << what << ": external data '" << key << "' is '" << text
-                          << "', not a non-negative integer";
+    return emitError(loc) << what << ": external data '" << key << "' is '"
+                          << text << "', not a non-negative integer";
   return v;
 }
 
 } // namespace
 
-FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource &source,
-                                     Location loc, StringRef what) {
+FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
+                                     const TensorSource &source, Location loc,
+                                     StringRef what) {
   MLIRContext *ctx = source.context;
   Type elt = getElementType(ctx, t.data_type());
   if (!elt)
-    return emitError(loc) << what << " has element type " << getONNXTypeName(t.data_type())
+    return emitError(loc) << what << " has element type "
+                          << getONNXTypeName(t.data_type())
                           << ", which HetPar does not support";
   SmallVector<int64_t> shape;
   for (int64_t d : t.dims()) {
@@ -207,8 +218,8 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource 
 
   auto sizeError = [&](StringRef field, int64_t got, StringRef unit) {
     return emitError(loc) << what << " of type " << type << " needs " << bytes
-                          << " bytes (" << *numel << " elements) but its " << field
-                          << " holds " << got << " " << unit;
+                          << " bytes (" << *numel << " elements) but its "
+                          << field << " holds " << got << " " << unit;
   };
 
   // External data: memory-map the slice of the file; nothing is copied.
@@ -242,13 +253,16 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource 
     }
     uint64_t fileSize = 0;
     if (llvm::sys::fs::file_size(*path, fileSize))
-      return emitError(loc) << what << ": cannot read the size of '" << *path << "'";
+      return emitError(loc)
+             << what << ": cannot read the size of '" << *path << "'";
     if (static_cast<uint64_t>(*offset) + length > fileSize)
-      return emitError(loc) << what << ": external data needs bytes [" << *offset << ", "
-                            << *offset + length << ") of '" << location
-                            << "', but the file has only " << fileSize << " bytes";
+      return emitError(loc)
+             << what << ": external data needs bytes [" << *offset << ", "
+             << *offset + length << ") of '" << location
+             << "', but the file has only " << fileSize << " bytes";
     if (!source.loadExternalData) {
-      // Planning only: a resource without data; its type is all the planner needs.
+      // Planning only: a resource without data; its type is all the planner
+      // needs.
       auto &manager = DenseResourceElementsHandle::getManagerInterface(ctx);
       auto handle = manager.insert(name.empty() ? "tensor" : name);
       return ElementsAttr(DenseResourceElementsAttr::get(type, handle));
@@ -266,11 +280,13 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource 
       return makeDense(type, data);
     if (reinterpret_cast<uintptr_t>(data.data()) % width != 0) {
       // Unaligned slice: copy so that element reads are aligned.
-      return fromCopiedBytes(type, name, std::vector<char>(data.begin(), data.end()),
+      return fromCopiedBytes(type, name,
+                             std::vector<char>(data.begin(), data.end()),
                              source.inlineLimitBytes);
     }
-    return makeResource(type, name, data,
-                        [owned](void *, size_t, size_t) mutable { owned.reset(); });
+    return makeResource(
+        type, name, data,
+        [owned](void *, size_t, size_t) mutable { owned.reset(); });
   }
 
   // Raw little-endian bytes inside the model: take the string out of the proto.
@@ -279,7 +295,8 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource 
     if (got != bytes)
       return sizeError("raw_data", got, "bytes");
     if (bytes <= source.inlineLimitBytes)
-      return makeDense(type, ArrayRef<char>(t.raw_data().data(), t.raw_data().size()));
+      return makeDense(
+          type, ArrayRef<char>(t.raw_data().data(), t.raw_data().size()));
     std::string *raw = t.release_raw_data();
     return makeResource(type, name, ArrayRef<char>(raw->data(), raw->size()),
                         [raw](void *, size_t, size_t) { delete raw; });
@@ -322,7 +339,8 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t, const TensorSource 
       for (uint64_t v : t.uint64_data())
         appendLE(out, v, width);
     break;
-  default: // int32_data holds INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16, BFLOAT16
+  default: // int32_data holds INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16,
+           // BFLOAT16
     got = t.int32_data_size();
     if (got == *numel)
       for (int32_t v : t.int32_data())

@@ -1,8 +1,9 @@
-//===- TensorData.h - ONNX tensors and types to MLIR -------------*- C++ -*-===//
+//===- TensorData.h - ONNX tensors and types to MLIR -------------*- C++
+//-*-===//
 //
 // Internal to the importer: element types, tensor types, and the conversion of
-// TensorProto data (raw bytes, typed fields, external files) to ElementsAttr without
-// copying large buffers.
+// TensorProto data (raw bytes, typed fields, external files) to ElementsAttr
+// without copying large buffers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_LIB_IMPORT_TENSORDATA_H
@@ -44,9 +45,9 @@ struct TensorSource {
 /// Converts `tensor` to an ElementsAttr. Raw data is moved out of the proto (no
 /// copy); external data is memory-mapped. `what` names the tensor in errors
 /// ("initializer 'w'"). Emits an error at `loc` and fails on a bad tensor: an
-/// unsupported type, a negative dimension, an element count that overflows, data
-/// shorter or longer than the shape says, or external data that is missing, outside
-/// the model folder, or shorter than offset + length.
+/// unsupported type, a negative dimension, an element count that overflows,
+/// data shorter or longer than the shape says, or external data that is
+/// missing, outside the model folder, or shorter than offset + length.
 mlir::FailureOr<mlir::ElementsAttr> importTensor(::onnx::TensorProto &tensor,
                                                  const TensorSource &source,
                                                  mlir::Location loc,

@@ -1,4 +1,5 @@
-//===- Diagnostics.cpp ------------------------------------------------------===//
+//===- Diagnostics.cpp
+//------------------------------------------------------===//
 #include "hetpar/Support/Diagnostics.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -32,7 +33,8 @@ static const char *severityName(DiagnosticSeverity s) {
   return "error";
 }
 
-/// Splits a location into "where" (file or file:line:col) and an ONNX node name.
+/// Splits a location into "where" (file or file:line:col) and an ONNX node
+/// name.
 static void describe(Location loc, std::string &where, std::string &node) {
   if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
     if (node.empty())
@@ -43,7 +45,8 @@ static void describe(Location loc, std::string &where, std::string &node) {
   if (auto file = llvm::dyn_cast<FileLineColLoc>(loc)) {
     where = file.getFilename().str();
     if (file.getLine() != 0)
-      where += ":" + std::to_string(file.getLine()) + ":" + std::to_string(file.getColumn());
+      where += ":" + std::to_string(file.getLine()) + ":" +
+               std::to_string(file.getColumn());
     return;
   }
   if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {

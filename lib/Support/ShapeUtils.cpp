@@ -1,9 +1,9 @@
 //===- ShapeUtils.cpp -----------------------------------------------------===//
 #include "hetpar/Support/ShapeUtils.h"
 
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/BuiltinDialect.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -13,8 +13,8 @@ using namespace mlir;
 
 namespace hetpar {
 
-std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
-                                                          llvm::ArrayRef<int64_t> b) {
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   llvm::SmallVector<int64_t> out(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
@@ -96,8 +96,9 @@ static int64_t elementByteWidth(Type t) {
   return bits == 1 ? 1 : bits / 8;
 }
 
-/// Calls `fn(raw)` with each element of a dense_resource attribute as little-endian
-/// bits (bool is one byte); false when the blob is gone or shorter than the shape.
+/// Calls `fn(raw)` with each element of a dense_resource attribute as
+/// little-endian bits (bool is one byte); false when the blob is gone or
+/// shorter than the shape.
 static bool forEachResourceElement(ElementsAttr attr, Type elt,
                                    llvm::function_ref<void(uint64_t)> fn) {
   auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
@@ -130,7 +131,8 @@ std::optional<llvm::SmallVector<int64_t>> readIntElements(ElementsAttr attr) {
   if (auto dense = llvm::dyn_cast<DenseIntElementsAttr>(attr)) {
     out.reserve(dense.getNumElements());
     for (const APInt &v : dense.getValues<APInt>())
-      out.push_back(isUnsigned ? static_cast<int64_t>(v.getZExtValue()) : v.getSExtValue());
+      out.push_back(isUnsigned ? static_cast<int64_t>(v.getZExtValue())
+                               : v.getSExtValue());
     return out;
   }
   unsigned bits = intType.getWidth() == 1 ? 8 : intType.getWidth();
@@ -138,8 +140,9 @@ std::optional<llvm::SmallVector<int64_t>> readIntElements(ElementsAttr attr) {
         if (intType.getWidth() == 1)
           out.push_back(raw != 0);
         else
-          out.push_back(isUnsigned || bits == 64 ? static_cast<int64_t>(raw)
-                                                  : llvm::SignExtend64(raw, bits));
+          out.push_back(isUnsigned || bits == 64
+                            ? static_cast<int64_t>(raw)
+                            : llvm::SignExtend64(raw, bits));
       }))
     return std::nullopt;
   return out;
@@ -172,7 +175,8 @@ std::optional<llvm::SmallVector<double>> readFloatElements(ElementsAttr attr) {
   }
   unsigned bits = ft.getWidth();
   if (!forEachResourceElement(attr, ft, [&](uint64_t raw) {
-        out.push_back(toDouble(APFloat(ft.getFloatSemantics(), APInt(bits, raw))));
+        out.push_back(
+            toDouble(APFloat(ft.getFloatSemantics(), APInt(bits, raw))));
       }))
     return std::nullopt;
   return out;
@@ -210,8 +214,8 @@ llvm::Expected<std::pair<std::string, SmallVector<int64_t>>>
 parseInputShapeSpec(StringRef spec) {
   auto [name, dims] = spec.rsplit('=');
   if (name.empty() || name.size() == spec.size())
-    return llvm::createStringError("input shape '%s' is not of the form NAME=2x128",
-                                   spec.str().c_str());
+    return llvm::createStringError(
+        "input shape '%s' is not of the form NAME=2x128", spec.str().c_str());
   SmallVector<int64_t> shape;
   if (!dims.empty()) {
     SmallVector<StringRef> parts;
@@ -225,7 +229,8 @@ parseInputShapeSpec(StringRef spec) {
         shape.push_back(d);
       else
         return llvm::createStringError(
-            "input shape '%s': '%s' is not a dimension (a non-negative integer or ?)",
+            "input shape '%s': '%s' is not a dimension (a non-negative integer "
+            "or ?)",
             spec.str().c_str(), p.str().c_str());
     }
   }

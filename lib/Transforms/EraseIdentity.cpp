@@ -1,4 +1,5 @@
-//===- EraseIdentity.cpp - hetpar-onnx-erase-identity -----------------------===//
+//===- EraseIdentity.cpp - hetpar-onnx-erase-identity
+//-----------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
@@ -12,7 +13,8 @@ using namespace mlir;
 using namespace hetpar;
 
 namespace {
-/// True when a Dropout is the identity: no training_mode, or a constant false one.
+/// True when a Dropout is the identity: no training_mode, or a constant false
+/// one.
 bool isInferenceDropout(onnx::DropoutOp op) {
   if (!op.getTrainingMode())
     return true;
@@ -20,7 +22,8 @@ bool isInferenceDropout(onnx::DropoutOp op) {
   return values && llvm::all_of(*values, [](int64_t v) { return v == 0; });
 }
 
-struct EraseIdentityPass : public hetpar::impl::EraseIdentityPassBase<EraseIdentityPass> {
+struct EraseIdentityPass
+    : public hetpar::impl::EraseIdentityPassBase<EraseIdentityPass> {
   void runOnOperation() override {
     SmallVector<Operation *> dead;
     getOperation().walk([&](Operation *op) {
@@ -44,12 +47,14 @@ struct EraseIdentityPass : public hetpar::impl::EraseIdentityPassBase<EraseIdent
             b, op->getLoc(),
             RankedTensorType::get(
                 {llvm::cast<ShapedType>(dropout.getData().getType()).hasRank()
-                     ? llvm::cast<ShapedType>(dropout.getData().getType()).getRank()
+                     ? llvm::cast<ShapedType>(dropout.getData().getType())
+                           .getRank()
                      : ShapedType::kDynamic},
                 b.getI64Type()),
             dropout.getData(), IntegerAttr(), b.getI64IntegerAttr(0));
-        Value ones = onnx::ConstantOfShapeOp::create(b, op->getLoc(), mask.getType(), shape,
-                                                     llvm::cast<ElementsAttr>(value));
+        Value ones = onnx::ConstantOfShapeOp::create(
+            b, op->getLoc(), mask.getType(), shape,
+            llvm::cast<ElementsAttr>(value));
         mask.replaceAllUsesWith(ones);
       }
       dropout.getOutput().replaceAllUsesWith(dropout.getData());

@@ -1,4 +1,5 @@
-//===- FoldConstants.cpp - hetpar-onnx-fold-constants -----------------------===//
+//===- FoldConstants.cpp - hetpar-onnx-fold-constants
+//-----------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -12,10 +13,11 @@ namespace hetpar {
 using namespace mlir;
 
 namespace {
-struct FoldConstantsPass : public hetpar::impl::FoldConstantsPassBase<FoldConstantsPass> {
+struct FoldConstantsPass
+    : public hetpar::impl::FoldConstantsPassBase<FoldConstantsPass> {
   void runOnOperation() override {
-    // No patterns: the driver only folds (through the ops' folders), removes dead
-    // ops and deduplicates constants.
+    // No patterns: the driver only folds (through the ops' folders), removes
+    // dead ops and deduplicates constants.
     RewritePatternSet patterns(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       getOperation()->emitWarning() << "constant folding did not converge";

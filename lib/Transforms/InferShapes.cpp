@@ -1,4 +1,5 @@
-//===- InferShapes.cpp - hetpar-onnx-infer-shapes ---------------------------===//
+//===- InferShapes.cpp - hetpar-onnx-infer-shapes
+//---------------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
@@ -16,15 +17,17 @@ using namespace mlir;
 using namespace hetpar;
 
 namespace {
-struct InferShapesPass : public hetpar::impl::InferShapesPassBase<InferShapesPass> {
+struct InferShapesPass
+    : public hetpar::impl::InferShapesPassBase<InferShapesPass> {
   using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    // Producers come before users in every block, so one pre-order sweep sees each
-    // op after its operands have their final types (and constants, when folded).
+    // Producers come before users in every block, so one pre-order sweep sees
+    // each op after its operands have their final types (and constants, when
+    // folded).
     SmallVector<Operation *> ops;
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (op != func.getOperation())
@@ -39,22 +42,24 @@ struct InferShapesPass : public hetpar::impl::InferShapesPassBase<InferShapesPas
         for (auto [result, inferred] : llvm::zip(op->getResults(), types)) {
           auto refined = refineType(result.getType(), inferred);
           if (failed(refined)) {
-            op->emitOpError() << "result type " << result.getType()
-                              << " contradicts the type its shape rule gives, "
-                              << inferred;
+            op->emitOpError()
+                << "result type " << result.getType()
+                << " contradicts the type its shape rule gives, " << inferred;
             return signalPassFailure();
           }
           result.setType(*refined);
         }
       }
       if (fold && op->getDialect() &&
-          op->getDialect()->getNamespace() == onnx::ONNXDialect::getDialectNamespace())
+          op->getDialect()->getNamespace() ==
+              onnx::ONNXDialect::getDialectNamespace())
         (void)folder.tryToFold(op);
     }
     // Ops whose results were all folded away.
     IRRewriter rewriter(&getContext());
     (void)runRegionDCE(rewriter, func.getBody());
-    auto ret = llvm::cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    auto ret =
+        llvm::cast<func::ReturnOp>(func.getBody().back().getTerminator());
     func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                    ret.getOperandTypes()));
   }

@@ -1,4 +1,5 @@
-//===- Pipelines.cpp - pass pipelines and registration ----------------------===//
+//===- Pipelines.cpp - pass pipelines and registration
+//----------------------===//
 #include "hetpar/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -7,7 +8,8 @@
 
 using namespace mlir;
 
-void hetpar::buildToStaticPipeline(OpPassManager &pm, const ToStaticPipelineOptions &options) {
+void hetpar::buildToStaticPipeline(OpPassManager &pm,
+                                   const ToStaticPipelineOptions &options) {
   if (!options.inputShapes.empty()) {
     SetInputShapesPassOptions shapes;
     shapes.shapes = llvm::to_vector(options.inputShapes);

@@ -1,4 +1,5 @@
-//===- PrintSummary.cpp - hetpar-onnx-print-summary -------------------------===//
+//===- PrintSummary.cpp - hetpar-onnx-print-summary
+//-------------------------===//
 #include "hetpar/Analysis/ModelSummary.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -13,7 +14,8 @@ namespace hetpar {
 using namespace mlir;
 
 namespace {
-struct PrintSummaryPass : public hetpar::impl::PrintSummaryPassBase<PrintSummaryPass> {
+struct PrintSummaryPass
+    : public hetpar::impl::PrintSummaryPassBase<PrintSummaryPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -1,4 +1,5 @@
-//===- SetInputShapes.cpp - hetpar-onnx-set-input-shapes --------------------===//
+//===- SetInputShapes.cpp - hetpar-onnx-set-input-shapes
+//--------------------===//
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -13,7 +14,8 @@ using namespace mlir;
 using namespace hetpar;
 
 namespace {
-struct SetInputShapesPass : public hetpar::impl::SetInputShapesPassBase<SetInputShapesPass> {
+struct SetInputShapesPass
+    : public hetpar::impl::SetInputShapesPassBase<SetInputShapesPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -44,23 +46,26 @@ struct SetInputShapesPass : public hetpar::impl::SetInputShapesPassBase<SetInput
         used.insert(name.getValue());
         auto st = llvm::dyn_cast<ShapedType>(arg.getType());
         if (!st) {
-          emitError(arg.getLoc()) << "input '" << name.getValue() << "' is not a tensor";
+          emitError(arg.getLoc())
+              << "input '" << name.getValue() << "' is not a tensor";
           ok = false;
           continue;
         }
         auto want = RankedTensorType::get(it->second, st.getElementType());
         auto refined = refineType(arg.getType(), want);
         if (failed(refined)) {
-          emitError(arg.getLoc()) << "input shape " << name.getValue() << "="
-                                  << formatShape(it->second) << " does not match the input's "
-                                  << arg.getType();
+          emitError(arg.getLoc())
+              << "input shape " << name.getValue() << "="
+              << formatShape(it->second) << " does not match the input's "
+              << arg.getType();
           ok = false;
           continue;
         }
         arg.setType(*refined);
         argTypes[i] = *refined;
       }
-      func.setType(FunctionType::get(&getContext(), argTypes, func.getResultTypes()));
+      func.setType(
+          FunctionType::get(&getContext(), argTypes, func.getResultTypes()));
     });
     for (const auto &entry : requested) {
       if (used.contains(entry.getKey()))

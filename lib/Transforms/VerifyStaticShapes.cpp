@@ -1,4 +1,5 @@
-//===- VerifyStaticShapes.cpp - hetpar-onnx-verify-static -------------------===//
+//===- VerifyStaticShapes.cpp - hetpar-onnx-verify-static
+//-------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -47,33 +48,37 @@ struct VerifyStaticShapesPass
         if (!isDynamicTensor(arg.getType()))
           continue;
         auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
-        emitError(arg.getLoc()) << "input '" << (name ? name.getValue() : StringRef("?"))
-                                << "' has dynamic type " << arg.getType()
-                                << "; give its shape with --input-shape";
+        emitError(arg.getLoc())
+            << "input '" << (name ? name.getValue() : StringRef("?"))
+            << "' has dynamic type " << arg.getType()
+            << "; give its shape with --input-shape";
         ok = false;
       }
     });
     if (!ok)
       return signalPassFailure();
-    // Report only where dynamism starts: an op with a dynamic result whose operands
-    // are all static. Ops downstream of it inherit the problem.
+    // Report only where dynamism starts: an op with a dynamic result whose
+    // operands are all static. Ops downstream of it inherit the problem.
     getOperation().walk([&](Operation *op) {
       if (llvm::none_of(op->getResultTypes(), isDynamicTensor) ||
           llvm::any_of(op->getOperandTypes(), isDynamicTensor))
         return;
       Type dynamic = *llvm::find_if(op->getResultTypes(), isDynamicTensor);
-      auto diag = op->emitError() << onnx::describeNode(op) << " has a result of dynamic type "
-                                  << dynamic;
+      auto diag = op->emitError()
+                  << onnx::describeNode(op) << " has a result of dynamic type "
+                  << dynamic;
       if (llvm::isa<onnx::GenericOp>(op)) {
         diag << ": unsupported op " << onnx::getONNXOpType(op)
              << " (HetPar cannot infer its shapes)";
       } else if (BlockArgument arg = findDataDependence(op)) {
         auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-        StringAttr name =
-            func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name") : nullptr;
+        StringAttr name = func ? func.getArgAttrOfType<StringAttr>(
+                                     arg.getArgNumber(), "onnx.name")
+                               : nullptr;
         diag << ": the shape depends on the values of input '"
              << (name ? name.getValue() : StringRef("?"))
-             << "', which HetPar does not support (shapes must follow from the input "
+             << "', which HetPar does not support (shapes must follow from the "
+                "input "
                 "shapes)";
       }
       ok = false;

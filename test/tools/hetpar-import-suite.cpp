@@ -1,23 +1,29 @@
-//===- hetpar-import-suite.cpp - import a folder of ONNX test models --------===//
+//===- hetpar-import-suite.cpp - import a folder of ONNX test models
+//--------===//
 //
-// Usage: hetpar-import-suite DIR [--verbose] [--list-skipped] [--min-imported N]
+// Usage: hetpar-import-suite DIR [--verbose] [--list-skipped] [--min-imported
+// N]
 //
 // Imports every DIR/**/model.onnx and DIR/**/model-dynamic.onnx, runs shape
 // inference with folding, and sorts each model into one of the outcomes below.
 // Two layouts are understood:
-//   - the ONNX backend test suite (Debian's libonnx-testdata): reference outputs in
+//   - the ONNX backend test suite (Debian's libonnx-testdata): reference
+//   outputs in
 //     test_data_set_0/output_<i>.pb;
-//   - HetPar's bundled models (examples/models): inputs input_<i>.npy, which also give
+//   - HetPar's bundled models (examples/models): inputs input_<i>.npy, which
+//   also give
 //     the shapes of dynamic inputs, and ONNX Runtime outputs output_<i>.npy.
 // Outcomes:
-//   imported     every op is modeled, every tensor is static, and the output shapes
+//   imported     every op is modeled, every tensor is static, and the output
+//   shapes
 //                equal those of the stored reference outputs (test_data_set_0)
 //   unsupported  the model uses an op or a type HetPar does not support (named)
-//   failed       anything else: an import error, a dynamic shape left, or an output
+//   failed       anything else: an import error, a dynamic shape left, or an
+//   output
 //                shape that differs from the reference
-// Prints the counts, the unsupported reasons by frequency, and every failure. Exits
-// 1 when a model failed or fewer than N imported. A crash ends the run (and so
-// fails the test that runs it).
+// Prints the counts, the unsupported reasons by frequency, and every failure.
+// Exits 1 when a model failed or fewer than N imported. A crash ends the run
+// (and so fails the test that runs it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,11 +55,13 @@ namespace cl = llvm::cl;
 static cl::opt<std::string> root(cl::Positional, cl::desc("<test data folder>"),
                                  cl::Required);
 static cl::opt<bool> verbose("verbose", cl::desc("Print one line per model"));
-static cl::opt<int> minImported(
-    "min-imported", cl::desc("Fail unless at least this many models import"),
-    cl::init(0));
-static cl::opt<bool> listSkipped("list-skipped",
-                                 cl::desc("Print every unsupported model and why"));
+static cl::opt<int>
+    minImported("min-imported",
+                cl::desc("Fail unless at least this many models import"),
+                cl::init(0));
+static cl::opt<bool>
+    listSkipped("list-skipped",
+                cl::desc("Print every unsupported model and why"));
 
 namespace {
 enum class Outcome { Imported, Unsupported, Failed };
@@ -63,7 +71,8 @@ struct Result {
   std::string reason;
 };
 
-/// The shape in a NumPy .npy header ("{'descr': '<f4', ..., 'shape': (2, 16), }").
+/// The shape in a NumPy .npy header ("{'descr': '<f4', ..., 'shape': (2, 16),
+/// }").
 std::optional<llvm::SmallVector<int64_t>> npyShape(StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
@@ -89,8 +98,8 @@ std::optional<llvm::SmallVector<int64_t>> npyShape(StringRef path) {
 }
 
 /// Shapes of DIR/<prefix>_<i>.npy for i = 0, 1, ...
-std::vector<std::optional<llvm::SmallVector<int64_t>>> npyShapes(StringRef dir,
-                                                                StringRef prefix) {
+std::vector<std::optional<llvm::SmallVector<int64_t>>>
+npyShapes(StringRef dir, StringRef prefix) {
   std::vector<std::optional<llvm::SmallVector<int64_t>>> shapes;
   for (int i = 0;; ++i) {
     llvm::SmallString<256> path(dir);
@@ -104,30 +113,35 @@ std::vector<std::optional<llvm::SmallVector<int64_t>>> npyShapes(StringRef dir,
 
 /// Reference output shapes: dims of test_data_set_0/output_<i>.pb, or of
 /// output_<i>.npy in HetPar's layout.
-std::vector<std::optional<llvm::SmallVector<int64_t>>> referenceShapes(StringRef dir) {
+std::vector<std::optional<llvm::SmallVector<int64_t>>>
+referenceShapes(StringRef dir) {
   auto npy = npyShapes(dir, "output");
   if (!npy.empty())
     return npy;
   std::vector<std::optional<llvm::SmallVector<int64_t>>> shapes;
   for (int i = 0;; ++i) {
     llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, "test_data_set_0", "output_" + std::to_string(i) + ".pb");
+    llvm::sys::path::append(path, "test_data_set_0",
+                            "output_" + std::to_string(i) + ".pb");
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
       break;
     ::onnx::TensorProto t;
-    if (!t.ParseFromArray((*buffer)->getBufferStart(), (*buffer)->getBufferSize()) ||
+    if (!t.ParseFromArray((*buffer)->getBufferStart(),
+                          (*buffer)->getBufferSize()) ||
         !t.has_data_type()) {
       shapes.push_back(std::nullopt);
       continue;
     }
-    shapes.push_back(llvm::SmallVector<int64_t>(t.dims().begin(), t.dims().end()));
+    shapes.push_back(
+        llvm::SmallVector<int64_t>(t.dims().begin(), t.dims().end()));
   }
   return shapes;
 }
 
 bool isUnsupportedMessage(StringRef msg) {
-  return msg.contains("HetPar does not support") || msg.contains("HetPar does not model") ||
+  return msg.contains("HetPar does not support") ||
+         msg.contains("HetPar does not model") ||
          msg.contains("is not supported");
 }
 
@@ -165,7 +179,8 @@ Result runOne(StringRef dir, StringRef modelPath) {
   }
   auto module = hetpar::importONNXModel(modelPath, &context, options);
   if (!module)
-    return {isUnsupportedMessage(firstError) ? Outcome::Unsupported : Outcome::Failed,
+    return {isUnsupportedMessage(firstError) ? Outcome::Unsupported
+                                             : Outcome::Failed,
             firstError};
 
   std::string unsupportedOp;
@@ -179,7 +194,8 @@ Result runOne(StringRef dir, StringRef modelPath) {
   PassManager pm(&context);
   hetpar::buildToStaticPipeline(pm, hetpar::ToStaticPipelineOptions());
   if (failed(pm.run(*module)))
-    return {isUnsupportedMessage(firstError) ? Outcome::Unsupported : Outcome::Failed,
+    return {isUnsupportedMessage(firstError) ? Outcome::Unsupported
+                                             : Outcome::Failed,
             firstError};
 
   auto funcs = module->getOps<func::FuncOp>();
@@ -191,7 +207,8 @@ Result runOne(StringRef dir, StringRef modelPath) {
     if (i >= refs.size() || !refs[i])
       continue;
     auto shaped = llvm::cast<ShapedType>(type);
-    if (!shaped.hasRank() || shaped.getShape() != llvm::ArrayRef<int64_t>(*refs[i]))
+    if (!shaped.hasRank() ||
+        shaped.getShape() != llvm::ArrayRef<int64_t>(*refs[i]))
       return {Outcome::Failed, "output " + std::to_string(i) + " has shape " +
                                    hetpar::formatShape(shaped.getShape()) +
                                    " but the reference output has " +
@@ -203,17 +220,19 @@ Result runOne(StringRef dir, StringRef modelPath) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "Import a folder of ONNX test models\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Import a folder of ONNX test models\n");
 
   std::vector<std::string> models;
   std::error_code ec;
-  for (llvm::sys::fs::recursive_directory_iterator it(root, ec), end; it != end && !ec;
-       it.increment(ec))
+  for (llvm::sys::fs::recursive_directory_iterator it(root, ec), end;
+       it != end && !ec; it.increment(ec))
     if (llvm::sys::path::filename(it->path()) == "model.onnx" ||
         llvm::sys::path::filename(it->path()) == "model-dynamic.onnx")
       models.push_back(it->path());
   if (ec || models.empty()) {
-    llvm::errs() << "hetpar-import-suite: no model.onnx under '" << root << "'\n";
+    llvm::errs() << "hetpar-import-suite: no model.onnx under '" << root
+                 << "'\n";
     return 1;
   }
   std::sort(models.begin(), models.end());
@@ -233,12 +252,14 @@ int main(int argc, char **argv) {
       llvm::outs() << (r.outcome == Outcome::Imported      ? "imported    "
                        : r.outcome == Outcome::Unsupported ? "unsupported "
                                                            : "FAILED      ")
-                   << test << (r.reason.empty() ? "" : ": ") << r.reason << "\n";
+                   << test << (r.reason.empty() ? "" : ": ") << r.reason
+                   << "\n";
     if (r.outcome == Outcome::Failed)
       failures.emplace_back(test, r.reason);
     if (r.outcome == Outcome::Unsupported) {
       skipped.emplace_back(test, r.reason);
-      // Group "op X" reasons; for type errors keep the tail after the last ': '.
+      // Group "op X" reasons; for type errors keep the tail after the last ':
+      // '.
       std::string key = r.reason;
       if (!StringRef(key).starts_with("op ")) {
         size_t pos = key.rfind(": ");
@@ -265,8 +286,9 @@ int main(int argc, char **argv) {
   for (const auto &[test, reason] : failures)
     llvm::outs() << "FAILED " << test << ": " << reason << "\n";
   if (counts[0] < minImported) {
-    llvm::outs() << "FAILED: only " << counts[0] << " models imported, expected at least "
-                 << minImported << "\n";
+    llvm::outs() << "FAILED: only " << counts[0]
+                 << " models imported, expected at least " << minImported
+                 << "\n";
     return 1;
   }
   return failures.empty() ? 0 : 1;

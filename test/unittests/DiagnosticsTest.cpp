@@ -1,4 +1,5 @@
-//===- DiagnosticsTest.cpp --------------------------------------------------===//
+//===- DiagnosticsTest.cpp
+//--------------------------------------------------===//
 #include "hetpar/Support/Diagnostics.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -24,8 +25,9 @@ TEST(Diagnostics, NodeLocationsNameTheNode) {
   MLIRContext ctx;
   Location file = FileLineColLoc::get(&ctx, "model.onnx", 0, 0);
   Location node = NameLoc::get(StringAttr::get(&ctx, "MatMul_3"), file);
-  EXPECT_EQ(formatError(ctx, node, "'onnx.MatMul' op cannot multiply 2x3 by 4x5"),
-            "model.onnx: error: node 'MatMul_3': cannot multiply 2x3 by 4x5");
+  EXPECT_EQ(
+      formatError(ctx, node, "'onnx.MatMul' op cannot multiply 2x3 by 4x5"),
+      "model.onnx: error: node 'MatMul_3': cannot multiply 2x3 by 4x5");
   // A message that already names the node is not prefixed twice.
   EXPECT_EQ(formatError(ctx, node, "node 'MatMul_3' (MatMul): bad"),
             "model.onnx: error: node 'MatMul_3' (MatMul): bad");

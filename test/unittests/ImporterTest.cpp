@@ -1,4 +1,5 @@
-//===- ImporterTest.cpp - model-level import properties ---------------------===//
+//===- ImporterTest.cpp - model-level import properties
+//---------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Import/ONNXImporter.h"
 

@@ -1,4 +1,5 @@
-//===- ShapeUtilsTest.cpp ---------------------------------------------------===//
+//===- ShapeUtilsTest.cpp
+//---------------------------------------------------===//
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -24,8 +25,10 @@ TEST(ShapeUtils, BroadcastNumpyRules) {
 }
 
 TEST(ShapeUtils, BroadcastDynamic) {
-  // A dynamic extent against a static one other than 1 must be that extent (or 1).
-  EXPECT_EQ(*broadcastShapes({kDyn, 4}, {3, 4}), (llvm::SmallVector<int64_t>{3, 4}));
+  // A dynamic extent against a static one other than 1 must be that extent (or
+  // 1).
+  EXPECT_EQ(*broadcastShapes({kDyn, 4}, {3, 4}),
+            (llvm::SmallVector<int64_t>{3, 4}));
   // Against 1 it stays dynamic.
   EXPECT_EQ(*broadcastShapes({kDyn}, {1}), (llvm::SmallVector<int64_t>{kDyn}));
 }
@@ -72,7 +75,8 @@ TEST(ShapeUtils, ParseInputShapeSpec) {
   // Names may contain '=' only before the last one; bad dims are errors.
   auto bad = parseInputShapeSpec("x=2xabc");
   ASSERT_FALSE(bool(bad));
-  EXPECT_NE(llvm::toString(bad.takeError()).find("'abc' is not a dimension"), std::string::npos);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("'abc' is not a dimension"),
+            std::string::npos);
   auto noEq = parseInputShapeSpec("x");
   ASSERT_FALSE(bool(noEq));
   llvm::consumeError(noEq.takeError());
@@ -89,9 +93,12 @@ TEST(ShapeUtils, RefineType) {
   auto unranked = mlir::UnrankedTensorType::get(f32);
   EXPECT_EQ(*refineType(dyn, stat), mlir::Type(stat));
   EXPECT_EQ(*refineType(unranked, dyn), mlir::Type(dyn));
-  EXPECT_TRUE(mlir::failed(refineType(stat, mlir::RankedTensorType::get({3, 4}, f32))));
-  EXPECT_TRUE(mlir::failed(refineType(stat, mlir::RankedTensorType::get({2, 4, 1}, f32))));
+  EXPECT_TRUE(
+      mlir::failed(refineType(stat, mlir::RankedTensorType::get({3, 4}, f32))));
   EXPECT_TRUE(mlir::failed(
-      refineType(stat, mlir::RankedTensorType::get({2, 4}, mlir::Float16Type::get(&ctx)))));
+      refineType(stat, mlir::RankedTensorType::get({2, 4, 1}, f32))));
+  EXPECT_TRUE(mlir::failed(refineType(
+      stat,
+      mlir::RankedTensorType::get({2, 4}, mlir::Float16Type::get(&ctx)))));
 }
 } // namespace

@@ -1,4 +1,5 @@
-//===- TensorDataTest.cpp - ONNX tensor data to ElementsAttr ----------------===//
+//===- TensorDataTest.cpp - ONNX tensor data to ElementsAttr
+//----------------===//
 #include "TensorData.h"
 
 #include "hetpar/Support/ShapeUtils.h"
@@ -24,10 +25,11 @@ class TensorDataTest : public ::testing::Test {
 protected:
   void SetUp() override {
     ctx.getOrLoadDialect<BuiltinDialect>();
-    handler = std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
-      lastError = d.str();
-      return success();
-    });
+    handler =
+        std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
+          lastError = d.str();
+          return success();
+        });
     llvm::SmallString<128> dir;
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("hetpar-tensor", dir));
     root = std::string(dir);
@@ -61,7 +63,8 @@ protected:
   }
 
   static void setExternal(::onnx::TensorProto &t, const std::string &location,
-                          const std::string &offset = "", const std::string &length = "") {
+                          const std::string &offset = "",
+                          const std::string &length = "") {
     t.set_data_location(::onnx::TensorProto::EXTERNAL);
     auto *e = t.add_external_data();
     e->set_key("location");
@@ -117,7 +120,8 @@ TEST_F(TensorDataTest, ShortRawDataIsAnError) {
   auto t = floatTensor({2, 3});
   t.set_raw_data(std::string(20, '\0'));
   EXPECT_TRUE(failed(run(t)));
-  EXPECT_NE(lastError.find("needs 24 bytes (6 elements) but its raw_data holds 20 bytes"),
+  EXPECT_NE(lastError.find(
+                "needs 24 bytes (6 elements) but its raw_data holds 20 bytes"),
             std::string::npos)
       << lastError;
 }
@@ -127,7 +131,8 @@ TEST_F(TensorDataTest, TypedFieldsMustMatchTheShape) {
   t.add_float_data(1.0f);
   t.add_float_data(2.0f);
   EXPECT_TRUE(failed(run(t)));
-  EXPECT_NE(lastError.find("needs 3 elements but its data holds 2"), std::string::npos);
+  EXPECT_NE(lastError.find("needs 3 elements but its data holds 2"),
+            std::string::npos);
   t.add_float_data(3.0f);
   auto attr = run(t);
   ASSERT_TRUE(succeeded(attr));
@@ -177,11 +182,13 @@ TEST_F(TensorDataTest, BadDimensionsAndTypes) {
   EXPECT_NE(lastError.find("negative dimension -1"), std::string::npos);
   auto huge = floatTensor({int64_t(1) << 40, int64_t(1) << 40});
   EXPECT_TRUE(failed(run(huge)));
-  EXPECT_NE(lastError.find("more elements than fit in 64 bits"), std::string::npos);
+  EXPECT_NE(lastError.find("more elements than fit in 64 bits"),
+            std::string::npos);
   ::onnx::TensorProto str;
   str.set_data_type(::onnx::TensorProto::STRING);
   EXPECT_TRUE(failed(run(str)));
-  EXPECT_NE(lastError.find("STRING, which HetPar does not support"), std::string::npos);
+  EXPECT_NE(lastError.find("STRING, which HetPar does not support"),
+            std::string::npos);
 }
 
 TEST_F(TensorDataTest, ExternalDataIsReadFromTheSlice) {
@@ -210,11 +217,14 @@ TEST_F(TensorDataTest, ExternalDataOutsideTheFolderIsRefused) {
   EXPECT_NE(lastError.find("contains '..'"), std::string::npos) << lastError;
 
   // A link inside the folder that points outside it.
-  ASSERT_EQ(::symlink((root + "/secret.bin").c_str(), (modelDir + "/link.bin").c_str()), 0);
+  ASSERT_EQ(::symlink((root + "/secret.bin").c_str(),
+                      (modelDir + "/link.bin").c_str()),
+            0);
   auto link = floatTensor({4});
   setExternal(link, "link.bin");
   EXPECT_TRUE(failed(run(link)));
-  EXPECT_NE(lastError.find("outside the model's folder"), std::string::npos) << lastError;
+  EXPECT_NE(lastError.find("outside the model's folder"), std::string::npos)
+      << lastError;
 }
 
 TEST_F(TensorDataTest, ExternalDataMissingOrShort) {
@@ -227,8 +237,10 @@ TEST_F(TensorDataTest, ExternalDataMissingOrShort) {
   auto shortT = floatTensor({4});
   setExternal(shortT, "short.bin", "0", "16");
   EXPECT_TRUE(failed(run(shortT)));
-  EXPECT_NE(lastError.find("needs bytes [0, 16)"), std::string::npos) << lastError;
-  EXPECT_NE(lastError.find("has only 10 bytes"), std::string::npos) << lastError;
+  EXPECT_NE(lastError.find("needs bytes [0, 16)"), std::string::npos)
+      << lastError;
+  EXPECT_NE(lastError.find("has only 10 bytes"), std::string::npos)
+      << lastError;
 
   auto wrongLength = floatTensor({4});
   setExternal(wrongLength, "short.bin", "0", "8");

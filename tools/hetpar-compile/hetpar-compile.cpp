@@ -1,12 +1,14 @@
-//===- hetpar-compile.cpp - the HetPar compiler driver ----------------------===//
+//===- hetpar-compile.cpp - the HetPar compiler driver
+//----------------------===//
 //
 // Usage:
-//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o OUT.mlir
-//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=summary [-o FILE]
+//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o
+//   OUT.mlir hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...]
+//   --emit=summary [-o FILE]
 //
-// Imports the model, makes it fully static (hetpar-onnx-to-static) and writes the
-// static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints a
-// summary of its ops, parameters and FLOPs (--emit=summary). Output files are
+// Imports the model, makes it fully static (hetpar-onnx-to-static) and writes
+// the static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints
+// a summary of its ops, parameters and FLOPs (--emit=summary). Output files are
 // written atomically: a failed compile leaves nothing behind. Exit status 0 on
 // success, 1 on any error (with one diagnostic naming the file and node).
 //
@@ -36,28 +38,31 @@ static cl::OptionCategory category("hetpar-compile options");
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
-                                       cl::value_desc("path"), cl::cat(category));
-static cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
-                cl::value_desc("NAME=DxD..."), cl::cat(category));
+                                       cl::value_desc("path"),
+                                       cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
+    cl::value_desc("NAME=DxD..."), cl::cat(category));
 
 enum class EmitKind { None, MLIR, MLIRBytecode, Summary };
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::None),
-    cl::values(clEnumValN(EmitKind::MLIR, "mlir",
-                          "the static onnx-dialect module (after shape inference and "
-                          "folding) as MLIR text"),
-               clEnumValN(EmitKind::MLIRBytecode, "mlirbc",
-                          "the same module as MLIR bytecode"),
-               clEnumValN(EmitKind::Summary, "summary",
-                          "a summary: inputs, outputs, ops, parameters, FLOPs")),
+    cl::values(
+        clEnumValN(EmitKind::MLIR, "mlir",
+                   "the static onnx-dialect module (after shape inference and "
+                   "folding) as MLIR text"),
+        clEnumValN(EmitKind::MLIRBytecode, "mlirbc",
+                   "the same module as MLIR bytecode"),
+        clEnumValN(EmitKind::Summary, "summary",
+                   "a summary: inputs, outputs, ops, parameters, FLOPs")),
     cl::cat(category));
 
 static cl::opt<bool> allowDynamic(
     "allow-dynamic",
-    cl::desc("Do not fail when some tensor keeps a dynamic shape (inputs without "
-             "--input-shape)"),
+    cl::desc(
+        "Do not fail when some tensor keeps a dynamic shape (inputs without "
+        "--input-shape)"),
     cl::init(false), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
@@ -74,9 +79,11 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
   if (emit == EmitKind::None)
-    return fail("choose what to emit: --emit=mlir, --emit=mlirbc or --emit=summary "
-                "(code generation for devices is not implemented yet)");
-  if ((emit == EmitKind::MLIR || emit == EmitKind::MLIRBytecode) && outputPath.empty())
+    return fail(
+        "choose what to emit: --emit=mlir, --emit=mlirbc or --emit=summary "
+        "(code generation for devices is not implemented yet)");
+  if ((emit == EmitKind::MLIR || emit == EmitKind::MLIRBytecode) &&
+      outputPath.empty())
     return fail("--emit=mlir needs -o OUT.mlir");
 
   hetpar::ONNXImportOptions options;
@@ -107,12 +114,15 @@ int main(int argc, char **argv) {
       body(llvm::outs());
       return 0;
     }
-    // Written to a temporary file and renamed: no half-written output on failure.
-    if (llvm::Error err = llvm::writeToOutput(outputPath, [&](llvm::raw_ostream &os) {
-          body(os);
-          return llvm::Error::success();
-        }))
-      return fail("cannot write '" + outputPath + "': " + llvm::toString(std::move(err)));
+    // Written to a temporary file and renamed: no half-written output on
+    // failure.
+    if (llvm::Error err =
+            llvm::writeToOutput(outputPath, [&](llvm::raw_ostream &os) {
+              body(os);
+              return llvm::Error::success();
+            }))
+      return fail("cannot write '" + outputPath +
+                  "': " + llvm::toString(std::move(err)));
     return 0;
   };
 
@@ -121,7 +131,8 @@ int main(int argc, char **argv) {
     return write([&](llvm::raw_ostream &os) { module->print(os); });
   case EmitKind::MLIRBytecode: {
     LogicalResult ok = success();
-    int rc = write([&](llvm::raw_ostream &os) { ok = writeBytecodeToFile(*module, os); });
+    int rc = write(
+        [&](llvm::raw_ostream &os) { ok = writeBytecodeToFile(*module, os); });
     return rc ? rc : (failed(ok) ? fail("cannot write bytecode") : 0);
   }
   case EmitKind::Summary:

@@ -1,8 +1,8 @@
 //===- hetpar-opt.cpp - mlir-opt with every HetPar dialect and pass -------===//
 //
 // Usage: hetpar-opt [options] input.mlir
-// Runs passes and pipelines (e.g. --hetpar-onnx-to-static) over MLIR files. Users'
-// own passes load with --load-pass-plugin=libMyPasses.so.
+// Runs passes and pipelines (e.g. --hetpar-onnx-to-static) over MLIR files.
+// Users' own passes load with --load-pass-plugin=libMyPasses.so.
 //
 //===----------------------------------------------------------------------===//
 

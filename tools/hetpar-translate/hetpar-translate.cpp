@@ -1,15 +1,16 @@
 //===- hetpar-translate.cpp - ONNX import -------------------------------===//
 //
-// Usage: hetpar-translate --import-onnx MODEL.onnx [--input-shape NAME=2x128 ...]
+// Usage: hetpar-translate --import-onnx MODEL.onnx [--input-shape NAME=2x128
+// ...]
 //                         [--no-external-data] [--emit-bytecode] [-o OUT.mlir]
 //
-// Imports an ONNX model (binary .onnx, or ONNX text syntax .onnxtxt) into the onnx
-// dialect. Import only: each op's shape rule runs as it is built, but nothing is
-// folded (use hetpar-compile --emit=mlir for the static module).
+// Imports an ONNX model (binary .onnx, or ONNX text syntax .onnxtxt) into the
+// onnx dialect. Import only: each op's shape rule runs as it is built, but
+// nothing is folded (use hetpar-compile --emit=mlir for the static module).
 //
 // This is not built on mlirTranslateMain, which reads the whole input file into
-// memory before translating: the importer streams the model itself, so that weights
-// are held once.
+// memory before translating: the importer streams the model itself, so that
+// weights are held once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,23 +32,26 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("hetpar-translate options");
 
-static cl::opt<bool> importONNX("import-onnx",
-                                cl::desc("Import an ONNX model into the onnx dialect"),
-                                cl::cat(category));
-static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
-                                      cl::cat(category));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
-                                       cl::value_desc("path"), cl::init("-"),
-                                       cl::cat(category));
-static cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
-                cl::value_desc("NAME=DxD..."), cl::cat(category));
+static cl::opt<bool>
+    importONNX("import-onnx",
+               cl::desc("Import an ONNX model into the onnx dialect"),
+               cl::cat(category));
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Output file (default: stdout)"),
+               cl::value_desc("path"), cl::init("-"), cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
+    cl::value_desc("NAME=DxD..."), cl::cat(category));
 static cl::opt<bool> noExternalData(
     "no-external-data",
-    cl::desc("Do not read external data files (weights become data-less resources)"),
+    cl::desc(
+        "Do not read external data files (weights become data-less resources)"),
     cl::init(false), cl::cat(category));
-static cl::opt<bool> emitBytecode("emit-bytecode", cl::desc("Write MLIR bytecode"),
+static cl::opt<bool> emitBytecode("emit-bytecode",
+                                  cl::desc("Write MLIR bytecode"),
                                   cl::init(false), cl::cat(category));
 
 int main(int argc, char **argv) {
@@ -57,14 +61,16 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
   if (!importONNX) {
-    llvm::errs() << "hetpar-translate: error: choose a translation (--import-onnx)\n";
+    llvm::errs()
+        << "hetpar-translate: error: choose a translation (--import-onnx)\n";
     return 1;
   }
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes)) {
-    llvm::errs() << "hetpar-translate: error: " << llvm::toString(std::move(err)) << "\n";
+    llvm::errs() << "hetpar-translate: error: "
+                 << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
 

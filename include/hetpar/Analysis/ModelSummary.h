@@ -1,4 +1,5 @@
-//===- ModelSummary.h - ops, parameters and FLOPs of a model -----*- C++ -*-===//
+//===- ModelSummary.h - ops, parameters and FLOPs of a model -----*- C++
+//-*-===//
 #ifndef HETPAR_ANALYSIS_MODELSUMMARY_H
 #define HETPAR_ANALYSIS_MODELSUMMARY_H
 
@@ -37,7 +38,8 @@ struct ModelSummary {
   int64_t parameters = 0;
   /// Bytes of all constants.
   int64_t constantBytes = 0;
-  /// Sum of op FLOPs (multiply-add = 2); std::nullopt when a shape is not static.
+  /// Sum of op FLOPs (multiply-add = 2); std::nullopt when a shape is not
+  /// static.
   std::optional<int64_t> flops = 0;
 };
 

@@ -1,9 +1,10 @@
-//===- ONNXImporter.h - ONNX model to onnx dialect ----------------*- C++ -*-===//
+//===- ONNXImporter.h - ONNX model to onnx dialect ----------------*- C++
+//-*-===//
 //
 // Imports an ONNX model (binary protobuf `.onnx`, or the ONNX textual syntax in
 // `.onnxtxt` files) into a module holding one `func.func` per graph, with onnx
-// dialect ops. Every problem with the input is reported as one diagnostic naming
-// the file and the node; the importer never asserts on input.
+// dialect ops. Every problem with the input is reported as one diagnostic
+// naming the file and the node; the importer never asserts on input.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_IMPORT_ONNXIMPORTER_H
@@ -21,12 +22,14 @@
 namespace hetpar {
 
 struct ONNXImportOptions {
-  /// Shapes fixed for graph inputs, by input name (`--input-shape NAME=2x128`). A
-  /// dimension given as ShapedType::kDynamic keeps what the model declares. A shape
-  /// must have the declared rank and agree with the declared static extents.
+  /// Shapes fixed for graph inputs, by input name (`--input-shape NAME=2x128`).
+  /// A dimension given as ShapedType::kDynamic keeps what the model declares. A
+  /// shape must have the declared rank and agree with the declared static
+  /// extents.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
   /// When false, external data files are not opened: weights stored outside the
-  /// model become `dense_resource` attributes without data (enough for planning).
+  /// model become `dense_resource` attributes without data (enough for
+  /// planning).
   bool loadExternalData = true;
   /// Tensors of at most this many bytes become `dense` attributes, larger ones
   /// `dense_resource` blobs that refer to the bytes without copying them.
@@ -36,11 +39,11 @@ struct ONNXImportOptions {
   llvm::Error addInputShapeSpecs(llvm::ArrayRef<std::string> specs);
 };
 
-/// Imports the model at `path`. Diagnostics go to the context's handler; returns a
-/// null module on failure (after emitting at least one error).
-mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(llvm::StringRef path,
-                                                  mlir::MLIRContext *context,
-                                                  const ONNXImportOptions &options = {});
+/// Imports the model at `path`. Diagnostics go to the context's handler;
+/// returns a null module on failure (after emitting at least one error).
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXModel(llvm::StringRef path, mlir::MLIRContext *context,
+                const ONNXImportOptions &options = {});
 
 /// Registers the dialects an imported module uses (onnx, func).
 void registerImportDialects(mlir::DialectRegistry &registry);

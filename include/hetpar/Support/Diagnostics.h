@@ -1,4 +1,5 @@
-//===- Diagnostics.h - diagnostics in ONNX terms ------------------*- C++ -*-===//
+//===- Diagnostics.h - diagnostics in ONNX terms ------------------*- C++
+//-*-===//
 #ifndef HETPAR_SUPPORT_DIAGNOSTICS_H
 #define HETPAR_SUPPORT_DIAGNOSTICS_H
 
@@ -14,7 +15,8 @@ namespace hetpar {
 /// dropped (the node name says more), and notes are printed indented.
 class DiagnosticPrinter : public mlir::ScopedDiagnosticHandler {
 public:
-  DiagnosticPrinter(mlir::MLIRContext *ctx, llvm::raw_ostream &os = llvm::errs());
+  DiagnosticPrinter(mlir::MLIRContext *ctx,
+                    llvm::raw_ostream &os = llvm::errs());
 
   /// Formats one diagnostic (without its notes) as described above.
   static std::string format(mlir::Diagnostic &diag);

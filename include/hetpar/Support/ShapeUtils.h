@@ -1,4 +1,5 @@
-//===- ShapeUtils.h - shape arithmetic shared by the dialects ----*- C++ -*-===//
+//===- ShapeUtils.h - shape arithmetic shared by the dialects ----*- C++
+//-*-===//
 //
 // Small helpers over static/dynamic shapes (mlir::ShapedType::kDynamic marks an
 // unknown extent) and over constant operand values.
@@ -21,12 +22,13 @@ namespace hetpar {
 /// True when `d` is an unknown extent.
 inline bool isDynamic(int64_t d) { return mlir::ShapedType::isDynamic(d); }
 
-/// Multidirectional (numpy) broadcast of two shapes, aligned at the last dimension.
-/// A dynamic extent against a static one other than 1 gives the static one (the
-/// dynamic one must be equal or 1 at run time); against 1 or dynamic it stays dynamic.
-/// Returns std::nullopt when two static extents differ and neither is 1.
-std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
-                                                          llvm::ArrayRef<int64_t> b);
+/// Multidirectional (numpy) broadcast of two shapes, aligned at the last
+/// dimension. A dynamic extent against a static one other than 1 gives the
+/// static one (the dynamic one must be equal or 1 at run time); against 1 or
+/// dynamic it stays dynamic. Returns std::nullopt when two static extents
+/// differ and neither is 1.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
 /// Unidirectional broadcast: can `from` be broadcast to `to` (numpy rules, `to`
 /// unchanged)? Dynamic extents are assumed compatible.
@@ -44,25 +46,29 @@ std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape);
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
 /// The values of a constant integer tensor operand (any integer element type,
-/// sign-extended), or std::nullopt when `v` is not produced by a constant-like op.
+/// sign-extended), or std::nullopt when `v` is not produced by a constant-like
+/// op.
 std::optional<llvm::SmallVector<int64_t>> getConstantIntValues(mlir::Value v);
 
 /// The constant attribute of `v` when it is produced by a constant-like op.
 mlir::ElementsAttr getConstantElements(mlir::Value v);
 
-/// Reads every element of an integer ElementsAttr (dense or dense_resource) as int64.
-std::optional<llvm::SmallVector<int64_t>> readIntElements(mlir::ElementsAttr attr);
+/// Reads every element of an integer ElementsAttr (dense or dense_resource) as
+/// int64.
+std::optional<llvm::SmallVector<int64_t>>
+readIntElements(mlir::ElementsAttr attr);
 
 /// Reads every element of a floating-point or integer ElementsAttr as double.
-std::optional<llvm::SmallVector<double>> readFloatElements(mlir::ElementsAttr attr);
+std::optional<llvm::SmallVector<double>>
+readFloatElements(mlir::ElementsAttr attr);
 
-/// The more refined of two types known to describe the same value (static extents
-/// win over dynamic ones, ranked over unranked); fails when they disagree (element
-/// type, rank or a static extent).
+/// The more refined of two types known to describe the same value (static
+/// extents win over dynamic ones, ranked over unranked); fails when they
+/// disagree (element type, rank or a static extent).
 mlir::FailureOr<mlir::Type> refineType(mlir::Type a, mlir::Type b);
 
-/// Parses an input shape spec "NAME=2x128" (also "NAME=2,128"; "?" or -1 keeps a
-/// dimension dynamic; "NAME=" is a scalar). The error names what is wrong.
+/// Parses an input shape spec "NAME=2x128" (also "NAME=2,128"; "?" or -1 keeps
+/// a dimension dynamic; "NAME=" is a scalar). The error names what is wrong.
 llvm::Expected<std::pair<std::string, llvm::SmallVector<int64_t>>>
 parseInputShapeSpec(llvm::StringRef spec);
 

@@ -1,4 +1,5 @@
-//===- Passes.h - HetPar passes on the onnx dialect ---------------*- C++ -*-===//
+//===- Passes.h - HetPar passes on the onnx dialect ---------------*- C++
+//-*-===//
 #ifndef HETPAR_TRANSFORMS_PASSES_H
 #define HETPAR_TRANSFORMS_PASSES_H
 
@@ -22,15 +23,18 @@ struct ToStaticPipelineOptions
   ListOption<std::string> inputShapes{
       *this, "input-shapes",
       llvm::cl::desc("Input shapes as NAME=DxDx... (comma-separated list)")};
-  Option<bool> verifyStatic{*this, "verify-static",
-                            llvm::cl::desc("Fail unless every tensor ends up static"),
-                            llvm::cl::init(true)};
+  Option<bool> verifyStatic{
+      *this, "verify-static",
+      llvm::cl::desc("Fail unless every tensor ends up static"),
+      llvm::cl::init(true)};
 };
 
-/// The pipeline that makes an imported model fully static: set input shapes, infer
-/// shapes while folding shape computations, remove Identity/inference Dropout,
-/// canonicalize, infer again, and (optionally) verify that no dynamic tensor is left.
-void buildToStaticPipeline(mlir::OpPassManager &pm, const ToStaticPipelineOptions &options);
+/// The pipeline that makes an imported model fully static: set input shapes,
+/// infer shapes while folding shape computations, remove Identity/inference
+/// Dropout, canonicalize, infer again, and (optionally) verify that no dynamic
+/// tensor is left.
+void buildToStaticPipeline(mlir::OpPassManager &pm,
+                           const ToStaticPipelineOptions &options);
 
 /// Registers every HetPar pass and pipeline with the global registry (for
 /// hetpar-opt and plugins).

@@ -1,4 +1,5 @@
-//===- ONNXDialect.h - the onnx dialect ---------------------------*- C++ -*-===//
+//===- ONNXDialect.h - the onnx dialect ---------------------------*- C++
+//-*-===//
 #ifndef HETPAR_DIALECT_ONNX_ONNXDIALECT_H
 #define HETPAR_DIALECT_ONNX_ONNXDIALECT_H
 

@@ -1,4 +1,5 @@
-//===- ONNXOps.h - onnx dialect operations ------------------------*- C++ -*-===//
+//===- ONNXOps.h - onnx dialect operations ------------------------*- C++
+//-*-===//
 #ifndef HETPAR_DIALECT_ONNX_ONNXOPS_H
 #define HETPAR_DIALECT_ONNX_ONNXOPS_H
 
@@ -15,19 +16,20 @@
 
 namespace hetpar::onnx {
 /// Verifier of InferShapesOpInterface: the op's declared result types must be
-/// compatible with (no less refined where they disagree is an error) the types its
-/// shape rule infers. Emits an error at the op on mismatch.
+/// compatible with (no less refined where they disagree is an error) the types
+/// its shape rule infers. Emits an error at the op on mismatch.
 llvm::LogicalResult verifyInferredResultTypes(mlir::Operation *op);
 
 /// The ONNX operator of `op`: the `op_type` of onnx.Generic, else the op name
 /// without the dialect prefix ("MatMul").
 std::string getONNXOpType(mlir::Operation *op);
 
-/// The ONNX node (or initializer, or graph input) name the importer put in `op`'s
-/// location, or "" when there is none.
+/// The ONNX node (or initializer, or graph input) name the importer put in
+/// `op`'s location, or "" when there is none.
 std::string getNodeName(mlir::Location loc);
 
-/// "node 'name' (OpType)" for messages; "op OpType" when the op has no node name.
+/// "node 'name' (OpType)" for messages; "op OpType" when the op has no node
+/// name.
 std::string describeNode(mlir::Operation *op);
 } // namespace hetpar::onnx
 
