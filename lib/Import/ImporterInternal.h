@@ -106,6 +106,11 @@ inferTypesWithONNXSchema(::onnx::NodeProto &node, int64_t version,
                          llvm::ArrayRef<mlir::Value> inputs,
                          mlir::MLIRContext *ctx);
 
+/// ONNX's schema inference for an existing onnx.Generic op (attributes converted
+/// back to ONNX); installed in the dialect by registerImportDialects.
+void inferGenericOpTypes(mlir::Operation *op,
+                         llvm::SmallVectorImpl<mlir::Type> &out);
+
 /// Converts an MLIR tensor type to an ONNX TypeProto (for ONNX's type
 /// inference).
 void toTypeProto(mlir::Type type, ::onnx::TypeProto &out);

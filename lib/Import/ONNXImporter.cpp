@@ -1070,4 +1070,7 @@ hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
 
 void hetpar::registerImportDialects(DialectRegistry &registry) {
   registry.insert<hetpar::onnx::ONNXDialect, func::FuncDialect>();
+  registry.addExtension(+[](MLIRContext *, hetpar::onnx::ONNXDialect *dialect) {
+    dialect->setGenericTypeInference(&hetpar::import::inferGenericOpTypes);
+  });
 }

@@ -93,4 +93,103 @@ SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
   return out;
 }
 
+/// Converts an attribute of onnx.Generic back to ONNX; false for kinds that
+/// have no ONNX form here (then the node is typed without it).
+static bool toAttributeProto(StringRef name, Attribute attr,
+                             ::onnx::AttributeProto &out) {
+  using AP = ::onnx::AttributeProto;
+  out.set_name(name.str());
+  if (auto i = llvm::dyn_cast<IntegerAttr>(attr)) {
+    out.set_type(AP::INT);
+    out.set_i(i.getValue().getSExtValue());
+  } else if (auto f = llvm::dyn_cast<FloatAttr>(attr)) {
+    out.set_type(AP::FLOAT);
+    out.set_f(static_cast<float>(f.getValueAsDouble()));
+  } else if (auto str = llvm::dyn_cast<StringAttr>(attr)) {
+    out.set_type(AP::STRING);
+    out.set_s(str.str());
+  } else if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(attr)) {
+    out.set_type(AP::INTS);
+    for (int64_t v : ints.asArrayRef())
+      out.add_ints(v);
+  } else if (auto floats = llvm::dyn_cast<DenseF32ArrayAttr>(attr)) {
+    out.set_type(AP::FLOATS);
+    for (float v : floats.asArrayRef())
+      out.add_floats(v);
+  } else if (auto strs = llvm::dyn_cast<ArrayAttr>(attr)) {
+    out.set_type(AP::STRINGS);
+    for (Attribute a : strs) {
+      auto s = llvm::dyn_cast<StringAttr>(a);
+      if (!s)
+        return false;
+      out.add_strings(s.str());
+    }
+  } else if (auto type = llvm::dyn_cast<TypeAttr>(attr)) {
+    out.set_type(AP::TYPE_PROTO);
+    toTypeProto(type.getValue(), *out.mutable_tp());
+  } else if (auto elements = llvm::dyn_cast<ElementsAttr>(attr)) {
+    auto st = llvm::cast<ShapedType>(elements.getType());
+    int32_t code = getONNXElementType(st.getElementType());
+    auto *t = out.mutable_t();
+    t->set_data_type(code);
+    for (int64_t d : st.getShape())
+      t->add_dims(d);
+    if (code == ::onnx::TensorProto::FLOAT ||
+        code == ::onnx::TensorProto::DOUBLE) {
+      auto values = readFloatElements(elements);
+      if (!values)
+        return false;
+      for (double v : *values) {
+        if (code == ::onnx::TensorProto::FLOAT)
+          t->add_float_data(static_cast<float>(v));
+        else
+          t->add_double_data(v);
+      }
+    } else if (llvm::isa<IntegerType>(st.getElementType())) {
+      auto values = readIntElements(elements);
+      if (!values)
+        return false;
+      for (int64_t v : *values) {
+        if (code == ::onnx::TensorProto::INT64)
+          t->add_int64_data(v);
+        else if (code == ::onnx::TensorProto::UINT32 ||
+                 code == ::onnx::TensorProto::UINT64)
+          t->add_uint64_data(static_cast<uint64_t>(v));
+        else
+          t->add_int32_data(static_cast<int32_t>(v));
+      }
+    } else {
+      return false;
+    }
+    out.set_type(AP::TENSOR);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void inferGenericOpTypes(Operation *op, SmallVectorImpl<Type> &out) {
+  auto generic = llvm::dyn_cast<hetpar::onnx::GenericOp>(op);
+  if (!generic || generic->getNumRegions() != 0) {
+    out.append(op->getNumResults(), Type());
+    return;
+  }
+  ::onnx::NodeProto node;
+  node.set_op_type(generic.getOpType().str());
+  node.set_domain(generic.getDomain().str());
+  SmallVector<Value> inputs;
+  for (auto [i, v] : llvm::enumerate(generic.getInputs())) {
+    bool absent = llvm::isa<NoneType>(v.getType());
+    node.add_input(absent ? "" : "in" + std::to_string(i));
+    inputs.push_back(absent ? Value() : v);
+  }
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    node.add_output("out" + std::to_string(i));
+  for (NamedAttribute a : generic.getAttrs())
+    if (!toAttributeProto(a.getName(), a.getValue(), *node.add_attribute()))
+      node.mutable_attribute()->RemoveLast();
+  llvm::append_range(out, inferTypesWithONNXSchema(node, generic.getVersion(),
+                                                   inputs, op->getContext()));
+}
+
 } // namespace hetpar::import

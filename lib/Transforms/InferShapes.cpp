@@ -21,6 +21,26 @@ struct InferShapesPass
     : public hetpar::impl::InferShapesPassBase<InferShapesPass> {
   using Base::Base;
 
+  /// Refines the result types of an op the dialect does not model with the
+  /// dialect's generic typing (ONNX's schema inference, when the importer
+  /// library installed it). Types it cannot tell, or that contradict the op's,
+  /// stay.
+  void refineGeneric(onnx::GenericOp op) {
+    auto *dialect = llvm::cast<onnx::ONNXDialect>(op->getDialect());
+    const auto &infer = dialect->getGenericTypeInference();
+    if (!infer)
+      return;
+    SmallVector<Type> types;
+    infer(op, types);
+    for (auto [result, inferred] : llvm::zip(op->getResults(), types)) {
+      if (!inferred)
+        continue;
+      auto refined = refineType(result.getType(), inferred);
+      if (succeeded(refined))
+        result.setType(*refined);
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -35,7 +55,10 @@ struct InferShapesPass
     });
     OperationFolder folder(&getContext());
     for (Operation *op : ops) {
-      if (auto iface = llvm::dyn_cast<onnx::InferShapesOpInterface>(op)) {
+      if (auto generic = llvm::dyn_cast<onnx::GenericOp>(op)) {
+        refineGeneric(generic);
+      } else if (auto iface =
+                     llvm::dyn_cast<onnx::InferShapesOpInterface>(op)) {
         SmallVector<Type> types;
         if (failed(iface.inferResultTypes(types)))
           return signalPassFailure();

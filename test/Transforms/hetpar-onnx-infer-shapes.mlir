@@ -113,3 +113,16 @@ func.func @windows(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %p: tensor<
   %3 = onnx.MaxPool(%p) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x8x8xf32>) -> tensor<*xf32>
   return %0, %1, %2, %3 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Ops the dialect does not model are typed by ONNX's own schema inference once
+// their inputs are known: TopK with K = 2 on 4x6 along axis 1 gives 4x2.
+// CHECK-LABEL: func.func @generic
+// CHECK: onnx.Generic "TopK"{{.*}} -> (tensor<4x2xf32>, tensor<4x2xi64>)
+// CHECK: return {{.*}} : tensor<4x2xf32>
+func.func @generic(%x: tensor<4x6xf32>) -> tensor<?x?xf32> {
+  %k = onnx.Constant dense<[2]> : tensor<1xi64>
+  %0:2 = onnx.Generic "TopK"(%x, %k) attributes {attrs = {axis = 1 : i64}, domain = "", version = 17 : i64} : (tensor<4x6xf32>, tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?x?xi64>)
+  return %0#0 : tensor<?x?xf32>
+}

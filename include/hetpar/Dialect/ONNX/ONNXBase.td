@@ -38,6 +38,25 @@ def ONNX_Dialect : Dialect {
     that the declared result types agree with the rule.
   }];
   let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// Infers the result types of an onnx.Generic op: appends one type per
+    /// result, null where nothing is known. The importer library installs ONNX's
+    /// own schema inference here (registerImportDialects); passes use it to refine
+    /// the types of ops the dialect does not model once their inputs are static.
+    using GenericTypeInference = std::function<void(
+        ::mlir::Operation *, ::llvm::SmallVectorImpl<::mlir::Type> &)>;
+    void setGenericTypeInference(GenericTypeInference fn) {
+      genericTypeInference = std::move(fn);
+    }
+    const GenericTypeInference &getGenericTypeInference() const {
+      return genericTypeInference;
+    }
+
+  private:
+    GenericTypeInference genericTypeInference;
+
+  public:
+  }];
   let useDefaultAttributePrinterParser = 0;
   let usePropertiesForAttributes = 1;
 }

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/Dialect.h"
 
+#include <functional>
+
 #include "hetpar/Dialect/ONNX/ONNXDialect.h.inc"
 
 #endif // HETPAR_DIALECT_ONNX_ONNXDIALECT_H
