@@ -16,22 +16,37 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::onnx;
 
 namespace {
+/// Element count of a static tensor; std::nullopt when a dimension is dynamic
+/// or the count overflows int64.
 std::optional<int64_t> numel(Value v) {
   auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape())
+  if (!t)
     return std::nullopt;
-  return t.getNumElements();
+  return getNumElements(t.getShape());
 }
 
+/// n * factor, or std::nullopt on overflow or when n is unknown.
 std::optional<int64_t> scaled(std::optional<int64_t> n, int64_t factor) {
   if (!n)
     return std::nullopt;
-  return *n * factor;
+  return llvm::checkedMul(*n, factor);
+}
+
+/// a + b with unknown or overflowing sums giving std::nullopt.
+std::optional<int64_t> plus(std::optional<int64_t> a,
+                            std::optional<int64_t> b) {
+  if (!a || !b)
+    return std::nullopt;
+  return llvm::checkedAdd(*a, *b);
 }
 } // namespace
 
@@ -61,6 +76,7 @@ HETPAR_ZERO(ShapeOp)
 HETPAR_ZERO(SizeOp)
 HETPAR_ZERO(ConstantOfShapeOp)
 HETPAR_ZERO(TriluOp)
+HETPAR_ZERO(NonZeroOp)
 #undef HETPAR_ZERO
 
 std::optional<int64_t> GenericOp::getFlopCount() { return std::nullopt; }
@@ -172,42 +188,79 @@ HETPAR_FLOPS(BatchNormalizationOp, scaled(numel(getX()), 2))
 
 std::optional<int64_t> MatMulOp::getFlopCount() {
   auto a = llvm::dyn_cast<RankedTensorType>(getA().getType());
-  auto y = numel(getY());
-  if (!a || !a.hasStaticShape() || !y)
+  if (!a || !a.hasStaticShape())
     return std::nullopt;
   // Every output element is a dot product of length K.
-  return 2 * *y * a.getShape().back();
+  return scaled(scaled(numel(getY()), 2), a.getShape().back());
 }
 
 std::optional<int64_t> GemmOp::getFlopCount() {
   auto a = llvm::dyn_cast<RankedTensorType>(getA().getType());
-  auto y = numel(getY());
-  if (!a || !a.hasStaticShape() || !y)
+  if (!a || !a.hasStaticShape())
     return std::nullopt;
   int64_t k = a.getDimSize(getTransA() ? 0 : 1);
-  return 2 * *y * k + (getC() ? *y : 0);
+  return plus(scaled(scaled(numel(getY()), 2), k),
+              getC() ? numel(getY()) : std::optional<int64_t>(0));
 }
 
 std::optional<int64_t> ConvOp::getFlopCount() {
   auto w = llvm::dyn_cast<RankedTensorType>(getW().getType());
-  auto y = numel(getY());
-  if (!w || !w.hasStaticShape() || !y)
+  auto wn = numel(getW());
+  if (!w || !wn || w.getDimSize(0) == 0)
     return std::nullopt;
   // Each output element: (C/group) * prod(kernel) multiply-adds, plus the bias.
-  int64_t perOutput = w.getNumElements() / w.getDimSize(0);
-  return 2 * *y * perOutput + (getB() ? *y : 0);
+  int64_t perOutput = *wn / w.getDimSize(0);
+  return plus(scaled(scaled(numel(getY()), 2), perOutput),
+              getB() ? numel(getY()) : std::optional<int64_t>(0));
 }
 
 template <typename PoolOp> static std::optional<int64_t> poolFlops(PoolOp op) {
-  auto y = numel(op.getY());
-  if (!y)
+  auto window = getNumElements(op.getKernelShape());
+  if (!window)
     return std::nullopt;
-  int64_t window = 1;
-  for (int64_t k : op.getKernelShape())
-    window *= k;
-  return *y * window;
+  return scaled(numel(op.getY()), *window);
 }
+
 std::optional<int64_t> MaxPoolOp::getFlopCount() { return poolFlops(*this); }
 std::optional<int64_t> AveragePoolOp::getFlopCount() {
   return poolFlops(*this);
+}
+
+// Einsum: every combination of all axes (kept and summed) is one multiply-add
+// (two or more inputs) or one add (one input).
+std::optional<int64_t> EinsumOp::getFlopCount() {
+  llvm::StringMap<int64_t> extent;
+  auto [lhs, rhs] = getEquation().split("->");
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  int64_t broadcastExtent = 1;
+  for (auto [term, input] : llvm::zip(terms, getInputs())) {
+    auto t = llvm::dyn_cast<RankedTensorType>(input.getType());
+    if (!t || !t.hasStaticShape())
+      return std::nullopt;
+    std::string letters;
+    for (char c : term)
+      if (llvm::isAlpha(c))
+        letters += c;
+    int64_t extra = t.getRank() - static_cast<int64_t>(letters.size());
+    int64_t pos = 0;
+    size_t dots = term.find("...");
+    size_t lettersBefore = 0;
+    if (dots != StringRef::npos)
+      for (char c : term.take_front(dots))
+        lettersBefore += llvm::isAlpha(c);
+    for (size_t i = 0; i < letters.size(); ++i) {
+      if (dots != StringRef::npos && i == lettersBefore)
+        pos += extra;
+      extent[std::string(1, letters[i])] = t.getDimSize(pos++);
+    }
+    if (dots != StringRef::npos && extra > 0) {
+      auto n = getNumElements(t.getShape().slice(lettersBefore, extra));
+      broadcastExtent = std::max(broadcastExtent, n.value_or(1));
+    }
+  }
+  std::optional<int64_t> total = broadcastExtent;
+  for (const auto &e : extent)
+    total = scaled(total, e.second);
+  return scaled(total, getInputs().size() >= 2 ? 2 : 1);
 }

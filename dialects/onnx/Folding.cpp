@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -42,7 +43,8 @@ std::optional<ConstTensor> readConst(Attribute attr) {
   if (!elements)
     return std::nullopt;
   auto type = llvm::cast<ShapedType>(elements.getType());
-  if (!type.hasStaticShape() || type.getNumElements() > kMaxFoldElements)
+  auto n = type.hasRank() ? getNumElements(type.getShape()) : std::nullopt;
+  if (!n || *n > kMaxFoldElements)
     return std::nullopt;
   ConstTensor c;
   c.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -64,7 +66,11 @@ std::optional<ConstTensor> readConst(Attribute attr) {
 /// The static result type of `v` when it is small enough to fold into.
 RankedTensorType foldableType(Value v) {
   auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-  if (!t || !t.hasStaticShape() || t.getNumElements() > kMaxFoldElements)
+  if (!t)
+    return {};
+  // Checked: a static shape's element count can overflow int64.
+  auto n = getNumElements(t.getShape());
+  if (!n || *n > kMaxFoldElements)
     return {};
   return t;
 }
@@ -256,6 +262,12 @@ OpFoldResult reshapeConst(Attribute data, Value result) {
 
 template <typename T> using Opt = std::optional<T>;
 
+/// True when x / y and x % y are defined for int64 (no division by zero, no
+/// INT64_MIN / -1, which traps).
+bool divisible(int64_t x, int64_t y) {
+  return y != 0 && !(x == std::numeric_limits<int64_t>::min() && y == -1);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -274,7 +286,9 @@ OpFoldResult IdentityOp::fold(FoldAdaptor) {
 OpFoldResult NegOp::fold(FoldAdaptor a) {
   return foldElementwise(
       *this, a.getOperands(),
-      [](ArrayRef<int64_t> v) -> Opt<int64_t> { return -v[0]; },
+      [](ArrayRef<int64_t> v) -> Opt<int64_t> {
+        return llvm::checkedSub<int64_t>(0, v[0]);
+      },
       [](ArrayRef<double> v) -> Opt<double> { return -v[0]; });
 }
 
@@ -302,10 +316,14 @@ OpFoldResult NotOp::fold(FoldAdaptor a) {
           return FP_EXPR;                                                      \
         });                                                                    \
   }
-HETPAR_FOLD_BINARY(AddOp, x + y, x + y)
-HETPAR_FOLD_BINARY(SubOp, x - y, x - y)
-HETPAR_FOLD_BINARY(MulOp, x *y, x *y)
-HETPAR_FOLD_BINARY(DivOp, y == 0 ? Opt<int64_t>() : Opt<int64_t>(x / y), x / y)
+// Integer folds that would overflow int64 (or divide by zero) are refused: the
+// op stays and its run-time semantics decide.
+HETPAR_FOLD_BINARY(AddOp, llvm::checkedAdd(x, y), x + y)
+HETPAR_FOLD_BINARY(SubOp, llvm::checkedSub(x, y), x - y)
+HETPAR_FOLD_BINARY(MulOp, llvm::checkedMul(x, y), x *y)
+HETPAR_FOLD_BINARY(DivOp,
+                   divisible(x, y) ? Opt<int64_t>(x / y) : Opt<int64_t>(),
+                   x / y)
 HETPAR_FOLD_BINARY(EqualOp, x == y, x == y)
 HETPAR_FOLD_BINARY(LessOp, x < y, x < y)
 HETPAR_FOLD_BINARY(LessOrEqualOp, x <= y, x <= y)
@@ -320,7 +338,7 @@ OpFoldResult ModOp::fold(FoldAdaptor a) {
   return foldElementwise(
       *this, a.getOperands(),
       [fmod](ArrayRef<int64_t> v) -> Opt<int64_t> {
-        if (v[1] == 0)
+        if (!divisible(v[0], v[1]))
           return std::nullopt;
         int64_t r = v[0] % v[1];
         // Without fmod, the remainder takes the divisor's sign (Python
@@ -425,15 +443,63 @@ OpFoldResult UnsqueezeOp::fold(FoldAdaptor a) {
   return reshapeConst(a.getData(), getResult());
 }
 
-OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  auto perm = getPerm();
+OpFoldResult TransposeOp::fold(FoldAdaptor a) {
   auto in = llvm::dyn_cast<RankedTensorType>(getData().getType());
-  if (!perm || !in || in != getType())
+  if (!in)
     return {};
-  for (auto [i, p] : llvm::enumerate(*perm))
-    if (static_cast<int64_t>(i) != p)
-      return {};
-  return getData();
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> perm;
+  if (auto p = getPerm())
+    perm.assign(p->begin(), p->end());
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return {};
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, rank)) && in == getType())
+    return getData();
+  // A constant: output element at position q is input element at p with
+  // p[perm[i]] = q[i] (the padding computations of exported F.pad need this).
+  RankedTensorType rt = foldableType(getResult());
+  auto data = readConst(a.getData());
+  if (!rt || !data || static_cast<int64_t>(data->shape.size()) != rank)
+    return {};
+  SmallVector<int64_t> idx;
+  SmallVector<int64_t> pos(rank);
+  for (int64_t lin = 0; lin < rt.getNumElements(); ++lin) {
+    SmallVector<int64_t> q = unravel(lin, rt.getShape());
+    for (int64_t i = 0; i < rank; ++i)
+      pos[perm[i]] = q[i];
+    idx.push_back(ravel(pos, data->shape));
+  }
+  return makeConst(rt, take(*data, idx));
+}
+
+#define HETPAR_FOLD_FLOAT_UNARY(OP, EXPR)                                      \
+  OpFoldResult OP::fold(FoldAdaptor a) {                                       \
+    return foldElementwise(                                                    \
+        *this, a.getOperands(),                                                \
+        [](ArrayRef<int64_t>) -> Opt<int64_t> { return std::nullopt; },        \
+        [](ArrayRef<double> v) -> Opt<double> {                                \
+          double x = v[0];                                                     \
+          return EXPR;                                                         \
+        });                                                                    \
+  }
+// Float shape arithmetic of exports (ceil(seq / window) * window, sqrt(d)).
+HETPAR_FOLD_FLOAT_UNARY(CeilOp, std::ceil(x))
+HETPAR_FOLD_FLOAT_UNARY(FloorOp, std::floor(x))
+HETPAR_FOLD_FLOAT_UNARY(SqrtOp, std::sqrt(x))
+#undef HETPAR_FOLD_FLOAT_UNARY
+
+OpFoldResult AbsOp::fold(FoldAdaptor a) {
+  return foldElementwise(
+      *this, a.getOperands(),
+      [](ArrayRef<int64_t> v) -> Opt<int64_t> {
+        return v[0] == std::numeric_limits<int64_t>::min()
+                   ? Opt<int64_t>()
+                   : Opt<int64_t>(std::abs(v[0]));
+      },
+      [](ArrayRef<double> v) -> Opt<double> { return std::fabs(v[0]); });
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor a) {
@@ -606,5 +672,28 @@ OpFoldResult RangeOp::fold(FoldAdaptor a) {
     else
       out.ints.push_back(start->ints[0] + i * delta->ints[0]);
   }
+  return makeConst(rt, out);
+}
+
+OpFoldResult NonZeroOp::fold(FoldAdaptor a) {
+  RankedTensorType rt = foldableType(getResult());
+  auto data = readConst(a.getX());
+  if (!rt || !data)
+    return {};
+  int64_t rank = data->shape.size();
+  SmallVector<SmallVector<int64_t>> rows(rank);
+  for (int64_t lin = 0; lin < data->size(); ++lin) {
+    bool nonzero = data->isFloat ? data->fps[lin] != 0.0 : data->ints[lin] != 0;
+    if (!nonzero)
+      continue;
+    SmallVector<int64_t> pos = unravel(lin, data->shape);
+    for (int64_t d = 0; d < rank; ++d)
+      rows[d].push_back(pos[d]);
+  }
+  ConstTensor out;
+  for (const auto &row : rows)
+    out.ints.append(row.begin(), row.end());
+  if (out.size() != rt.getNumElements())
+    return {};
   return makeConst(rt, out);
 }

@@ -15,6 +15,13 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <cmath>
+#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace hetpar;
@@ -147,6 +154,13 @@ LogicalResult hetpar::onnx::verifyInferredResultTypes(Operation *op) {
     return op->emitOpError()
            << "has " << op->getNumResults()
            << " results but its shape rule gives " << inferred.size();
+  for (Type t : inferred)
+    if (auto st = llvm::dyn_cast_if_present<RankedTensorType>(t))
+      if (llvm::none_of(st.getShape(), isDynamic) &&
+          !getNumElements(st.getShape()))
+        return op->emitOpError()
+               << "result shape " << formatShape(st.getShape())
+               << " has more elements than fit in 64 bits";
   for (auto [i, pair] :
        llvm::enumerate(llvm::zip(op->getResultTypes(), inferred))) {
     auto [declared, expected] = pair;
@@ -459,6 +473,17 @@ LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
   for (int64_t p : w.pads)
     if (p < 0)
       return op->emitOpError() << "pads must be non-negative";
+  // Bounded so that the window arithmetic (dilation * kernel + pads) cannot
+  // overflow int64.
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  for (ArrayRef<int64_t> list :
+       {ArrayRef<int64_t>(w.strides), ArrayRef<int64_t>(w.dilations),
+        ArrayRef<int64_t>(w.pads), ArrayRef<int64_t>(w.kernel)})
+    for (int64_t v : list)
+      if (!isDynamic(v) && v > kLimit)
+        return op->emitOpError() << "kernel_shape, strides, dilations and pads "
+                                    "must be below 2^31, got "
+                                 << v;
   if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
       w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
     return op->emitOpError() << "unknown auto_pad \"" << w.autoPad << "\"";
@@ -938,6 +963,9 @@ LogicalResult FlattenOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     axis += rank;
   auto outer = getNumElements(ArrayRef<int64_t>(*x).take_front(axis));
   auto inner = getNumElements(ArrayRef<int64_t>(*x).drop_front(axis));
+  if ((!outer || !inner) && llvm::none_of(*x, isDynamic))
+    return emitOpError() << "flattening " << formatShape(*x)
+                         << " overflows int64";
   r.push_back(RankedTensorType::get(
       {outer ? *outer : kDyn, inner ? *inner : kDyn}, elt));
   return success();
@@ -1094,8 +1122,13 @@ LogicalResult ConcatOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                            << formatShape(s) << ")";
     for (int64_t i = 0; i < rank; ++i) {
       if (i == *axis) {
-        (*out)[i] =
-            isDynamic((*out)[i]) || isDynamic(s[i]) ? kDyn : (*out)[i] + s[i];
+        if (isDynamic((*out)[i]) || isDynamic(s[i])) {
+          (*out)[i] = kDyn;
+        } else if (auto sum = llvm::checkedAdd((*out)[i], s[i])) {
+          (*out)[i] = *sum;
+        } else {
+          return emitOpError() << "the concatenated extent overflows int64";
+        }
         continue;
       }
       if (dimsConflict((*out)[i], s[i]))
@@ -1333,7 +1366,10 @@ LogicalResult TileOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     }
     if ((*reps)[i] < 0)
       return emitOpError() << "repeats must be non-negative";
-    out[i] *= (*reps)[i];
+    auto product = llvm::checkedMul(out[i], (*reps)[i]);
+    if (!product)
+      return emitOpError() << "tiling axis " << i << " overflows int64";
+    out[i] = *product;
   }
   r.push_back(RankedTensorType::get(out, elt));
   return success();
@@ -1378,7 +1414,12 @@ LogicalResult PadOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       out[a] = kDyn;
       continue;
     }
-    out[a] += (*pads)[i] + (*pads)[i + axes.size()];
+    auto padded = llvm::checkedAdd(out[a], (*pads)[i]);
+    if (padded)
+      padded = llvm::checkedAdd(*padded, (*pads)[i + axes.size()]);
+    if (!padded)
+      return emitOpError() << "padding axis " << a << " overflows int64";
+    out[a] = *padded;
     if (out[a] < 0)
       return emitOpError() << "pads crop axis " << a << " below zero";
   }
@@ -1410,6 +1451,41 @@ LogicalResult ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return success();
 }
 
+/// Number of elements of Range(start, limit, delta): max(ceil((limit - start) /
+/// delta), 0), exactly for integers (in 128-bit arithmetic), or failure when it
+/// is not a finite count that fits int64.
+static FailureOr<int64_t> rangeCount(Operation *op, ElementsAttr start,
+                                     ElementsAttr limit, ElementsAttr delta) {
+  if (llvm::isa<IntegerType>(
+          llvm::cast<ShapedType>(start.getType()).getElementType())) {
+    auto s = readIntElements(start), l = readIntElements(limit),
+         d = readIntElements(delta);
+    if (!s || !l || !d || s->size() != 1 || l->size() != 1 || d->size() != 1)
+      return failure();
+    __int128 diff = static_cast<__int128>((*l)[0]) - (*s)[0], step = (*d)[0];
+    if (step == 0)
+      return op->emitOpError() << "delta cannot be 0";
+    if (step < 0) {
+      diff = -diff;
+      step = -step;
+    }
+    return static_cast<int64_t>(diff <= 0 ? 0 : (diff + step - 1) / step);
+  }
+  auto s = readFloatElements(start), l = readFloatElements(limit),
+       d = readFloatElements(delta);
+  if (!s || !l || !d || s->size() != 1 || l->size() != 1 || d->size() != 1)
+    return failure();
+  if (!std::isfinite((*s)[0]) || !std::isfinite((*l)[0]) ||
+      !std::isfinite((*d)[0]))
+    return op->emitOpError() << "start, limit and delta must be finite";
+  if ((*d)[0] == 0)
+    return op->emitOpError() << "delta cannot be 0";
+  double count = std::ceil(((*l)[0] - (*s)[0]) / (*d)[0]);
+  if (!(count < 9.2e18))
+    return op->emitOpError() << "Range has more elements than fit in 64 bits";
+  return static_cast<int64_t>(std::max(0.0, count));
+}
+
 LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getStart());
   for (auto [v, name] : {std::pair<Value, StringRef>{getStart(), "start"},
@@ -1417,16 +1493,17 @@ LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                          {getDelta(), "delta"}})
     if (failed(checkScalar(*this, v, name)))
       return failure();
-  auto start = readFloatElements(getConstantElements(getStart()));
-  auto limit = readFloatElements(getConstantElements(getLimit()));
-  auto delta = readFloatElements(getConstantElements(getDelta()));
   int64_t n = kDyn;
-  if (delta && delta->size() == 1 && (*delta)[0] == 0)
+  ElementsAttr start = getConstantElements(getStart()),
+               limit = getConstantElements(getLimit()),
+               delta = getConstantElements(getDelta());
+  if (auto d = readFloatElements(delta); d && d->size() == 1 && (*d)[0] == 0)
     return emitOpError() << "delta cannot be 0";
-  if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
-      delta->size() == 1) {
-    double count = std::ceil(((*limit)[0] - (*start)[0]) / (*delta)[0]);
-    n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  if (start && limit && delta) {
+    auto count = rangeCount(*this, start, limit, delta);
+    if (failed(count))
+      return failure();
+    n = *count;
   }
   r.push_back(RankedTensorType::get({n}, elt));
   return success();
@@ -1441,5 +1518,151 @@ LogicalResult TriluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(checkScalar(*this, getK(), "k")))
     return failure();
   r.push_back(getInput().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// NonZero and Einsum
+//===----------------------------------------------------------------------===//
+
+LogicalResult NonZeroOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type i64 = IntegerType::get(getContext(), 64);
+  auto x = shapeOf(getX());
+  int64_t rank = x ? static_cast<int64_t>(x->size()) : kDyn;
+  int64_t count = kDyn;
+  // A constant input: the count is known (and the op folds).
+  if (ElementsAttr c = getConstantElements(getX())) {
+    if (auto values = readFloatElements(c))
+      count = llvm::count_if(*values, [](double v) { return v != 0.0; });
+  }
+  r.push_back(RankedTensorType::get({rank, count}, i64));
+  return success();
+}
+
+namespace {
+/// A parsed einsum term: its letters and where "..." stands (-1: nowhere).
+struct EinsumTerm {
+  std::string letters;
+  int ellipsisAt = -1;
+};
+
+FailureOr<EinsumTerm> parseEinsumTerm(Operation *op, StringRef text) {
+  EinsumTerm t;
+  for (size_t i = 0; i < text.size();) {
+    if (text.substr(i).starts_with("...")) {
+      if (t.ellipsisAt >= 0)
+        return op->emitOpError() << "term '" << text << "' has two '...'";
+      t.ellipsisAt = t.letters.size();
+      i += 3;
+      continue;
+    }
+    char c = text[i++];
+    if (!llvm::isAlpha(c))
+      return op->emitOpError()
+             << "equation term '" << text << "' has the character '" << c
+             << "' (terms are letters and '...')";
+    t.letters += c;
+  }
+  return t;
+}
+} // namespace
+
+LogicalResult EinsumOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  Type elt = elementTypeOf(getInputs()[0]);
+  std::string eq;
+  for (char c : getEquation())
+    if (c != ' ')
+      eq += c;
+  auto [lhs, rhs] = StringRef(eq).split("->");
+  bool explicitOutput = StringRef(eq).contains("->");
+  SmallVector<StringRef> termTexts;
+  lhs.split(termTexts, ',');
+  if (termTexts.size() != getInputs().size())
+    return emitOpError() << "equation '" << getEquation() << "' has "
+                         << termTexts.size() << " input terms for "
+                         << getInputs().size() << " inputs";
+  llvm::StringMap<int64_t> extent; // letter -> extent
+  std::map<char, int> occurrences;
+  Shape ellipsis;
+  bool anyUnranked = false;
+  for (auto [text, input] : llvm::zip(termTexts, getInputs())) {
+    auto term = parseEinsumTerm(*this, text);
+    if (failed(term))
+      return failure();
+    for (char c : term->letters)
+      ++occurrences[c];
+    auto x = shapeOf(input);
+    if (!x) {
+      anyUnranked = true;
+      continue;
+    }
+    int64_t named = term->letters.size();
+    int64_t extra = static_cast<int64_t>(x->size()) - named;
+    if (extra < 0 || (term->ellipsisAt < 0 && extra != 0))
+      return emitOpError() << "term '" << text
+                           << "' does not fit an input of rank " << x->size();
+    int64_t pos = 0;
+    for (int64_t i = 0; i < named; ++i) {
+      if (i == term->ellipsisAt) {
+        auto b =
+            broadcastShapes(ellipsis, ArrayRef<int64_t>(*x).slice(pos, extra));
+        if (!b)
+          return emitOpError()
+                 << "the '...' axes of the inputs do not broadcast";
+        ellipsis = *b;
+        pos += extra;
+      }
+      std::string key(1, term->letters[i]);
+      int64_t d = (*x)[pos++];
+      auto [it, inserted] = extent.try_emplace(key, d);
+      if (!inserted) {
+        if (dimsConflict(it->second, d))
+          return emitOpError() << "axis '" << key << "' has extents "
+                               << it->second << " and " << d;
+        it->second = mergeDim(it->second, d);
+      }
+    }
+    if (term->ellipsisAt == named) {
+      auto b =
+          broadcastShapes(ellipsis, ArrayRef<int64_t>(*x).slice(pos, extra));
+      if (!b)
+        return emitOpError() << "the '...' axes of the inputs do not broadcast";
+      ellipsis = *b;
+    }
+  }
+  EinsumTerm out;
+  if (explicitOutput) {
+    auto parsed = parseEinsumTerm(*this, rhs);
+    if (failed(parsed))
+      return failure();
+    out = *parsed;
+    std::set<char> seen;
+    for (char c : out.letters) {
+      if (!occurrences.count(c))
+        return emitOpError()
+               << "output axis '" << c << "' is not an input axis";
+      if (!seen.insert(c).second)
+        return emitOpError() << "output axis '" << c << "' appears twice";
+    }
+  } else {
+    out.ellipsisAt = 0;
+    for (auto [c, n] : occurrences)
+      if (n == 1)
+        out.letters += c;
+  }
+  if (anyUnranked) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  Shape result;
+  for (size_t i = 0; i <= out.letters.size(); ++i) {
+    if (static_cast<int>(i) == out.ellipsisAt)
+      result.append(ellipsis.begin(), ellipsis.end());
+    if (i < out.letters.size())
+      result.push_back(extent.lookup(std::string(1, out.letters[i])));
+  }
+  r.push_back(RankedTensorType::get(result, elt));
   return success();
 }

@@ -5,6 +5,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -30,7 +31,7 @@ ModelSummary summarizeFunction(func::FuncOp func) {
       return;
     if (auto c = llvm::dyn_cast<onnx::ConstantOp>(op)) {
       auto type = llvm::cast<ShapedType>(c.getType());
-      int64_t n = type.getNumElements();
+      int64_t n = getNumElements(type.getShape()).value_or(0);
       unsigned bits = type.getElementTypeBitWidth();
       s.constantBytes += n * (bits == 1 ? 1 : bits / 8);
       // Scalars are constants of the computation (epsilon, 0.5, sqrt(2)), not
@@ -49,21 +50,21 @@ ModelSummary summarizeFunction(func::FuncOp func) {
     std::optional<int64_t> f;
     if (auto iface = llvm::dyn_cast<onnx::FlopCountOpInterface>(op))
       f = iface.getFlopCount();
-    if (f && entry.flops)
-      *entry.flops += *f;
-    else
-      entry.flops = std::nullopt;
-    if (f && s.flops)
-      *s.flops += *f;
-    else
-      s.flops = std::nullopt;
+    auto add = [&](std::optional<int64_t> &acc) {
+      acc = f && acc ? llvm::checkedAdd(*acc, *f) : std::nullopt;
+    };
+    add(entry.flops);
+    add(s.flops);
+    if (!f && !llvm::is_contained(s.uncounted, kind))
+      s.uncounted.push_back(kind);
   });
   return s;
 }
 
-/// 1234567 -> "1.23 M".
-static std::string withPrefix(double v) {
-  const char *prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
+/// 1234567 with unit "FLOP" -> "1.23 MFLOP"; 12 -> "12 FLOP"; unit "" -> "1.23
+/// M".
+static std::string withPrefix(double v, StringRef unit) {
+  const char *prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
   int i = 0;
   while (v >= 1000.0 && i < 6) {
     v /= 1000.0;
@@ -71,7 +72,9 @@ static std::string withPrefix(double v) {
   }
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << llvm::format(i == 0 ? "%.0f" : "%.2f", v) << prefixes[i];
+  os << llvm::format(i == 0 ? "%.0f" : "%.2f", v);
+  if (i != 0 || !unit.empty())
+    os << " " << prefixes[i] << unit;
   return out;
 }
 
@@ -101,15 +104,19 @@ void printModelSummary(const ModelSummary &s, llvm::raw_ostream &os) {
     os << llvm::format("    %-24s %7lld %20s\n", kind.c_str(),
                        (long long)entry.count, f.c_str());
   }
-  os << "  parameters: " << s.parameters << " (" << withPrefix(s.parameters)
+  os << "  parameters: " << s.parameters << " (" << withPrefix(s.parameters, "")
      << ")\n";
   os << "  constant bytes: " << s.constantBytes << " ("
-     << withPrefix(s.constantBytes) << "B)\n";
-  if (s.flops)
-    os << "  FLOP per run: " << *s.flops << " (" << withPrefix(*s.flops)
-       << "FLOP)\n";
-  else
-    os << "  FLOP per run: unknown (some shapes are not static)\n";
+     << withPrefix(s.constantBytes, "B") << ")\n";
+  if (s.flops) {
+    os << "  FLOP per run: " << *s.flops << " (" << withPrefix(*s.flops, "FLOP")
+       << ")\n";
+  } else {
+    os << "  FLOP per run: unknown (no count for:";
+    for (const auto &k : s.uncounted)
+      os << " " << k;
+    os << ")\n";
+  }
   if (!s.unsupported.empty()) {
     os << "  unsupported ops:";
     for (const auto &u : s.unsupported)

@@ -22,6 +22,10 @@ namespace hetpar::import {
 
 class GraphImporter;
 
+/// `s` with control characters, quotes and bytes outside printable ASCII
+/// escaped as \xNN, for names from the model that end up in messages.
+std::string printable(llvm::StringRef s);
+
 /// One ONNX node being imported: its resolved inputs, attributes, opset
 /// version, location and helpers to build ops at that location.
 class NodeContext {
@@ -104,10 +108,10 @@ const llvm::StringMap<NodeImportFn> &getSpecialImporters();
 llvm::SmallVector<mlir::Type>
 inferTypesWithONNXSchema(::onnx::NodeProto &node, int64_t version,
                          llvm::ArrayRef<mlir::Value> inputs,
-                         mlir::MLIRContext *ctx);
+                         mlir::MLIRContext *ctx, std::string *error = nullptr);
 
-/// ONNX's schema inference for an existing onnx.Generic op (attributes converted
-/// back to ONNX); installed in the dialect by registerImportDialects.
+/// ONNX's schema inference for an existing onnx.Generic op (attributes
+/// converted back to ONNX); installed in the dialect by registerImportDialects.
 void inferGenericOpTypes(mlir::Operation *op,
                          llvm::SmallVectorImpl<mlir::Type> &out);
 

@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -37,6 +38,24 @@ using namespace hetpar;
 using namespace hetpar::import;
 
 namespace hetpar::import {
+
+/// `s` with control characters, quotes and bytes outside printable ASCII
+/// escaped as \xNN, for names from the model that end up in messages.
+std::string printable(StringRef s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+      continue;
+    }
+    out += llvm::formatv("\\x{0:x-2}", static_cast<unsigned>(c)).str();
+  }
+  return out;
+}
+
+/// The newest default-domain opset that Debian's ONNX library (1.12) knows: its
+/// schemas' typing is authoritative up to here, and only a hint beyond.
+constexpr int64_t kONNXLibraryMaxOpset = 17;
 
 //===----------------------------------------------------------------------===//
 // Native op structure, read from each op's ODS traits at compile time, so that
@@ -205,7 +224,7 @@ public:
 
   Location fileLoc() { return FileLineColLoc::get(ctx, path, 0, 0); }
   Location nodeLoc(StringRef name) {
-    return NameLoc::get(StringAttr::get(ctx, name), fileLoc());
+    return NameLoc::get(StringAttr::get(ctx, printable(name)), fileLoc());
   }
   /// Opset version of `domain` in the model, or std::nullopt when undeclared.
   std::optional<int64_t> opsetVersion(StringRef domain) const {
@@ -220,6 +239,16 @@ public:
   const ONNXImportOptions &options;
   TensorSource source;
   std::map<std::string, int64_t, std::less<>> opsets;
+  /// Model-local functions by "domain::name"; calls to them are inlined.
+  llvm::StringMap<const ::onnx::FunctionProto *> functions;
+  /// How deep the current inlining of local functions goes.
+  int inlineDepth = 0;
+
+  const ::onnx::FunctionProto *findFunction(StringRef domain,
+                                            StringRef name) const {
+    auto it = functions.find((domain + "::" + name).str());
+    return it == functions.end() ? nullptr : it->second;
+  }
 
 private:
   LogicalResult load(::onnx::ModelProto &model);
@@ -257,6 +286,10 @@ public:
 private:
   FailureOr<std::vector<int>> sortNodes(::onnx::GraphProto &graph);
   LogicalResult importNode(::onnx::NodeProto &node, int index);
+  LogicalResult typeIfFromBranches(Operation *op, NodeContext &ctx);
+  LogicalResult inlineFunction(const ::onnx::FunctionProto &fn,
+                               ::onnx::NodeProto &call,
+                               const std::string &callName, Location loc);
   FailureOr<SmallVector<Value>>
   importGeneric(NodeContext &ctx, StringRef domain, int64_t version);
   LogicalResult defineOutputs(NodeContext &ctx, ArrayRef<Value> results);
@@ -366,8 +399,9 @@ FailureOr<Attribute> NodeContext::convertAttribute(::onnx::AttributeProto &a) {
     return Attribute(b.getArrayAttr(strs));
   }
   case AP::TENSOR: {
-    auto t = importTensor(*a.mutable_t(), source(), loc,
-                          displayName + ": attribute '" + a.name() + "'");
+    auto t =
+        importTensor(*a.mutable_t(), source(), loc,
+                     displayName + ": attribute '" + printable(a.name()) + "'");
     if (failed(t))
       return failure();
     return Attribute(*t);
@@ -480,13 +514,14 @@ FailureOr<Operation *> NodeContext::buildNative(StringRef opName,
   for (const NamedAttribute &a : attrs) {
     if (!llvm::is_contained(known, a.getName())) {
       op->erase();
-      return error() << "unknown attribute '" << a.getName().getValue()
-                     << "' for " << opName << " (opset " << version << ")";
+      return error() << "unknown attribute '"
+                     << printable(a.getName().getValue()) << "' for " << opName
+                     << " (opset " << version << ")";
     }
     std::optional<Attribute> stored = op->getInherentAttr(a.getName());
     if (!stored || !*stored) {
       op->erase();
-      return error() << "attribute '" << a.getName().getValue()
+      return error() << "attribute '" << printable(a.getName().getValue())
                      << "' has the wrong kind: " << a.getValue();
     }
   }
@@ -567,7 +602,8 @@ static std::string nodeName(const ::onnx::NodeProto &n, int index) {
 }
 
 static std::string describeNode(const ::onnx::NodeProto &n, int index) {
-  return "node '" + nodeName(n, index) + "' (" + n.op_type() + ")";
+  return "node '" + printable(nodeName(n, index)) + "' (" +
+         printable(n.op_type()) + ")";
 }
 
 FailureOr<std::vector<int>>
@@ -618,7 +654,7 @@ GraphImporter::sortNodes(::onnx::GraphProto &graph) {
       if (it != producer.end()) {
         if (it->second == i)
           return emitError(model.nodeLoc(nodeName(node, i)))
-                 << describeNode(node, i) << ": input '" << name
+                 << describeNode(node, i) << ": input '" << printable(name)
                  << "' is its own output (the graph has a cycle)";
         users[it->second].push_back(i);
         ++pending[i];
@@ -627,7 +663,7 @@ GraphImporter::sortNodes(::onnx::GraphProto &graph) {
       if (graphNames.contains(name) || (parent && parent->lookup(name)))
         continue;
       return emitError(model.nodeLoc(nodeName(node, i)))
-             << describeNode(node, i) << ": input '" << name
+             << describeNode(node, i) << ": input '" << printable(name)
              << "' is not produced by any node, graph input or initializer";
     }
   }
@@ -669,10 +705,11 @@ LogicalResult GraphImporter::importBody(::onnx::GraphProto &graph) {
       return emitError(model.fileLoc()) << "an initializer has no name";
     if (!initNames.insert(init.name()).second)
       return emitError(model.nodeLoc(init.name()))
-             << "initializer '" << init.name() << "' is defined twice";
+             << "initializer '" << printable(init.name())
+             << "' is defined twice";
     Location loc = model.nodeLoc(init.name());
     auto attr = importTensor(init, model.source, loc,
-                             "initializer '" + init.name() + "'");
+                             "initializer '" + printable(init.name()) + "'");
     if (failed(attr))
       return failure();
     values[init.name()] = hetpar::onnx::ConstantOp::create(builder, loc, *attr);
@@ -704,9 +741,12 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
     Value v = lookup(in);
     if (!v)
       return emitError(loc)
-             << display << ": input '" << in << "' is not defined";
+             << display << ": input '" << printable(in) << "' is not defined";
     inputs.push_back(v);
   }
+  if (const ::onnx::FunctionProto *fn =
+          model.findFunction(domain, node.op_type()))
+    return inlineFunction(*fn, node, nodeName(node, index), loc);
   NodeContext ctx(*this, node, *version, loc, std::move(inputs), display);
 
   bool defaultDomain = domain.empty() || domain == "ai.onnx";
@@ -730,13 +770,83 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   return defineOutputs(ctx, *results);
 }
 
+/// A call of a model-local function is replaced by the function's body: its
+/// inputs and outputs are bound to the call's, attribute references
+/// (`ref_attr_name`) take the call's attributes, and inner nodes are named
+/// "call/inner". The body sees only its own values (functions are isolated).
+LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
+                                            ::onnx::NodeProto &call,
+                                            const std::string &callName,
+                                            Location loc) {
+  constexpr int kMaxDepth = 32;
+  if (model.inlineDepth >= kMaxDepth)
+    return emitError(loc) << "node '" << printable(callName)
+                          << "': local function '" << printable(fn.name())
+                          << "' nests calls deeper than " << kMaxDepth
+                          << " (is it recursive?)";
+  GraphImporter body(model, nullptr);
+  body.builder.setInsertionPoint(builder.getInsertionBlock(),
+                                 builder.getInsertionPoint());
+  for (auto [i, name] : llvm::enumerate(fn.input())) {
+    if (static_cast<int>(i) >= call.input_size() || call.input(i).empty())
+      continue;
+    Value v = lookup(call.input(i));
+    if (!v)
+      return emitError(loc) << "node '" << printable(callName) << "': input '"
+                            << printable(call.input(i)) << "' is not defined";
+    body.values[name] = v;
+  }
+  ++model.inlineDepth;
+  int k = 0;
+  for (const ::onnx::NodeProto &inner : fn.node()) {
+    ::onnx::NodeProto node = inner;
+    node.set_name(
+        callName + "/" +
+        (inner.name().empty() ? "#" + std::to_string(k) : inner.name()));
+    auto *attrs = node.mutable_attribute();
+    for (int a = attrs->size() - 1; a >= 0; --a) {
+      ::onnx::AttributeProto &attr = (*attrs)[a];
+      if (attr.ref_attr_name().empty())
+        continue;
+      const ::onnx::AttributeProto *given = nullptr;
+      for (const auto &c : call.attribute())
+        if (c.name() == attr.ref_attr_name())
+          given = &c;
+      if (!given) { // not given at the call: the inner op's default applies
+        attrs->DeleteSubrange(a, 1);
+        continue;
+      }
+      std::string name = attr.name();
+      attr = *given;
+      attr.set_name(name);
+    }
+    if (failed(body.importNode(node, k++))) {
+      --model.inlineDepth;
+      return failure();
+    }
+  }
+  --model.inlineDepth;
+  for (auto [i, name] : llvm::enumerate(fn.output())) {
+    if (static_cast<int>(i) >= call.output_size() || call.output(i).empty())
+      continue;
+    Value v = body.lookup(name);
+    if (!v)
+      return emitError(loc)
+             << "node '" << printable(callName) << "': local function '"
+             << printable(fn.name()) << "' does not produce its output '"
+             << printable(name) << "'";
+    values[call.output(i)] = v;
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::defineOutputs(NodeContext &ctx,
                                            ArrayRef<Value> results) {
   for (auto [i, name] : llvm::enumerate(ctx.node.output())) {
     if (name.empty())
       continue;
     if (i >= results.size() || !results[i])
-      return ctx.error() << "output " << i << " ('" << name
+      return ctx.error() << "output " << i << " ('" << printable(name)
                          << "') is not produced";
     Value v = results[i];
     if (auto it = valueInfo.find(name); it != valueInfo.end()) {
@@ -744,7 +854,8 @@ LogicalResult GraphImporter::defineOutputs(NodeContext &ctx,
         auto refined = refineType(v.getType(), declared);
         if (failed(refined))
           return ctx.error()
-                 << "output '" << name << "' has type " << v.getType()
+                 << "output '" << printable(name) << "' has type "
+                 << v.getType()
                  << " by the op's shape rule, but the model declares "
                  << declared;
         // Only ops of this graph are refined in place; values forwarded from
@@ -786,10 +897,13 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
   }
   // Result types: ONNX's own inference for the schema, else value_info.
   unsigned numResults = ctx.node.output_size();
+  bool isIf = (domain.empty() || domain == "ai.onnx") &&
+              ctx.node.op_type() == "If" && subgraphs.size() == 2;
   SmallVector<Type> inferred;
+  std::string onnxError;
   if (domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml")
-    inferred =
-        inferTypesWithONNXSchema(ctx.node, version, ctx.inputs, model.ctx);
+    inferred = inferTypesWithONNXSchema(ctx.node, version, ctx.inputs,
+                                        model.ctx, &onnxError);
   SmallVector<Type> resultTypes;
   for (unsigned i = 0; i < numResults; ++i) {
     const std::string &name = ctx.node.output(i);
@@ -801,10 +915,20 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
       }
     if (!t && name.empty())
       t = b.getNoneType();
+    // If's results are typed from its branches once they are imported.
+    if (!t && isIf)
+      t = UnrankedTensorType::get(b.getF32Type());
+    // ONNX rejects a node for a real reason (k larger than the axis), not
+    // when it merely cannot look into subgraphs.
+    if (!onnxError.empty() && subgraphs.empty() &&
+        version <= kONNXLibraryMaxOpset &&
+        (domain.empty() || domain == "ai.onnx"))
+      return ctx.error() << "ONNX's type inference rejects the node: "
+                         << printable(onnxError);
     if (!t)
       return ctx.error()
-             << "cannot tell the type of output '" << name
-             << "': HetPar does not model " << ctx.node.op_type()
+             << "cannot tell the type of output '" << printable(name)
+             << "': HetPar does not model " << printable(ctx.node.op_type())
              << ", ONNX's type inference gives no tensor type for it (a "
                 "sequence, an optional, or an unknown op), and the model "
                 "has no value_info for it";
@@ -818,7 +942,46 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
   for (auto [g, region] : llvm::zip(subgraphs, op->getRegions()))
     if (failed(importSubgraph(*g, region, ctx.loc)))
       return failure();
+  if (isIf && failed(typeIfFromBranches(op, ctx)))
+    return failure();
   return SmallVector<Value>(op->getResults());
+}
+
+/// The results of If are what both branches yield: equal types stay, tensors of
+/// one element type and rank keep the extents the branches agree on, anything
+/// else is an error. Types already known (ONNX's inference, value_info) refine.
+LogicalResult GraphImporter::typeIfFromBranches(Operation *op,
+                                                NodeContext &ctx) {
+  auto yielded = [&](unsigned r) {
+    return op->getRegion(r).back().getTerminator()->getOperandTypes();
+  };
+  auto thenTypes = yielded(0), elseTypes = yielded(1);
+  if (thenTypes.size() != op->getNumResults() ||
+      elseTypes.size() != op->getNumResults())
+    return ctx.error() << "the branches yield " << thenTypes.size() << " and "
+                       << elseTypes.size() << " values for "
+                       << op->getNumResults() << " outputs";
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    Type a = thenTypes[i], b = elseTypes[i];
+    Type merged = a;
+    if (a != b) {
+      auto ta = llvm::dyn_cast<TensorType>(a),
+           tb = llvm::dyn_cast<TensorType>(b);
+      if (!ta || !tb || ta.getElementType() != tb.getElementType())
+        return ctx.error() << "the branches yield " << a << " and " << b
+                           << " for output " << i;
+      merged = UnrankedTensorType::get(ta.getElementType());
+      if (ta.hasRank() && tb.hasRank() && ta.getRank() == tb.getRank()) {
+        SmallVector<int64_t> shape;
+        for (auto [x, y] : llvm::zip(ta.getShape(), tb.getShape()))
+          shape.push_back(x == y ? x : ShapedType::kDynamic);
+        merged = RankedTensorType::get(shape, ta.getElementType());
+      }
+    }
+    auto refined = refineType(merged, result.getType());
+    result.setType(succeeded(refined) ? *refined : merged);
+  }
+  return success();
 }
 
 LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph,
@@ -830,8 +993,9 @@ LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph,
     std::string why;
     Type t = fromTypeProto(in.type(), model.ctx, &why);
     if (!t)
-      return emitError(loc) << "subgraph input '" << in.name() << "' has "
-                            << why << ", which HetPar does not support";
+      return emitError(loc)
+             << "subgraph input '" << printable(in.name()) << "' has " << why
+             << ", which HetPar does not support";
     sub.values[in.name()] = block->addArgument(t, model.nodeLoc(in.name()));
   }
   sub.builder.setInsertionPointToEnd(block);
@@ -841,8 +1005,8 @@ LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph,
   for (const auto &o : graph.output()) {
     Value v = sub.lookup(o.name());
     if (!v)
-      return emitError(loc)
-             << "subgraph output '" << o.name() << "' is not defined";
+      return emitError(loc) << "subgraph output '" << printable(o.name())
+                            << "' is not defined";
     outs.push_back(v);
   }
   hetpar::onnx::YieldOp::create(sub.builder, loc, outs);
@@ -860,8 +1024,13 @@ LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
   if (llvm::sys::fs::is_directory(path))
     return emitError(loc) << "'" << path
                           << "' is a directory, not an ONNX model";
+  if (!llvm::sys::fs::is_regular_file(path))
+    return emitError(loc)
+           << "'" << path
+           << "' is not a regular file (ONNX models are read from "
+              "files)";
   uint64_t size = 0;
-  if (llvm::sys::fs::file_size(path, size) == std::errc() && size == 0)
+  if (!llvm::sys::fs::file_size(path, size) && size == 0)
     return emitError(loc) << "'" << path << "' is empty";
 
   if (StringRef(path).ends_with(".onnxtxt")) {
@@ -896,8 +1065,9 @@ LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
   ::close(fd);
   if (!ok)
     return emitError(loc)
-           << "not a valid ONNX model: the protobuf data is malformed or "
-              "truncated";
+           << "not a valid ONNX model: the protobuf data is malformed, "
+              "truncated, or nested deeper than protobuf's limit of 100 "
+              "levels";
   return success();
 }
 
@@ -909,6 +1079,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   if (!model.has_graph())
     return (emitError(loc) << "the model has no graph (is this an ONNX model?)",
             nullptr);
+  for (const auto &fn : model.functions())
+    functions[fn.domain() + "::" + fn.name()] = &fn;
   if (model.opset_import_size() == 0)
     opsets[""] =
         1; // IR version 1 and 2 models without opset_import use opset 1.
@@ -965,14 +1137,14 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     if (in.name().empty())
       return (emitError(inLoc) << "a graph input has no name", nullptr);
     if (!seen.insert(in.name()).second)
-      return (emitError(inLoc)
-                  << "graph input '" << in.name() << "' is listed twice",
+      return (emitError(inLoc) << "graph input '" << printable(in.name())
+                               << "' is listed twice",
               nullptr);
     std::string why;
     Type t = fromTypeProto(in.type(), ctx, &why);
     if (!t)
       return (emitError(inLoc)
-                  << "graph input '" << in.name() << "' has " << why
+                  << "graph input '" << printable(in.name()) << "' has " << why
                   << (StringRef(why).contains("not a valid")
                           ? ""
                           : ", which HetPar does not support"),
@@ -984,12 +1156,19 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
       auto refined = refineType(t, requested);
       if (failed(refined))
         return (emitError(inLoc)
-                    << "graph input '" << in.name() << "' has type " << t
-                    << ", which --input-shape " << in.name() << "="
-                    << formatShape(it->second) << " does not match",
+                    << "graph input '" << printable(in.name()) << "' has type "
+                    << t << ", which --input-shape " << printable(in.name())
+                    << "=" << formatShape(it->second) << " does not match",
                 nullptr);
       t = *refined;
     }
+    if (auto st = llvm::dyn_cast<RankedTensorType>(t);
+        st && llvm::none_of(st.getShape(), isDynamic) &&
+        !getNumElements(st.getShape()))
+      return (emitError(inLoc) << "graph input '" << printable(in.name())
+                               << "' of shape " << formatShape(st.getShape())
+                               << " has more elements than fit in 64 bits",
+              nullptr);
     argTypes.push_back(t);
     argNames.push_back(in.name());
   }
@@ -1026,7 +1205,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     Value v = importer.lookup(out.name());
     if (!v)
       return (emitError(nodeLoc(out.name()))
-                  << "graph output '" << out.name()
+                  << "graph output '" << printable(out.name())
                   << "' is not produced by any node, input "
                      "or initializer",
               nullptr);
@@ -1063,7 +1242,9 @@ hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
     auto parsed = parseInputShapeSpec(spec);
     if (!parsed)
       return parsed.takeError();
-    inputShapes[parsed->first] = parsed->second;
+    if (!inputShapes.try_emplace(parsed->first, parsed->second).second)
+      return llvm::createStringError("--input-shape gives '%s' twice",
+                                     parsed->first.c_str());
   }
   return llvm::Error::success();
 }

@@ -23,25 +23,33 @@ using namespace mlir;
 
 namespace hetpar::import {
 
-/// A TensorProto holding the value of a small integer constant (ONNX's
-/// inference reads such inputs, e.g. TopK's K or Resize's sizes); null for
-/// anything else.
+/// A TensorProto holding the value of a small int32/int64/float constant
+/// (ONNX's inference reads such inputs: TopK's K, Resize's scales and sizes,
+/// Upsample's scales); null for anything else.
 static std::unique_ptr<::onnx::TensorProto> constantInput(Value v) {
   ElementsAttr attr = hetpar::getConstantElements(v);
   if (!attr || attr.getNumElements() > 1024)
     return nullptr;
   auto type = llvm::cast<ShapedType>(attr.getType());
   int32_t onnxType = getONNXElementType(type.getElementType());
+  auto t = std::make_unique<::onnx::TensorProto>();
+  t->set_data_type(onnxType);
+  for (int64_t d : type.getShape())
+    t->add_dims(d);
+  if (onnxType == ::onnx::TensorProto::FLOAT) {
+    auto values = hetpar::readFloatElements(attr);
+    if (!values)
+      return nullptr;
+    for (double x : *values)
+      t->add_float_data(static_cast<float>(x));
+    return t;
+  }
   if (onnxType != ::onnx::TensorProto::INT64 &&
       onnxType != ::onnx::TensorProto::INT32)
     return nullptr;
   auto values = hetpar::readIntElements(attr);
   if (!values)
     return nullptr;
-  auto t = std::make_unique<::onnx::TensorProto>();
-  t->set_data_type(onnxType);
-  for (int64_t d : type.getShape())
-    t->add_dims(d);
   for (int64_t x : *values) {
     if (onnxType == ::onnx::TensorProto::INT64)
       t->add_int64_data(x);
@@ -54,7 +62,8 @@ static std::unique_ptr<::onnx::TensorProto> constantInput(Value v) {
 SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
                                            int64_t version,
                                            ArrayRef<Value> inputs,
-                                           MLIRContext *ctx) {
+                                           MLIRContext *ctx,
+                                           std::string *error) {
   SmallVector<Type> out(node.output_size());
   try {
     const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
@@ -85,6 +94,12 @@ SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
       if (t && t->value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
         out[i] = fromTypeProto(*t, ctx);
     }
+  } catch (const std::exception &e) {
+    // ONNX could not type the node (a shape error, a subgraph it cannot see
+    // into): the caller falls back to the model's value_info.
+    if (error)
+      *error = e.what();
+    return SmallVector<Type>(node.output_size());
   } catch (...) {
     // ONNX could not type the node (a shape error, a subgraph it cannot see
     // into): the caller falls back to the model's value_info.
@@ -189,7 +204,8 @@ void inferGenericOpTypes(Operation *op, SmallVectorImpl<Type> &out) {
     if (!toAttributeProto(a.getName(), a.getValue(), *node.add_attribute()))
       node.mutable_attribute()->RemoveLast();
   llvm::append_range(out, inferTypesWithONNXSchema(node, generic.getVersion(),
-                                                   inputs, op->getContext()));
+                                                   inputs, op->getContext(),
+                                                   nullptr));
 }
 
 } // namespace hetpar::import

@@ -165,6 +165,9 @@ FailureOr<std::string> resolveExternalPath(StringRef dir, StringRef rel,
   if (!llvm::sys::fs::exists(joined))
     return emitError(loc) << what << ": external data file '" << joined
                           << "' does not exist";
+  if (!llvm::sys::fs::is_regular_file(joined))
+    return emitError(loc) << what << ": external data location '" << rel
+                          << "' is not a regular file";
   SmallString<256> realFile, realDir;
   if (llvm::sys::fs::real_path(joined, realFile) ||
       llvm::sys::fs::real_path(dir, realDir))

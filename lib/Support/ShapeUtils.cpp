@@ -223,7 +223,7 @@ parseInputShapeSpec(StringRef spec) {
     for (StringRef p : parts) {
       p = p.trim();
       int64_t d;
-      if (p == "?" || p == "-1")
+      if (p == "?")
         shape.push_back(ShapedType::kDynamic);
       else if (!p.getAsInteger(10, d) && d >= 0)
         shape.push_back(d);

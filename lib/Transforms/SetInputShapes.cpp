@@ -61,6 +61,15 @@ struct SetInputShapesPass
           ok = false;
           continue;
         }
+        if (auto st = llvm::cast<RankedTensorType>(*refined);
+            llvm::none_of(st.getShape(), isDynamic) &&
+            !getNumElements(st.getShape())) {
+          emitError(arg.getLoc()) << "input shape " << name.getValue() << "="
+                                  << formatShape(it->second)
+                                  << " has more elements than fit in 64 bits";
+          ok = false;
+          continue;
+        }
         arg.setType(*refined);
         argTypes[i] = *refined;
       }

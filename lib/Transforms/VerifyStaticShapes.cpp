@@ -3,6 +3,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace hetpar {
@@ -19,24 +20,48 @@ bool isDynamicTensor(Type t) {
   return st && !st.hasStaticShape();
 }
 
-/// The function argument whose *values* (not just its shape) flow into `op`'s
-/// operands, if any: the reason a shape cannot be known at compile time.
-BlockArgument findDataDependence(Operation *op) {
-  SmallVector<Value> work(op->getOperands());
+/// Why a shape is not static: a function argument whose *values* flow into the
+/// op's shape operands, or else the first op of that computation that did not
+/// fold although its operands are constants.
+struct Cause {
+  BlockArgument input;
+  Operation *unfolded = nullptr;
+};
+
+/// The operands whose values an op's shape rule reads: all of them for ops with
+/// one operand (ConstantOfShape, NonZero) and for Range; for every other op the
+/// first operand is the data and the rest (Reshape's shape, Slice's
+/// starts/ends, Expand's shape, TopK's K, Resize's scales) decide the shape.
+SmallVector<Value> shapeOperands(Operation *op) {
+  if (op->getNumOperands() <= 1 || llvm::isa<onnx::RangeOp>(op))
+    return SmallVector<Value>(op->getOperands());
+  return SmallVector<Value>(op->getOperands().drop_front());
+}
+
+Cause findCause(Operation *op) {
+  SmallVector<Value> work = shapeOperands(op);
   llvm::SmallPtrSet<Value, 16> seen;
+  Cause cause;
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
-    if (auto arg = llvm::dyn_cast<BlockArgument>(v))
-      return arg;
+    if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+      cause.input = arg;
+      return cause;
+    }
     Operation *def = v.getDefiningOp();
-    // Shape and Size read only the static shape of their operand.
-    if (!def || llvm::isa<onnx::ShapeOp, onnx::SizeOp>(def))
+    // Constants end the search; Shape and Size read only their operand's shape.
+    if (!def || matchPattern(v, m_Constant()) ||
+        llvm::isa<onnx::ShapeOp, onnx::SizeOp>(def))
       continue;
+    if (!cause.unfolded && llvm::all_of(def->getOperands(), [](Value o) {
+          return matchPattern(o, m_Constant());
+        }))
+      cause.unfolded = def;
     llvm::append_range(work, def->getOperands());
   }
-  return {};
+  return cause;
 }
 
 struct VerifyStaticShapesPass
@@ -70,16 +95,20 @@ struct VerifyStaticShapesPass
       if (llvm::isa<onnx::GenericOp>(op)) {
         diag << ": unsupported op " << onnx::getONNXOpType(op)
              << " (HetPar cannot infer its shapes)";
-      } else if (BlockArgument arg = findDataDependence(op)) {
-        auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      } else if (Cause cause = findCause(op); cause.input) {
+        auto func =
+            llvm::dyn_cast<func::FuncOp>(cause.input.getOwner()->getParentOp());
         StringAttr name = func ? func.getArgAttrOfType<StringAttr>(
-                                     arg.getArgNumber(), "onnx.name")
+                                     cause.input.getArgNumber(), "onnx.name")
                                : nullptr;
         diag << ": the shape depends on the values of input '"
              << (name ? name.getValue() : StringRef("?"))
-             << "', which HetPar does not support (shapes must follow from the "
-                "input "
-                "shapes)";
+             << "', which HetPar does not support (shapes must follow from "
+                "the input shapes)";
+      } else if (cause.unfolded) {
+        diag << ": its shape is computed by "
+             << onnx::describeNode(cause.unfolded)
+             << ", which HetPar could not fold";
       }
       ok = false;
     });

@@ -157,3 +157,64 @@ func.func @forwarding(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %3 = onnx.Relu(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %3 : tensor<2x3xf32>
 }
+
+// -----
+
+// Folds that would overflow int64 or trap are refused: INT64_MIN / -1 and
+// INT64_MIN mod -1 stay as ops (their run-time semantics decide), as does the
+// negation of INT64_MIN.
+// CHECK-LABEL: func.func @overflow_refused
+// CHECK: onnx.Div
+// CHECK: onnx.Mod
+// CHECK: onnx.Neg
+// CHECK: onnx.Add
+func.func @overflow_refused() -> (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) {
+  %min = onnx.Constant dense<[-9223372036854775808]> : tensor<1xi64>
+  %m1 = onnx.Constant dense<[-1]> : tensor<1xi64>
+  %0 = onnx.Div(%min, %m1) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %1 = onnx.Mod(%min, %m1) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %2 = onnx.Neg(%min) : (tensor<1xi64>) -> tensor<1xi64>
+  %3 = onnx.Add(%min, %m1) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+  return %0, %1, %2, %3 : tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>
+}
+
+// -----
+
+// Transpose of a constant (the pad computations of exported F.pad): the 2x3
+// matrix [[1,2,3],[4,5,6]] transposed is [[1,4],[2,5],[3,6]]; with perm
+// [1,0,2] a 2x2x1 tensor [[[1],[2]],[[3],[4]]] becomes [[[1],[3]],[[2],[4]]].
+// CHECK-LABEL: func.func @transpose_constant
+// CHECK-DAG: onnx.Constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi64>
+// CHECK-DAG: onnx.Constant dense<{{\[}}{{\[}}[1], [3]], {{\[}}[2], [4]]]> : tensor<2x2x1xi64>
+// CHECK-NOT: onnx.Transpose
+func.func @transpose_constant() -> (tensor<3x2xi64>, tensor<2x2x1xi64>) {
+  %a = onnx.Constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %0 = onnx.Transpose(%a) : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  %b = onnx.Constant dense<[[[1], [2]], [[3], [4]]]> : tensor<2x2x1xi64>
+  %1 = onnx.Transpose(%b) {perm = array<i64: 1, 0, 2>} : (tensor<2x2x1xi64>) -> tensor<2x2x1xi64>
+  return %0, %1 : tensor<3x2xi64>, tensor<2x2x1xi64>
+}
+
+// -----
+
+// Float shape arithmetic: ceil(2.5) = 3, floor(-2.5) = -3, sqrt(16) = 4, |-7| = 7;
+// NonZero of a constant: [0, 3, 0, 5] has non-zeros at 1 and 3.
+// CHECK-LABEL: func.func @float_shape_math
+// CHECK-DAG: onnx.Constant dense<3.000000e+00> : tensor<f32>
+// CHECK-DAG: onnx.Constant dense<-3.000000e+00> : tensor<f32>
+// CHECK-DAG: onnx.Constant dense<4.000000e+00> : tensor<f32>
+// CHECK-DAG: onnx.Constant dense<7> : tensor<i64>
+// CHECK-DAG: onnx.Constant dense<{{\[}}[1, 3]]> : tensor<1x2xi64>
+func.func @float_shape_math() -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<i64>, tensor<1x2xi64>) {
+  %a = onnx.Constant dense<2.5> : tensor<f32>
+  %0 = onnx.Ceil(%a) : (tensor<f32>) -> tensor<f32>
+  %b = onnx.Constant dense<-2.5> : tensor<f32>
+  %1 = onnx.Floor(%b) : (tensor<f32>) -> tensor<f32>
+  %c = onnx.Constant dense<16.0> : tensor<f32>
+  %2 = onnx.Sqrt(%c) : (tensor<f32>) -> tensor<f32>
+  %d = onnx.Constant dense<-7> : tensor<i64>
+  %3 = onnx.Abs(%d) : (tensor<i64>) -> tensor<i64>
+  %e = onnx.Constant dense<[0, 3, 0, 5]> : tensor<4xi64>
+  %4 = onnx.NonZero(%e) : (tensor<4xi64>) -> tensor<1x2xi64>
+  return %0, %1, %2, %3, %4 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<i64>, tensor<1x2xi64>
+}

@@ -126,3 +126,23 @@ func.func @generic(%x: tensor<4x6xf32>) -> tensor<?x?xf32> {
   %0:2 = onnx.Generic "TopK"(%x, %k) attributes {attrs = {axis = 1 : i64}, domain = "", version = 17 : i64} : (tensor<4x6xf32>, tensor<1xi64>) -> (tensor<?x?xf32>, tensor<?x?xi64>)
   return %0#0 : tensor<?x?xf32>
 }
+
+// -----
+
+// Range counts exactly in integers: from INT64_MIN to INT64_MIN + 10 by 3 is
+// ceil(10 / 3) = 4 elements. NonZero of a constant has a static count. Einsum
+// "bsd,btd->bst" on (2,5,8) and (2,7,8) gives (2,5,7); without "->" the output is
+// the letters that appear once, sorted: "ij,jk" gives "ik".
+// CHECK-LABEL: func.func @counts
+// CHECK: onnx.Constant dense<[-9223372036854775808, -9223372036854775805, -9223372036854775802, -9223372036854775799]> : tensor<4xi64>
+// CHECK: onnx.Einsum{{.*}} -> tensor<2x5x7xf32>
+// CHECK: onnx.Einsum{{.*}} -> tensor<3x5xf32>
+func.func @counts(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> (tensor<?xi64>, tensor<*xf32>, tensor<*xf32>) {
+  %start = onnx.Constant dense<-9223372036854775808> : tensor<i64>
+  %limit = onnx.Constant dense<-9223372036854775798> : tensor<i64>
+  %delta = onnx.Constant dense<3> : tensor<i64>
+  %0 = onnx.Range(%start, %limit, %delta) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %1 = onnx.Einsum(%q, %k) {equation = "bsd,btd->bst"} : (tensor<2x5x8xf32>, tensor<2x7x8xf32>) -> tensor<*xf32>
+  %2 = onnx.Einsum(%a, %b) {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  return %0, %1, %2 : tensor<?xi64>, tensor<*xf32>, tensor<*xf32>
+}

@@ -32,3 +32,15 @@ func.func @unsupported(%x: tensor<2x3xf32>) -> tensor<*xf32> {
   %0 = onnx.Generic "TopK"(%x) attributes {attrs = {}, domain = "", version = 17 : i64} : (tensor<2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// A shape computed by an op that did not fold (a cast of NaN to an integer) is
+// named as the cause; the data input is not blamed.
+func.func @unfolded(%x: tensor<2x6xf32> {onnx.name = "x"}) -> tensor<?x?xf32> {
+  %nan = onnx.Constant dense<[0x7FC00000, 3.0]> : tensor<2xf32>
+  %s = onnx.Cast(%nan) {to = i64} : (tensor<2xf32>) -> tensor<2xi64>
+  // expected-error @+1 {{op Reshape has a result of dynamic type 'tensor<?x?xf32>': its shape is computed by op Cast, which HetPar could not fold}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<2x6xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

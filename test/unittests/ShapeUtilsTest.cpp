@@ -80,6 +80,10 @@ TEST(ShapeUtils, ParseInputShapeSpec) {
   auto noEq = parseInputShapeSpec("x");
   ASSERT_FALSE(bool(noEq));
   llvm::consumeError(noEq.takeError());
+  // -1 is not a way to say "dynamic" (that is ?): it is rejected like -3.
+  auto minusOne = parseInputShapeSpec("x=-1x16");
+  ASSERT_FALSE(bool(minusOne));
+  llvm::consumeError(minusOne.takeError());
   auto negative = parseInputShapeSpec("x=-3");
   ASSERT_FALSE(bool(negative));
   llvm::consumeError(negative.takeError());

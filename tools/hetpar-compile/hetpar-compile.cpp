@@ -17,6 +17,7 @@
 #include "hetpar/Analysis/ModelSummary.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Support/Diagnostics.h"
+#include "hetpar/Support/Output.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -27,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,16 +77,28 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  // Only this tool's options in --help (MLIR's printing and pass-manager
+  // options still work; --help-hidden lists them).
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
   if (emit == EmitKind::None)
     return fail(
         "choose what to emit: --emit=mlir, --emit=mlirbc or --emit=summary "
         "(code generation for devices is not implemented yet)");
-  if ((emit == EmitKind::MLIR || emit == EmitKind::MLIRBytecode) &&
-      outputPath.empty())
+  if (emit == EmitKind::MLIR && outputPath.empty())
     return fail("--emit=mlir needs -o OUT.mlir");
+  if (emit == EmitKind::MLIRBytecode && outputPath.empty())
+    return fail("--emit=mlirbc needs -o OUT.mlirbc");
+  if (modelPath.empty())
+    return fail("no model file given");
+  if (!outputPath.empty() && llvm::sys::fs::equivalent(modelPath, outputPath))
+    return fail("the output '" + outputPath + "' is the model itself");
+  if (StringRef(modelPath).ends_with(".mlir") ||
+      StringRef(modelPath).ends_with(".mlirbc"))
+    return fail("'" + modelPath +
+                "' is MLIR; hetpar-compile reads ONNX models (run passes on "
+                "MLIR with hetpar-opt)");
 
   hetpar::ONNXImportOptions options;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
@@ -109,20 +123,11 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
+  // Complete or absent: see hetpar::writeOutput.
   auto write = [&](llvm::function_ref<void(llvm::raw_ostream &)> body) -> int {
-    if (outputPath.empty() || outputPath == "-") {
-      body(llvm::outs());
-      return 0;
-    }
-    // Written to a temporary file and renamed: no half-written output on
-    // failure.
-    if (llvm::Error err =
-            llvm::writeToOutput(outputPath, [&](llvm::raw_ostream &os) {
-              body(os);
-              return llvm::Error::success();
-            }))
-      return fail("cannot write '" + outputPath +
-                  "': " + llvm::toString(std::move(err)));
+    if (llvm::Error err = hetpar::writeOutput(
+            outputPath.empty() ? StringRef("-") : StringRef(outputPath), body))
+      return fail(llvm::toString(std::move(err)));
     return 0;
   };
 

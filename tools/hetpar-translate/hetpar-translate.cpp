@@ -16,16 +16,15 @@
 
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Support/Diagnostics.h"
+#include "hetpar/Support/Output.h"
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -58,7 +57,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
   if (!importONNX) {
     llvm::errs()
@@ -83,21 +82,22 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // Written only after a successful import; removed again if writing fails.
-  std::string error;
-  auto output = openOutputFile(outputPath, &error);
-  if (!output) {
-    llvm::errs() << "hetpar-translate: error: " << error << "\n";
+  // Written only after a successful import, complete or not at all.
+  LogicalResult written = success();
+  llvm::Error err = hetpar::writeOutput(outputPath, [&](llvm::raw_ostream &os) {
+    if (emitBytecode)
+      written = writeBytecodeToFile(*module, os);
+    else
+      module->print(os);
+  });
+  if (err) {
+    llvm::errs() << "hetpar-translate: error: "
+                 << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
-  if (emitBytecode) {
-    if (failed(writeBytecodeToFile(*module, output->os()))) {
-      llvm::errs() << "hetpar-translate: error: cannot write bytecode\n";
-      return 1;
-    }
-  } else {
-    module->print(output->os());
+  if (failed(written)) {
+    llvm::errs() << "hetpar-translate: error: cannot write bytecode\n";
+    return 1;
   }
-  output->keep();
   return 0;
 }

@@ -33,6 +33,9 @@ struct ModelSummary {
   int64_t numOps = 0;
   /// Unsupported op types (onnx.Generic) present.
   std::vector<std::string> unsupported;
+  /// Op kinds whose FLOPs are unknown (no count for the op, a shape that is not
+  /// static, or a count beyond int64).
+  std::vector<std::string> uncounted;
   /// Elements of floating-point constants with more than one element (weights,
   /// biases, norms' scales; scalars such as epsilon are not counted).
   int64_t parameters = 0;

@@ -45,8 +45,8 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importONNXModel(llvm::StringRef path, mlir::MLIRContext *context,
                 const ONNXImportOptions &options = {});
 
-/// Registers the dialects an imported module uses (onnx, func), and installs ONNX's
-/// schema inference as the onnx dialect's typing of onnx.Generic ops.
+/// Registers the dialects an imported module uses (onnx, func), and installs
+/// ONNX's schema inference as the onnx dialect's typing of onnx.Generic ops.
 void registerImportDialects(mlir::DialectRegistry &registry);
 
 } // namespace hetpar

@@ -67,7 +67,7 @@ readFloatElements(mlir::ElementsAttr attr);
 /// disagree (element type, rank or a static extent).
 mlir::FailureOr<mlir::Type> refineType(mlir::Type a, mlir::Type b);
 
-/// Parses an input shape spec "NAME=2x128" (also "NAME=2,128"; "?" or -1 keeps
+/// Parses an input shape spec "NAME=2x128" (also "NAME=2,128"; "?" keeps
 /// a dimension dynamic; "NAME=" is a scalar). The error names what is wrong.
 llvm::Expected<std::pair<std::string, llvm::SmallVector<int64_t>>>
 parseInputShapeSpec(llvm::StringRef spec);

@@ -63,10 +63,13 @@ def EraseIdentityPass : Pass<"hetpar-onnx-erase-identity", "mlir::func::FuncOp">
 def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp"> {
   let summary = "Check that every tensor in the module has a static shape";
   let description = [{
-    Fails with one error per offending value (at most one per op) when a function
-    argument or an op result is a tensor with a dynamic dimension or unknown rank:
-    "value 'x' of node 'y' (Op) has dynamic type tensor<?x4xf32>". For a value made by
-    `onnx.Generic` the message names the unsupported op.
+    Fails when a function argument or an op result is a tensor with a dynamic
+    dimension or unknown rank. Arguments are reported by name ("input 'x' has
+    dynamic type ...; give its shape with --input-shape"). Among ops, only those
+    where dynamism starts are reported (a dynamic result from static operands),
+    with the cause: the unsupported op (`onnx.Generic`), the input whose *values*
+    flow into the op's shape operands (a data-dependent shape), or the op of the
+    shape computation that did not fold.
   }];
 }
 

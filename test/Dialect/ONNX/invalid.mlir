@@ -802,3 +802,113 @@ func.func @case97(%x: tensor<4x4xf32>) {
   %0 = onnx.Trilu(%x) {upper = 2 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+func.func @conv_window_limit(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{kernel_shape, strides, dilations and pads must be below 2^31, got 9223372036854775807}}
+  %0 = onnx.Conv(%x, %w) {dilations = array<i64: 9223372036854775807>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @tile_overflow(%x: tensor<4611686018427387904xf32>) {
+  %r = onnx.Constant dense<[4]> : tensor<1xi64>
+  // expected-error @+1 {{tiling axis 0 overflows int64}}
+  %0 = onnx.Tile(%x, %r) : (tensor<4611686018427387904xf32>, tensor<1xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @pad_overflow(%x: tensor<2xf32>) {
+  %p = onnx.Constant dense<[9223372036854775807, 1]> : tensor<2xi64>
+  // expected-error @+1 {{padding axis 0 overflows int64}}
+  %0 = onnx.Pad(%x, %p) : (tensor<2xf32>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @concat_overflow(%a: tensor<9223372036854775807xf32>) {
+  // expected-error @+1 {{the concatenated extent overflows int64}}
+  %0 = onnx.Concat(%a, %a) {axis = 0 : i64} : (tensor<9223372036854775807xf32>, tensor<9223372036854775807xf32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @result_too_large() {
+  %s = onnx.Constant dense<[4611686018427387904, 4611686018427387904]> : tensor<2xi64>
+  // expected-error @+1 {{result shape 4611686018427387904x4611686018427387904 has more elements than fit in 64 bits}}
+  %0 = onnx.ConstantOfShape(%s) : (tensor<2xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @flatten_overflow(%x: tensor<4611686018427387904x4x1xf32>) {
+  // expected-error @+1 {{flattening 4611686018427387904x4x1 overflows int64}}
+  %0 = onnx.Flatten(%x) {axis = 2 : i64} : (tensor<4611686018427387904x4x1xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @range_not_finite() {
+  %s = onnx.Constant dense<0.0> : tensor<f32>
+  %l = onnx.Constant dense<0x7FC00000> : tensor<f32>
+  %d = onnx.Constant dense<1.0> : tensor<f32>
+  // expected-error @+1 {{start, limit and delta must be finite}}
+  %0 = onnx.Range(%s, %l, %d) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_terms(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{equation 'ij,jk->ik' has 2 input terms for 1 inputs}}
+  %0 = onnx.Einsum(%a) {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_rank(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{term 'ijk' does not fit an input of rank 2}}
+  %0 = onnx.Einsum(%a) {equation = "ijk->i"} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_extent(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{axis 'j' has extents 3 and 4}}
+  %0 = onnx.Einsum(%a, %b) {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_output(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{output axis 'z' is not an input axis}}
+  %0 = onnx.Einsum(%a) {equation = "ij->z"} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_output_twice(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{output axis 'i' appears twice}}
+  %0 = onnx.Einsum(%a) {equation = "ij->ii"} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_character(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{equation term 'i2' has the character '2'}}
+  %0 = onnx.Einsum(%a) {equation = "i2->i"} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return
+}

@@ -89,10 +89,10 @@ def ONNX_YieldOp : Op<ONNX_Dialect, "Yield", [Pure, Terminator,
 // Elementwise unary
 //===----------------------------------------------------------------------===//
 
-def ONNX_SqrtOp : ONNX_UnaryOp<"Sqrt", "y = sqrt(x)", ONNX_FloatTensor>;
+def ONNX_SqrtOp : ONNX_UnaryOp<"Sqrt", "y = sqrt(x)", ONNX_FloatTensor> { let hasFolder = 1; }
 def ONNX_ReciprocalOp : ONNX_UnaryOp<"Reciprocal", "y = 1 / x", ONNX_FloatTensor>;
 def ONNX_NegOp : ONNX_UnaryOp<"Neg", "y = -x"> { let hasFolder = 1; }
-def ONNX_AbsOp : ONNX_UnaryOp<"Abs", "y = |x|">;
+def ONNX_AbsOp : ONNX_UnaryOp<"Abs", "y = |x|"> { let hasFolder = 1; }
 def ONNX_ExpOp : ONNX_UnaryOp<"Exp", "y = exp(x)", ONNX_FloatTensor>;
 def ONNX_LogOp : ONNX_UnaryOp<"Log", "y = ln(x)", ONNX_FloatTensor>;
 def ONNX_ErfOp : ONNX_UnaryOp<"Erf", "y = erf(x)">;
@@ -110,8 +110,8 @@ def ONNX_CoshOp : ONNX_UnaryOp<"Cosh", "y = cosh(x)", ONNX_FloatTensor>;
 def ONNX_AsinhOp : ONNX_UnaryOp<"Asinh", "y = asinh(x)", ONNX_FloatTensor>;
 def ONNX_AcoshOp : ONNX_UnaryOp<"Acosh", "y = acosh(x)", ONNX_FloatTensor>;
 def ONNX_AtanhOp : ONNX_UnaryOp<"Atanh", "y = atanh(x)", ONNX_FloatTensor>;
-def ONNX_FloorOp : ONNX_UnaryOp<"Floor", "y = floor(x)", ONNX_FloatTensor>;
-def ONNX_CeilOp : ONNX_UnaryOp<"Ceil", "y = ceil(x)", ONNX_FloatTensor>;
+def ONNX_FloorOp : ONNX_UnaryOp<"Floor", "y = floor(x)", ONNX_FloatTensor> { let hasFolder = 1; }
+def ONNX_CeilOp : ONNX_UnaryOp<"Ceil", "y = ceil(x)", ONNX_FloatTensor> { let hasFolder = 1; }
 def ONNX_RoundOp : ONNX_UnaryOp<"Round", "y = round half to even(x)", ONNX_FloatTensor>;
 def ONNX_SignOp : ONNX_UnaryOp<"Sign", "y = sign(x) (-1, 0 or 1)">;
 def ONNX_SoftplusOp : ONNX_UnaryOp<"Softplus", "y = ln(exp(x) + 1)", ONNX_FloatTensor>;
@@ -351,6 +351,24 @@ def ONNX_MeanOp : ONNX_VariadicOp<"Mean", "mean">;
 //===----------------------------------------------------------------------===//
 // Linear algebra, convolution, normalization, pooling
 //===----------------------------------------------------------------------===//
+
+def ONNX_EinsumOp : ONNX_Op<"Einsum", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "ONNX Einsum: Einstein summation";
+  let description = [{
+    Evaluates `equation` ("bsd,btd->bst"): each input term names its axes with
+    letters, "..." stands for broadcast leading axes, and the output term (after
+    "->") lists the kept axes; letters missing from it are summed. Without "->",
+    the output is the broadcast "..." axes followed by the letters that appear
+    once, in alphabetical order.
+
+    Constraints: one term per input; a term has as many axes as its input's rank
+    (letters plus the "..." axes); a letter has one extent across inputs; the
+    "..." axes broadcast; output letters appear in the inputs and at most once.
+  }];
+  let arguments = (ins Variadic<ONNX_NumericTensor>:$Inputs, StrAttr:$equation);
+  let results = (outs ONNX_NumericTensor:$Output);
+  let assemblyFormat = "`(` $Inputs `)` attr-dict `:` functional-type(operands, results)";
+}
 
 def ONNX_MatMulOp : ONNX_Op<"MatMul", [Pure, SameOperandsAndResultElementType]> {
   let summary = "ONNX MatMul: numpy.matmul";
@@ -792,6 +810,22 @@ def ONNX_ExpandOp : ONNX_Op<"Expand", [Pure]> {
   let results = (outs ONNX_Tensor:$output);
   let hasFolder = 1;
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_NonZeroOp : ONNX_Op<"NonZero", [Pure]> {
+  let summary = "ONNX NonZero: indices of the non-zero elements";
+  let description = [{
+    Returns a (rank, n) int64 tensor whose columns are the indices of the n
+    non-zero elements in row-major order. n depends on the values, so the result
+    is static only when the input is a constant (as in PyTorch's opset-9 and -10
+    export of arange), where the op folds.
+
+    Constraints: the result is an int64 matrix with one row per input axis.
+  }];
+  let arguments = (ins ONNX_Tensor:$X);
+  let results = (outs ONNX_I64Tensor:$Y);
+  let hasFolder = 1;
+  let assemblyFormat = "`(` $X `)` attr-dict `:` functional-type(operands, results)";
 }
 
 def ONNX_TileOp : ONNX_Op<"Tile", [Pure]> {

@@ -83,6 +83,17 @@ def main():
          helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
         [vi("x", [2, 6])], [vi("y", [3, 4])]))
 
+    # Names with control characters are escaped in messages.
+    save("weird-name.onnx", model(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="mat\nmul\x01")],
+        [vi("a", [2, 3]), vi("b", [4, 5])], [vi("y", [2, 5])]))
+    # ONNX's own inference rejects an operator HetPar does not model.
+    save("topk-too-large.onnx", model(
+        [helper.make_node("Constant", [], ["k"], name="k",
+                          value=numpy_helper.from_array(np.array([9], np.int64))),
+         helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1)],
+        [vi("x", [2, 3])], [vi("v", [2, 9]), vi("i", [2, 9], TensorProto.INT64)]))
+
     # Weights.
     short = onnx.TensorProto()
     short.name = "w"
@@ -112,6 +123,10 @@ def main():
     with open("short.bin", "wb") as f:
         f.write(np.zeros(4, np.float32).tobytes())  # 16 bytes; 24 are needed
     external("external-short.onnx", "short.bin", offset=0, length=24)
+    os.makedirs("weights.dir", exist_ok=True)
+    with open(os.path.join("weights.dir", "keep"), "w") as f:
+        f.write("external data that is a folder, not a file\n")
+    external("external-directory.onnx", "weights.dir")
 
 
 if __name__ == "__main__":
