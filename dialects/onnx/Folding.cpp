@@ -404,14 +404,7 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   RankedTensorType rt = foldableType(getResult());
   if (!in || !rt)
     return {};
-  int64_t rank = in.getRank();
-  auto clampIdx = [&](int64_t v) {
-    if (v < 0)
-      v += rank;
-    return std::clamp<int64_t>(v, 0, rank);
-  };
-  int64_t start = clampIdx(getStart()),
-          end = getEnd() ? clampIdx(*getEnd()) : rank;
+  auto [start, end] = getDimRange(in.getRank());
   SmallVector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) {
     if (in.isDynamicDim(i))
@@ -448,12 +441,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor a) {
   if (!in)
     return {};
   int64_t rank = in.getRank();
-  SmallVector<int64_t> perm;
-  if (auto p = getPerm())
-    perm.assign(p->begin(), p->end());
-  else
-    for (int64_t i = rank - 1; i >= 0; --i)
-      perm.push_back(i);
+  SmallVector<int64_t> perm = getPermutation(rank);
   if (static_cast<int64_t>(perm.size()) != rank)
     return {};
   if (llvm::equal(perm, llvm::seq<int64_t>(0, rank)) && in == getType())

@@ -36,6 +36,28 @@ void ConstantOp::print(OpAsmPrinter &p) {
 }
 
 //===----------------------------------------------------------------------===//
+// Attribute helpers shared by shape rules and folders
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> TransposeOp::getPermutation(int64_t rank) {
+  if (auto perm = getPerm())
+    return SmallVector<int64_t>(perm->begin(), perm->end());
+  SmallVector<int64_t> reversed;
+  for (int64_t i = rank - 1; i >= 0; --i)
+    reversed.push_back(i);
+  return reversed;
+}
+
+std::pair<int64_t, int64_t> ShapeOp::getDimRange(int64_t rank) {
+  auto clampIdx = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  return {clampIdx(getStart()), getEnd() ? clampIdx(*getEnd()) : rank};
+}
+
+//===----------------------------------------------------------------------===//
 // Names for messages
 //===----------------------------------------------------------------------===//
 

@@ -862,14 +862,7 @@ LogicalResult ShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     r.push_back(RankedTensorType::get({kDyn}, i64));
     return success();
   }
-  int64_t rank = x->size();
-  auto clampIdx = [&](int64_t v) {
-    if (v < 0)
-      v += rank;
-    return std::clamp<int64_t>(v, 0, rank);
-  };
-  int64_t start = clampIdx(getStart());
-  int64_t end = getEnd() ? clampIdx(*getEnd()) : rank;
+  auto [start, end] = getDimRange(x->size());
   r.push_back(RankedTensorType::get({std::max<int64_t>(0, end - start)}, i64));
   return success();
 }
@@ -982,12 +975,7 @@ LogicalResult TransposeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return success();
   }
   int64_t rank = x->size();
-  SmallVector<int64_t> perm;
-  if (auto p = getPerm())
-    perm.assign(p->begin(), p->end());
-  else
-    for (int64_t i = rank - 1; i >= 0; --i)
-      perm.push_back(i);
+  SmallVector<int64_t> perm = getPermutation(rank);
   SmallVector<bool> seen(rank, false);
   if (static_cast<int64_t>(perm.size()) != rank)
     return emitOpError() << "perm has " << perm.size() << " entries for rank "

@@ -33,22 +33,28 @@ import torch
 OPSET = 17  # the newest opset torch 1.13 exports
 
 
+class FirstOutput(torch.nn.Module):
+    """Calls a Hugging Face model with positional inputs bound to `names` and
+    returns its first output (logits or hidden states) as a plain tensor."""
+
+    def __init__(self, model, names, **extra):
+        super().__init__()
+        self.m = model
+        self.names = names
+        self.extra = extra
+
+    def forward(self, *inputs):
+        return self.m(**dict(zip(self.names, inputs)), return_dict=False, **self.extra)[0]
+
+
 def tiny_gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
     cfg = GPT2Config(vocab_size=512, n_positions=64, n_embd=64, n_layer=2, n_head=4,
                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
     model = GPT2LMHeadModel(cfg)
 
-    class Wrapper(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids):
-            return self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
-
     ids = torch.randint(0, 512, (2, 16), dtype=torch.int64)
-    return Wrapper(model), (ids,), ["input_ids"], ["logits"], {
+    return FirstOutput(model, ["input_ids"], use_cache=False), (ids,), ["input_ids"], ["logits"], {
         "input_ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}}
 
 
@@ -59,19 +65,11 @@ def tiny_bert():
                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertModel(cfg, add_pooling_layer=False)
 
-    class Wrapper(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, attention_mask):
-            return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                          return_dict=False)[0]
 
     ids = torch.randint(0, 512, (2, 16), dtype=torch.int64)
     mask = torch.ones(2, 16, dtype=torch.int64)
     mask[1, 12:] = 0
-    return Wrapper(model), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], {
+    return FirstOutput(model, ["input_ids", "attention_mask"]), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], {
         "input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
         "last_hidden_state": {0: "batch", 1: "sequence"}}
 
@@ -83,16 +81,8 @@ def tiny_llama():
                       rms_norm_eps=1e-5, use_cache=False, tie_word_embeddings=False)
     model = LlamaForCausalLM(cfg)
 
-    class Wrapper(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids):
-            return self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
-
     ids = torch.randint(0, 512, (2, 16), dtype=torch.int64)
-    return Wrapper(model), (ids,), ["input_ids"], ["logits"], {
+    return FirstOutput(model, ["input_ids"], use_cache=False), (ids,), ["input_ids"], ["logits"], {
         "input_ids": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}}
 
 
@@ -103,16 +93,8 @@ def tiny_vit():
                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = ViTForImageClassification(cfg)
 
-    class Wrapper(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, pixel_values):
-            return self.m(pixel_values=pixel_values, return_dict=False)[0]
-
     x = torch.randn(2, 3, 32, 32)
-    return Wrapper(model), (x,), ["pixel_values"], ["logits"], {
+    return FirstOutput(model, ["pixel_values"]), (x,), ["pixel_values"], ["logits"], {
         "pixel_values": {0: "batch"}, "logits": {0: "batch"}}
 
 

@@ -622,6 +622,11 @@ def ONNX_ShapeOp : ONNX_Op<"Shape", [Pure]> {
                    DefaultValuedAttr<ONNX_IntAttr, "0">:$start);
   let results = (outs ONNX_I64Tensor:$shape);
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The dimensions [first, second) it returns for an input of `rank`, after
+    /// counting negative `start`/`end` from the back and clamping to [0, rank].
+    std::pair<int64_t, int64_t> getDimRange(int64_t rank);
+  }];
   let assemblyFormat = "`(` $data `)` attr-dict `:` functional-type(operands, results)";
 }
 
@@ -676,6 +681,10 @@ def ONNX_TransposeOp : ONNX_Op<"Transpose", [Pure, SameOperandsAndResultElementT
   let arguments = (ins ONNX_Tensor:$data, OptionalAttr<ONNX_IntsAttr>:$perm);
   let results = (outs ONNX_Tensor:$transposed);
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// `perm`, or the reversal of [0, rank) when it is absent.
+    ::llvm::SmallVector<int64_t> getPermutation(int64_t rank);
+  }];
   let assemblyFormat = "`(` $data `)` attr-dict `:` functional-type(operands, results)";
 }
 
