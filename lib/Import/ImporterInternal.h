@@ -103,8 +103,9 @@ const llvm::StringMap<NodeImportFn> &getSpecialImporters();
 
 /// Result types of a node of an operator the dialect does not model, from
 /// ONNX's own type inference for the op schema (SchemaInference.cpp), given the
-/// node's inputs (null for omitted ones; small integer constants are passed as
-/// data). An entry is null when ONNX could not tell.
+/// node's inputs (null for omitted ones; small int32, int64 and float constants
+/// are passed as data). An entry is null when ONNX could not tell; `error`
+/// receives ONNX's message when its inference rejected the node.
 llvm::SmallVector<mlir::Type>
 inferTypesWithONNXSchema(::onnx::NodeProto &node, int64_t version,
                          llvm::ArrayRef<mlir::Value> inputs,
