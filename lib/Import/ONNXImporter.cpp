@@ -243,6 +243,9 @@ public:
   llvm::StringMap<const ::onnx::FunctionProto *> functions;
   /// How deep the current inlining of local functions goes.
   int inlineDepth = 0;
+  /// Nodes created by inlining so far (functions that call functions twice
+  /// grow exponentially with depth).
+  int64_t inlinedNodes = 0;
 
   const ::onnx::FunctionProto *findFunction(StringRef domain,
                                             StringRef name) const {
@@ -798,7 +801,17 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
   }
   ++model.inlineDepth;
   int k = 0;
+  // A bound on the whole expansion, not only its depth: a function that calls
+  // another twice, 30 levels deep, would make 2^30 nodes.
+  constexpr int64_t kMaxInlinedNodes = 1 << 20;
   for (const ::onnx::NodeProto &inner : fn.node()) {
+    if (++model.inlinedNodes > kMaxInlinedNodes) {
+      --model.inlineDepth;
+      return emitError(loc)
+             << "node '" << printable(callName)
+             << "': inlining local functions would create more than "
+             << kMaxInlinedNodes << " nodes";
+    }
     ::onnx::NodeProto node = inner;
     node.set_name(
         callName + "/" +
