@@ -83,12 +83,29 @@ APInt toAPInt(IntegerType t, int64_t v) {
                /*implicitTrunc=*/true);
 }
 
+/// A constant of integer type `t`; null when a value does not fit the type
+/// (folding INT32_MIN / -1 in int32 must not wrap silently).
 DenseElementsAttr makeInts(RankedTensorType t, ArrayRef<int64_t> values) {
   auto it = llvm::cast<IntegerType>(t.getElementType());
+  unsigned w = it.getWidth();
   SmallVector<APInt> ap;
   ap.reserve(values.size());
-  for (int64_t v : values)
-    ap.push_back(it.getWidth() == 1 ? APInt(1, v != 0) : toAPInt(it, v));
+  for (int64_t v : values) {
+    if (w == 1) {
+      ap.push_back(APInt(1, v != 0));
+      continue;
+    }
+    if (w < 64) {
+      bool fits = it.isUnsigned() ? v >= 0 && v < (int64_t(1) << w)
+                                  : v >= -(int64_t(1) << (w - 1)) &&
+                                        v < (int64_t(1) << (w - 1));
+      if (!fits)
+        return {};
+    } else if (it.isUnsigned() && v < 0) {
+      return {};
+    }
+    ap.push_back(toAPInt(it, v));
+  }
   return DenseElementsAttr::get(t, ap);
 }
 
@@ -668,13 +685,17 @@ OpFoldResult NonZeroOp::fold(FoldAdaptor a) {
   auto data = readConst(a.getX());
   if (!rt || !data)
     return {};
-  int64_t rank = data->shape.size();
+  // A scalar counts as a one-element vector (ONNX Runtime's NonZero).
+  SmallVector<int64_t> shape = data->shape;
+  if (shape.empty())
+    shape.push_back(1);
+  int64_t rank = shape.size();
   SmallVector<SmallVector<int64_t>> rows(rank);
   for (int64_t lin = 0; lin < data->size(); ++lin) {
     bool nonzero = data->isFloat ? data->fps[lin] != 0.0 : data->ints[lin] != 0;
     if (!nonzero)
       continue;
-    SmallVector<int64_t> pos = unravel(lin, data->shape);
+    SmallVector<int64_t> pos = unravel(lin, shape);
     for (int64_t d = 0; d < rank; ++d)
       rows[d].push_back(pos[d]);
   }

@@ -9,6 +9,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include "hetpar/Support/ShapeUtils.h"
 
 using namespace mlir;
 using namespace hetpar::onnx;
@@ -55,6 +59,113 @@ std::pair<int64_t, int64_t> ShapeOp::getDimRange(int64_t rank) {
     return std::clamp<int64_t>(v, 0, rank);
   };
   return {clampIdx(getStart()), getEnd() ? clampIdx(*getEnd()) : rank};
+}
+
+//===----------------------------------------------------------------------===//
+// If (an onnx.Generic with two branches)
+//===----------------------------------------------------------------------===//
+
+bool GenericOp::isIf() {
+  return getOpType() == "If" &&
+         (getDomain().empty() || getDomain() == "ai.onnx") &&
+         getNumRegions() == 2 && getRegionNames().size() == 2 &&
+         !getInputs().empty();
+}
+
+/// The region of an If named `name` (then_branch / else_branch).
+static Region *ifBranch(GenericOp op, StringRef name) {
+  for (auto [attr, region] : llvm::zip(op.getRegionNames(), op->getRegions()))
+    if (llvm::cast<StringAttr>(attr).getValue() == name)
+      return &region;
+  return nullptr;
+}
+
+LogicalResult GenericOp::inferIfResultTypes(SmallVectorImpl<Type> &types,
+                                            std::string &reason) {
+  Region *thenRegion = ifBranch(*this, "then_branch");
+  Region *elseRegion = ifBranch(*this, "else_branch");
+  if (!isIf() || !thenRegion || !elseRegion || thenRegion->empty() ||
+      elseRegion->empty()) {
+    reason = "not an If with then_branch and else_branch";
+    return failure();
+  }
+  auto yielded = [](Region *r) {
+    return r->back().getTerminator()->getOperandTypes();
+  };
+  auto a = yielded(thenRegion), b = yielded(elseRegion);
+  if (a.size() != getNumResults() || b.size() != getNumResults()) {
+    reason = "the branches yield " + std::to_string(a.size()) + " and " +
+             std::to_string(b.size()) + " values for " +
+             std::to_string(getNumResults()) + " outputs";
+    return failure();
+  }
+  for (auto [ta, tb] : llvm::zip(a, b)) {
+    if (ta == tb) {
+      types.push_back(ta);
+      continue;
+    }
+    auto sa = llvm::dyn_cast<TensorType>(ta),
+         sb = llvm::dyn_cast<TensorType>(tb);
+    if (!sa || !sb || sa.getElementType() != sb.getElementType()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "the branches yield " << ta << " and " << tb;
+      reason = text;
+      return failure();
+    }
+    if (!sa.hasRank() || !sb.hasRank() || sa.getRank() != sb.getRank()) {
+      types.push_back(UnrankedTensorType::get(sa.getElementType()));
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    for (auto [x, y] : llvm::zip(sa.getShape(), sb.getShape()))
+      shape.push_back(x == y ? x : ShapedType::kDynamic);
+    types.push_back(RankedTensorType::get(shape, sa.getElementType()));
+  }
+  return success();
+}
+
+LogicalResult GenericOp::inlineConstantIf(RewriterBase &rewriter,
+                                          bool allowRefinement) {
+  if (!isIf())
+    return failure();
+  auto cond = readIntElements(getConstantElements(getInputs()[0]));
+  if (!cond || cond->size() != 1)
+    return failure();
+  Region *taken = ifBranch(*this, (*cond)[0] ? "then_branch" : "else_branch");
+  if (!taken || !llvm::hasSingleElement(*taken) ||
+      taken->front().getNumArguments() != 0)
+    return failure();
+  Block *block = &taken->front();
+  Operation *yield = block->getTerminator();
+  if (yield->getNumOperands() != getNumResults())
+    return failure();
+  for (auto [yielded, result] :
+       llvm::zip(yield->getOperandTypes(), getResultTypes()))
+    if (allowRefinement ? failed(verifyCompatibleShape(yielded, result))
+                        : yielded != result)
+      return failure();
+  SmallVector<Value> values(yield->getOperands());
+  rewriter.inlineBlockBefore(block, *this);
+  rewriter.eraseOp(yield);
+  rewriter.replaceOp(*this, values);
+  return success();
+}
+
+namespace {
+struct InlineConstantIf : public OpRewritePattern<GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    // Users keep seeing the types they were built for.
+    return op.inlineConstantIf(rewriter, /*allowRefinement=*/false);
+  }
+};
+} // namespace
+
+void GenericOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<InlineConstantIf>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1162,7 +1162,10 @@ LogicalResult SplitOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       for (int64_t v : *s) {
         if (v < 0)
           return emitOpError() << "split sizes must be non-negative";
-        sum += v;
+        auto next = llvm::checkedAdd(sum, v);
+        if (!next)
+          return emitOpError() << "split sizes overflow int64";
+        sum = *next;
       }
       if (!isDynamic(dim) && sum != dim)
         return emitOpError() << "split sizes sum to " << sum << " but axis "
@@ -1200,14 +1203,20 @@ static int64_t sliceExtent(int64_t dim, int64_t start, int64_t end,
     start += dim;
   if (end < 0)
     end += dim;
+  // ceil(distance / |step|) in 128 bits: a step of INT64_MAX must not overflow.
+  auto count = [](__int128 distance, __int128 stride) {
+    return static_cast<int64_t>((distance + stride - 1) / stride);
+  };
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return end <= start ? 0 : (end - start + step - 1) / step;
+    return end <= start ? 0 : count(end - start, step);
   }
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return start <= end ? 0 : (start - end + (-step) - 1) / (-step);
+  return start <= end ? 0
+                      : count(static_cast<__int128>(start) - end,
+                              -static_cast<__int128>(step));
 }
 
 LogicalResult SliceOp::inferResultTypes(SmallVectorImpl<Type> &r) {
@@ -1457,7 +1466,10 @@ static FailureOr<int64_t> rangeCount(Operation *op, ElementsAttr start,
       diff = -diff;
       step = -step;
     }
-    return static_cast<int64_t>(diff <= 0 ? 0 : (diff + step - 1) / step);
+    __int128 count = diff <= 0 ? 0 : (diff + step - 1) / step;
+    if (count > std::numeric_limits<int64_t>::max())
+      return op->emitOpError() << "Range has more elements than fit in 64 bits";
+    return static_cast<int64_t>(count);
   }
   auto s = readFloatElements(start), l = readFloatElements(limit),
        d = readFloatElements(delta);
@@ -1516,7 +1528,8 @@ LogicalResult TriluOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 LogicalResult NonZeroOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type i64 = IntegerType::get(getContext(), 64);
   auto x = shapeOf(getX());
-  int64_t rank = x ? static_cast<int64_t>(x->size()) : kDyn;
+  // ONNX Runtime treats a scalar as a one-element vector: one index row.
+  int64_t rank = x ? std::max<int64_t>(1, x->size()) : kDyn;
   int64_t count = kDyn;
   // A constant input: the count is known (and the op folds).
   if (ElementsAttr c = getConstantElements(getX())) {

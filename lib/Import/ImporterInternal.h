@@ -22,7 +22,7 @@ namespace hetpar::import {
 
 class GraphImporter;
 
-/// `s` with control characters, quotes and bytes outside printable ASCII
+/// `s` with control characters, backslashes and bytes outside printable ASCII
 /// escaped as \xNN, for names from the model that end up in messages.
 std::string printable(llvm::StringRef s);
 

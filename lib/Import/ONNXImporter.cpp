@@ -39,12 +39,12 @@ using namespace hetpar::import;
 
 namespace hetpar::import {
 
-/// `s` with control characters, quotes and bytes outside printable ASCII
+/// `s` with control characters, backslashes and bytes outside printable ASCII
 /// escaped as \xNN, for names from the model that end up in messages.
 std::string printable(StringRef s) {
   std::string out;
   for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
       out += static_cast<char>(c);
       continue;
     }
@@ -218,6 +218,7 @@ public:
     source.modelDir = std::string(dir);
     source.loadExternalData = options.loadExternalData;
     source.inlineLimitBytes = options.inlineLimitBytes;
+    source.externalFilesRead = options.externalFilesRead;
   }
 
   OwningOpRef<ModuleOp> run();
@@ -267,6 +268,21 @@ public:
   OpBuilder builder;
   llvm::StringMap<Value> values;
   llvm::StringMap<const ::onnx::TypeProto *> valueInfo;
+  /// In the body of an inlined local function: the function's name, its own
+  /// opset imports, and its formal inputs the call leaves out (absent).
+  std::string functionName;
+  std::map<std::string, int64_t, std::less<>> functionOpsets;
+  llvm::StringSet<> absentInputs;
+
+  /// Opset version of `domain` for this graph's nodes.
+  std::optional<int64_t> opsetVersion(StringRef domain) const {
+    if (functionName.empty())
+      return model.opsetVersion(domain);
+    auto it = functionOpsets.find(domain == "ai.onnx" ? "" : domain);
+    if (it == functionOpsets.end())
+      return std::nullopt;
+    return it->second;
+  }
 
   Value lookup(StringRef name) const {
     for (const GraphImporter *g = this; g; g = g->parent) {
@@ -731,24 +747,38 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   std::string display = describeNode(node, index);
   Location loc = model.nodeLoc(nodeName(node, index));
   StringRef domain = node.domain();
-  auto version = model.opsetVersion(domain);
+  auto version = opsetVersion(domain);
   if (!version)
     return emitError(loc) << display << ": domain '" << domain
-                          << "' is not declared in the model's opset_import";
+                          << "' is not declared in the "
+                          << (functionName.empty()
+                                  ? std::string("model's")
+                                  : "local function '" +
+                                        printable(functionName) + "'")
+                          << " opset_import";
   SmallVector<Value> inputs;
   for (const auto &in : node.input()) {
-    if (in.empty()) {
+    if (in.empty() || absentInputs.contains(in)) {
       inputs.push_back({});
       continue;
     }
     Value v = lookup(in);
     if (!v)
       return emitError(loc)
-             << display << ": input '" << printable(in) << "' is not defined";
+             << display << ": input '" << printable(in) << "' is not defined"
+             << (functionName.empty()
+                     ? std::string()
+                     : " (nodes of local function '" + printable(functionName) +
+                           "' must be in topological order)");
     inputs.push_back(v);
   }
+  // Local functions; a standard operator of the default domain is never
+  // replaced by a function of the same name.
+  bool standardOp = (domain.empty() || domain == "ai.onnx") &&
+                    (getNativeOps().count(node.op_type()) ||
+                     getSpecialImporters().count(node.op_type()));
   if (const ::onnx::FunctionProto *fn =
-          model.findFunction(domain, node.op_type()))
+          standardOp ? nullptr : model.findFunction(domain, node.op_type()))
     return inlineFunction(*fn, node, nodeName(node, index), loc);
   NodeContext ctx(*this, node, *version, loc, std::move(inputs), display);
 
@@ -787,12 +817,39 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
                           << "': local function '" << printable(fn.name())
                           << "' nests calls deeper than " << kMaxDepth
                           << " (is it recursive?)";
+  auto where = [&]() {
+    return emitError(loc) << "node '" << printable(callName)
+                          << "': local function '" << printable(fn.name())
+                          << "' ";
+  };
+  if (call.input_size() > fn.input_size())
+    return where() << "takes " << fn.input_size() << " inputs, the call passes "
+                   << call.input_size();
+  if (call.output_size() > fn.output_size())
+    return where() << "has " << fn.output_size() << " outputs, the call names "
+                   << call.output_size();
   GraphImporter body(model, nullptr);
+  body.functionName = fn.name();
+  for (const auto &o : fn.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      if (o.version() > 22)
+        return where() << "imports opset " << o.version()
+                       << " of the default domain; HetPar supports 1 to 22";
+    body.functionOpsets[o.domain() == "ai.onnx" ? "" : o.domain()] =
+        o.version();
+  }
+  if (fn.opset_import_size() == 0)
+    body.functionOpsets = model.opsets;
   body.builder.setInsertionPoint(builder.getInsertionBlock(),
                                  builder.getInsertionPoint());
+  llvm::StringSet<> declaredAttrs;
+  for (const auto &a : fn.attribute())
+    declaredAttrs.insert(a);
   for (auto [i, name] : llvm::enumerate(fn.input())) {
-    if (static_cast<int>(i) >= call.input_size() || call.input(i).empty())
+    if (static_cast<int>(i) >= call.input_size() || call.input(i).empty()) {
+      body.absentInputs.insert(name);
       continue;
+    }
     Value v = lookup(call.input(i));
     if (!v)
       return emitError(loc) << "node '" << printable(callName) << "': input '"
@@ -821,6 +878,12 @@ LogicalResult GraphImporter::inlineFunction(const ::onnx::FunctionProto &fn,
       ::onnx::AttributeProto &attr = (*attrs)[a];
       if (attr.ref_attr_name().empty())
         continue;
+      if (!declaredAttrs.contains(attr.ref_attr_name())) {
+        --model.inlineDepth;
+        return where() << "refers to attribute '"
+                       << printable(attr.ref_attr_name())
+                       << "', which it does not declare";
+      }
       const ::onnx::AttributeProto *given = nullptr;
       for (const auto &c : call.attribute())
         if (c.name() == attr.ref_attr_name())
@@ -862,6 +925,10 @@ LogicalResult GraphImporter::defineOutputs(NodeContext &ctx,
       return ctx.error() << "output " << i << " ('" << printable(name)
                          << "') is not produced";
     Value v = results[i];
+    if (values.count(name) || absentInputs.contains(name))
+      return ctx.error()
+             << "output '" << printable(name)
+             << "' redefines a value (every value has one producer)";
     if (auto it = valueInfo.find(name); it != valueInfo.end()) {
       if (Type declared = fromTypeProto(*it->second, model.ctx)) {
         auto refined = refineType(v.getType(), declared);
@@ -936,7 +1003,7 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
     if (!onnxError.empty() && subgraphs.empty() &&
         version <= kONNXLibraryMaxOpset &&
         (domain.empty() || domain == "ai.onnx"))
-      return ctx.error() << "ONNX's type inference rejects the node: "
+      return ctx.error() << "invalid node (by ONNX's operator definition): "
                          << printable(onnxError);
     if (!t)
       return ctx.error()
@@ -960,37 +1027,17 @@ FailureOr<SmallVector<Value>> GraphImporter::importGeneric(NodeContext &ctx,
   return SmallVector<Value>(op->getResults());
 }
 
-/// The results of If are what both branches yield: equal types stay, tensors of
-/// one element type and rank keep the extents the branches agree on, anything
-/// else is an error. Types already known (ONNX's inference, value_info) refine.
+/// The results of If are what both branches yield
+/// (GenericOp::inferIfResultTypes); types already known (ONNX's inference,
+/// value_info) refine them.
 LogicalResult GraphImporter::typeIfFromBranches(Operation *op,
                                                 NodeContext &ctx) {
-  auto yielded = [&](unsigned r) {
-    return op->getRegion(r).back().getTerminator()->getOperandTypes();
-  };
-  auto thenTypes = yielded(0), elseTypes = yielded(1);
-  if (thenTypes.size() != op->getNumResults() ||
-      elseTypes.size() != op->getNumResults())
-    return ctx.error() << "the branches yield " << thenTypes.size() << " and "
-                       << elseTypes.size() << " values for "
-                       << op->getNumResults() << " outputs";
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    Type a = thenTypes[i], b = elseTypes[i];
-    Type merged = a;
-    if (a != b) {
-      auto ta = llvm::dyn_cast<TensorType>(a),
-           tb = llvm::dyn_cast<TensorType>(b);
-      if (!ta || !tb || ta.getElementType() != tb.getElementType())
-        return ctx.error() << "the branches yield " << a << " and " << b
-                           << " for output " << i;
-      merged = UnrankedTensorType::get(ta.getElementType());
-      if (ta.hasRank() && tb.hasRank() && ta.getRank() == tb.getRank()) {
-        SmallVector<int64_t> shape;
-        for (auto [x, y] : llvm::zip(ta.getShape(), tb.getShape()))
-          shape.push_back(x == y ? x : ShapedType::kDynamic);
-        merged = RankedTensorType::get(shape, ta.getElementType());
-      }
-    }
+  SmallVector<Type> types;
+  std::string reason;
+  if (failed(llvm::cast<hetpar::onnx::GenericOp>(op).inferIfResultTypes(
+          types, reason)))
+    return ctx.error() << reason;
+  for (auto [result, merged] : llvm::zip(op->getResults(), types)) {
     auto refined = refineType(merged, result.getType());
     result.setType(succeeded(refined) ? *refined : merged);
   }
@@ -1093,7 +1140,11 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     return (emitError(loc) << "the model has no graph (is this an ONNX model?)",
             nullptr);
   for (const auto &fn : model.functions())
-    functions[fn.domain() + "::" + fn.name()] = &fn;
+    if (!functions.try_emplace(fn.domain() + "::" + fn.name(), &fn).second)
+      return (emitError(loc) << "local function '" << printable(fn.name())
+                             << "' of domain '" << printable(fn.domain())
+                             << "' is defined twice",
+              nullptr);
   if (model.opset_import_size() == 0)
     opsets[""] =
         1; // IR version 1 and 2 models without opset_import use opset 1.

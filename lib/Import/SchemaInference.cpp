@@ -59,12 +59,41 @@ static std::unique_ptr<::onnx::TensorProto> constantInput(Value v) {
   return t;
 }
 
+/// ONNX's inference divides by window and block attributes without checking
+/// them (SIGFPE on LpPool strides = 0, DepthToSpace blocksize = 2^32): such
+/// attributes must be in [1, 2^31) (pads in [0, 2^31)) before it is called. An
+/// empty string when they are.
+static std::string checkDivisorAttributes(const ::onnx::NodeProto &node) {
+  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
+  for (const auto &a : node.attribute()) {
+    StringRef name = a.name();
+    bool positive = name == "strides" || name == "dilations" ||
+                    name == "blocksize" || name == "kernel_shape" ||
+                    name == "group";
+    if (!positive && name != "pads")
+      continue;
+    SmallVector<int64_t> values(a.ints().begin(), a.ints().end());
+    if (a.type() == ::onnx::AttributeProto::INT)
+      values.push_back(a.i());
+    for (int64_t v : values)
+      if (v > kLimit || v < (positive ? 1 : 0))
+        return "attribute '" + name.str() + "' must be in [" +
+               (positive ? "1" : "0") + ", 2^31), got " + std::to_string(v);
+  }
+  return "";
+}
+
 SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
                                            int64_t version,
                                            ArrayRef<Value> inputs,
                                            MLIRContext *ctx,
                                            std::string *error) {
   SmallVector<Type> out(node.output_size());
+  if (std::string bad = checkDivisorAttributes(node); !bad.empty()) {
+    if (error)
+      *error = bad;
+    return out;
+  }
   try {
     const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
         node.op_type(), static_cast<int>(version), node.domain());

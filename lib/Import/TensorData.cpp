@@ -242,6 +242,8 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
     auto path = resolveExternalPath(source.modelDir, location, loc, what);
     if (failed(path))
       return failure();
+    if (source.externalFilesRead)
+      source.externalFilesRead->push_back(*path);
     auto offset = parseNonNegative(offsetText, loc, what, "offset");
     if (failed(offset))
       return failure();

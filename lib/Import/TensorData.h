@@ -17,6 +17,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <vector>
 
 namespace hetpar::import {
 
@@ -40,6 +41,8 @@ struct TensorSource {
   std::string modelDir;
   bool loadExternalData = true;
   int64_t inlineLimitBytes = 1024;
+  /// Receives the resolved path of each external data file read, when set.
+  std::vector<std::string> *externalFilesRead = nullptr;
 };
 
 /// Converts `tensor` to an ElementsAttr. Raw data is moved out of the proto (no

@@ -1,4 +1,5 @@
-//===- Output.cpp -----------------------------------------------------------===//
+//===- Output.cpp
+//-----------------------------------------------------------===//
 #include "hetpar/Support/Output.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -23,6 +24,15 @@ llvm::Error writeOutput(llvm::StringRef path,
     return checkStream(llvm::outs(), "to stdout");
   }
   std::string quoted = "'" + path.str() + "'";
+  // Write through a symbolic link to its target.
+  llvm::SmallString<256> resolved(path);
+  if (llvm::sys::fs::is_symlink_file(path)) {
+    if (llvm::sys::fs::real_path(path, resolved))
+      return llvm::createStringError(
+          std::errc::no_such_file_or_directory,
+          "cannot write %s: it is a dangling symbolic link", quoted.c_str());
+    path = resolved;
+  }
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(path, status) &&
       status.type() != llvm::sys::fs::file_type::regular_file) {
@@ -55,11 +65,26 @@ llvm::Error writeOutput(llvm::StringRef path,
     llvm::consumeError(temp->discard());
     return written;
   }
+  // The replacement keeps the permissions of the file it replaces.
+  if (!llvm::sys::fs::status(path, status))
+    (void)llvm::sys::fs::setPermissions(temp->TmpName, status.permissions());
   if (llvm::Error err = temp->keep(path)) {
     std::string why = llvm::toString(std::move(err));
     return llvm::createStringError(std::errc::io_error, "cannot write %s: %s",
                                    quoted.c_str(), why.c_str());
   }
+  return llvm::Error::success();
+}
+
+llvm::Error checkNotAnInput(llvm::StringRef output,
+                            llvm::ArrayRef<std::string> inputs) {
+  if (output == "-")
+    return llvm::Error::success();
+  for (const std::string &input : inputs)
+    if (llvm::sys::fs::equivalent(input, output))
+      return llvm::createStringError(std::errc::file_exists,
+                                     "the output '%s' is an input ('%s')",
+                                     output.str().c_str(), input.c_str());
   return llvm::Error::success();
 }
 

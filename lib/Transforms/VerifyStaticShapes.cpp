@@ -33,6 +33,10 @@ struct Cause {
 /// first operand is the data and the rest (Reshape's shape, Slice's
 /// starts/ends, Expand's shape, TopK's K, Resize's scales) decide the shape.
 SmallVector<Value> shapeOperands(Operation *op) {
+  // An If's result shape depends on which branch runs.
+  if (auto generic = llvm::dyn_cast<onnx::GenericOp>(op);
+      generic && generic.isIf())
+    return {generic.getInputs()[0]};
   if (op->getNumOperands() <= 1 || llvm::isa<onnx::RangeOp>(op))
     return SmallVector<Value>(op->getOperands());
   return SmallVector<Value>(op->getOperands().drop_front());
@@ -92,10 +96,12 @@ struct VerifyStaticShapesPass
       auto diag = op->emitError()
                   << onnx::describeNode(op) << " has a result of dynamic type "
                   << dynamic;
-      if (llvm::isa<onnx::GenericOp>(op)) {
+      auto generic = llvm::dyn_cast<onnx::GenericOp>(op);
+      Cause cause = findCause(op);
+      if (generic && !(generic.isIf() && cause.input)) {
         diag << ": unsupported op " << onnx::getONNXOpType(op)
              << " (HetPar cannot infer its shapes)";
-      } else if (Cause cause = findCause(op); cause.input) {
+      } else if (cause.input) {
         auto func =
             llvm::dyn_cast<func::FuncOp>(cause.input.getOwner()->getParentOp());
         StringAttr name = func ? func.getArgAttrOfType<StringAttr>(

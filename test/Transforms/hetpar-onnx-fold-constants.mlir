@@ -218,3 +218,23 @@ func.func @float_shape_math() -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<
   %4 = onnx.NonZero(%e) : (tensor<4xi64>) -> tensor<1x2xi64>
   return %0, %1, %2, %3, %4 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<i64>, tensor<1x2xi64>
 }
+
+// -----
+
+// Folds in narrow types must fit the type: INT32_MIN / -1 does not fold in i32.
+// NonZero of a scalar counts it as a one-element vector (ONNX Runtime): 5 gives
+// [[0]], 0 gives a 1x0 result.
+// CHECK-LABEL: func.func @narrow_and_scalar
+// CHECK-DAG: onnx.Constant dense<0> : tensor<1x1xi64>
+// CHECK-DAG: onnx.Constant dense<> : tensor<1x0xi64>
+// CHECK: onnx.Div
+func.func @narrow_and_scalar() -> (tensor<i32>, tensor<1x1xi64>, tensor<1x0xi64>) {
+  %min = onnx.Constant dense<-2147483648> : tensor<i32>
+  %m1 = onnx.Constant dense<-1> : tensor<i32>
+  %0 = onnx.Div(%min, %m1) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+  %five = onnx.Constant dense<5> : tensor<i64>
+  %1 = onnx.NonZero(%five) : (tensor<i64>) -> tensor<1x1xi64>
+  %zero = onnx.Constant dense<0> : tensor<i64>
+  %2 = onnx.NonZero(%zero) : (tensor<i64>) -> tensor<1x0xi64>
+  return %0, %1, %2 : tensor<i32>, tensor<1x1xi64>, tensor<1x0xi64>
+}

@@ -146,3 +146,62 @@ func.func @counts(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %a: tensor<3x4xf
   %2 = onnx.Einsum(%a, %b) {equation = "ij,jk"} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<*xf32>
   return %0, %1, %2 : tensor<?xi64>, tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// A TorchScript-style shape test: if x.shape[1] > 4 then x[:, :4] else x. Once
+// x is 2x6x3 the condition folds to true and the If is replaced by its then
+// branch, which yields 2x4x3.
+// CHECK-LABEL: func.func @shape_dependent_if
+// CHECK-SAME: -> tensor<2x4x3xf32>
+// CHECK-NOT: onnx.Generic
+// CHECK: onnx.Slice{{.*}} -> tensor<2x4x3xf32>
+func.func @shape_dependent_if(%x: tensor<2x6x3xf32>) -> tensor<?x?x?xf32> {
+  %shape = onnx.Shape(%x) : (tensor<2x6x3xf32>) -> tensor<3xi64>
+  %one = onnx.Constant dense<1> : tensor<i64>
+  %d = onnx.Gather(%shape, %one) : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %four = onnx.Constant dense<4> : tensor<i64>
+  %c = onnx.Greater(%d, %four) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+  %0 = onnx.Generic "If"(%c) attributes {attrs = {}, domain = "", region_names = ["then_branch", "else_branch"], version = 17 : i64} bodies {
+    %s = onnx.Constant dense<[0]> : tensor<1xi64>
+    %e = onnx.Constant dense<[4]> : tensor<1xi64>
+    %a = onnx.Constant dense<[1]> : tensor<1xi64>
+    %t = onnx.Slice(%x, %s, %e) axes(%a) : (tensor<2x6x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?x?xf32>
+    onnx.Yield %t : tensor<?x?x?xf32>
+  }, {
+    onnx.Yield %x : tensor<2x6x3xf32>
+  } : (tensor<i1>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// An If on a run-time condition keeps what both branches agree on: 4x3 here.
+// CHECK-LABEL: func.func @runtime_if
+// CHECK: onnx.Generic "If"
+// CHECK: -> tensor<4x3xf32>
+// CHECK: return {{.*}} : tensor<4x3xf32>
+func.func @runtime_if(%c: tensor<i1>, %x: tensor<4x3xf32>) -> tensor<?x3xf32> {
+  %0 = onnx.Generic "If"(%c) attributes {attrs = {}, domain = "", region_names = ["then_branch", "else_branch"], version = 17 : i64} bodies {
+    %r = onnx.Relu(%x) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    onnx.Yield %r : tensor<4x3xf32>
+  }, {
+    %n = onnx.Neg(%x) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    onnx.Yield %n : tensor<4x3xf32>
+  } : (tensor<i1>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// Slice with a step of INT64_MAX from 0 to INT64_MAX takes one element (numpy
+// and ONNX Runtime agree); the extent arithmetic must not overflow.
+// CHECK-LABEL: func.func @huge_step
+// CHECK: onnx.Slice{{.*}} -> tensor<1xf32>
+func.func @huge_step(%x: tensor<10xf32>) -> tensor<?xf32> {
+  %s = onnx.Constant dense<[0]> : tensor<1xi64>
+  %e = onnx.Constant dense<[9223372036854775807]> : tensor<1xi64>
+  %st = onnx.Constant dense<[9223372036854775807]> : tensor<1xi64>
+  %0 = onnx.Slice(%x, %s, %e) steps(%st) : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

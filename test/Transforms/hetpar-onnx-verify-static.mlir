@@ -44,3 +44,16 @@ func.func @unfolded(%x: tensor<2x6xf32> {onnx.name = "x"}) -> tensor<?x?xf32> {
   %0 = onnx.Reshape(%x, %s) : (tensor<2x6xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// An If whose branches disagree on a shape depends on its condition's value.
+func.func @if_on_input(%c: tensor<i1> {onnx.name = "c"}, %x: tensor<2x3xf32>, %y: tensor<3x2xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{op If has a result of dynamic type 'tensor<?x?xf32>': the shape depends on the values of input 'c'}}
+  %0 = onnx.Generic "If"(%c) attributes {attrs = {}, domain = "", region_names = ["then_branch", "else_branch"], version = 17 : i64} bodies {
+    onnx.Yield %x : tensor<2x3xf32>
+  }, {
+    onnx.Yield %y : tensor<3x2xf32>
+  } : (tensor<i1>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

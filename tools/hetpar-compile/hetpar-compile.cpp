@@ -92,8 +92,6 @@ int main(int argc, char **argv) {
     return fail("--emit=mlirbc needs -o OUT.mlirbc");
   if (modelPath.empty())
     return fail("no model file given");
-  if (!outputPath.empty() && llvm::sys::fs::equivalent(modelPath, outputPath))
-    return fail("the output '" + outputPath + "' is the model itself");
   if (StringRef(modelPath).ends_with(".mlir") ||
       StringRef(modelPath).ends_with(".mlirbc"))
     return fail("'" + modelPath +
@@ -102,6 +100,11 @@ int main(int argc, char **argv) {
 
   hetpar::ONNXImportOptions options;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
+    return fail(llvm::toString(std::move(err)));
+  // The model and its external data files are inputs: never overwritten.
+  std::vector<std::string> inputsRead{modelPath};
+  options.externalFilesRead = &inputsRead;
+  if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
     return fail(llvm::toString(std::move(err)));
 
   DialectRegistry registry;
@@ -125,6 +128,10 @@ int main(int argc, char **argv) {
 
   // Complete or absent: see hetpar::writeOutput.
   auto write = [&](llvm::function_ref<void(llvm::raw_ostream &)> body) -> int {
+    if (llvm::Error err = hetpar::checkNotAnInput(
+            outputPath.empty() ? StringRef("-") : StringRef(outputPath),
+            inputsRead))
+      return fail(llvm::toString(std::move(err)));
     if (llvm::Error err = hetpar::writeOutput(
             outputPath.empty() ? StringRef("-") : StringRef(outputPath), body))
       return fail(llvm::toString(std::move(err)));

@@ -67,6 +67,14 @@ int main(int argc, char **argv) {
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
+  // The model and its external data files are inputs: never overwritten.
+  std::vector<std::string> inputsRead{inputPath};
+  options.externalFilesRead = &inputsRead;
+  if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {inputPath})) {
+    llvm::errs() << "hetpar-translate: error: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes)) {
     llvm::errs() << "hetpar-translate: error: "
                  << llvm::toString(std::move(err)) << "\n";
@@ -82,6 +90,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (llvm::Error err = hetpar::checkNotAnInput(outputPath, inputsRead)) {
+    llvm::errs() << "hetpar-translate: error: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
   // Written only after a successful import, complete or not at all.
   LogicalResult written = success();
   llvm::Error err = hetpar::writeOutput(outputPath, [&](llvm::raw_ostream &os) {

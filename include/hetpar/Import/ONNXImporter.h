@@ -18,6 +18,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hetpar {
 
@@ -34,6 +35,10 @@ struct ONNXImportOptions {
   /// Tensors of at most this many bytes become `dense` attributes, larger ones
   /// `dense_resource` blobs that refer to the bytes without copying them.
   int64_t inlineLimitBytes = 1024;
+
+  /// When set, receives the resolved path of every external data file the
+  /// import reads (so that tools can refuse to write over one).
+  std::vector<std::string> *externalFilesRead = nullptr;
 
   /// Adds `--input-shape` specs ("NAME=2x128"); the error names the bad spec.
   llvm::Error addInputShapeSpecs(llvm::ArrayRef<std::string> specs);

@@ -29,9 +29,13 @@ def InferShapesPass : Pass<"hetpar-onnx-infer-shapes", "mlir::func::FuncOp"> {
     folds the op if its operands are constant or its result can be computed from
     static shapes (Shape, Size). Because producers come before users, one sweep turns
     the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of models exported
-    with dynamic axes into constants and static shapes. Finally the function's result
-    types are updated. An op whose operands break its constraints is an error at the
-    op's location (the ONNX node).
+    with dynamic axes into constants and static shapes. Regions are swept before
+    the op that holds them: an If takes the types its branches yield, and an If
+    whose condition folded to a constant is replaced by its taken branch (the
+    shape tests of TorchScript exports). Ops the dialect does not model are re-typed
+    by ONNX's schema inference when the importer library installed it. Finally the
+    function's result types are updated. An op whose operands break its
+    constraints is an error at the op's location (the ONNX node).
   }];
   let options = [
     Option<"fold", "fold", "bool", /*default=*/"true",

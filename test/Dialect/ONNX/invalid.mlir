@@ -912,3 +912,23 @@ func.func @einsum_character(%a: tensor<2x3xf32>) {
   %0 = onnx.Einsum(%a) {equation = "i2->i"} : (tensor<2x3xf32>) -> tensor<*xf32>
   return
 }
+
+// -----
+
+func.func @range_too_long() {
+  %s = onnx.Constant dense<-9223372036854775808> : tensor<i64>
+  %l = onnx.Constant dense<9223372036854775807> : tensor<i64>
+  %d = onnx.Constant dense<1> : tensor<i64>
+  // expected-error @+1 {{Range has more elements than fit in 64 bits}}
+  %0 = onnx.Range(%s, %l, %d) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @split_overflow(%x: tensor<10xf32>) {
+  %s = onnx.Constant dense<[9223372036854775807, 9223372036854775807]> : tensor<2xi64>
+  // expected-error @+1 {{split sizes overflow int64}}
+  %0:2 = onnx.Split(%x, %s) : (tensor<10xf32>, tensor<2xi64>) -> (tensor<?xf32>, tensor<?xf32>)
+  return
+}

@@ -57,6 +57,21 @@ def ONNX_GenericOp : ONNX_Op<"Generic", [RecursiveMemoryEffects]> {
                    DefaultValuedAttr<StrArrayAttr, "{}">:$region_names);
   let results = (outs Variadic<AnyType>:$outputs);
   let regions = (region VariadicRegion<AnyRegion>:$bodies);
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// True for an If of the default domain with its two branches.
+    bool isIf();
+    /// The types an If yields: equal branch types stay, tensors of one element
+    /// type and rank keep the extents both branches agree on. Fails when the
+    /// branches yield different counts or element types (`reason` says which).
+    ::llvm::LogicalResult inferIfResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &types, std::string &reason);
+    /// Replaces an If whose condition is a constant by its taken branch. With
+    /// `allowRefinement`, the branch may yield more refined types than the If's
+    /// results (the caller updates users); otherwise they must be equal.
+    ::llvm::LogicalResult inlineConstantIf(::mlir::RewriterBase &rewriter,
+                                           bool allowRefinement);
+  }];
   let assemblyFormat = [{
     $op_type `(` $inputs `)` attr-dict-with-keyword (`bodies` $bodies^)?
     `:` functional-type($inputs, $outputs)

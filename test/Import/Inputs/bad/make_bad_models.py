@@ -94,6 +94,12 @@ def main():
          helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1)],
         [vi("x", [2, 3])], [vi("v", [2, 9]), vi("i", [2, 9], TensorProto.INT64)]))
 
+    # ONNX's inference would divide by these attributes: checked before it runs.
+    save("lppool-stride0.onnx", model(
+        [helper.make_node("LpPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                          strides=[0, 0])],
+        [vi("x", [1, 1, 4, 4])], [vi("y", [1, 1, 2, 2])]))
+
     # Weights.
     short = onnx.TensorProto()
     short.name = "w"
@@ -123,6 +129,17 @@ def main():
     with open("short.bin", "wb") as f:
         f.write(np.zeros(4, np.float32).tobytes())  # 16 bytes; 24 are needed
     external("external-short.onnx", "short.bin", offset=0, length=24)
+    # A valid model with external data (tools must never write over ok.bin).
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+    with open("ok.bin", "wb") as f:
+        f.write(w.raw_data)
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in [("location", "ok.bin"), ("offset", "0"), ("length", "24")]:
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    save("external-ok.onnx", model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+                                   [vi("x", [2, 3])], [vi("y", [2, 3])], initializers=[w]))
     os.makedirs("weights.dir", exist_ok=True)
     with open(os.path.join("weights.dir", "keep"), "w") as f:
         f.write("external data that is a folder, not a file\n")
