@@ -53,17 +53,19 @@ static cl::opt<bool> emitBytecode("emit-bytecode",
                                   cl::desc("Write MLIR bytecode"),
                                   cl::init(false), cl::cat(category));
 
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "hetpar-translate: error: " << message << "\n";
+  return 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
-  if (!importONNX) {
-    llvm::errs()
-        << "hetpar-translate: error: choose a translation (--import-onnx)\n";
-    return 1;
-  }
+  if (!importONNX)
+    return fail("choose a translation (--import-onnx)");
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
@@ -71,14 +73,10 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputsRead{inputPath};
   options.externalFilesRead = &inputsRead;
   if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {inputPath})) {
-    llvm::errs() << "hetpar-translate: error: "
-                 << llvm::toString(std::move(err)) << "\n";
-    return 1;
+    return fail(llvm::toString(std::move(err)));
   }
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes)) {
-    llvm::errs() << "hetpar-translate: error: "
-                 << llvm::toString(std::move(err)) << "\n";
-    return 1;
+    return fail(llvm::toString(std::move(err)));
   }
 
   DialectRegistry registry;
@@ -91,9 +89,7 @@ int main(int argc, char **argv) {
     return 1;
 
   if (llvm::Error err = hetpar::checkNotAnInput(outputPath, inputsRead)) {
-    llvm::errs() << "hetpar-translate: error: "
-                 << llvm::toString(std::move(err)) << "\n";
-    return 1;
+    return fail(llvm::toString(std::move(err)));
   }
   // Written only after a successful import, complete or not at all.
   LogicalResult written = success();
@@ -103,14 +99,9 @@ int main(int argc, char **argv) {
     else
       module->print(os);
   });
-  if (err) {
-    llvm::errs() << "hetpar-translate: error: "
-                 << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
-  if (failed(written)) {
-    llvm::errs() << "hetpar-translate: error: cannot write bytecode\n";
-    return 1;
-  }
+  if (err)
+    return fail(llvm::toString(std::move(err)));
+  if (failed(written))
+    return fail("cannot write bytecode");
   return 0;
 }
