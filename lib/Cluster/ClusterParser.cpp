@@ -1,25 +1,18 @@
 //===- ClusterParser.cpp - cluster YAML to hetpar::Cluster
 //------------------===//
 //
-// The YAML document tree (llvm::yaml::Stream) is walked by hand so that every
-// error can name the file, line, column and field, and unknown fields (typos)
-// are errors rather than silently ignored. docs/cluster-format.md describes the
-// format.
+// docs/cluster-format.md describes the format. Errors come from YAMLReader:
+// "FILE:LINE:COL: FIELD: what is wrong".
 //
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Cluster/Cluster.h"
+#include "hetpar/Support/YAMLReader.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/YAMLParser.h"
-
-#include <cmath>
 
 using namespace llvm;
 
@@ -27,116 +20,40 @@ namespace hetpar {
 
 namespace {
 
+/// Everything about the cluster that is resolved once the whole file is read.
+struct PendingGroup {
+  Group group;
+  std::vector<std::pair<std::string, std::string>> members; // name, location
+};
+
 class ClusterParser {
 public:
-  ClusterParser(StringRef text, StringRef path) : path(path.str()) {
-    sm.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(text, path), SMLoc());
-  }
-
+  ClusterParser(StringRef text, StringRef path)
+      : in(text, path), path(path.str()) {}
   Expected<Cluster> run();
 
 private:
-  SourceMgr sm;
+  YAMLReader in;
   std::string path;
-  std::string error;
-
-  /// Records the first error, at `node`, as "file:line:col: field: message".
-  bool fail(yaml::Node *node, const Twine &field, const Twine &message) {
-    if (!error.empty())
-      return false;
-    unsigned line = 0, col = 0;
-    if (node) {
-      auto lc = sm.getLineAndColumn(node->getSourceRange().Start);
-      line = lc.first;
-      col = lc.second;
-    }
-    error = (path + ":" + Twine(line) + ":" + Twine(col) + ": " + field + ": " +
-             message)
-                .str();
-    return false;
-  }
-
-  std::optional<std::string> scalar(yaml::Node *node, const Twine &field) {
-    auto *s = dyn_cast_or_null<yaml::ScalarNode>(node);
-    if (!s) {
-      fail(node, field, "must be a scalar");
-      return std::nullopt;
-    }
-    SmallString<32> storage;
-    return s->getValue(storage).str();
-  }
-
-  std::optional<double> number(yaml::Node *node, const Twine &field) {
-    auto text = scalar(node, field);
-    if (!text)
-      return std::nullopt;
-    double v;
-    if (StringRef(*text).trim().getAsDouble(v) || !std::isfinite(v)) {
-      fail(node, field, "must be a number, got '" + *text + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  std::optional<double> positive(yaml::Node *node, const Twine &field) {
-    auto v = number(node, field);
-    if (v && *v <= 0) {
-      fail(node, field, "must be positive, got " + *scalar(node, field));
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  std::optional<int64_t> integer(yaml::Node *node, const Twine &field) {
-    auto text = scalar(node, field);
-    if (!text)
-      return std::nullopt;
-    int64_t v;
-    if (StringRef(*text).trim().getAsInteger(10, v)) {
-      fail(node, field, "must be an integer, got '" + *text + "'");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  /// Iterates a mapping, calling `fn(key, value)`; keys outside `allowed` are
-  /// errors (a misspelt field would otherwise be ignored).
-  bool forEachField(yaml::Node *node, const Twine &where,
-                    ArrayRef<StringRef> allowed,
-                    function_ref<bool(StringRef, yaml::Node *)> fn) {
-    auto *map = dyn_cast_or_null<yaml::MappingNode>(node);
-    if (!map)
-      return fail(node, where, "must be a mapping");
-    StringSet<> seen;
-    for (auto &kv : *map) {
-      auto key = scalar(kv.getKey(), where + " key");
-      if (!key)
-        return false;
-      if (!is_contained(allowed, *key)) {
-        std::string list;
-        for (StringRef a : allowed)
-          list += (list.empty() ? "" : ", ") + a.str();
-        return fail(kv.getKey(), where,
-                    "unknown field '" + *key + "' (fields: " + list + ")");
-      }
-      if (!seen.insert(*key).second)
-        return fail(kv.getKey(), where, "field '" + *key + "' is given twice");
-      if (!fn(*key, kv.getValue()))
-        return false;
-    }
-    return true;
-  }
+  Cluster c;
+  std::vector<std::pair<int, std::string>> explicitIds; // id, location
+  std::vector<std::string> nodeWhere;
+  std::vector<PendingGroup> groups;
+  std::string groupsWhere;
 
   std::optional<Link> link(yaml::Node *node, const Twine &field);
-  bool device(yaml::Node *node, const Twine &field, Cluster &c, int nodeIndex,
-              std::vector<std::pair<int, std::string>> &explicitIds,
-              std::vector<std::string> &kinds);
+  bool device(yaml::Node *node, const std::string &field, int nodeIndex,
+              std::vector<std::string> &defaultLinks);
+  bool nodes(yaml::Node *node);
+  bool group(yaml::Node *node, const std::string &where);
 };
 
 /// A link: a catalog kind ("NVLink3", or {kind: NVLink3}) or custom numbers
 /// ({bandwidth_gb_per_s: 12.5, latency_us: 14, class: network}); numbers given
 /// next to a kind override it.
-std::optional<Link> ClusterParser::link(yaml::Node *node, const Twine &field) {
+std::optional<Link> ClusterParser::link(yaml::Node *node,
+                                        const Twine &fieldTwine) {
+  std::string field = fieldTwine.str();
   Link out;
   auto setKind = [&](yaml::Node *n, StringRef name) -> bool {
     const LinkKind *k = lookupLinkKind(name);
@@ -144,85 +61,87 @@ std::optional<Link> ClusterParser::link(yaml::Node *node, const Twine &field) {
       std::string known;
       for (const LinkKind &lk : getLinkCatalog())
         known += (known.empty() ? "" : ", ") + lk.name;
-      return fail(n, field,
-                  "unknown link kind '" + name + "' (known: " + known + ")");
+      return in.fail(n, field,
+                     "unknown link kind '" + name + "' (known: " + known + ")");
     }
-    out.kind = k->name;
-    out.cls = k->cls;
-    out.bandwidth = k->bandwidth;
-    out.latency = k->latency;
+    out = Link{k->name, k->cls, k->bandwidth, k->latency};
     return true;
   };
   if (isa_and_nonnull<yaml::ScalarNode>(node)) {
-    auto name = scalar(node, field);
+    auto name = in.scalar(node, field);
     if (!name || !setKind(node, *name))
       return std::nullopt;
     return out;
   }
   bool haveKind = false, haveBandwidth = false;
-  bool ok = forEachField(
+  std::optional<double> bandwidth, latency;
+  std::optional<LinkClass> cls;
+  bool ok = in.forEachField(
       node, field, {"kind", "bandwidth_gb_per_s", "latency_us", "class"},
       [&](StringRef key, yaml::Node *value) {
+        std::string f = field + "." + key.str();
         if (key == "kind") {
-          auto name = scalar(value, field + ".kind");
+          auto name = in.scalar(value, f);
           haveKind = true;
           return name && setKind(value, *name);
         }
         if (key == "bandwidth_gb_per_s") {
-          auto v = positive(value, field + ".bandwidth_gb_per_s");
           haveBandwidth = true;
-          out.bandwidth = v.value_or(0) * 1e9;
-          return v.has_value();
+          bandwidth = in.positive(value, f);
+          return bandwidth.has_value();
         }
         if (key == "latency_us") {
-          auto v = number(value, field + ".latency_us");
-          if (v && *v < 0)
-            return fail(value, field + ".latency_us", "must not be negative");
-          out.latency = v.value_or(0) * 1e-6;
-          return v.has_value();
+          latency = in.number(value, f);
+          if (latency && *latency < 0)
+            return in.fail(value, f, "must not be negative");
+          return latency.has_value();
         }
-        auto cls = scalar(value, field + ".class");
-        if (!cls)
+        auto name = in.scalar(value, f);
+        if (!name)
           return false;
-        if (*cls == "nvlink")
-          out.cls = LinkClass::NVLink;
-        else if (*cls == "pcie")
-          out.cls = LinkClass::PCIe;
-        else if (*cls == "network")
-          out.cls = LinkClass::Network;
+        if (*name == "nvlink")
+          cls = LinkClass::NVLink;
+        else if (*name == "pcie")
+          cls = LinkClass::PCIe;
+        else if (*name == "network")
+          cls = LinkClass::Network;
         else
-          return fail(value, field + ".class",
-                      "must be nvlink, pcie or network");
+          return in.fail(value, f, "must be nvlink, pcie or network");
         return true;
       });
   if (!ok)
     return std::nullopt;
   if (!haveKind && !haveBandwidth) {
-    fail(node, field, "needs a 'kind' or a 'bandwidth_gb_per_s'");
+    in.fail(node, field, "needs a 'kind' or a 'bandwidth_gb_per_s'");
     return std::nullopt;
   }
-  if (out.kind.empty())
+  if (!haveKind)
     out.kind = "custom";
+  if (bandwidth)
+    out.bandwidth = *bandwidth * 1e9;
+  if (latency)
+    out.latency = *latency * 1e-6;
+  if (cls)
+    out.cls = *cls;
   return out;
 }
 
-bool ClusterParser::device(
-    yaml::Node *node, const Twine &field, Cluster &c, int nodeIndex,
-    std::vector<std::pair<int, std::string>> &explicitIds,
-    std::vector<std::string> &kinds) {
+bool ClusterParser::device(yaml::Node *node, const std::string &field,
+                           int nodeIndex,
+                           std::vector<std::string> &defaultLinks) {
   const DeviceKind *kind = nullptr;
   int64_t count = 1;
-  std::vector<int64_t> ids;
-  yaml::Node *idsNode = nullptr;
+  std::optional<std::vector<int64_t>> ids;
+  std::string idsWhere;
   std::optional<double> fp32, tensor, memory, bandwidth, slowdown;
-  bool ok = forEachField(
+  bool ok = in.forEachField(
       node, field,
       {"kind", "count", "ids", "fp32_tflops", "tensor_tflops", "memory_gb",
        "memory_bandwidth_gb_per_s", "slowdown"},
       [&](StringRef key, yaml::Node *value) {
-        std::string f = (field + "." + key).str();
+        std::string f = field + "." + key.str();
         if (key == "kind") {
-          auto name = scalar(value, f);
+          auto name = in.scalar(value, f);
           if (!name)
             return false;
           kind = lookupDeviceKind(*name);
@@ -230,64 +149,54 @@ bool ClusterParser::device(
             std::string known;
             for (const DeviceKind &k : getDeviceCatalog())
               known += (known.empty() ? "" : ", ") + k.name;
-            return fail(value, f,
-                        "unknown device kind '" + *name + "' (known: " + known +
-                            ")");
+            return in.fail(value, f,
+                           "unknown device kind '" + *name +
+                               "' (known: " + known + ")");
           }
           return true;
         }
         if (key == "count") {
-          auto v = integer(value, f);
+          auto v = in.integer(value, f);
           if (v && *v < 1)
-            return fail(value, f, "must be at least 1");
+            return in.fail(value, f, "must be at least 1");
           count = v.value_or(1);
           return v.has_value();
         }
         if (key == "ids") {
-          idsNode = value;
-          auto *seq = dyn_cast<yaml::SequenceNode>(value);
-          if (!seq)
-            return fail(value, f, "must be a list of integers");
-          for (yaml::Node &item : *seq) {
-            auto v = integer(&item, f);
-            if (!v)
-              return false;
-            if (*v < 0)
-              return fail(&item, f, "device ids must not be negative");
-            ids.push_back(*v);
-          }
-          return true;
+          idsWhere = in.locate(value);
+          ids = in.integers(value, f);
+          if (ids && llvm::any_of(*ids, [](int64_t v) {
+                return v < 0 || v > (1 << 30);
+              }))
+            return in.fail(value, f, "device ids must be between 0 and 2^30");
+          return ids.has_value();
         }
-        std::optional<double> v = positive(value, f);
-        if (!v)
-          return false;
+        std::optional<double> v = in.positive(value, f);
         if (key == "fp32_tflops")
-          fp32 = *v * 1e12;
+          fp32 = v ? std::optional<double>(*v * 1e12) : std::nullopt;
         else if (key == "tensor_tflops")
-          tensor = *v * 1e12;
+          tensor = v ? std::optional<double>(*v * 1e12) : std::nullopt;
         else if (key == "memory_gb")
-          memory = *v * 1e9;
+          memory = v ? std::optional<double>(*v * 1e9) : std::nullopt;
         else if (key == "memory_bandwidth_gb_per_s")
-          bandwidth = *v * 1e9;
+          bandwidth = v ? std::optional<double>(*v * 1e9) : std::nullopt;
         else
-          slowdown = *v;
-        return true;
+          slowdown = v;
+        return v.has_value();
       });
   if (!ok)
     return false;
   if (!kind)
-    return fail(node, field, "needs a 'kind'");
-  if (idsNode && static_cast<int64_t>(ids.size()) != count)
-    return fail(idsNode, field + ".ids",
-                "has " + Twine(ids.size()) + " ids for count " + Twine(count));
+    return in.fail(node, field, "needs a 'kind'");
+  if (ids && static_cast<int64_t>(ids->size()) != count)
+    return in.fail(node, field + ".ids",
+                   "has " + Twine(ids->size()) + " ids for count " +
+                       Twine(count));
   for (int64_t i = 0; i < count; ++i) {
     Device d;
-    d.id = idsNode ? static_cast<int>(ids[i]) : -1;
-    if (idsNode) {
-      auto lc = sm.getLineAndColumn(idsNode->getSourceRange().Start);
-      explicitIds.push_back({d.id, path + ":" + std::to_string(lc.first) + ":" +
-                                       std::to_string(lc.second)});
-    }
+    d.id = ids ? static_cast<int>((*ids)[i]) : -1;
+    if (ids)
+      explicitIds.push_back({d.id, idsWhere});
     d.kind = kind->name;
     d.node = nodeIndex;
     d.fp32Flops = fp32.value_or(kind->fp32Flops);
@@ -297,207 +206,153 @@ bool ClusterParser::device(
     d.slowdown = slowdown.value_or(1.0);
     c.devices.push_back(d);
   }
-  kinds.push_back(kind->defaultLink);
+  defaultLinks.push_back(kind->defaultLink);
+  return true;
+}
+
+bool ClusterParser::nodes(yaml::Node *list) {
+  bool ok =
+      in.forEachItem(list, "nodes", [&](unsigned index, yaml::Node *item) {
+        std::string where = "nodes[" + std::to_string(index) + "]";
+        Node n;
+        n.name = "node" + std::to_string(index);
+        std::vector<std::string> defaultLinks;
+        bool haveLink = false;
+        size_t firstDevice = c.devices.size();
+        nodeWhere.push_back(in.locate(item));
+        bool fieldsOk = in.forEachField(
+            item, where,
+            {"name", "devices", "interconnect", "nics", "nvswitch"},
+            [&](StringRef key, yaml::Node *value) {
+              std::string f = where + "." + key.str();
+              if (key == "name") {
+                auto s = in.scalar(value, f);
+                n.name = s.value_or("");
+                return s.has_value();
+              }
+              if (key == "devices")
+                return in.forEachItem(value, f, [&](unsigned k, yaml::Node *d) {
+                  return device(d, f + "[" + std::to_string(k) + "]", index,
+                                defaultLinks);
+                });
+              if (key == "interconnect") {
+                haveLink = true;
+                auto l = link(value, f);
+                if (l)
+                  n.intra = *l;
+                return l.has_value();
+              }
+              if (key == "nvswitch")
+                return in.boolean(value, f).has_value();
+              auto v = in.integer(value, f);
+              if (v && *v < 1)
+                return in.fail(value, f, "must be at least 1");
+              n.nics = v.value_or(1);
+              return v.has_value();
+            });
+        if (!fieldsOk)
+          return false;
+        if (c.devices.size() == firstDevice)
+          return in.fail(item, where, "node '" + n.name + "' has no devices");
+        if (!haveLink) {
+          // The devices' own link; with mixed form factors, the slowest.
+          for (const std::string &name : defaultLinks) {
+            const LinkKind *k = lookupLinkKind(name);
+            if (k &&
+                (n.intra.bandwidth == 0 || k->bandwidth < n.intra.bandwidth))
+              n.intra = Link{k->name, k->cls, k->bandwidth, k->latency};
+          }
+        }
+        for (size_t d = firstDevice; d < c.devices.size(); ++d)
+          n.devices.push_back(d); // indices for now; ids are assigned later
+        c.nodes.push_back(n);
+        return true;
+      });
+  if (ok && c.nodes.empty())
+    return in.fail(list, "nodes", "the cluster has no nodes");
+  return ok;
+}
+
+bool ClusterParser::group(yaml::Node *item, const std::string &where) {
+  PendingGroup g;
+  g.group.name = "group" + std::to_string(groups.size());
+  bool ok = in.forEachField(
+      item, where, {"name", "nodes", "network"},
+      [&](StringRef key, yaml::Node *value) {
+        std::string f = where + "." + key.str();
+        if (key == "name") {
+          auto s = in.scalar(value, f);
+          g.group.name = s.value_or("");
+          return s.has_value();
+        }
+        if (key == "network") {
+          auto l = link(value, f);
+          if (l)
+            g.group.network = *l;
+          return l.has_value();
+        }
+        return in.forEachItem(value, f, [&](unsigned, yaml::Node *n) {
+          auto name = in.scalar(n, f);
+          if (name)
+            g.members.push_back({*name, in.locate(n)});
+          return name.has_value();
+        });
+      });
+  if (!ok)
+    return false;
+  if (g.members.empty())
+    return in.fail(item, where, "group '" + g.group.name + "' has no nodes");
+  groups.push_back(std::move(g));
   return true;
 }
 
 Expected<Cluster> ClusterParser::run() {
-  // The YAML parser reports syntax errors through the SourceMgr.
-  std::string syntax;
-  sm.setDiagHandler(
-      [](const SMDiagnostic &d, void *ctx) {
-        auto *out = static_cast<std::string *>(ctx);
-        if (out->empty())
-          *out = (d.getFilename() + ":" + Twine(d.getLineNo()) + ":" +
-                  Twine(d.getColumnNo() + 1) + ": " + d.getMessage())
-                     .str();
-      },
-      &syntax);
-  yaml::Stream stream(sm.getMemoryBuffer(sm.getMainFileID())->getBuffer(), sm,
-                      /*ShowColors=*/false);
-  Cluster c;
+  auto error = [](const Twine &message) {
+    return createStringError(inconvertibleErrorCode(), message);
+  };
   c.file = path;
-  auto doc = stream.begin();
-  yaml::Node *root = doc != stream.end() ? doc->getRoot() : nullptr;
-  if (!root || isa<yaml::NullNode>(root)) {
-    if (!syntax.empty())
-      return createStringError(inconvertibleErrorCode(), syntax);
-    return createStringError(inconvertibleErrorCode(),
-                             path + ": the cluster file is empty");
-  }
-
-  // llvm::yaml parses lazily: every value is consumed while its key is visited.
-  struct PendingGroup {
-    Group group;
-    std::vector<std::pair<std::string, std::string>> members; // name, location
-  };
-  std::vector<PendingGroup> groups;
-  std::vector<std::pair<int, std::string>> explicitIds;
-  std::vector<std::string> nodeWhere; // "file:line:col" of each node entry
+  yaml::Node *root = in.root("cluster file");
+  if (!root)
+    return error(in.error());
+  std::string rootWhere = in.locate(root);
   bool haveNodes = false, haveNetwork = false, haveTop = false;
-  std::string groupsWhere;
-
-  auto locate = [&](yaml::Node *n) {
-    auto lc = sm.getLineAndColumn(n->getSourceRange().Start);
-    return path + ":" + std::to_string(lc.first) + ":" +
-           std::to_string(lc.second);
-  };
-  std::string rootWhere = locate(root);
-
-  auto parseNodes = [&](yaml::Node *nodesNode) -> bool {
-    haveNodes = true;
-    auto *seq = dyn_cast<yaml::SequenceNode>(nodesNode);
-    if (!seq)
-      return fail(nodesNode, "nodes", "must be a list");
-    for (yaml::Node &item : *seq) {
-      int index = c.nodes.size();
-      std::string where = "nodes[" + std::to_string(index) + "]";
-      Node n;
-      n.name = "node" + std::to_string(index);
-      std::vector<std::string> defaultLinks;
-      bool haveDevices = false, haveLink = false;
-      size_t firstDevice = c.devices.size();
-      nodeWhere.push_back(locate(&item));
-      bool ok = forEachField(
-          &item, where, {"name", "devices", "interconnect", "nics", "nvswitch"},
-          [&](StringRef key, yaml::Node *value) {
-            if (key == "name") {
-              auto s = scalar(value, where + ".name");
-              n.name = s.value_or("");
-              return s.has_value();
-            }
-            if (key == "devices") {
-              haveDevices = true;
-              auto *devs = dyn_cast<yaml::SequenceNode>(value);
-              if (!devs)
-                return fail(value, where + ".devices", "must be a list");
-              int k = 0;
-              for (yaml::Node &d : *devs)
-                if (!device(&d, where + ".devices[" + Twine(k++) + "]", c,
-                            index, explicitIds, defaultLinks))
-                  return false;
-              return true;
-            }
-            if (key == "interconnect") {
-              haveLink = true;
-              auto l = link(value, where + ".interconnect");
-              if (l)
-                n.intra = *l;
-              return l.has_value();
-            }
-            if (key == "nvswitch") {
-              auto s = scalar(value, where + ".nvswitch");
-              if (s && *s != "true" && *s != "false")
-                return fail(value, where + ".nvswitch",
-                            "must be true or false");
-              return s.has_value();
-            }
-            auto v = integer(value, where + ".nics");
-            if (v && *v < 1)
-              return fail(value, where + ".nics", "must be at least 1");
-            n.nics = v.value_or(1);
-            return v.has_value();
-          });
-      if (!ok)
-        return false;
-      if (!haveDevices || c.devices.size() == firstDevice)
-        return fail(&item, where, "node '" + n.name + "' has no devices");
-      if (!haveLink) {
-        // The devices' own link; with mixed form factors, the slowest.
-        for (const std::string &name : defaultLinks) {
-          const LinkKind *k = lookupLinkKind(name);
-          if (k && (n.intra.bandwidth == 0 || k->bandwidth < n.intra.bandwidth))
-            n.intra = Link{k->name, k->cls, k->bandwidth, k->latency};
+  bool ok = in.forEachField(
+      root, "cluster", {"name", "nodes", "network", "groups", "top_network"},
+      [&](StringRef key, yaml::Node *value) {
+        if (key == "name") {
+          auto n = in.scalar(value, "name");
+          c.name = n.value_or("");
+          return n.has_value();
         }
-      }
-      for (size_t d = firstDevice; d < c.devices.size(); ++d)
-        n.devices.push_back(d); // indices for now; ids are assigned below
-      c.nodes.push_back(n);
-    }
-    if (c.nodes.empty())
-      return fail(nodesNode, "nodes", "the cluster has no nodes");
-    return true;
-  };
-
-  auto parseGroups = [&](yaml::Node *groupsNode) -> bool {
-    groupsWhere = locate(groupsNode);
-    auto *seq = dyn_cast<yaml::SequenceNode>(groupsNode);
-    if (!seq)
-      return fail(groupsNode, "groups", "must be a list");
-    for (yaml::Node &item : *seq) {
-      int index = groups.size();
-      std::string where = "groups[" + std::to_string(index) + "]";
-      PendingGroup g;
-      g.group.name = "group" + std::to_string(index);
-      bool ok = forEachField(
-          &item, where, {"name", "nodes", "network"},
-          [&](StringRef key, yaml::Node *value) {
-            if (key == "name") {
-              auto s = scalar(value, where + ".name");
-              g.group.name = s.value_or("");
-              return s.has_value();
-            }
-            if (key == "network") {
-              auto l = link(value, where + ".network");
-              if (l)
-                g.group.network = *l;
-              return l.has_value();
-            }
-            auto *names = dyn_cast<yaml::SequenceNode>(value);
-            if (!names)
-              return fail(value, where + ".nodes", "must be a list");
-            for (yaml::Node &nameNode : *names) {
-              auto name = scalar(&nameNode, where + ".nodes");
-              if (!name)
-                return false;
-              g.members.push_back({*name, locate(&nameNode)});
-            }
-            return true;
-          });
-      if (!ok)
-        return false;
-      if (g.members.empty())
-        return fail(&item, where, "group '" + g.group.name + "' has no nodes");
-      groups.push_back(std::move(g));
-    }
-    return true;
-  };
-
-  bool ok = forEachField(root, "cluster",
-                         {"name", "nodes", "network", "groups", "top_network"},
-                         [&](StringRef key, yaml::Node *value) {
-                           if (key == "name") {
-                             auto n = scalar(value, "name");
-                             c.name = n.value_or("");
-                             return n.has_value();
-                           }
-                           if (key == "nodes")
-                             return parseNodes(value);
-                           if (key == "groups")
-                             return parseGroups(value);
-                           auto l = link(value, key);
-                           if (!l)
-                             return false;
-                           if (key == "network") {
-                             haveNetwork = true;
-                             c.network = *l;
-                           } else {
-                             haveTop = true;
-                             c.topNetwork = *l;
-                           }
-                           return true;
-                         });
-  // Only the first document is read; the yaml nodes are not used after this
-  // point (locations were taken as text).
-  if (!syntax.empty())
-    return createStringError(inconvertibleErrorCode(), syntax);
-  if (!ok)
-    return createStringError(inconvertibleErrorCode(), error);
-
+        if (key == "nodes") {
+          haveNodes = true;
+          return nodes(value);
+        }
+        if (key == "groups") {
+          groupsWhere = in.locate(value);
+          return in.forEachItem(
+              value, "groups", [&](unsigned i, yaml::Node *g) {
+                return group(g, "groups[" + std::to_string(i) + "]");
+              });
+        }
+        auto l = link(value, key);
+        if (!l)
+          return false;
+        if (key == "network") {
+          haveNetwork = true;
+          c.network = *l;
+        } else {
+          haveTop = true;
+          c.topNetwork = *l;
+        }
+        return true;
+      });
+  if (!ok || !in.error().empty())
+    return error(in.error());
+  // From here on only text locations are used: the document is gone.
   auto failAt = [&](const std::string &where, const Twine &field,
-                    const Twine &message) {
-    return createStringError(inconvertibleErrorCode(),
-                             (where + ": " + field + ": " + message).str());
+                    const Twine &msg) {
+    return error(where + ": " + field + ": " + msg);
   };
   if (!haveNodes)
     return failAt(rootWhere, "nodes", "is required (a list of nodes)");
@@ -505,7 +360,7 @@ Expected<Cluster> ClusterParser::run() {
   // Device ids: explicit ones as given, the others numbered 0, 1, 2, ... in
   // file order, skipping ids given explicitly.
   DenseSet<int> used;
-  for (auto [id, where] : explicitIds)
+  for (auto &[id, where] : explicitIds)
     if (!used.insert(id).second)
       return failAt(where, "ids", "device id " + Twine(id) + " is used twice");
   int next = 0;

@@ -1,0 +1,442 @@
+//===- CostModel.cpp - the default cost model ------------------------------===//
+//
+// Every formula and constant here is stated, with its source, in
+// docs/cost-model.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/CostModel/CostModel.h"
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+
+namespace hetpar {
+
+llvm::StringRef getOpClassName(OpClass cls) {
+  switch (cls) {
+  case OpClass::MatMul:
+    return "MatMul";
+  case OpClass::Elementwise:
+    return "Elementwise";
+  case OpClass::Reduction:
+    return "Reduction";
+  case OpClass::Normalization:
+    return "Normalization";
+  case OpClass::Softmax:
+    return "Softmax";
+  case OpClass::DataMovement:
+    return "DataMovement";
+  case OpClass::Other:
+    return "Other";
+  }
+  return "Other";
+}
+
+llvm::StringRef getCollectiveName(Collective kind) {
+  switch (kind) {
+  case Collective::AllReduce:
+    return "all_reduce";
+  case Collective::AllGather:
+    return "all_gather";
+  case Collective::ReduceScatter:
+    return "reduce_scatter";
+  case Collective::AllToAll:
+    return "all_to_all";
+  case Collective::Broadcast:
+    return "broadcast";
+  case Collective::SendRecv:
+    return "send_recv";
+  }
+  return "all_reduce";
+}
+
+std::optional<Collective> parseCollective(llvm::StringRef name) {
+  for (Collective c : {Collective::AllReduce, Collective::AllGather,
+                       Collective::ReduceScatter, Collective::AllToAll,
+                       Collective::Broadcast, Collective::SendRecv})
+    if (getCollectiveName(c) == name)
+      return c;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Work of an op
+//===----------------------------------------------------------------------===//
+
+static double tensorBytes(Type t) {
+  auto st = llvm::dyn_cast<RankedTensorType>(t);
+  if (!st)
+    return 0;
+  auto n = getNumElements(st.getShape());
+  if (!n)
+    return 0;
+  unsigned bits = st.getElementTypeBitWidth();
+  return static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8);
+}
+
+static OpClass classify(Operation *op) {
+  return llvm::TypeSwitch<Operation *, OpClass>(op)
+      .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::EinsumOp>(
+          [](auto) { return OpClass::MatMul; })
+      .Case<onnx::LayerNormalizationOp, onnx::BatchNormalizationOp,
+            onnx::InstanceNormalizationOp>([](auto) { return OpClass::Normalization; })
+      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp>([](auto) { return OpClass::Softmax; })
+      .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp, onnx::ReduceMinOp,
+            onnx::ReduceProdOp, onnx::ReduceL1Op, onnx::ReduceL2Op,
+            onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp, onnx::ArgMaxOp,
+            onnx::ArgMinOp, onnx::CumSumOp, onnx::GlobalAveragePoolOp,
+            onnx::GlobalMaxPoolOp>([](auto) { return OpClass::Reduction; })
+      .Case<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
+            onnx::IdentityOp, onnx::TransposeOp, onnx::ConcatOp, onnx::SplitOp,
+            onnx::SliceOp, onnx::GatherOp, onnx::GatherElementsOp, onnx::ExpandOp,
+            onnx::TileOp, onnx::PadOp, onnx::ShapeOp, onnx::SizeOp,
+            onnx::ConstantOfShapeOp, onnx::RangeOp, onnx::TriluOp, onnx::NonZeroOp,
+            onnx::DropoutOp>([](auto) { return OpClass::DataMovement; })
+      .Case<onnx::MaxPoolOp, onnx::AveragePoolOp, onnx::GenericOp>(
+          [](auto) { return OpClass::Other; })
+      .Default([](Operation *) { return OpClass::Elementwise; });
+}
+
+std::optional<OpWork> measureOp(Operation *op) {
+  OpWork w;
+  w.cls = classify(op);
+  if (llvm::isa<onnx::ConstantOp, onnx::NoValueOp, onnx::YieldOp>(op)) {
+    w.kernels = 0;
+    return w;
+  }
+  // Views: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and
+  // shape queries).
+  if (llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
+                onnx::IdentityOp, onnx::ShapeOp, onnx::SizeOp>(op)) {
+    w.kernels = 0;
+    return w;
+  }
+  if (auto f = llvm::dyn_cast<onnx::FlopCountOpInterface>(op)) {
+    auto flops = f.getFlopCount();
+    if (!flops && !llvm::isa<onnx::GenericOp>(op))
+      return std::nullopt;
+    w.flops = static_cast<double>(flops.value_or(0));
+  }
+  for (Value v : op->getOperands()) {
+    auto st = llvm::dyn_cast<ShapedType>(v.getType());
+    if (st && !st.hasStaticShape())
+      return std::nullopt;
+    double b = tensorBytes(v.getType());
+    if (matchPattern(v, m_Constant()))
+      w.weightBytes += b;
+    else
+      w.activationBytes += b;
+  }
+  for (Value r : op->getResults()) {
+    auto st = llvm::dyn_cast<ShapedType>(r.getType());
+    if (st && !st.hasStaticShape())
+      return std::nullopt;
+    w.activationBytes += tensorBytes(r.getType());
+  }
+  if (w.cls == OpClass::MatMul) {
+    Type elt = llvm::cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+    w.tensorCores = elt.isF16() || elt.isBF16();
+  }
+  return w;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+CostParams CostParams::defaults() {
+  CostParams p;
+  //                     MatMul Elem  Reduce Norm  Softmax Move  Other
+  p.computeEfficiency = {0.70, 0.50, 0.50, 0.50, 0.50, 1.00, 0.30};
+  p.memoryEfficiency = {0.80, 0.80, 0.70, 0.70, 0.70, 0.70, 0.50};
+  p.backwardFactor = {2.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0};
+  p.launchOverhead = 5e-6;
+  p.collectiveBaseLatency = 8.4e-6;
+  return p;
+}
+
+llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read profile '%s': %s",
+                                   path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  auto json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
+                                   path.str().c_str(),
+                                   llvm::toString(json.takeError()).c_str());
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
+                                   path.str().c_str(), what.str().c_str());
+  };
+  auto *root = json->getAsObject();
+  if (!root)
+    return fail("a profile is a JSON object");
+  auto positive = [&](const llvm::json::Object &o, llvm::StringRef key,
+                      const llvm::Twine &where) -> llvm::Expected<std::optional<double>> {
+    const llvm::json::Value *v = o.get(key);
+    if (!v)
+      return std::nullopt;
+    auto d = v->getAsNumber();
+    if (!d || !(*d > 0) || !std::isfinite(*d))
+      return fail(where + "." + key + " must be a positive number");
+    return d;
+  };
+  if (auto *devices = root->getObject("devices")) {
+    for (auto &[kind, value] : *devices) {
+      auto *o = value.getAsObject();
+      if (!o)
+        return fail("devices." + kind.str() + " must be an object");
+      CostParams::Measured m;
+      for (auto [key, field] :
+           {std::pair<llvm::StringRef, std::optional<double> *>{"matmul_flops", &m.matmulFlops},
+            {"memory_bandwidth", &m.memoryBandwidth},
+            {"launch_overhead", &m.launchOverhead}}) {
+        auto v = positive(*o, key, "devices." + kind.str());
+        if (!v)
+          return v.takeError();
+        *field = *v;
+      }
+      params.measured[kind.str()] = m;
+    }
+  }
+  if (auto *links = root->getObject("links")) {
+    for (auto &[kind, value] : *links) {
+      auto *o = value.getAsObject();
+      if (!o)
+        return fail("links." + kind.str() + " must be an object");
+      auto bw = positive(*o, "bandwidth", "links." + kind.str());
+      if (!bw)
+        return bw.takeError();
+      auto lat = o->getNumber("latency");
+      if (!*bw || !lat || *lat < 0)
+        return fail("links." + kind.str() + " needs a positive bandwidth and a latency");
+      params.measuredLinks[kind.str()] = {**bw, *lat};
+    }
+  }
+  if (auto *eff = root->getObject("efficiency")) {
+    for (auto [name, table] :
+         {std::pair<llvm::StringRef, std::array<double, kNumOpClasses> *>{
+              "compute", &params.computeEfficiency},
+          {"memory", &params.memoryEfficiency}}) {
+      auto *o = eff->getObject(name);
+      if (!o)
+        continue;
+      for (int c = 0; c < kNumOpClasses; ++c) {
+        auto v = positive(*o, getOpClassName(static_cast<OpClass>(c)),
+                          "efficiency." + name.str());
+        if (!v)
+          return v.takeError();
+        if (*v)
+          (*table)[c] = std::min(1.0, **v);
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Default model
+//===----------------------------------------------------------------------===//
+
+CostModel::~CostModel() = default;
+
+double DefaultCostModel::computeTime(const OpWork &w, const Device &device,
+                                     double batchShare, double shardShare,
+                                     bool backward) const {
+  if (w.kernels == 0)
+    return 0;
+  int c = static_cast<int>(w.cls);
+  double factor = backward ? params.backwardFactor[c] : 1.0;
+  double flops = w.flops * batchShare * shardShare * factor;
+  double bytes =
+      (w.activationBytes * batchShare + w.weightBytes) * shardShare * factor;
+  double peak = w.tensorCores ? device.tensorFlops : device.fp32Flops;
+  double computeRate = peak * params.computeEfficiency[c];
+  double memoryRate = device.memoryBandwidth * params.memoryEfficiency[c];
+  double launch = params.launchOverhead;
+  if (auto it = params.measured.find(device.kind); it != params.measured.end()) {
+    const auto &m = it->second;
+    if (m.matmulFlops && w.cls == OpClass::MatMul)
+      computeRate = *m.matmulFlops;
+    if (m.memoryBandwidth)
+      memoryRate = *m.memoryBandwidth * params.memoryEfficiency[c] /
+                   params.memoryEfficiency[static_cast<int>(OpClass::Elementwise)];
+    if (m.launchOverhead)
+      launch = *m.launchOverhead;
+  }
+  double t = std::max(computeRate > 0 ? flops / computeRate : 0.0,
+                      memoryRate > 0 ? bytes / memoryRate : 0.0);
+  return t * device.slowdown + w.kernels * launch;
+}
+
+/// The link with measured numbers applied.
+static Link effective(const Link &link, const CostParams &p) {
+  Link l = link;
+  if (auto it = p.measuredLinks.find(link.kind); it != p.measuredLinks.end()) {
+    l.bandwidth = it->second.first;
+    l.latency = it->second.second;
+  }
+  return l;
+}
+
+double DefaultCostModel::ringTime(Collective kind, double n, int p,
+                                  const Link &link) const {
+  if (p <= 1)
+    return 0;
+  double a = link.latency, b = link.bandwidth, base = params.collectiveBaseLatency;
+  double frac = static_cast<double>(p - 1) / p;
+  switch (kind) {
+  case Collective::AllReduce:
+    return base + 2 * (p - 1) * a + 2 * frac * n / b;
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+  case Collective::AllToAll:
+    return base + (p - 1) * a + frac * n / b;
+  case Collective::Broadcast:
+    return base + (p - 1) * a + n / b;
+  case Collective::SendRecv:
+    return base + a + n / b;
+  }
+  return 0;
+}
+
+double DefaultCostModel::treeTime(Collective kind, double n, int p,
+                                  const Link &link) const {
+  if (p <= 1)
+    return 0;
+  double a = link.latency, b = link.bandwidth, base = params.collectiveBaseLatency;
+  double depth = std::ceil(std::log2(static_cast<double>(p)));
+  switch (kind) {
+  case Collective::AllReduce:
+    return base + 2 * depth * a + 2 * n / b;
+  case Collective::Broadcast:
+    return base + depth * a + n / b;
+  default: // NCCL has no tree for the others
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+double DefaultCostModel::hierarchicalTime(Collective kind, double n,
+                                          llvm::ArrayRef<int> devices,
+                                          const Cluster &cluster) const {
+  // Devices per node, the nodes' inner links and NICs.
+  std::map<int, int> perNode;
+  for (int id : devices)
+    if (const Device *d = cluster.findDevice(id))
+      ++perNode[d->node];
+  int nodes = perNode.size();
+  if (nodes <= 1 || kind == Collective::AllToAll || kind == Collective::SendRecv)
+    return std::numeric_limits<double>::infinity();
+  int k = 0, nics = 1 << 30;
+  Link intra;
+  intra.bandwidth = 1e300;
+  for (auto [node, count] : perNode) {
+    k = std::max(k, count);
+    nics = std::min(nics, cluster.nodes[node].nics);
+    Link l = effective(cluster.nodes[node].intra, params);
+    if (l.bandwidth < intra.bandwidth)
+      intra = l;
+  }
+  // Across nodes each of the k GPUs of a node runs its own ring on 1/k of the
+  // data; they share the node's NICs.
+  Link net = effective(cluster.slowestLink(devices), params);
+  net.bandwidth = net.bandwidth * nics / k;
+  auto best = [&](Collective c, double bytes, int ranks, const Link &l) {
+    return std::min(ringTime(c, bytes, ranks, l), treeTime(c, bytes, ranks, l));
+  };
+  switch (kind) {
+  case Collective::AllReduce:
+    return ringTime(Collective::ReduceScatter, n, k, intra) +
+           best(Collective::AllReduce, n / k, nodes, net) +
+           ringTime(Collective::AllGather, n, k, intra);
+  case Collective::AllGather:
+    return ringTime(Collective::AllGather, n / k, nodes, net) +
+           ringTime(Collective::AllGather, n, k, intra);
+  case Collective::ReduceScatter:
+    return ringTime(Collective::ReduceScatter, n, k, intra) +
+           ringTime(Collective::ReduceScatter, n / k, nodes, net);
+  case Collective::Broadcast:
+    return best(Collective::Broadcast, n, nodes, net) +
+           best(Collective::Broadcast, n, k, intra);
+  default:
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+double DefaultCostModel::collectiveTime(Collective kind, double bytes,
+                                        llvm::ArrayRef<int> devices,
+                                        const Cluster &cluster) const {
+  int p = devices.size();
+  if (p <= 1 || bytes <= 0)
+    return 0;
+  // A flat ring or tree is limited by the slowest link it crosses; across nodes
+  // NCCL spreads rings over the NICs, so the network contributes its bandwidth
+  // times the fewest NICs of a node the group spans.
+  Link link = effective(cluster.slowestLink(devices), params);
+  if (cluster.tierOf(devices) >= 1) {
+    int nics = 1 << 30;
+    for (int id : devices)
+      if (const Device *d = cluster.findDevice(id))
+        nics = std::min(nics, cluster.nodes[d->node].nics);
+    link.bandwidth *= nics;
+    // The inner links stay in the path of a flat ring.
+    for (int id : devices)
+      if (const Device *d = cluster.findDevice(id)) {
+        Link inner = effective(cluster.nodes[d->node].intra, params);
+        if (inner.bandwidth < link.bandwidth && cluster.nodes[d->node].devices.size() > 1)
+          link.bandwidth = inner.bandwidth;
+      }
+  }
+  double t = ringTime(kind, bytes, p, link);
+  t = std::min(t, treeTime(kind, bytes, p, link));
+  if (cluster.tierOf(devices) >= 1)
+    t = std::min(t, hierarchicalTime(kind, bytes, devices, cluster));
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Registry
+//===----------------------------------------------------------------------===//
+
+static llvm::StringMap<CostModelFactory> &registry() {
+  static llvm::StringMap<CostModelFactory> models = [] {
+    llvm::StringMap<CostModelFactory> m;
+    m["default"] = [](CostParams p) -> std::unique_ptr<CostModel> {
+      return std::make_unique<DefaultCostModel>(std::move(p));
+    };
+    return m;
+  }();
+  return models;
+}
+
+void registerCostModel(llvm::StringRef name, CostModelFactory factory) {
+  registry()[name] = std::move(factory);
+}
+
+llvm::Expected<std::unique_ptr<CostModel>> createCostModel(llvm::StringRef name,
+                                                           CostParams params) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (auto &e : registry())
+      known += (known.empty() ? "" : ", ") + e.getKey().str();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown cost model '%s' (registered: %s)",
+                                   name.str().c_str(), known.c_str());
+  }
+  return it->second(std::move(params));
+}
+
+} // namespace hetpar
