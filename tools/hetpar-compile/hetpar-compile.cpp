@@ -4,18 +4,26 @@
 // Usage:
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o
 //   OUT.mlir hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...]
-//   --emit=summary [-o FILE]
+//   --emit=summary [-o FILE] hetpar-compile MODEL.onnx [--cluster FILE] [--plan
+//   PLAN.json] [--mode M]
+//                  [--profile P.json] [--cost-model NAME] --plan-only -o OUTDIR
 //
 // Imports the model, makes it fully static (hetpar-onnx-to-static) and writes
 // the static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints
-// a summary of its ops, parameters and FLOPs (--emit=summary). Output files are
-// written atomically: a failed compile leaves nothing behind. Exit status 0 on
-// success, 1 on any error (with one diagnostic naming the file and node).
+// a summary of its ops, parameters and FLOPs (--emit=summary). With --plan-only
+// it evaluates a plan (the given one, or the best of the baselines) on the
+// cluster and writes OUTDIR/plan.json and OUTDIR/trace.json, without reading
+// weight data. Output files are written atomically: a failed compile leaves
+// nothing behind. Exit status 0 on success, 1 on any error (with one diagnostic
+// naming the file and node, line or device).
 //
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Analysis/ModelSummary.h"
+#include "hetpar/Cluster/Cluster.h"
+#include "hetpar/CostModel/CostModel.h"
 #include "hetpar/Import/ONNXImporter.h"
+#include "hetpar/Plan/Simulator.h"
 #include "hetpar/Support/Diagnostics.h"
 #include "hetpar/Support/Output.h"
 #include "hetpar/Support/ShapeUtils.h"
@@ -27,9 +35,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -67,9 +78,191 @@ static cl::opt<bool> allowDynamic(
         "--input-shape)"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<std::string> clusterPath(
+    "cluster",
+    cl::desc("Cluster description (docs/cluster-format.md); default: one "
+             "local device"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> deviceKind(
+    "device-kind",
+    cl::desc(
+        "Catalog kind of the one local device used when no --cluster is given "
+        "(hetpar-cluster --catalog lists them)"),
+    cl::init("CPU"), cl::value_desc("KIND"), cl::cat(category));
+static cl::opt<std::string> planPath(
+    "plan",
+    cl::desc(
+        "Evaluate this plan (docs/plan-format.md) instead of choosing one"),
+    cl::value_desc("PLAN.json"), cl::cat(category));
+static cl::opt<bool> planOnly("plan-only",
+                              cl::desc("Write OUT/plan.json and OUT/trace.json "
+                                       "(the predicted timeline); never "
+                                       "read weight data"),
+                              cl::init(false), cl::cat(category));
+static cl::opt<hetpar::Mode>
+    mode("mode", cl::desc("What a step is"), cl::init(hetpar::Mode::Inference),
+         cl::values(
+             clEnumValN(hetpar::Mode::Inference, "inference", "a forward pass"),
+             clEnumValN(hetpar::Mode::Training, "training",
+                        "forward, backward and gradient synchronisation, Adam "
+                        "optimizer state")),
+         cl::cat(category));
+enum class Objective { Throughput, Latency };
+static cl::opt<Objective> objective(
+    "objective", cl::desc("What the chosen plan minimises"),
+    cl::init(Objective::Throughput),
+    cl::values(clEnumValN(Objective::Throughput, "throughput",
+                          "time per sample"),
+               clEnumValN(Objective::Latency, "latency", "time per step")),
+    cl::cat(category));
+static cl::opt<std::string>
+    costModelName("cost-model",
+                  cl::desc("Registered cost model to score plans with"),
+                  cl::init("default"), cl::cat(category));
+static cl::opt<std::string>
+    profilePath("profile",
+                cl::desc("Measured numbers (from hetpar-profile) in place of "
+                         "datasheet defaults"),
+                cl::value_desc("FILE"), cl::cat(category));
+static cl::list<std::string> pluginPaths(
+    "load-pass-plugin",
+    cl::desc("Load a plugin (it may register passes and cost models)"),
+    cl::value_desc("FILE.so"), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hetpar-compile: error: " << message << "\n";
   return 1;
+}
+
+/// --plan-only: evaluate the given plan, or choose the best baseline, and write
+/// OUT/plan.json and OUT/trace.json.
+static int planModel(ModuleOp module,
+                     const std::vector<std::string> &inputsRead) {
+  // Everything that can fail is checked before anything is written.
+  if (clusterPath.empty() && !hetpar::lookupDeviceKind(deviceKind))
+    return fail("--device-kind: unknown device kind '" + deviceKind +
+                "' (hetpar-cluster --catalog lists the kinds)");
+  llvm::Expected<hetpar::Cluster> cluster =
+      clusterPath.empty() ? hetpar::Cluster::singleDevice(deviceKind)
+                          : hetpar::loadCluster(clusterPath);
+  if (!cluster)
+    return fail(llvm::toString(cluster.takeError()));
+  hetpar::CostParams params = hetpar::CostParams::defaults();
+  if (!profilePath.empty())
+    if (llvm::Error err = hetpar::loadProfile(profilePath, params))
+      return fail(llvm::toString(std::move(err)));
+  auto model = hetpar::createCostModel(costModelName, std::move(params));
+  if (!model)
+    return fail(llvm::toString(model.takeError()));
+
+  std::vector<hetpar::Baseline> baselines =
+      hetpar::makeBaselines(module, *cluster, mode, **model);
+  hetpar::Plan plan;
+  std::optional<hetpar::Prediction> prediction;
+  if (!planPath.empty()) {
+    auto loaded = hetpar::loadPlan(planPath);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    plan = std::move(*loaded);
+    if (mode.getNumOccurrences() && plan.modeGiven && plan.mode != mode)
+      return fail(llvm::formatv("--mode={0} but the plan '{1}' says mode {2}",
+                                hetpar::getModeName(mode), planPath,
+                                hetpar::getModeName(plan.mode)));
+    if (!plan.modeGiven)
+      plan.mode = mode;
+    auto pred = hetpar::simulate(module, *cluster, plan, **model);
+    if (!pred)
+      return fail(planPath + ": " + llvm::toString(pred.takeError()));
+    if (!pred->memoryProblems.empty()) {
+      std::string lines;
+      for (const std::string &p : pred->memoryProblems)
+        lines += "\n  " + p;
+      return fail(llvm::formatv("{0}: the plan does not fit in memory on {1} "
+                                "device(s):{2}",
+                                planPath, pred->memoryProblems.size(), lines));
+    }
+    if (plan.origin.empty())
+      plan.origin = "given";
+    prediction = std::move(*pred);
+  } else {
+    // Until the search exists, the plan is the best baseline that fits. With a
+    // fixed batch, time per sample and time per step rank plans alike.
+    const hetpar::Baseline *best = nullptr;
+    for (const hetpar::Baseline &b : baselines)
+      if (b.fits() &&
+          (!best || b.prediction->stepTime < best->prediction->stepTime))
+        best = &b;
+    if (!best) {
+      std::string lines;
+      for (const hetpar::Baseline &b : baselines) {
+        lines += "\n  " + b.name + ": ";
+        if (!b.prediction)
+          lines += b.notApplicable;
+        else
+          for (const std::string &p : b.prediction->memoryProblems)
+            lines += "\n    " + p;
+      }
+      return fail("no plan fits this cluster:" + lines);
+    }
+    plan = best->plan;
+    prediction = *best->prediction;
+  }
+
+  llvm::json::Object planJSON =
+      hetpar::predictionToJSON(plan, *prediction, *cluster);
+  planJSON["model"] = modelPath.getValue();
+  planJSON["cost_model"] = (*model)->name();
+  planJSON["objective"] =
+      objective == Objective::Latency ? "latency" : "throughput";
+  planJSON["baselines"] = hetpar::baselinesToJSON(baselines);
+  llvm::json::Object traceJSON = hetpar::traceToJSON(*prediction, *cluster);
+
+  // OUT is a directory; its two files are each complete or absent.
+  if (llvm::sys::fs::exists(outputPath) &&
+      !llvm::sys::fs::is_directory(outputPath))
+    return fail("-o '" + outputPath + "' exists and is not a directory");
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+    return fail("cannot create '" + outputPath + "': " + ec.message());
+  llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
+  llvm::sys::path::append(planFile, "plan.json");
+  llvm::sys::path::append(traceFile, "trace.json");
+  for (llvm::StringRef file : {planFile.str(), traceFile.str()})
+    if (llvm::Error err = hetpar::checkNotAnInput(file, inputsRead))
+      return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err =
+          hetpar::writeOutput(planFile, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", llvm::json::Value(std::move(planJSON)))
+               << "\n";
+          }))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err =
+          hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
+            os << llvm::json::Value(std::move(traceJSON)) << "\n";
+          })) {
+    llvm::sys::fs::remove(planFile);
+    return fail(llvm::toString(std::move(err)));
+  }
+
+  // A short report on stdout.
+  llvm::outs() << llvm::formatv(
+      "plan ({0}): {1} stage(s), {2} microbatch(es), {3}, {4}\n", plan.origin,
+      plan.stages.size(), plan.microbatches,
+      hetpar::getScheduleName(plan.schedule), hetpar::getModeName(plan.mode));
+  llvm::outs() << llvm::formatv(
+      "predicted step time {0:F6} s, throughput {1:F2} "
+      "samples/s, bubble {2:P}\n",
+      prediction->stepTime, prediction->throughput, prediction->bubbleFraction);
+  for (const hetpar::Baseline &b : baselines) {
+    llvm::outs() << "baseline " << b.name << ": ";
+    if (!b.prediction)
+      llvm::outs() << "not applicable (" << b.notApplicable << ")\n";
+    else
+      llvm::outs() << llvm::formatv("{0:F6} s{1}\n", b.prediction->stepTime,
+                                    b.fits() ? ""
+                                             : " (does not fit in memory)");
+  }
+  llvm::outs() << "wrote " << planFile << " and " << traceFile << "\n";
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -82,10 +275,19 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
-  if (emit == EmitKind::None)
+  if (emit == EmitKind::None && !planOnly)
     return fail(
-        "choose what to emit: --emit=mlir, --emit=mlirbc or --emit=summary "
-        "(code generation for devices is not implemented yet)");
+        "choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc or "
+        "--emit=summary (code generation for devices is not implemented yet)");
+  if (emit != EmitKind::None && planOnly)
+    return fail("--plan-only writes a plan; do not combine it with --emit");
+  if (planOnly && outputPath.empty())
+    return fail(
+        "--plan-only needs -o OUTDIR (plan.json and trace.json go there)");
+  if (!planOnly && (!planPath.empty() || !clusterPath.empty()))
+    return fail(
+        "--plan and --cluster are used with --plan-only (code generation "
+        "is not implemented yet)");
   if (emit == EmitKind::MLIR && outputPath.empty())
     return fail("--emit=mlir needs -o OUT.mlir");
   if (emit == EmitKind::MLIRBytecode && outputPath.empty())
@@ -98,14 +300,26 @@ int main(int argc, char **argv) {
                 "' is MLIR; hetpar-compile reads ONNX models (run passes on "
                 "MLIR with hetpar-opt)");
 
+  for (const std::string &plugin : pluginPaths) {
+    auto loaded = PassPlugin::load(plugin);
+    if (!loaded)
+      return fail("cannot load plugin '" + plugin +
+                  "': " + llvm::toString(loaded.takeError()));
+    loaded->registerPassRegistryCallbacks();
+  }
+
   hetpar::ONNXImportOptions options;
+  // Planning needs shapes, never weights (DESIGN.md: a model whose external
+  // data files are absent can still be planned).
+  options.loadExternalData = !planOnly;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
     return fail(llvm::toString(std::move(err)));
   // The model and its external data files are inputs: never overwritten.
   std::vector<std::string> inputsRead{modelPath};
   options.externalFilesRead = &inputsRead;
-  if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
-    return fail(llvm::toString(std::move(err)));
+  if (!planOnly)
+    if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
+      return fail(llvm::toString(std::move(err)));
 
   DialectRegistry registry;
   hetpar::registerImportDialects(registry);
@@ -125,6 +339,9 @@ int main(int argc, char **argv) {
   hetpar::buildToStaticPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
+
+  if (planOnly)
+    return planModel(*module, inputsRead);
 
   // Complete or absent: see hetpar::writeOutput.
   auto write = [&](llvm::function_ref<void(llvm::raw_ostream &)> body) -> int {

@@ -1,10 +1,12 @@
-//===- Plan.h - how a model is split over a cluster ---------------*- C++ -*-===//
+//===- Plan.h - how a model is split over a cluster ---------------*- C++
+//-*-===//
 //
 // A plan (plan.json, docs/plan-format.md): pipeline stages in order, each with
-// its ops, its device group arranged as a (data x tensor) mesh, the data-parallel
-// replicas' shares of the batch, and per-op tensor sharding; the microbatch count
-// and the pipeline schedule. The simulator (Simulator.h) evaluates a plan and
-// fills in the predicted fields. Plans are written by the search, or by hand.
+// its ops, its device group arranged as a (data x tensor) mesh, the
+// data-parallel replicas' shares of the batch, and per-op tensor sharding; the
+// microbatch count and the pipeline schedule. The simulator (Simulator.h)
+// evaluates a plan and fills in the predicted fields. Plans are written by the
+// search, or by hand.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_PLAN_PLAN_H
@@ -42,8 +44,8 @@ struct OpSharding {
 };
 
 struct Stage {
-  /// Op names (ONNX node names) in this stage, in the module's order. When given
-  /// as a range in plan.json ("first"/"last"), expanded at resolution.
+  /// Op names (ONNX node names) in this stage, in the module's order. When
+  /// given as a range in plan.json ("first"/"last"), expanded at resolution.
   std::vector<std::string> ops;
   std::optional<std::string> firstOp, lastOp;
   /// Device ids; `data` x `tensor` = their count; replica r uses devices
@@ -64,7 +66,10 @@ struct Plan {
   int microbatches = 1;
   Schedule schedule = Schedule::OneFOneB;
   Mode mode = Mode::Inference;
-  /// Free-form provenance ("hand-written", "search", "baseline: data parallel").
+  /// Whether the file said "mode" (hetpar-compile's --mode must then agree).
+  bool modeGiven = false;
+  /// Free-form provenance ("hand-written", "search", "baseline: data
+  /// parallel").
   std::string origin;
 };
 

@@ -1,0 +1,317 @@
+//===- Baselines.cpp - the reference plans
+//---------------------------------===//
+//
+// Three plans that every chosen plan is compared against (plan.json
+// "baselines"), each built the way a user would set it up by hand on a
+// heterogeneous cluster:
+//  - data_parallel: one stage on every device, each device a replica whose
+//  share
+//    of the batch is proportional to its speed on this model;
+//  - pipeline: one stage per device (in cluster order, so that neighbours share
+//  a
+//    node), op ranges balanced so that each stage takes about the same time on
+//    its device, 1F1B, the microbatch count the simulator finds fastest among
+//    the divisors of the batch up to 4 x stages;
+//  - tensor_parallel: one stage, every MatMul/Gemm/Conv with a constant weight
+//    split along its output features in proportion to device speed and
+//    all-gathered (the other ops replicated).
+// A baseline that cannot be built (a batch smaller than the replica count,
+// fewer ops than stages) says why instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Plan/Simulator.h"
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+
+namespace hetpar {
+
+std::vector<int64_t> splitProportionally(int64_t total,
+                                         llvm::ArrayRef<double> weights) {
+  std::vector<int64_t> parts(weights.size(), 0);
+  if (weights.empty() || total < static_cast<int64_t>(weights.size()))
+    return {};
+  double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+  // Everyone gets one, the rest goes by largest remainder.
+  int64_t rest = total - static_cast<int64_t>(weights.size());
+  std::vector<std::pair<double, size_t>> remainders;
+  int64_t given = 0;
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    double exact = rest * w / sum;
+    parts[i] = 1 + static_cast<int64_t>(std::floor(exact));
+    given += parts[i] - 1;
+    remainders.push_back({exact - std::floor(exact), i});
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](auto &a, auto &b) { return a.first > b.first; });
+  for (size_t k = 0; given < rest; ++k, ++given)
+    ++parts[remainders[k % remainders.size()].second];
+  return parts;
+}
+
+namespace {
+
+struct ModelOps {
+  std::vector<Operation *> ops;
+  std::vector<std::string> names;
+  std::vector<OpWork> work;
+};
+
+ModelOps collect(func::FuncOp func) {
+  ModelOps m;
+  for (auto &[op, name] : listPlanOps(func)) {
+    auto w = measureOp(op);
+    if (!w)
+      continue;
+    m.ops.push_back(op);
+    m.names.push_back(name);
+    m.work.push_back(*w);
+  }
+  return m;
+}
+
+/// Seconds for `device` to run ops [from, to) on `batchShare` of the batch,
+/// forward plus backward in training.
+double rangeTime(const ModelOps &m, size_t from, size_t to,
+                 const Device &device, double batchShare, bool training,
+                 const CostModel &model) {
+  double t = 0;
+  for (size_t i = from; i < to; ++i) {
+    t += model.computeTime(m.work[i], device, batchShare, 1.0, false);
+    if (training)
+      t += model.computeTime(m.work[i], device, batchShare, 1.0, true);
+  }
+  return t;
+}
+
+/// Contiguous op ranges, one per device in order, so that the slowest stage is
+/// as fast as possible (binary search on the stage time with a greedy fill).
+/// Devices left without ops are dropped; returns the first op of each stage.
+std::vector<size_t> balanceStages(const ModelOps &m,
+                                  llvm::ArrayRef<const Device *> devices,
+                                  double batchShare, bool training,
+                                  const CostModel &model) {
+  size_t n = m.ops.size();
+  // times[d][i]: op i on device d.
+  std::vector<std::vector<double>> times(devices.size(),
+                                         std::vector<double>(n));
+  double hi = 0;
+  for (auto [d, dev] : llvm::enumerate(devices)) {
+    for (size_t i = 0; i < n; ++i)
+      times[d][i] = rangeTime(m, i, i + 1, *dev, batchShare, training, model);
+    hi = std::max(hi, std::accumulate(times[d].begin(), times[d].end(), 0.0));
+  }
+  auto fill = [&](double limit, std::vector<size_t> *starts) {
+    size_t i = 0;
+    for (size_t d = 0; d < devices.size() && i < n; ++d) {
+      double t = 0;
+      size_t first = i;
+      while (i < n && (i == first || t + times[d][i] <= limit))
+        t += times[d][i++];
+      if (starts)
+        starts->push_back(first);
+    }
+    return i == n;
+  };
+  double lo = 0;
+  for (int iter = 0; iter < 60; ++iter) {
+    double mid = (lo + hi) / 2;
+    (fill(mid, nullptr) ? hi : lo) = mid;
+  }
+  std::vector<size_t> starts;
+  fill(hi, &starts);
+  return starts;
+}
+
+/// The forward time of the whole model on one device: its speed is the inverse.
+double modelTime(const ModelOps &m, const Device &device, bool training,
+                 const CostModel &model) {
+  return rangeTime(m, 0, m.ops.size(), device, 1.0, training, model);
+}
+
+} // namespace
+
+std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
+                                    Mode mode, const CostModel &model) {
+  std::vector<Baseline> out;
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return out;
+  func::FuncOp func = *funcs.begin();
+  ModelOps m = collect(func);
+  bool training = mode == Mode::Training;
+  int64_t batch = 1;
+  if (func.getNumArguments() > 0)
+    if (auto t =
+            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        t && t.getRank() > 0 && !t.isDynamicDim(0))
+      batch = t.getDimSize(0);
+  std::vector<int> ids;
+  std::vector<const Device *> devices;
+  std::vector<double> speed;
+  for (const Device &d : cluster.devices) {
+    ids.push_back(d.id);
+    devices.push_back(&d);
+    double t = modelTime(m, d, training, model);
+    speed.push_back(t > 0 ? 1.0 / t : 1.0);
+  }
+  int n = ids.size();
+  if (n == 0 || m.ops.empty())
+    return out;
+
+  // --- Data parallelism ---
+  {
+    Baseline b{"data_parallel", {}, std::nullopt, {}};
+    std::vector<int64_t> samples = splitProportionally(batch, speed);
+    if (samples.empty()) {
+      b.notApplicable = llvm::formatv(
+          "the batch ({0}) is smaller than the {1} devices", batch, n);
+    } else {
+      Stage s;
+      s.devices = ids;
+      s.data = n;
+      s.firstOp = m.names.front();
+      s.lastOp = m.names.back();
+      for (int64_t k : samples)
+        s.batchShares.push_back(k);
+      b.plan.stages.push_back(std::move(s));
+      b.plan.mode = mode;
+      b.plan.origin = "baseline: data parallel";
+    }
+    out.push_back(std::move(b));
+  }
+
+  // --- Pipeline parallelism ---
+  {
+    Baseline b{"pipeline", {}, std::nullopt, {}};
+    int p = std::min<int>(n, m.ops.size());
+    // Every divisor of the batch up to 4p microbatches; the fastest plan that
+    // fits memory wins (the fastest of all when none fits).
+    for (int64_t mb = 1; mb <= std::min<int64_t>(batch, 4 * p); ++mb) {
+      if (batch % mb)
+        continue;
+      std::vector<size_t> starts = balanceStages(
+          m, llvm::ArrayRef(devices).take_front(p), 1.0 / mb, training, model);
+      Plan plan;
+      for (auto [k, first] : llvm::enumerate(starts)) {
+        size_t last =
+            k + 1 < starts.size() ? starts[k + 1] - 1 : m.ops.size() - 1;
+        Stage s;
+        s.devices = {ids[k]};
+        s.firstOp = m.names[first];
+        s.lastOp = m.names[last];
+        plan.stages.push_back(std::move(s));
+      }
+      plan.microbatches = mb;
+      plan.schedule = Schedule::OneFOneB;
+      plan.mode = mode;
+      plan.origin = "baseline: pipeline";
+      auto pred = simulate(module, cluster, plan, model);
+      if (!pred) {
+        llvm::consumeError(pred.takeError());
+        continue;
+      }
+      bool fits = pred->memoryProblems.empty();
+      if (!b.prediction || (fits && !b.fits()) ||
+          (fits == b.fits() && pred->stepTime < b.prediction->stepTime)) {
+        b.plan = std::move(plan);
+        b.prediction = std::move(*pred);
+      }
+    }
+    if (!b.prediction)
+      b.notApplicable = "no pipeline could be built";
+    out.push_back(std::move(b));
+  }
+
+  // --- Tensor parallelism ---
+  {
+    Baseline b{"tensor_parallel", {}, std::nullopt, {}};
+    Stage s;
+    s.devices = ids;
+    s.tensor = n;
+    s.firstOp = m.names.front();
+    s.lastOp = m.names.back();
+    for (auto [i, op] : llvm::enumerate(m.ops)) {
+      if (m.work[i].cls != OpClass::MatMul || op->getNumOperands() < 2 ||
+          op->getNumResults() != 1)
+        continue;
+      // A constant weight: MatMul's B, Gemm's B, Conv's W (output features in
+      // the result's last dimension, or dimension 1 for Conv).
+      if (!matchPattern(op->getOperand(1), m_Constant()))
+        continue;
+      auto result =
+          llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      if (!result || result.getRank() < 2)
+        continue;
+      int64_t dim = llvm::isa<onnx::ConvOp>(op) ? 1 : result.getRank() - 1;
+      std::vector<int64_t> columns =
+          splitProportionally(result.getDimSize(dim), speed);
+      if (columns.empty())
+        continue;
+      OpSharding sh;
+      sh.dim = dim;
+      sh.parts.assign(columns.begin(), columns.end());
+      sh.collective = "all_gather";
+      s.shardings[m.names[i]] = std::move(sh);
+    }
+    if (s.shardings.empty()) {
+      b.notApplicable = "no op has a weight to split";
+    } else {
+      b.plan.stages.push_back(std::move(s));
+      b.plan.mode = mode;
+      b.plan.origin = "baseline: tensor parallel";
+    }
+    out.push_back(std::move(b));
+  }
+
+  // Evaluate data and tensor parallelism (the pipeline was evaluated above).
+  for (Baseline &b : out) {
+    if (b.prediction || !b.notApplicable.empty())
+      continue;
+    auto pred = simulate(module, cluster, b.plan, model);
+    if (pred)
+      b.prediction = std::move(*pred);
+    else
+      b.notApplicable = llvm::toString(pred.takeError());
+  }
+  return out;
+}
+
+llvm::json::Object baselinesToJSON(llvm::ArrayRef<Baseline> baselines) {
+  llvm::json::Object out;
+  for (const Baseline &b : baselines) {
+    llvm::json::Object o;
+    if (!b.prediction) {
+      o["applicable"] = false;
+      o["reason"] = b.notApplicable;
+    } else {
+      const Prediction &p = *b.prediction;
+      o["applicable"] = true;
+      o["fits"] = b.fits();
+      o["predicted_step_time_s"] = p.stepTime;
+      o["predicted_throughput"] = p.throughput;
+      o["stages"] = static_cast<int64_t>(b.plan.stages.size());
+      o["microbatches"] = b.plan.microbatches;
+      double peak = 0;
+      for (const DevicePrediction &d : p.devices)
+        peak = std::max(peak, d.memory.total());
+      o["max_peak_memory_bytes"] = peak;
+      if (!b.fits())
+        o["memory_problems"] = llvm::json::Array(p.memoryProblems);
+    }
+    out[b.name] = std::move(o);
+  }
+  return out;
+}
+
+} // namespace hetpar

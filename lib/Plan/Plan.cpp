@@ -1,0 +1,306 @@
+//===- Plan.cpp - plan.json reading and writing
+//----------------------------===//
+//
+// The format is described in docs/plan-format.md. Plans are read with the YAML
+// reader (JSON is YAML), so that errors name the line and the field. Fields the
+// simulator writes (predictions) are accepted and ignored, so that a plan.json
+// written by HetPar can be edited and fed back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Plan/Plan.h"
+#include "hetpar/Support/YAMLReader.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace hetpar {
+
+StringRef getScheduleName(Schedule s) {
+  return s == Schedule::GPipe ? "gpipe" : "1f1b";
+}
+StringRef getModeName(Mode m) {
+  return m == Mode::Training ? "training" : "inference";
+}
+
+namespace {
+
+/// Fields of plan.json that HetPar writes as outputs; accepted and ignored on
+/// input.
+const StringRef kOutputFields[] = {"predicted_step_time_s",
+                                   "predicted_throughput",
+                                   "flops_per_step",
+                                   "devices",
+                                   "baselines",
+                                   "bubble_fraction",
+                                   "model",
+                                   "cluster",
+                                   "cost_model",
+                                   "batch",
+                                   "memory_fits",
+                                   "objective"};
+
+bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
+                   OpSharding &out) {
+  return in.forEachField(
+      node, where, {"dim", "parts", "collective"},
+      [&](StringRef key, yaml::Node *value) {
+        std::string f = where + "." + key.str();
+        if (key == "dim") {
+          auto v = in.integer(value, f);
+          if (v && *v < -1)
+            return in.fail(value, f,
+                           "must be an output dimension or -1 "
+                           "(the contraction)");
+          out.dim = v.value_or(-1);
+          return v.has_value();
+        }
+        if (key == "parts") {
+          auto v = in.numbers(value, f);
+          if (!v)
+            return false;
+          for (double p : *v)
+            if (!(p > 0))
+              return in.fail(value, f, "parts must be positive");
+          if (v->empty())
+            return in.fail(value, f, "needs at least one part");
+          out.parts = *v;
+          return true;
+        }
+        auto c = in.scalar(value, f);
+        if (!c)
+          return false;
+        if (*c != "none" && *c != "all_reduce" && *c != "all_gather" &&
+            *c != "reduce_scatter")
+          return in.fail(value, f,
+                         "must be none, all_reduce, all_gather or "
+                         "reduce_scatter, got '" +
+                             *c + "'");
+        out.collective = *c;
+        return true;
+      });
+}
+
+/// One stage: its fields, then the checks that relate them.
+bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
+                Stage &stage) {
+  bool ok = in.forEachField(
+      node, where,
+      {"ops", "first", "last", "devices", "data", "tensor", "batch_shares",
+       "shardings", "recompute", "forward_time_s", "backward_time_s"},
+      [&](StringRef key, yaml::Node *value) {
+        std::string f = where + "." + key.str();
+        if (key == "ops")
+          return in.forEachItem(value, f, [&](unsigned, yaml::Node *item) {
+            auto s = in.scalar(item, f);
+            if (s)
+              stage.ops.push_back(*s);
+            return s.has_value();
+          });
+        if (key == "first" || key == "last") {
+          auto s = in.scalar(value, f);
+          (key == "first" ? stage.firstOp : stage.lastOp) = s;
+          return s.has_value();
+        }
+        if (key == "devices") {
+          auto ids = in.integers(value, f);
+          if (!ids)
+            return false;
+          for (int64_t id : *ids) {
+            if (id < 0 || id > (1 << 30))
+              return in.fail(value, f, "device ids must be between 0 and 2^30");
+            stage.devices.push_back(id);
+          }
+          if (stage.devices.empty())
+            return in.fail(value, f, "a stage needs at least one device");
+          return true;
+        }
+        if (key == "data" || key == "tensor") {
+          auto v = in.integer(value, f);
+          if (v && (*v < 1 || *v > (1 << 20)))
+            return in.fail(value, f, "must be at least 1");
+          (key == "data" ? stage.data : stage.tensor) = v.value_or(1);
+          return v.has_value();
+        }
+        if (key == "batch_shares") {
+          auto v = in.numbers(value, f);
+          if (!v)
+            return false;
+          for (double share : *v)
+            if (!(share > 0))
+              return in.fail(value, f, "shares must be positive");
+          stage.batchShares = *v;
+          return true;
+        }
+        if (key == "shardings") {
+          // A mapping from op name to sharding (free-form keys).
+          auto *map = dyn_cast<yaml::MappingNode>(value);
+          if (!map)
+            return in.fail(value, f,
+                           "must be a mapping of op name to sharding");
+          for (auto &entry : *map) {
+            auto op = in.scalar(entry.getKey(), f + " key");
+            if (!op)
+              return false;
+            OpSharding sharding;
+            if (!parseSharding(in, entry.getValue(), f + "['" + *op + "']",
+                               sharding))
+              return false;
+            stage.shardings[*op] = sharding;
+          }
+          return true;
+        }
+        if (key == "recompute") {
+          auto b = in.boolean(value, f);
+          stage.recompute = b.value_or(false);
+          return b.has_value();
+        }
+        value->skip(); // forward_time_s / backward_time_s: outputs
+        return true;
+      });
+  if (!ok)
+    return false;
+  if (stage.devices.empty())
+    return in.fail(node, where, "needs 'devices'");
+  if (stage.ops.empty() && !stage.firstOp && !stage.lastOp)
+    return in.fail(node, where, "needs 'ops' (a list) or 'first' and 'last'");
+  if (!stage.ops.empty() && (stage.firstOp || stage.lastOp))
+    return in.fail(node, where, "gives both 'ops' and 'first'/'last'");
+  if (static_cast<int>(stage.devices.size()) != stage.data * stage.tensor)
+    return in.fail(node, where,
+                   "has " + Twine(stage.devices.size()) + " devices for data " +
+                       Twine(stage.data) + " x tensor " + Twine(stage.tensor));
+  if (!stage.batchShares.empty() &&
+      static_cast<int>(stage.batchShares.size()) != stage.data)
+    return in.fail(node, where + ".batch_shares",
+                   "has " + Twine(stage.batchShares.size()) +
+                       " shares for data " + Twine(stage.data));
+  for (auto &entry : stage.shardings)
+    if (static_cast<int>(entry.second.parts.size()) != stage.tensor)
+      return in.fail(node, where + ".shardings['" + entry.getKey() + "']",
+                     "has " + Twine(entry.second.parts.size()) +
+                         " parts for tensor " + Twine(stage.tensor));
+  return true;
+}
+
+} // namespace
+
+Expected<Plan> parsePlan(StringRef text, StringRef path) {
+  YAMLReader in(text, path);
+  Plan plan;
+  auto error = [&]() {
+    return createStringError(inconvertibleErrorCode(), in.error());
+  };
+  yaml::Node *root = in.root("plan");
+  if (!root)
+    return error();
+  std::vector<StringRef> allowed = {"stages", "microbatches", "schedule",
+                                    "mode", "origin"};
+  allowed.insert(allowed.end(), std::begin(kOutputFields),
+                 std::end(kOutputFields));
+  bool haveStages = false;
+  bool ok = in.forEachField(
+      root, "plan", allowed, [&](StringRef key, yaml::Node *value) {
+        if (key == "stages") {
+          haveStages = true;
+          return in.forEachItem(
+              value, "stages", [&](unsigned i, yaml::Node *item) {
+                Stage stage;
+                if (!parseStage(in, item, "stages[" + std::to_string(i) + "]",
+                                stage))
+                  return false;
+                plan.stages.push_back(std::move(stage));
+                return true;
+              });
+        }
+        if (key == "microbatches") {
+          auto v = in.integer(value, "microbatches");
+          if (v && (*v < 1 || *v > (1 << 20)))
+            return in.fail(value, "microbatches", "must be at least 1");
+          plan.microbatches = v.value_or(1);
+          return v.has_value();
+        }
+        if (key == "schedule" || key == "mode" || key == "origin") {
+          auto s = in.scalar(value, key);
+          if (!s)
+            return false;
+          if (key == "origin") {
+            plan.origin = *s;
+          } else if (key == "schedule") {
+            if (*s == "gpipe")
+              plan.schedule = Schedule::GPipe;
+            else if (*s == "1f1b")
+              plan.schedule = Schedule::OneFOneB;
+            else
+              return in.fail(value, "schedule",
+                             "must be gpipe or 1f1b, got '" + *s + "'");
+          } else {
+            plan.modeGiven = true;
+            if (*s == "inference")
+              plan.mode = Mode::Inference;
+            else if (*s == "training")
+              plan.mode = Mode::Training;
+            else
+              return in.fail(value, "mode",
+                             "must be inference or training, got '" + *s + "'");
+          }
+          return true;
+        }
+        value->skip(); // an output field
+        return true;
+      });
+  if (!ok || !in.error().empty())
+    return error();
+  if (!haveStages || plan.stages.empty())
+    return createStringError(
+        inconvertibleErrorCode(),
+        (in.locate(nullptr) + ": stages: a plan needs at least one stage")
+            .c_str());
+  return plan;
+}
+
+Expected<Plan> loadPlan(StringRef path) {
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return createStringError(buffer.getError(), "cannot read plan '%s': %s",
+                             path.str().c_str(),
+                             buffer.getError().message().c_str());
+  return parsePlan((*buffer)->getBuffer(), path);
+}
+
+json::Object planToJSON(const Plan &plan) {
+  json::Array stages;
+  for (const Stage &s : plan.stages) {
+    json::Object o;
+    o["ops"] = json::Array(s.ops);
+    o["devices"] = json::Array(s.devices);
+    o["data"] = s.data;
+    o["tensor"] = s.tensor;
+    if (!s.batchShares.empty())
+      o["batch_shares"] = json::Array(s.batchShares);
+    if (s.recompute)
+      o["recompute"] = true;
+    if (!s.shardings.empty()) {
+      json::Object sh;
+      for (auto &e : s.shardings)
+        sh[e.getKey()] = json::Object{{"dim", e.second.dim},
+                                      {"parts", json::Array(e.second.parts)},
+                                      {"collective", e.second.collective}};
+      o["shardings"] = std::move(sh);
+    }
+    stages.push_back(std::move(o));
+  }
+  json::Object out;
+  out["stages"] = std::move(stages);
+  out["microbatches"] = plan.microbatches;
+  out["schedule"] = getScheduleName(plan.schedule);
+  out["mode"] = getModeName(plan.mode);
+  if (!plan.origin.empty())
+    out["origin"] = plan.origin;
+  return out;
+}
+
+} // namespace hetpar

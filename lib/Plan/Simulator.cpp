@@ -1,0 +1,729 @@
+//===- Simulator.cpp - evaluate a plan on a cluster
+//-------------------------===//
+//
+// The model (formulas in docs/cost-model.md):
+//  - a stage's time per microbatch is that of its slowest data-parallel
+//  replica;
+//    a replica runs the stage's ops in order, each taking the time of its
+//    slowest tensor-parallel device, followed by the op's collective;
+//  - stages pass the values that cross each stage boundary by send/recv;
+//  - the schedule (GPipe, 1F1B) orders forward and backward tasks; a task
+//  starts
+//    when its stage is free and its input has arrived;
+//  - in training, each stage's data-parallel replicas all-reduce their
+//    gradients after their last backward task.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Plan/Simulator.h"
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+
+namespace hetpar {
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+double bytesOf(Type t) {
+  auto st = llvm::dyn_cast<RankedTensorType>(t);
+  if (!st)
+    return 0;
+  auto n = getNumElements(st.getShape());
+  unsigned bits = st.getElementTypeBitWidth();
+  return n ? static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8) : 0;
+}
+
+/// Elements of a floating-point constant with more than one element: a
+/// parameter (the optimizer keeps state for it).
+double paramsOf(Value v) {
+  auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!st || !llvm::isa<FloatType>(st.getElementType()))
+    return 0;
+  auto n = getNumElements(st.getShape());
+  return n && *n > 1 ? static_cast<double>(*n) : 0;
+}
+
+/// The compute ops of the function, in order, with their names.
+struct OpTable {
+  std::vector<Operation *> ops;
+  std::vector<std::string> names;
+  llvm::StringMap<std::vector<int>> byName;
+  llvm::DenseMap<Operation *, int> index;
+};
+
+OpTable collectOps(func::FuncOp func) {
+  OpTable t;
+  for (auto &[op, name] : listPlanOps(func)) {
+    t.index[op] = t.ops.size();
+    t.byName[name].push_back(t.ops.size());
+    t.ops.push_back(op);
+    t.names.push_back(name);
+  }
+  return t;
+}
+
+/// Share of an op's work on tensor-parallel index `t` of its stage.
+double shardShare(const OpSharding *s, int t) {
+  if (!s)
+    return 1.0;
+  double total = std::accumulate(s->parts.begin(), s->parts.end(), 0.0);
+  return s->parts[t] / total;
+}
+
+} // namespace
+
+std::vector<std::pair<Operation *, std::string>>
+listPlanOps(func::FuncOp func) {
+  std::vector<std::pair<Operation *, std::string>> out;
+  llvm::StringSet<> used;
+  for (Operation &op : func.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>() ||
+        llvm::isa<onnx::ConstantOp, onnx::NoValueOp>(op))
+      continue;
+    std::string base = onnx::getNodeName(op.getLoc());
+    if (base.empty())
+      base =
+          op.getName().stripDialect().str() + "#" + std::to_string(out.size());
+    std::string name = base;
+    for (int k = 2; used.contains(name); ++k)
+      name = base + "#" + std::to_string(k);
+    used.insert(name);
+    out.push_back({&op, name});
+  }
+  return out;
+}
+
+double bubbleFraction(llvm::ArrayRef<ScheduledTask> tasks, int stages) {
+  double first = std::numeric_limits<double>::infinity(), last = 0, busy = 0;
+  for (const ScheduledTask &t : tasks) {
+    first = std::min(first, t.start);
+    last = std::max(last, t.end);
+    busy += t.end - t.start;
+  }
+  double span = last - (tasks.empty() ? 0 : first);
+  return span > 0 && stages > 0 ? 1.0 - busy / (stages * span) : 0;
+}
+
+int inFlightMicrobatches(int stage, int stages, int microbatches,
+                         Schedule schedule, bool training) {
+  if (!training)
+    return 1;
+  if (schedule == Schedule::GPipe)
+    return microbatches;
+  return std::min(stages - stage, microbatches);
+}
+
+std::vector<ScheduledTask> schedulePipeline(int p, int m, Schedule schedule,
+                                            bool training,
+                                            llvm::ArrayRef<double> fwd,
+                                            llvm::ArrayRef<double> bwd,
+                                            llvm::ArrayRef<double> transfer) {
+  // Each stage's task list: (microbatch, backward?) in execution order.
+  std::vector<std::vector<std::pair<int, bool>>> order(p);
+  for (int s = 0; s < p; ++s) {
+    auto &o = order[s];
+    if (!training) {
+      for (int j = 0; j < m; ++j)
+        o.push_back({j, false});
+    } else if (schedule == Schedule::GPipe) {
+      for (int j = 0; j < m; ++j)
+        o.push_back({j, false});
+      for (int j = m - 1; j >= 0; --j)
+        o.push_back({j, true});
+    } else { // 1F1B (PipeDream-Flush): warm-up forwards, then one of each
+      int warm = std::min(p - s - 1, m);
+      for (int j = 0; j < warm; ++j)
+        o.push_back({j, false});
+      for (int j = 0; j < m - warm; ++j) {
+        o.push_back({warm + j, false});
+        o.push_back({j, true});
+      }
+      for (int j = m - warm; j < m; ++j)
+        o.push_back({j, true});
+    }
+  }
+  // end[s][j][b]: when the task finished, -1 while not scheduled.
+  std::vector<std::vector<std::array<double, 2>>> end(
+      p, std::vector<std::array<double, 2>>(m, {-1.0, -1.0}));
+  std::vector<size_t> next(p, 0);
+  std::vector<double> free(p, 0.0);
+  std::vector<ScheduledTask> tasks;
+  size_t total = 0;
+  for (auto &o : order)
+    total += o.size();
+  while (tasks.size() < total) {
+    bool progress = false;
+    for (int s = 0; s < p; ++s) {
+      while (next[s] < order[s].size()) {
+        auto [j, back] = order[s][next[s]];
+        double ready;
+        if (!back) {
+          if (s == 0) {
+            ready = 0;
+          } else if (end[s - 1][j][0] < 0) {
+            break;
+          } else {
+            ready = end[s - 1][j][0] + transfer[s - 1];
+          }
+        } else {
+          if (s == p - 1) {
+            ready = end[s][j][0];
+          } else if (end[s + 1][j][1] < 0) {
+            break;
+          } else {
+            // Gradients of the boundary values travel back the same way.
+            ready = end[s + 1][j][1] + transfer[s];
+          }
+        }
+        double start = std::max(free[s], ready);
+        double stop = start + (back ? bwd[s] : fwd[s]);
+        end[s][j][back] = stop;
+        free[s] = stop;
+        tasks.push_back({s, j, back, start, stop});
+        ++next[s];
+        progress = true;
+      }
+    }
+    if (!progress)
+      break; // cannot happen for the orders above
+  }
+  return tasks;
+}
+
+llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
+                                    const Plan &plan, const CostModel &model) {
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return fail("the module has no function");
+  func::FuncOp func = *funcs.begin();
+  OpTable table = collectOps(func);
+  bool training = plan.mode == Mode::Training;
+  int p = plan.stages.size(), m = plan.microbatches;
+
+  // --- Ops to stages ---
+  std::vector<int> stageOf(table.ops.size(), -1);
+  std::vector<std::vector<int>> stageOps(p);
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    std::vector<int> indices;
+    if (stage.firstOp || stage.lastOp) {
+      if (!stage.firstOp || !stage.lastOp)
+        return fail(
+            llvm::formatv("stage {0}: give both 'first' and 'last'", s));
+      auto first = table.byName.find(*stage.firstOp);
+      auto last = table.byName.find(*stage.lastOp);
+      if (first == table.byName.end())
+        return fail(llvm::formatv("stage {0}: no op is named '{1}'", s,
+                                  *stage.firstOp));
+      if (last == table.byName.end())
+        return fail(
+            llvm::formatv("stage {0}: no op is named '{1}'", s, *stage.lastOp));
+      int from = first->second.front(), to = last->second.back();
+      if (from > to)
+        return fail(llvm::formatv("stage {0}: '{1}' comes after '{2}'", s,
+                                  *stage.firstOp, *stage.lastOp));
+      for (int i = from; i <= to; ++i)
+        indices.push_back(i);
+    } else {
+      for (const std::string &name : stage.ops) {
+        auto it = table.byName.find(name);
+        if (it == table.byName.end())
+          return fail(
+              llvm::formatv("stage {0}: no op is named '{1}'", s, name));
+        llvm::append_range(indices, it->second);
+      }
+    }
+    for (int i : indices) {
+      if (stageOf[i] >= 0 && stageOf[i] != static_cast<int>(s))
+        return fail(llvm::formatv("op '{0}' is in stages {1} and {2}",
+                                  table.names[i], stageOf[i], s));
+      if (stageOf[i] < 0)
+        stageOps[s].push_back(i);
+      stageOf[i] = s;
+    }
+    std::sort(stageOps[s].begin(), stageOps[s].end());
+    for (auto &e : stage.shardings)
+      if (!table.byName.count(e.getKey()) ||
+          llvm::none_of(table.byName[e.getKey()], [&](int i) {
+            return stageOf[i] == static_cast<int>(s);
+          }))
+        return fail(
+            llvm::formatv("stage {0}: sharding of '{1}', which is not an op "
+                          "of the stage",
+                          s, e.getKey()));
+  }
+  std::vector<std::string> missing;
+  for (auto [i, s] : llvm::enumerate(stageOf))
+    if (s < 0)
+      missing.push_back(table.names[i]);
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t k = 0; k < std::min<size_t>(missing.size(), 5); ++k)
+      list += (k ? ", '" : "'") + missing[k] + "'";
+    return fail(llvm::formatv("{0} ops are in no stage: {1}{2}", missing.size(),
+                              list, missing.size() > 5 ? ", ..." : ""));
+  }
+  // Stages must follow the ops' order: a value may only flow forward.
+  for (auto [i, op] : llvm::enumerate(table.ops))
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp(); def && table.index.count(def))
+        if (stageOf[table.index[def]] > stageOf[i])
+          return fail(llvm::formatv(
+              "op '{0}' (stage {1}) uses a value of op '{2}' in "
+              "the later stage {3}; stages must follow the "
+              "model's order",
+              table.names[i], stageOf[i], table.names[table.index[def]],
+              stageOf[table.index[def]]));
+
+  // --- Devices ---
+  llvm::DenseMap<int, int> deviceStage;
+  for (auto [s, stage] : llvm::enumerate(plan.stages))
+    for (int id : stage.devices) {
+      if (!cluster.findDevice(id))
+        return fail(
+            llvm::formatv("stage {0}: the cluster has no device {1}", s, id));
+      auto [it, inserted] = deviceStage.try_emplace(id, s);
+      if (!inserted)
+        return fail(
+            it->second == static_cast<int>(s)
+                ? llvm::formatv("stage {0}: device {1} is listed twice", s, id)
+                      .str()
+                : llvm::formatv("device {0} is in stages {1} and {2}", id,
+                                it->second, s)
+                      .str());
+    }
+
+  Prediction pred;
+  if (func.getNumArguments() > 0)
+    if (auto t =
+            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        t && t.getRank() > 0 && !t.isDynamicDim(0))
+      pred.batch = t.getDimSize(0);
+
+  // --- Work of each op ---
+  std::vector<OpWork> work(table.ops.size());
+  for (auto [i, op] : llvm::enumerate(table.ops)) {
+    auto w = measureOp(op);
+    if (!w)
+      return fail(
+          llvm::formatv("op '{0}' has a shape that is not static; run the "
+                        "static pipeline first",
+                        table.names[i]));
+    work[i] = *w;
+    double bf = training
+                    ? model.getParams().backwardFactor[static_cast<int>(w->cls)]
+                    : 0;
+    pred.flopsPerStep += w->flops * (1 + bf);
+  }
+
+  // --- Batch split: whole samples per microbatch and per replica ---
+  if (pred.batch % m != 0)
+    return fail(llvm::formatv("{0} microbatches do not divide the batch of {1}",
+                              m, pred.batch));
+  int64_t microbatchSize = pred.batch / m;
+  std::vector<std::vector<double>> replicaShare(p); // of one microbatch
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    std::vector<double> shares = stage.batchShares;
+    if (shares.empty()) {
+      if (microbatchSize % stage.data != 0)
+        return fail(llvm::formatv("stage {0}: a microbatch of {1} samples does "
+                                  "not split evenly over {2} "
+                                  "data-parallel replicas; give batch_shares",
+                                  s, microbatchSize, stage.data));
+      shares.assign(stage.data, 1.0);
+    }
+    double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    for (auto [r, x] : llvm::enumerate(shares)) {
+      x /= sum;
+      double samples = x * microbatchSize;
+      if (std::abs(samples - std::round(samples)) > 1e-6 ||
+          std::round(samples) < 1)
+        return fail(
+            llvm::formatv("stage {0}: replica {1} gets {2} of a microbatch of "
+                          "{3} samples; every replica needs a whole number of "
+                          "samples, at least one",
+                          s, r, samples, microbatchSize));
+    }
+    replicaShare[s] = std::move(shares);
+  }
+
+  // --- Stage times (per microbatch) ---
+  // A stage's time is that of its slowest replica; inside a replica each op
+  // waits for its slowest tensor-parallel device, then runs its collective.
+  // ownForward/ownBackward: the compute each device itself does (the rest of
+  // the stage's time it waits), for the trace and busy fractions.
+  llvm::DenseMap<int, double> ownForward, ownBackward;
+  pred.stages.resize(p);
+  std::vector<double> fwd(p), bwd(p), transfer(std::max(p - 1, 0), 0.0);
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    auto &sp = pred.stages[s];
+    for (int i : stageOps[s])
+      sp.ops.push_back(table.names[i]);
+    for (int r = 0; r < stage.data; ++r) {
+      double batchShare = replicaShare[s][r] / m;
+      llvm::ArrayRef<int> group(stage.devices.data() + r * stage.tensor,
+                                stage.tensor);
+      double f = 0, b = 0, coll = 0;
+      for (int i : stageOps[s]) {
+        const OpSharding *sh = nullptr;
+        if (auto it = stage.shardings.find(table.names[i]);
+            it != stage.shardings.end())
+          sh = &it->second;
+        double tf = 0, tb = 0;
+        for (int t = 0; t < stage.tensor; ++t) {
+          const Device &d = *cluster.findDevice(group[t]);
+          double of = model.computeTime(work[i], d, batchShare,
+                                        shardShare(sh, t), false);
+          double ob = training ? model.computeTime(work[i], d, batchShare,
+                                                   shardShare(sh, t), true) +
+                                     (stage.recompute ? of : 0)
+                               : 0;
+          ownForward[group[t]] += of;
+          ownBackward[group[t]] += ob;
+          tf = std::max(tf, of);
+          tb = std::max(tb, ob);
+        }
+        double c = 0;
+        if (sh && sh->collective != "none") {
+          double bytes = 0;
+          for (Value v : table.ops[i]->getResults())
+            bytes += bytesOf(v.getType()) * batchShare;
+          // The full result: what all-reduce reduces, what all-gather
+          // rebuilds on every rank, what reduce-scatter reduces and scatters.
+          c = model.collectiveTime(*parseCollective(sh->collective), bytes,
+                                   group, cluster);
+        }
+        f += tf + c;
+        coll += c;
+        // Backward: the mirrored collective on the gradients; recomputation
+        // runs the forward again first (included in ob).
+        if (training)
+          b += tb + c;
+      }
+      if (f > sp.forward) {
+        sp.forward = f;
+        sp.forwardCollectives = coll;
+      }
+      sp.backward = std::max(sp.backward, b);
+    }
+    fwd[s] = sp.forward;
+    bwd[s] = sp.backward;
+  }
+
+  // --- Transfers: the values that cross each boundary, per microbatch ---
+  // Replica r of stage s sends its part to replica r mod data' of stage s + 1
+  // (from and to the first device of each replica); pairs run in parallel.
+  for (int s = 0; s + 1 < p; ++s) {
+    double bytes = 0;
+    llvm::DenseSet<Value> counted;
+    for (auto [i, op] : llvm::enumerate(table.ops)) {
+      if (stageOf[i] > s)
+        continue;
+      for (Value r : op->getResults()) {
+        bool crosses = llvm::any_of(r.getUsers(), [&](Operation *user) {
+          auto it = table.index.find(user);
+          return it == table.index.end() ? false : stageOf[it->second] > s;
+        });
+        if (crosses && counted.insert(r).second)
+          bytes += bytesOf(r.getType()) / m;
+      }
+    }
+    const Stage &from = plan.stages[s], &to = plan.stages[s + 1];
+    int pairs = std::max(from.data, to.data);
+    for (int r = 0; r < pairs; ++r) {
+      int src = from.devices[(r % from.data) * from.tensor];
+      int dst = to.devices[(r % to.data) * to.tensor];
+      transfer[s] = std::max(
+          transfer[s], model.collectiveTime(Collective::SendRecv, bytes / pairs,
+                                            {src, dst}, cluster));
+    }
+    pred.stages[s].transferOut = transfer[s];
+  }
+
+  // --- Schedule ---
+  std::vector<ScheduledTask> tasks =
+      schedulePipeline(p, m, plan.schedule, training, fwd, bwd, transfer);
+  std::vector<double> lastEnd(p, 0.0), busy(p, 0.0);
+  llvm::DenseMap<int, double> deviceBusy;
+  for (const ScheduledTask &t : tasks) {
+    lastEnd[t.stage] = std::max(lastEnd[t.stage], t.end);
+    busy[t.stage] += t.end - t.start;
+    const Stage &stage = plan.stages[t.stage];
+    const auto &sp = pred.stages[t.stage];
+    std::string name = (t.backward ? "B" : "F") + std::to_string(t.microbatch) +
+                       " stage " + std::to_string(t.stage);
+    double comm = t.backward ? 0 : sp.forwardCollectives;
+    for (int id : stage.devices) {
+      // Each device computes for its own time (per microbatch), then waits for
+      // the slowest device of the stage.
+      double own = std::min((t.backward ? ownBackward : ownForward).lookup(id),
+                            t.end - t.start - comm);
+      deviceBusy[id] += own;
+      pred.trace.push_back(
+          {name, t.backward ? "backward" : "forward", id, 0, t.start, own});
+      if (comm > 0)
+        pred.trace.push_back(
+            {name + " collectives", "collective", id, 1, t.end - comm, comm});
+      if (!t.backward && t.stage + 1 < p && transfer[t.stage] > 0 &&
+          id == stage.devices.front())
+        pred.trace.push_back({"send F" + std::to_string(t.microbatch),
+                              "transfer", id, 1, t.end, transfer[t.stage]});
+      if (t.backward && t.stage > 0 && transfer[t.stage - 1] > 0 &&
+          id == stage.devices.front())
+        pred.trace.push_back({"send B" + std::to_string(t.microbatch),
+                              "transfer", id, 1, t.end, transfer[t.stage - 1]});
+    }
+  }
+
+  // --- Gradient synchronisation across data-parallel replicas ---
+  double stepTime = 0;
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    double sync = 0;
+    if (training && stage.data > 1) {
+      // Device t of every replica holds the same shard: one all-reduce per t.
+      for (int t = 0; t < stage.tensor; ++t) {
+        double bytes = 0;
+        llvm::DenseSet<Value> seen;
+        for (int i : stageOps[s]) {
+          const OpSharding *sh = nullptr;
+          if (auto it = stage.shardings.find(table.names[i]);
+              it != stage.shardings.end())
+            sh = &it->second;
+          for (Value v : table.ops[i]->getOperands())
+            if (matchPattern(v, m_Constant()) && paramsOf(v) > 0 &&
+                seen.insert(v).second)
+              bytes += bytesOf(v.getType()) * shardShare(sh, t);
+        }
+        std::vector<int> group;
+        for (int r = 0; r < stage.data; ++r)
+          group.push_back(stage.devices[r * stage.tensor + t]);
+        sync = std::max(sync, model.collectiveTime(Collective::AllReduce, bytes,
+                                                   group, cluster));
+      }
+      for (int id : stage.devices)
+        pred.trace.push_back({"gradient all-reduce stage " + std::to_string(s),
+                              "sync", id, 1, lastEnd[s], sync});
+    }
+    pred.stages[s].gradientSync = sync;
+    stepTime = std::max(stepTime, lastEnd[s] + sync);
+  }
+  pred.stepTime = stepTime;
+  pred.throughput = stepTime > 0 ? pred.batch / stepTime : 0;
+  // Gradient synchronisation is not part of the bubble.
+  pred.bubbleFraction = bubbleFraction(tasks, p);
+
+  // --- Memory per device ---
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    int inFlight = inFlightMicrobatches(s, p, m, plan.schedule, training);
+    llvm::DenseSet<int> inStage(stageOps[s].begin(), stageOps[s].end());
+    for (int r = 0; r < stage.data; ++r) {
+      double batchShare = replicaShare[s][r] / m;
+      for (int t = 0; t < stage.tensor; ++t) {
+        int id = stage.devices[r * stage.tensor + t];
+        const Device &d = *cluster.findDevice(id);
+        DevicePrediction dp{id, d.kind,        static_cast<int>(s),
+                            {}, d.memoryBytes, deviceBusy.lookup(id)};
+        // Weights (and, in training, their gradients and Adam's state:
+        // two float32 moments and a float32 master copy, 12 bytes/parameter).
+        llvm::DenseMap<Value, double> weightShare;
+        for (int i : stageOps[s]) {
+          const OpSharding *sh = nullptr;
+          if (auto it = stage.shardings.find(table.names[i]);
+              it != stage.shardings.end())
+            sh = &it->second;
+          for (Value v : table.ops[i]->getOperands())
+            if (matchPattern(v, m_Constant())) {
+              double share = shardShare(sh, t);
+              auto [it, inserted] = weightShare.try_emplace(v, share);
+              if (!inserted)
+                it->second = std::max(it->second, share);
+            }
+        }
+        double params = 0;
+        for (auto [v, share] : weightShare) {
+          dp.memory.weights += bytesOf(v.getType()) * share;
+          params += paramsOf(v) * share;
+        }
+        if (training) {
+          dp.memory.gradients = dp.memory.weights;
+          dp.memory.optimizer = 12.0 * params;
+        }
+        // Activations: in inference the peak of the live values of one
+        // microbatch; in training every value the backward pass needs, for each
+        // microbatch in flight (with recomputation, only the stage's inputs,
+        // plus one microbatch being recomputed).
+        auto valueBytes = [&](Value v) {
+          double b = bytesOf(v.getType()) * batchShare;
+          if (Operation *def = v.getDefiningOp())
+            if (auto it = table.index.find(def); it != table.index.end())
+              if (auto sh = stage.shardings.find(table.names[it->second]);
+                  sh != stage.shardings.end() &&
+                  sh->second.collective == "none")
+                b *= shardShare(&sh->second, t);
+          return b;
+        };
+        double all = 0, inputs = 0, live = 0, peak = 0;
+        llvm::DenseMap<Value, int> lastUse;
+        for (int i : stageOps[s])
+          for (Value v : table.ops[i]->getOperands())
+            if (!matchPattern(v, m_Constant()))
+              lastUse[v] = i;
+        llvm::DenseSet<Value> liveSet;
+        for (int i : stageOps[s]) {
+          for (Value v : table.ops[i]->getOperands()) {
+            if (matchPattern(v, m_Constant()) || liveSet.count(v))
+              continue;
+            // A value from an earlier stage or a function input.
+            liveSet.insert(v);
+            double b = valueBytes(v);
+            live += b;
+            inputs += b;
+          }
+          for (Value v : table.ops[i]->getResults()) {
+            double b = valueBytes(v);
+            all += b;
+            live += b;
+            liveSet.insert(v);
+          }
+          peak = std::max(peak, live);
+          // Values whose last use in this stage was this op, and that no later
+          // stage or the function result needs, are freed.
+          for (Value v : table.ops[i]->getOperands()) {
+            if (!liveSet.count(v) || lastUse.lookup(v) != i)
+              continue;
+            bool neededLater = llvm::any_of(v.getUsers(), [&](Operation *u) {
+              auto it = table.index.find(u);
+              return it == table.index.end() || !inStage.count(it->second);
+            });
+            if (!neededLater) {
+              live -= valueBytes(v);
+              liveSet.erase(v);
+            }
+          }
+        }
+        if (!training)
+          dp.memory.activations = peak;
+        else if (stage.recompute)
+          dp.memory.activations = inputs * inFlight + all;
+        else
+          dp.memory.activations = all * inFlight;
+        if (dp.memory.total() > d.memoryBytes)
+          pred.memoryProblems.push_back(llvm::formatv(
+              "device {0} ({1}, stage {2}) needs {3:F2} GB (weights {4:F2}, "
+              "activations "
+              "{5:F2}, gradients {6:F2}, optimizer {7:F2}) but has {8:F2} GB",
+              id, d.kind, s, dp.memory.total() / 1e9, dp.memory.weights / 1e9,
+              dp.memory.activations / 1e9, dp.memory.gradients / 1e9,
+              dp.memory.optimizer / 1e9, d.memoryBytes / 1e9));
+        pred.devices.push_back(dp);
+      }
+    }
+  }
+  std::sort(pred.devices.begin(), pred.devices.end(),
+            [](const DevicePrediction &a, const DevicePrediction &b) {
+              return a.id < b.id;
+            });
+  return pred;
+}
+
+llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
+                                    const Cluster &cluster) {
+  llvm::json::Object out = planToJSON(plan);
+  out["predicted_step_time_s"] = p.stepTime;
+  out["predicted_throughput"] = p.throughput;
+  out["flops_per_step"] = p.flopsPerStep;
+  out["bubble_fraction"] = p.bubbleFraction;
+  out["batch"] = p.batch;
+  out["memory_fits"] = p.memoryProblems.empty();
+  llvm::json::Array devices;
+  for (const DevicePrediction &d : p.devices)
+    devices.push_back(llvm::json::Object{
+        {"id", d.id},
+        {"kind", d.kind},
+        {"node", cluster.nodes[cluster.findDevice(d.id)->node].name},
+        {"stage", d.stage},
+        {"peak_memory_bytes", d.memory.total()},
+        {"memory_capacity_bytes", d.capacity},
+        {"memory", llvm::json::Object{{"weights", d.memory.weights},
+                                      {"activations", d.memory.activations},
+                                      {"gradients", d.memory.gradients},
+                                      {"optimizer", d.memory.optimizer}}},
+        {"busy_fraction", p.stepTime > 0 ? d.busy / p.stepTime : 0.0}});
+  out["devices"] = std::move(devices);
+  // Stage outputs next to the stage inputs.
+  if (auto *stages = out.getArray("stages"))
+    for (auto [s, v] : llvm::enumerate(*stages)) {
+      auto *o = v.getAsObject();
+      o->insert({"forward_time_s", p.stages[s].forward});
+      if (plan.mode == Mode::Training)
+        o->insert({"backward_time_s", p.stages[s].backward});
+      (*o)["ops"] = llvm::json::Array(p.stages[s].ops);
+    }
+  out["cluster"] = cluster.name;
+  return out;
+}
+
+llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster) {
+  llvm::json::Array events;
+  llvm::DenseSet<int> named;
+  for (const DevicePrediction &d : p.devices) {
+    if (!named.insert(d.id).second)
+      continue;
+    std::string label =
+        llvm::formatv("device {0} ({1}, {2})", d.id, d.kind,
+                      cluster.nodes[cluster.findDevice(d.id)->node].name);
+    events.push_back(
+        llvm::json::Object{{"name", "process_name"},
+                           {"ph", "M"},
+                           {"pid", d.id},
+                           {"args", llvm::json::Object{{"name", label}}}});
+    events.push_back(
+        llvm::json::Object{{"name", "process_sort_index"},
+                           {"ph", "M"},
+                           {"pid", d.id},
+                           {"args", llvm::json::Object{{"sort_index", d.id}}}});
+    for (auto [tid, name] :
+         {std::pair<int, const char *>{0, "compute"}, {1, "communication"}})
+      events.push_back(
+          llvm::json::Object{{"name", "thread_name"},
+                             {"ph", "M"},
+                             {"pid", d.id},
+                             {"tid", tid},
+                             {"args", llvm::json::Object{{"name", name}}}});
+  }
+  for (const TraceSpan &s : p.trace) {
+    if (s.duration <= 0)
+      continue;
+    events.push_back(llvm::json::Object{{"name", s.name},
+                                        {"cat", s.category},
+                                        {"ph", "X"},
+                                        {"pid", s.device},
+                                        {"tid", s.lane},
+                                        {"ts", s.start * 1e6},
+                                        {"dur", s.duration * 1e6}});
+  }
+  return llvm::json::Object{
+      {"traceEvents", std::move(events)},
+      {"displayTimeUnit", "ms"},
+      {"otherData", llvm::json::Object{{"predicted_step_time_s", p.stepTime},
+                                       {"bubble_fraction", p.bubbleFraction}}}};
+}
+
+} // namespace hetpar

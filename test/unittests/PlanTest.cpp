@@ -1,0 +1,296 @@
+//===- PlanTest.cpp - plans, the pipeline schedule and memory by hand -----===//
+
+#include "hetpar/Plan/Plan.h"
+#include "hetpar/Cluster/Cluster.h"
+#include "hetpar/CostModel/CostModel.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/Simulator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+std::string errorOf(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+TEST(Schedule, GPipeBubbleIsHandFormula) {
+  // p = 2 stages, m = 4 microbatches, 1 s per forward, no transfer time:
+  // the last task ends at (m + p - 1) * 1 = 5 s; the stages compute 8 s of the
+  // 2 * 5 = 10: bubble 0.2 = (p - 1) / (m + p - 1).
+  auto tasks =
+      schedulePipeline(2, 4, Schedule::GPipe, false, {1, 1}, {0, 0}, {0});
+  ASSERT_EQ(tasks.size(), 8u);
+  double end = 0;
+  for (auto &t : tasks)
+    end = std::max(end, t.end);
+  EXPECT_DOUBLE_EQ(end, 5.0);
+  EXPECT_DOUBLE_EQ(bubbleFraction(tasks, 2), 0.2);
+  // Training with a backward twice the forward: (m + p - 1) * (1 + 2) = 15 s,
+  // busy 2 * 4 * 3 = 24 of 30: bubble 0.2 again, for GPipe and for 1F1B.
+  for (Schedule s : {Schedule::GPipe, Schedule::OneFOneB}) {
+    auto train = schedulePipeline(2, 4, s, true, {1, 1}, {2, 2}, {0});
+    ASSERT_EQ(train.size(), 16u);
+    double last = 0;
+    for (auto &t : train)
+      last = std::max(last, t.end);
+    EXPECT_DOUBLE_EQ(last, 15.0) << getScheduleName(s).str();
+    EXPECT_DOUBLE_EQ(bubbleFraction(train, 2), 0.2) << getScheduleName(s).str();
+  }
+  // A transfer between the stages delays the second stage: 0.5 s per hop.
+  auto late =
+      schedulePipeline(2, 4, Schedule::GPipe, false, {1, 1}, {0, 0}, {0.5});
+  double lastEnd = 0;
+  for (auto &t : late)
+    lastEnd = std::max(lastEnd, t.end);
+  EXPECT_DOUBLE_EQ(lastEnd, 5.5);
+}
+
+/// Microbatches whose forward has run and backward has not, at most, on
+/// `stage`.
+int peakInFlight(const std::vector<ScheduledTask> &tasks, int stage) {
+  std::vector<ScheduledTask> mine;
+  for (auto &t : tasks)
+    if (t.stage == stage)
+      mine.push_back(t);
+  std::sort(mine.begin(), mine.end(),
+            [](auto &a, auto &b) { return a.start < b.start; });
+  int live = 0, peak = 0;
+  for (auto &t : mine) {
+    live += t.backward ? -1 : 1;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+TEST(Schedule, OneFOneBHoldsFewerMicrobatches) {
+  // p = 4, m = 8: GPipe runs every forward before any backward, so each stage
+  // holds 8; 1F1B's stage s holds p - s (4, 3, 2, 1).
+  auto gpipe = schedulePipeline(4, 8, Schedule::GPipe, true, {1, 1, 1, 1},
+                                {2, 2, 2, 2}, {0, 0, 0});
+  auto ofob = schedulePipeline(4, 8, Schedule::OneFOneB, true, {1, 1, 1, 1},
+                               {2, 2, 2, 2}, {0, 0, 0});
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(peakInFlight(gpipe, s), 8);
+    EXPECT_EQ(peakInFlight(ofob, s), 4 - s);
+    EXPECT_EQ(inFlightMicrobatches(s, 4, 8, Schedule::GPipe, true), 8);
+    EXPECT_EQ(inFlightMicrobatches(s, 4, 8, Schedule::OneFOneB, true), 4 - s);
+  }
+  // Same step time: (m + p - 1) * 3 = 33 s.
+  double a = 0, b = 0;
+  for (auto &t : gpipe)
+    a = std::max(a, t.end);
+  for (auto &t : ofob)
+    b = std::max(b, t.end);
+  EXPECT_DOUBLE_EQ(a, 33.0);
+  EXPECT_DOUBLE_EQ(b, 33.0);
+}
+
+TEST(Schedule, SplitProportionally) {
+  EXPECT_EQ(splitProportionally(8, {1, 1}), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(splitProportionally(8, {3, 1}), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(splitProportionally(10, {1, 1, 1}),
+            (std::vector<int64_t>{4, 3, 3}));
+  EXPECT_EQ(splitProportionally(3, {100, 1, 1}),
+            (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_TRUE(splitProportionally(2, {1, 1, 1}).empty());
+}
+
+/// A 2-layer MLP: x[8x16] -> MatMul 16x32 -> Relu -> MatMul 32x4.
+constexpr const char *kMLP = R"(
+func.func @mlp(%x: tensor<8x16xf32>) -> tensor<8x4xf32> {
+  %w1 = onnx.Constant dense<0.5> : tensor<16x32xf32>
+  %w2 = onnx.Constant dense<0.25> : tensor<32x4xf32>
+  %0 = onnx.MatMul(%x, %w1) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32> loc("mm1")
+  %1 = onnx.Relu(%0) : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("relu")
+  %2 = onnx.MatMul(%1, %w2) : (tensor<8x32xf32>, tensor<32x4xf32>) -> tensor<8x4xf32> loc("mm2")
+  return %2 : tensor<8x4xf32>
+}
+)";
+
+constexpr const char *kTwoA100 = R"(
+name: two
+nodes:
+  - name: n0
+    devices: [{kind: A100-SXM4-80GB, count: 2}]
+)";
+
+struct SimulatorTest : ::testing::Test {
+  SimulatorTest() {
+    registry.insert<func::FuncDialect, onnx::ONNXDialect>();
+    ctx = std::make_unique<MLIRContext>(registry);
+    module = parseSourceString<ModuleOp>(kMLP, ctx.get());
+    auto c = parseCluster(kTwoA100, "two.yaml");
+    EXPECT_TRUE(static_cast<bool>(c));
+    cluster = std::move(*c);
+  }
+  Plan plan(llvm::StringRef json) {
+    auto p = parsePlan(json, "plan.json");
+    EXPECT_TRUE(static_cast<bool>(p)) << (p ? "" : errorOf(p.takeError()));
+    return p ? std::move(*p) : Plan();
+  }
+  std::string simulateError(llvm::StringRef json) {
+    auto pred = simulate(*module, cluster, plan(json), model);
+    return pred ? "" : errorOf(pred.takeError());
+  }
+
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+  Cluster cluster;
+  DefaultCostModel model{CostParams::defaults()};
+};
+
+TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
+  // Stage 0 = mm1 + relu on device 0, stage 1 = mm2 on device 1; training,
+  // m = 4 microbatches of 2 samples. Stage 0 per microbatch keeps mm1's result
+  // and relu's result, 2 x 32 floats each: 2 * 256 = 512 bytes. GPipe holds all
+  // 4 microbatches: 2048 bytes; 1F1B holds p - 0 = 2: 1024 bytes.
+  // Weights of stage 0: w1, 16 x 32 x 4 = 2048 bytes; gradients the same;
+  // Adam 12 bytes x 512 parameters = 6144 bytes.
+  const char *base = R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
+                                    {"ops": ["mm2"], "devices": [1]}],
+                         "microbatches": 4, "mode": "training", "schedule": "%s"})";
+  char text[512];
+  double activations[2];
+  for (int k = 0; k < 2; ++k) {
+    snprintf(text, sizeof(text), base, k == 0 ? "gpipe" : "1f1b");
+    auto pred = simulate(*module, cluster, plan(text), model);
+    ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+    const DevicePrediction &d0 = pred->devices[0];
+    EXPECT_EQ(d0.id, 0);
+    EXPECT_DOUBLE_EQ(d0.memory.weights, 2048);
+    EXPECT_DOUBLE_EQ(d0.memory.gradients, 2048);
+    EXPECT_DOUBLE_EQ(d0.memory.optimizer, 6144);
+    activations[k] = d0.memory.activations;
+    // Stage 1 keeps mm2's result, 2 x 4 floats = 32 bytes per microbatch:
+    // 4 in flight under GPipe, 1 under 1F1B.
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.activations, k == 0 ? 128 : 32);
+    EXPECT_TRUE(pred->memoryProblems.empty());
+  }
+  EXPECT_DOUBLE_EQ(activations[0], 2048);
+  EXPECT_DOUBLE_EQ(activations[1], 1024);
+}
+
+TEST_F(SimulatorTest, InferenceMemoryFollowsLiveness) {
+  // One stage, one microbatch of 8 samples. While mm1 runs: x (8 x 16 x 4 =
+  // 512 B) + its result (1024 B) = 1536; x is then dead. While relu runs:
+  // mm1's result + relu's (1024 B each) = 2048, the peak; mm2 adds 128 B
+  // after mm1's result is freed.
+  auto pred = simulate(*module, cluster,
+                       plan(R"({"stages": [{"first": "mm1", "last": "mm2",
+                                            "devices": [0]}]})"),
+                       model);
+  ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+  EXPECT_DOUBLE_EQ(pred->devices[0].memory.activations, 2048);
+  // Weights: 2048 + 32 x 4 x 4 = 2560 bytes; no gradients in inference.
+  EXPECT_DOUBLE_EQ(pred->devices[0].memory.weights, 2560);
+  EXPECT_DOUBLE_EQ(pred->devices[0].memory.gradients, 0);
+  // FLOP: 2*8*32*16 + 8*32 + 2*8*4*32 = 8192 + 256 + 2048 = 10496.
+  EXPECT_DOUBLE_EQ(pred->flopsPerStep, 10496);
+  EXPECT_EQ(pred->batch, 8);
+}
+
+TEST_F(SimulatorTest, DataParallelReplicasSplitTheBatchAndSyncGradients) {
+  // Two replicas with shares 3:1 of 8 samples: 6 and 2. Training adds one
+  // all-reduce of the 2560 weight bytes over devices 0 and 1 (NVLink 3):
+  // 8.4 us + 2 * 1 * 3.4 us + 2 * 1/2 * 2560 / 300e9 (ring; the tree is
+  // 8.4 + 2 * 3.4 us + 2 * 2560 / 300e9, slower).
+  auto pred = simulate(*module, cluster,
+                       plan(R"({"stages": [{"first": "mm1", "last": "mm2",
+                                            "devices": [0, 1], "data": 2,
+                                            "batch_shares": [3, 1]}],
+                                "mode": "training"})"),
+                       model);
+  ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+  EXPECT_NEAR(pred->stages[0].gradientSync, 8.4e-6 + 6.8e-6 + 2560 / 300e9,
+              1e-12);
+  // Replica 0 (6 samples) keeps 6/2 = 3x the activations of replica 1.
+  EXPECT_NEAR(pred->devices[0].memory.activations,
+              3 * pred->devices[1].memory.activations, 1e-9);
+}
+
+TEST_F(SimulatorTest, TensorShardingSplitsWorkAndAddsCollective) {
+  // mm1's 32 output columns split 24:8 over devices 0 and 1, all-gathered.
+  auto pred = simulate(*module, cluster,
+                       plan(R"({"stages": [{"first": "mm1", "last": "mm2",
+                                            "devices": [0, 1], "tensor": 2,
+                                            "shardings": {"mm1": {"dim": 1,
+                                              "parts": [24, 8],
+                                              "collective": "all_gather"}}}]})"),
+                       model);
+  ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+  // Device 0 holds 3/4 of w1 (1536 B) and all of w2 (512 B); device 1 1/4.
+  EXPECT_DOUBLE_EQ(pred->devices[0].memory.weights, 1536 + 512);
+  EXPECT_DOUBLE_EQ(pred->devices[1].memory.weights, 512 + 512);
+  // The all-gather rebuilds 8 x 32 x 4 = 1024 bytes on each rank (ring over
+  // 2 ranks on NVLink 3): 8.4 + 3.4 us + 1/2 * 1024 / 300e9.
+  EXPECT_NEAR(pred->stages[0].forwardCollectives,
+              8.4e-6 + 3.4e-6 + 0.5 * 1024 / 300e9, 1e-12);
+}
+
+TEST_F(SimulatorTest, BadPlansSayWhatIsWrong) {
+  EXPECT_EQ(
+      simulateError(R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
+                                          {"ops": ["mm9"], "devices": [1]}]})"),
+      "stage 1: no op is named 'mm9'");
+  EXPECT_EQ(simulateError(
+                R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]}]})"),
+            "1 ops are in no stage: 'mm2'");
+  EXPECT_EQ(
+      simulateError(R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
+                                          {"ops": ["mm2"], "devices": [7]}]})"),
+      "stage 1: the cluster has no device 7");
+  EXPECT_EQ(
+      simulateError(R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
+                                          {"ops": ["mm2"], "devices": [0]}]})"),
+      "device 0 is in stages 0 and 1");
+  EXPECT_EQ(simulateError(R"({"stages": [{"ops": ["mm1", "relu", "mm2"],
+                                          "devices": [1, 1], "data": 2}]})"),
+            "stage 0: device 1 is listed twice");
+  EXPECT_EQ(
+      simulateError(R"({"stages": [{"ops": ["mm2"], "devices": [0]},
+                                          {"ops": ["mm1", "relu"], "devices": [1]}]})"),
+      "op 'mm2' (stage 0) uses a value of op 'relu' in the later stage 1; "
+      "stages must follow the model's order");
+  EXPECT_EQ(simulateError(R"({"stages": [{"ops": ["mm1", "relu", "mm2"],
+                                          "devices": [0]}], "microbatches": 3})"),
+            "3 microbatches do not divide the batch of 8");
+  EXPECT_EQ(simulateError(R"({"stages": [{"ops": ["mm1", "relu", "mm2"],
+                                          "devices": [0, 1], "data": 2,
+                                          "batch_shares": [2, 1]}]})"),
+            "stage 0: replica 0 gets 5.33 of a microbatch of 8 samples; every "
+            "replica needs a whole number of samples, at least one");
+}
+
+TEST(PlanFormat, ErrorsNameFileLineAndField) {
+  auto expectError = [](llvm::StringRef text, llvm::StringRef message) {
+    auto p = parsePlan(text, "p.json");
+    ASSERT_FALSE(static_cast<bool>(p));
+    EXPECT_EQ(errorOf(p.takeError()), message.str());
+  };
+  expectError("{\"stages\": [{\"ops\": [\"a\"],\n \"devices\": [0, 1]}]}",
+              "p.json:1:14: stages[0]: has 2 devices for data 1 x tensor 1");
+  expectError("{\"stages\": [{\"ops\": [\"a\"], \"devices\": [0]}],\n"
+              " \"schedule\": \"zigzag\"}",
+              "p.json:2:14: schedule: must be gpipe or 1f1b, got 'zigzag'");
+  expectError(
+      "{\"stages\": [{\"ops\": [\"a\"], \"devices\": [0], \"colour\": 1}]}",
+      "p.json:1:44: stages[0]: unknown field 'colour' (fields: ops, first, "
+      "last, devices, data, tensor, batch_shares, shardings, recompute, "
+      "forward_time_s, backward_time_s)");
+  expectError("{\"stages\": []}",
+              "p.json: stages: a plan needs at least one stage");
+  expectError(
+      "{\"stages\": [{\"ops\": [\"a\"], \"devices\": [0],\n"
+      "  \"tensor\": 1, \"shardings\": {\"a\": {\"parts\": [1, 1]}}}]}",
+      "p.json:1:14: stages[0].shardings['a']: has 2 parts for tensor 1");
+}
+
+} // namespace
