@@ -22,6 +22,9 @@ config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%models", os.path.join(config.hetpar_src_root, "examples", "models")))
 config.substitutions.append(("%srcroot", config.hetpar_src_root))
 config.substitutions.append(("%builddir", config.hetpar_obj_root))
+# Debian's Python (install-deps.sh gives it numpy and onnx), not whatever python3
+# comes first on PATH.
+config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"))
 config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]

@@ -239,11 +239,6 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
         hasLength = true;
       }
     }
-    auto path = resolveExternalPath(source.modelDir, location, loc, what);
-    if (failed(path))
-      return failure();
-    if (source.externalFilesRead)
-      source.externalFilesRead->push_back(*path);
     auto offset = parseNonNegative(offsetText, loc, what, "offset");
     if (failed(offset))
       return failure();
@@ -256,6 +251,20 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
         return sizeError("external data 'length'", *l, "bytes");
       length = *l;
     }
+    if (!source.loadExternalData) {
+      // Planning only: the file is never opened (it may be absent); a resource
+      // without data carries the type, which is all the planner needs.
+      if (location.empty())
+        return emitError(loc) << what << ": external data has no 'location'";
+      auto &manager = DenseResourceElementsHandle::getManagerInterface(ctx);
+      auto handle = manager.insert(name.empty() ? "tensor" : name);
+      return ElementsAttr(DenseResourceElementsAttr::get(type, handle));
+    }
+    auto path = resolveExternalPath(source.modelDir, location, loc, what);
+    if (failed(path))
+      return failure();
+    if (source.externalFilesRead)
+      source.externalFilesRead->push_back(*path);
     uint64_t fileSize = 0;
     if (llvm::sys::fs::file_size(*path, fileSize))
       return emitError(loc)
@@ -265,13 +274,6 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
              << what << ": external data needs bytes [" << *offset << ", "
              << *offset + length << ") of '" << location
              << "', but the file has only " << fileSize << " bytes";
-    if (!source.loadExternalData) {
-      // Planning only: a resource without data; its type is all the planner
-      // needs.
-      auto &manager = DenseResourceElementsHandle::getManagerInterface(ctx);
-      auto handle = manager.insert(name.empty() ? "tensor" : name);
-      return ElementsAttr(DenseResourceElementsAttr::get(type, handle));
-    }
     if (length == 0)
       return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, {}));
     auto buffer = llvm::MemoryBuffer::getFileSlice(*path, length, *offset,

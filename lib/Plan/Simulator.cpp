@@ -29,6 +29,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -49,6 +50,18 @@ double bytesOf(Type t) {
   auto n = getNumElements(st.getShape());
   unsigned bits = st.getElementTypeBitWidth();
   return n ? static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8) : 0;
+}
+
+/// "1.23 GB", "456.0 kB": SI units, as the cluster file gives memory.
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  return llvm::formatv(u == 0 ? "{0:F0} {1}" : "{0:F2} {1}", bytes, units[u])
+      .str();
 }
 
 /// Elements of a floating-point constant with more than one element: a
@@ -161,10 +174,14 @@ std::vector<ScheduledTask> schedulePipeline(int p, int m, Schedule schedule,
     }
   }
   // end[s][j][b]: when the task finished, -1 while not scheduled.
-  std::vector<std::vector<std::array<double, 2>>> end(
+  // arrive[s][j][b]: when task (s, j, b)'s output has reached the stage that
+  // needs it (its end when no transfer follows), -1 while not scheduled.
+  std::vector<std::vector<std::array<double, 2>>> arrive(
       p, std::vector<std::array<double, 2>>(m, {-1.0, -1.0}));
   std::vector<size_t> next(p, 0);
   std::vector<double> free(p, 0.0);
+  // linkFree[s][0]: link s -> s + 1 (activations); [1]: s + 1 -> s (gradients).
+  std::vector<std::array<double, 2>> linkFree(std::max(p - 1, 0), {0.0, 0.0});
   std::vector<ScheduledTask> tasks;
   size_t total = 0;
   for (auto &o : order)
@@ -176,28 +193,35 @@ std::vector<ScheduledTask> schedulePipeline(int p, int m, Schedule schedule,
         auto [j, back] = order[s][next[s]];
         double ready;
         if (!back) {
-          if (s == 0) {
+          if (s == 0)
             ready = 0;
-          } else if (end[s - 1][j][0] < 0) {
+          else if (arrive[s - 1][j][0] < 0)
             break;
-          } else {
-            ready = end[s - 1][j][0] + transfer[s - 1];
-          }
+          else
+            ready = arrive[s - 1][j][0];
         } else {
-          if (s == p - 1) {
-            ready = end[s][j][0];
-          } else if (end[s + 1][j][1] < 0) {
+          if (s == p - 1)
+            ready = arrive[s][j][0];
+          else if (arrive[s + 1][j][1] < 0)
             break;
-          } else {
-            // Gradients of the boundary values travel back the same way.
-            ready = end[s + 1][j][1] + transfer[s];
-          }
+          else
+            ready = arrive[s + 1][j][1];
         }
         double start = std::max(free[s], ready);
         double stop = start + (back ? bwd[s] : fwd[s]);
-        end[s][j][back] = stop;
+        ScheduledTask task{s, j, back, start, stop};
         free[s] = stop;
-        tasks.push_back({s, j, back, start, stop});
+        arrive[s][j][back] = stop;
+        // Forward outputs go to s + 1 over link s; gradients to s - 1 over
+        // link s - 1 (the same link, the other direction).
+        int link = back ? s - 1 : s;
+        if (link >= 0 && link < p - 1) {
+          task.sendStart = std::max(stop, linkFree[link][back]);
+          task.sendEnd = task.sendStart + transfer[link];
+          linkFree[link][back] = task.sendEnd;
+          arrive[s][j][back] = task.sendEnd;
+        }
+        tasks.push_back(task);
         ++next[s];
         progress = true;
       }
@@ -481,14 +505,11 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
       if (comm > 0)
         pred.trace.push_back(
             {name + " collectives", "collective", id, 1, t.end - comm, comm});
-      if (!t.backward && t.stage + 1 < p && transfer[t.stage] > 0 &&
-          id == stage.devices.front())
-        pred.trace.push_back({"send F" + std::to_string(t.microbatch),
-                              "transfer", id, 1, t.end, transfer[t.stage]});
-      if (t.backward && t.stage > 0 && transfer[t.stage - 1] > 0 &&
-          id == stage.devices.front())
-        pred.trace.push_back({"send B" + std::to_string(t.microbatch),
-                              "transfer", id, 1, t.end, transfer[t.stage - 1]});
+      if (t.sendEnd > t.sendStart && id == stage.devices.front())
+        pred.trace.push_back(
+            {(t.backward ? "send B" : "send F") + std::to_string(t.microbatch),
+             "transfer", id, t.backward ? 3 : 2, t.sendStart,
+             t.sendEnd - t.sendStart});
     }
   }
 
@@ -556,13 +577,16 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
                 it->second = std::max(it->second, share);
             }
         }
-        double params = 0;
+        double params = 0, paramBytes = 0;
         for (auto [v, share] : weightShare) {
           dp.memory.weights += bytesOf(v.getType()) * share;
           params += paramsOf(v) * share;
+          if (paramsOf(v) > 0)
+            paramBytes += bytesOf(v.getType()) * share;
         }
         if (training) {
-          dp.memory.gradients = dp.memory.weights;
+          // A gradient per parameter, in the parameter's type.
+          dp.memory.gradients = paramBytes;
           dp.memory.optimizer = 12.0 * params;
         }
         // Activations: in inference the peak of the live values of one
@@ -626,12 +650,16 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
           dp.memory.activations = all * inFlight;
         if (dp.memory.total() > d.memoryBytes)
           pred.memoryProblems.push_back(llvm::formatv(
-              "device {0} ({1}, stage {2}) needs {3:F2} GB (weights {4:F2}, "
-              "activations "
-              "{5:F2}, gradients {6:F2}, optimizer {7:F2}) but has {8:F2} GB",
-              id, d.kind, s, dp.memory.total() / 1e9, dp.memory.weights / 1e9,
-              dp.memory.activations / 1e9, dp.memory.gradients / 1e9,
-              dp.memory.optimizer / 1e9, d.memoryBytes / 1e9));
+              "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
+              "activations {6}, gradients {7}, optimizer {8}) but has {9} "
+              "bytes "
+              "({10})",
+              id, d.kind, s, static_cast<int64_t>(std::ceil(dp.memory.total())),
+              formatBytes(dp.memory.total()), formatBytes(dp.memory.weights),
+              formatBytes(dp.memory.activations),
+              formatBytes(dp.memory.gradients),
+              formatBytes(dp.memory.optimizer),
+              static_cast<int64_t>(d.memoryBytes), formatBytes(d.memoryBytes)));
         pred.devices.push_back(dp);
       }
     }
@@ -699,8 +727,10 @@ llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster) {
                            {"ph", "M"},
                            {"pid", d.id},
                            {"args", llvm::json::Object{{"sort_index", d.id}}}});
-    for (auto [tid, name] :
-         {std::pair<int, const char *>{0, "compute"}, {1, "communication"}})
+    for (auto [tid, name] : {std::pair<int, const char *>{0, "compute"},
+                             {1, "collectives"},
+                             {2, "send activations"},
+                             {3, "send gradients"}})
       events.push_back(
           llvm::json::Object{{"name", "thread_name"},
                              {"ph", "M"},

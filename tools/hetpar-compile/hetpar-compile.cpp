@@ -155,8 +155,7 @@ static int planModel(ModuleOp module,
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
-  std::vector<hetpar::Baseline> baselines =
-      hetpar::makeBaselines(module, *cluster, mode, **model);
+  std::vector<hetpar::Baseline> baselines;
   hetpar::Plan plan;
   std::optional<hetpar::Prediction> prediction;
   if (!planPath.empty()) {
@@ -184,7 +183,10 @@ static int planModel(ModuleOp module,
     if (plan.origin.empty())
       plan.origin = "given";
     prediction = std::move(*pred);
+    // Compared in the plan's mode.
+    baselines = hetpar::makeBaselines(module, *cluster, plan.mode, **model);
   } else {
+    baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
     // Until the search exists, the plan is the best baseline that fits. With a
     // fixed batch, time per sample and time per step rank plans alike.
     const hetpar::Baseline *best = nullptr;
@@ -196,11 +198,13 @@ static int planModel(ModuleOp module,
       std::string lines;
       for (const hetpar::Baseline &b : baselines) {
         lines += "\n  " + b.name + ": ";
-        if (!b.prediction)
-          lines += b.notApplicable;
-        else
-          for (const std::string &p : b.prediction->memoryProblems)
-            lines += "\n    " + p;
+        if (!b.prediction) {
+          lines += "not applicable (" + b.notApplicable + ")";
+          continue;
+        }
+        lines += "does not fit in memory:";
+        for (const std::string &p : b.prediction->memoryProblems)
+          lines += "\n    " + p;
       }
       return fail("no plan fits this cluster:" + lines);
     }

@@ -35,7 +35,7 @@ struct TraceSpan {
   std::string
       category; ///< "forward", "backward", "transfer", "collective", "sync"
   int device;
-  int lane; ///< 0 compute, 1 communication
+  int lane; ///< 0 compute, 1 collectives, 2 send/recv
   double start, duration;
 };
 
@@ -88,10 +88,15 @@ llvm::Expected<Prediction> simulate(mlir::ModuleOp module,
 /// The pipeline schedule alone: the start and end of every forward (and, in
 /// training, backward) task of every stage, given per-stage task times and the
 /// transfer time from each stage to the next (index s: from s to s + 1).
+/// A transfer occupies its link (one per boundary and direction), so transfers
+/// of consecutive microbatches queue when the link is slower than the stage.
 struct ScheduledTask {
   int stage, microbatch;
   bool backward;
   double start, end;
+  /// The transfer of this task's output to the next stage (forward) or its
+  /// input gradients to the previous stage (backward); both -1 when none.
+  double sendStart = -1, sendEnd = -1;
 };
 std::vector<ScheduledTask> schedulePipeline(int stages, int microbatches,
                                             Schedule schedule, bool training,
