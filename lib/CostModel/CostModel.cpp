@@ -127,11 +127,14 @@ std::optional<OpWork> measureOp(Operation *op) {
       return std::nullopt;
     w.flops = static_cast<double>(flops.value_or(0));
   }
-  for (Value v : op->getOperands()) {
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     auto st = llvm::dyn_cast<ShapedType>(v.getType());
     if (st && !st.hasStaticShape())
       return std::nullopt;
     double b = tensorBytes(v.getType());
+    // A gather (an embedding lookup) reads only the rows it returns.
+    if (i == 0 && llvm::isa<onnx::GatherOp>(op))
+      b = std::min(b, tensorBytes(op->getResult(0).getType()));
     if (matchPattern(v, m_Constant()))
       w.weightBytes += b;
     else
@@ -201,6 +204,7 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
       CostParams::Measured m;
       for (auto [key, field] :
            {std::pair<llvm::StringRef, std::optional<double> *>{"matmul_flops", &m.matmulFlops},
+            {"tensor_matmul_flops", &m.tensorMatmulFlops},
             {"memory_bandwidth", &m.memoryBandwidth},
             {"launch_overhead", &m.launchOverhead}}) {
         auto v = positive(*o, key, "devices." + kind.str());
@@ -208,6 +212,14 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
           return v.takeError();
         *field = *v;
       }
+      if (auto *byClass = o->getObject("bandwidth_by_class"))
+        for (int c = 0; c < kNumOpClasses; ++c) {
+          auto v = positive(*byClass, getOpClassName(static_cast<OpClass>(c)),
+                            "devices." + kind.str() + ".bandwidth_by_class");
+          if (!v)
+            return v.takeError();
+          m.classBandwidth[c] = *v;
+        }
       params.measured[kind.str()] = m;
     }
   }
@@ -268,9 +280,17 @@ double DefaultCostModel::computeTime(const OpWork &w, const Device &device,
   double launch = params.launchOverhead;
   if (auto it = params.measured.find(device.kind); it != params.measured.end()) {
     const auto &m = it->second;
-    if (m.matmulFlops && w.cls == OpClass::MatMul)
-      computeRate = *m.matmulFlops;
-    if (m.memoryBandwidth)
+    if (w.cls == OpClass::MatMul) {
+      if (w.tensorCores && m.tensorMatmulFlops)
+        computeRate = *m.tensorMatmulFlops;
+      else if (!w.tensorCores && m.matmulFlops)
+        computeRate = *m.matmulFlops;
+    }
+    // A class's own measured bandwidth, else the streaming bandwidth scaled by
+    // the class's efficiency relative to elementwise ops.
+    if (m.classBandwidth[c])
+      memoryRate = *m.classBandwidth[c];
+    else if (m.memoryBandwidth)
       memoryRate = *m.memoryBandwidth * params.memoryEfficiency[c] /
                    params.memoryEfficiency[static_cast<int>(OpClass::Elementwise)];
     if (m.launchOverhead)

@@ -22,6 +22,7 @@
 #include "hetpar/Analysis/ModelSummary.h"
 #include "hetpar/Cluster/Cluster.h"
 #include "hetpar/CostModel/CostModel.h"
+#include "hetpar/CostModel/KernelList.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Plan/Simulator.h"
 #include "hetpar/Support/Diagnostics.h"
@@ -58,7 +59,7 @@ static cl::list<std::string> inputShapes(
     cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
     cl::value_desc("NAME=DxD..."), cl::cat(category));
 
-enum class EmitKind { None, MLIR, MLIRBytecode, Summary };
+enum class EmitKind { None, MLIR, MLIRBytecode, Summary, Kernels };
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::None),
     cl::values(
@@ -68,7 +69,10 @@ static cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::MLIRBytecode, "mlirbc",
                    "the same module as MLIR bytecode"),
         clEnumValN(EmitKind::Summary, "summary",
-                   "a summary: inputs, outputs, ops, parameters, FLOPs")),
+                   "a summary: inputs, outputs, ops, parameters, FLOPs"),
+        clEnumValN(EmitKind::Kernels, "kernels",
+                   "the kernel list with the times predicted on --device-kind "
+                   "(input of hetpar-profile --kernels)")),
     cl::cat(category));
 
 static cl::opt<bool> allowDynamic(
@@ -134,6 +138,15 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The cost model chosen with --cost-model, with --profile's numbers.
+static llvm::Expected<std::unique_ptr<hetpar::CostModel>> makeCostModel() {
+  hetpar::CostParams params = hetpar::CostParams::defaults();
+  if (!profilePath.empty())
+    if (llvm::Error err = hetpar::loadProfile(profilePath, params))
+      return std::move(err);
+  return hetpar::createCostModel(costModelName, std::move(params));
+}
+
 /// --plan-only: evaluate the given plan, or choose the best baseline, and write
 /// OUT/plan.json and OUT/trace.json.
 static int planModel(ModuleOp module,
@@ -147,11 +160,7 @@ static int planModel(ModuleOp module,
                           : hetpar::loadCluster(clusterPath);
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));
-  hetpar::CostParams params = hetpar::CostParams::defaults();
-  if (!profilePath.empty())
-    if (llvm::Error err = hetpar::loadProfile(profilePath, params))
-      return fail(llvm::toString(std::move(err)));
-  auto model = hetpar::createCostModel(costModelName, std::move(params));
+  auto model = makeCostModel();
   if (!model)
     return fail(llvm::toString(model.takeError()));
 
@@ -280,9 +289,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
   if (emit == EmitKind::None && !planOnly)
-    return fail(
-        "choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc or "
-        "--emit=summary (code generation for devices is not implemented yet)");
+    return fail("choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc, "
+                "--emit=summary or --emit=kernels (code generation for devices is not "
+                "implemented yet)");
   if (emit != EmitKind::None && planOnly)
     return fail("--plan-only writes a plan; do not combine it with --emit");
   if (planOnly && outputPath.empty())
@@ -315,7 +324,7 @@ int main(int argc, char **argv) {
   hetpar::ONNXImportOptions options;
   // Planning needs shapes, never weights (DESIGN.md: a model whose external
   // data files are absent can still be planned).
-  options.loadExternalData = !planOnly;
+  options.loadExternalData = !planOnly && emit != EmitKind::Kernels;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
     return fail(llvm::toString(std::move(err)));
   // The model and its external data files are inputs: never overwritten.
@@ -375,6 +384,21 @@ int main(int argc, char **argv) {
         hetpar::printModelSummary(hetpar::summarizeFunction(func), os);
       });
     });
+  case EmitKind::Kernels: {
+    if (!hetpar::lookupDeviceKind(deviceKind))
+      return fail("--device-kind: unknown device kind '" + deviceKind +
+                  "' (hetpar-cluster --catalog lists the kinds)");
+    auto model = makeCostModel();
+    if (!model)
+      return fail(llvm::toString(model.takeError()));
+    hetpar::Device device =
+        hetpar::Cluster::singleDevice(deviceKind).devices.front();
+    return write([&](llvm::raw_ostream &os) {
+      module->walk([&](func::FuncOp func) {
+        hetpar::writeKernelList(func, **model, device, os);
+      });
+    });
+  }
   case EmitKind::None:
     break;
   }

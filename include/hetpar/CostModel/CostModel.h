@@ -74,9 +74,12 @@ struct CostParams {
   std::array<double, kNumOpClasses> backwardFactor;
   /// Measured numbers per device kind (from a profile), replacing datasheets.
   struct Measured {
-    std::optional<double> matmulFlops;     ///< FLOP/s reached by large GEMMs
-    std::optional<double> memoryBandwidth; ///< bytes/s reached by streaming ops
-    std::optional<double> launchOverhead;  ///< seconds
+    std::optional<double> matmulFlops;       ///< FLOP/s of large float32 GEMMs
+    std::optional<double> tensorMatmulFlops; ///< FLOP/s of large float16 GEMMs
+    std::optional<double> memoryBandwidth;   ///< bytes/s of streaming elementwise ops
+    std::optional<double> launchOverhead;    ///< seconds per kernel in a sequence
+    /// bytes/s reached by each op class's kernels, where measured.
+    std::array<std::optional<double>, kNumOpClasses> classBandwidth;
   };
   llvm::StringMap<Measured> measured;
   /// Measured links by kind (bandwidth bytes/s, latency s).
