@@ -8,7 +8,7 @@ config.name = "HetPar"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests", "lib"]
+config.excludes = ["hetpar-profile.test.py", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "tools", "unittests", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hetpar_obj_root, "test")
 
@@ -28,7 +28,7 @@ config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/u
 config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]
-tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster"]
+tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster", "hetpar-profile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.hetpar_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,4 +1,5 @@
-//===- CostModel.cpp - the default cost model ------------------------------===//
+//===- CostModel.cpp - the default cost model
+//------------------------------===//
 //
 // Every formula and constant here is stated, with its source, in
 // docs/cost-model.md.
@@ -61,9 +62,9 @@ llvm::StringRef getCollectiveName(Collective kind) {
 }
 
 std::optional<Collective> parseCollective(llvm::StringRef name) {
-  for (Collective c : {Collective::AllReduce, Collective::AllGather,
-                       Collective::ReduceScatter, Collective::AllToAll,
-                       Collective::Broadcast, Collective::SendRecv})
+  for (Collective c :
+       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
+        Collective::AllToAll, Collective::Broadcast, Collective::SendRecv})
     if (getCollectiveName(c) == name)
       return c;
   return std::nullopt;
@@ -89,19 +90,23 @@ static OpClass classify(Operation *op) {
       .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::EinsumOp>(
           [](auto) { return OpClass::MatMul; })
       .Case<onnx::LayerNormalizationOp, onnx::BatchNormalizationOp,
-            onnx::InstanceNormalizationOp>([](auto) { return OpClass::Normalization; })
-      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp>([](auto) { return OpClass::Softmax; })
-      .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp, onnx::ReduceMinOp,
-            onnx::ReduceProdOp, onnx::ReduceL1Op, onnx::ReduceL2Op,
-            onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp, onnx::ArgMaxOp,
-            onnx::ArgMinOp, onnx::CumSumOp, onnx::GlobalAveragePoolOp,
-            onnx::GlobalMaxPoolOp>([](auto) { return OpClass::Reduction; })
-      .Case<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
-            onnx::IdentityOp, onnx::TransposeOp, onnx::ConcatOp, onnx::SplitOp,
-            onnx::SliceOp, onnx::GatherOp, onnx::GatherElementsOp, onnx::ExpandOp,
-            onnx::TileOp, onnx::PadOp, onnx::ShapeOp, onnx::SizeOp,
-            onnx::ConstantOfShapeOp, onnx::RangeOp, onnx::TriluOp, onnx::NonZeroOp,
-            onnx::DropoutOp>([](auto) { return OpClass::DataMovement; })
+            onnx::InstanceNormalizationOp>(
+          [](auto) { return OpClass::Normalization; })
+      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp>(
+          [](auto) { return OpClass::Softmax; })
+      .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
+            onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
+            onnx::ReduceL2Op, onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp,
+            onnx::ArgMaxOp, onnx::ArgMinOp, onnx::CumSumOp,
+            onnx::GlobalAveragePoolOp, onnx::GlobalMaxPoolOp>(
+          [](auto) { return OpClass::Reduction; })
+      .Case<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+            onnx::UnsqueezeOp, onnx::IdentityOp, onnx::TransposeOp,
+            onnx::ConcatOp, onnx::SplitOp, onnx::SliceOp, onnx::GatherOp,
+            onnx::GatherElementsOp, onnx::ExpandOp, onnx::TileOp, onnx::PadOp,
+            onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp, onnx::RangeOp,
+            onnx::TriluOp, onnx::NonZeroOp, onnx::DropoutOp>(
+          [](auto) { return OpClass::DataMovement; })
       .Case<onnx::MaxPoolOp, onnx::AveragePoolOp, onnx::GenericOp>(
           [](auto) { return OpClass::Other; })
       .Default([](Operation *) { return OpClass::Elementwise; });
@@ -116,8 +121,9 @@ std::optional<OpWork> measureOp(Operation *op) {
   }
   // Views: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and
   // shape queries).
-  if (llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
-                onnx::IdentityOp, onnx::ShapeOp, onnx::SizeOp>(op)) {
+  if (llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+                onnx::UnsqueezeOp, onnx::IdentityOp, onnx::ShapeOp,
+                onnx::SizeOp>(op)) {
     w.kernels = 0;
     return w;
   }
@@ -147,7 +153,8 @@ std::optional<OpWork> measureOp(Operation *op) {
     w.activationBytes += tensorBytes(r.getType());
   }
   if (w.cls == OpClass::MatMul) {
-    Type elt = llvm::cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+    Type elt =
+        llvm::cast<ShapedType>(op->getOperand(0).getType()).getElementType();
     w.tensorCores = elt.isF16() || elt.isBF16();
   }
   return w;
@@ -171,9 +178,9 @@ CostParams CostParams::defaults() {
 llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read profile '%s': %s",
-                                   path.str().c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError(
+        buffer.getError(), "cannot read profile '%s': %s", path.str().c_str(),
+        buffer.getError().message().c_str());
   auto json = llvm::json::parse((*buffer)->getBuffer());
   if (!json)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
@@ -186,8 +193,9 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
   auto *root = json->getAsObject();
   if (!root)
     return fail("a profile is a JSON object");
-  auto positive = [&](const llvm::json::Object &o, llvm::StringRef key,
-                      const llvm::Twine &where) -> llvm::Expected<std::optional<double>> {
+  auto positive =
+      [&](const llvm::json::Object &o, llvm::StringRef key,
+          const llvm::Twine &where) -> llvm::Expected<std::optional<double>> {
     const llvm::json::Value *v = o.get(key);
     if (!v)
       return std::nullopt;
@@ -203,7 +211,8 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
         return fail("devices." + kind.str() + " must be an object");
       CostParams::Measured m;
       for (auto [key, field] :
-           {std::pair<llvm::StringRef, std::optional<double> *>{"matmul_flops", &m.matmulFlops},
+           {std::pair<llvm::StringRef, std::optional<double> *>{"matmul_flops",
+                                                                &m.matmulFlops},
             {"tensor_matmul_flops", &m.tensorMatmulFlops},
             {"memory_bandwidth", &m.memoryBandwidth},
             {"launch_overhead", &m.launchOverhead}}) {
@@ -220,6 +229,41 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
             return v.takeError();
           m.classBandwidth[c] = *v;
         }
+      if (auto *curves = o->getObject("curves")) {
+        for (auto &[cls, value] : *curves) {
+          std::string where = "devices." + kind.str() + ".curves." + cls.str();
+          int index = -1;
+          for (int c = 0; c < kNumOpClasses; ++c)
+            if (llvm::StringRef(cls) == getOpClassName(static_cast<OpClass>(c)))
+              index = c;
+          if (llvm::StringRef(cls) == "MatMulFloat16")
+            index = kNumOpClasses;
+          if (index < 0)
+            return fail(where +
+                        ": not an op class (MatMul, MatMulFloat16, "
+                        "Elementwise, Reduction, Normalization, Softmax, "
+                        "DataMovement, Other)");
+          auto *points = value.getAsArray();
+          if (!points || points->empty())
+            return fail(where +
+                        " must be a non-empty array of [work, seconds]");
+          double lastWork = 0;
+          for (const llvm::json::Value &pt : *points) {
+            auto *pair = pt.getAsArray();
+            std::optional<double> w, t;
+            if (pair && pair->size() == 2) {
+              w = (*pair)[0].getAsNumber();
+              t = (*pair)[1].getAsNumber();
+            }
+            if (!w || !t || !(*w > lastWork) || !(*t > 0) ||
+                !std::isfinite(*w) || !std::isfinite(*t))
+              return fail(where + ": points must be [work, seconds] pairs of "
+                                  "positive numbers, in increasing work");
+            lastWork = *w;
+            m.curves[index].push_back({*w, *t});
+          }
+        }
+      }
       params.measured[kind.str()] = m;
     }
   }
@@ -233,7 +277,8 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
         return bw.takeError();
       auto lat = o->getNumber("latency");
       if (!*bw || !lat || *lat < 0)
-        return fail("links." + kind.str() + " needs a positive bandwidth and a latency");
+        return fail("links." + kind.str() +
+                    " needs a positive bandwidth and a latency");
       params.measuredLinks[kind.str()] = {**bw, *lat};
     }
   }
@@ -278,7 +323,8 @@ double DefaultCostModel::computeTime(const OpWork &w, const Device &device,
   double computeRate = peak * params.computeEfficiency[c];
   double memoryRate = device.memoryBandwidth * params.memoryEfficiency[c];
   double launch = params.launchOverhead;
-  if (auto it = params.measured.find(device.kind); it != params.measured.end()) {
+  if (auto it = params.measured.find(device.kind);
+      it != params.measured.end()) {
     const auto &m = it->second;
     if (w.cls == OpClass::MatMul) {
       if (w.tensorCores && m.tensorMatmulFlops)
@@ -291,14 +337,47 @@ double DefaultCostModel::computeTime(const OpWork &w, const Device &device,
     if (m.classBandwidth[c])
       memoryRate = *m.classBandwidth[c];
     else if (m.memoryBandwidth)
-      memoryRate = *m.memoryBandwidth * params.memoryEfficiency[c] /
-                   params.memoryEfficiency[static_cast<int>(OpClass::Elementwise)];
+      memoryRate =
+          *m.memoryBandwidth * params.memoryEfficiency[c] /
+          params.memoryEfficiency[static_cast<int>(OpClass::Elementwise)];
     if (m.launchOverhead)
       launch = *m.launchOverhead;
+  }
+  // Measured kernel times by size, where the profile has them: each kernel of
+  // the op (a backward pass runs `factor` of them) takes what a measured kernel
+  // of its size took.
+  if (auto it = params.measured.find(device.kind);
+      it != params.measured.end()) {
+    const auto &curve =
+        it->second
+            .curves[w.cls == OpClass::MatMul && w.tensorCores ? kNumOpClasses
+                                                              : c];
+    if (!curve.empty()) {
+      double work = (w.cls == OpClass::MatMul
+                         ? w.flops * batchShare
+                         : w.activationBytes * batchShare + w.weightBytes) *
+                    shardShare;
+      return factor * w.kernels * interpolateKernelTime(curve, work) *
+             device.slowdown;
+    }
   }
   double t = std::max(computeRate > 0 ? flops / computeRate : 0.0,
                       memoryRate > 0 ? bytes / memoryRate : 0.0);
   return t * device.slowdown + w.kernels * launch;
+}
+
+double interpolateKernelTime(llvm::ArrayRef<std::pair<double, double>> points,
+                             double work) {
+  if (work <= points.front().first)
+    return points.front().second;
+  if (work >= points.back().first)
+    return points.back().second * work / points.back().first;
+  auto hi =
+      std::upper_bound(points.begin(), points.end(), work,
+                       [](double x, const auto &p) { return x < p.first; });
+  auto lo = hi - 1;
+  double f = std::log(work / lo->first) / std::log(hi->first / lo->first);
+  return std::exp(std::log(lo->second) + f * std::log(hi->second / lo->second));
 }
 
 /// The link with measured numbers applied.
@@ -315,7 +394,8 @@ double DefaultCostModel::ringTime(Collective kind, double n, int p,
                                   const Link &link) const {
   if (p <= 1)
     return 0;
-  double a = link.latency, b = link.bandwidth, base = params.collectiveBaseLatency;
+  double a = link.latency, b = link.bandwidth,
+         base = params.collectiveBaseLatency;
   double frac = static_cast<double>(p - 1) / p;
   switch (kind) {
   case Collective::AllReduce:
@@ -336,7 +416,8 @@ double DefaultCostModel::treeTime(Collective kind, double n, int p,
                                   const Link &link) const {
   if (p <= 1)
     return 0;
-  double a = link.latency, b = link.bandwidth, base = params.collectiveBaseLatency;
+  double a = link.latency, b = link.bandwidth,
+         base = params.collectiveBaseLatency;
   double depth = std::ceil(std::log2(static_cast<double>(p)));
   switch (kind) {
   case Collective::AllReduce:
@@ -357,7 +438,8 @@ double DefaultCostModel::hierarchicalTime(Collective kind, double n,
     if (const Device *d = cluster.findDevice(id))
       ++perNode[d->node];
   int nodes = perNode.size();
-  if (nodes <= 1 || kind == Collective::AllToAll || kind == Collective::SendRecv)
+  if (nodes <= 1 || kind == Collective::AllToAll ||
+      kind == Collective::SendRecv)
     return std::numeric_limits<double>::infinity();
   int k = 0, nics = 1 << 30;
   Link intra;
@@ -415,7 +497,8 @@ double DefaultCostModel::collectiveTime(Collective kind, double bytes,
     for (int id : devices)
       if (const Device *d = cluster.findDevice(id)) {
         Link inner = effective(cluster.nodes[d->node].intra, params);
-        if (inner.bandwidth < link.bandwidth && cluster.nodes[d->node].devices.size() > 1)
+        if (inner.bandwidth < link.bandwidth &&
+            cluster.nodes[d->node].devices.size() > 1)
           link.bandwidth = inner.bandwidth;
       }
   }

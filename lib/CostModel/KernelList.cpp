@@ -1,4 +1,5 @@
-//===- KernelList.cpp - the kernels of a model, for calibration ------------===//
+//===- KernelList.cpp - the kernels of a model, for calibration
+//------------===//
 
 #include "hetpar/CostModel/KernelList.h"
 
@@ -15,10 +16,13 @@ namespace hetpar {
 namespace {
 
 int64_t product(ArrayRef<int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1},
+                         std::multiplies<>());
 }
 
-RankedTensorType typeOf(Value v) { return llvm::dyn_cast<RankedTensorType>(v.getType()); }
+RankedTensorType typeOf(Value v) {
+  return llvm::dyn_cast<RankedTensorType>(v.getType());
+}
 
 unsigned elementBytes(RankedTensorType t) {
   unsigned bits = t.getElementTypeBitWidth();
@@ -28,7 +32,8 @@ unsigned elementBytes(RankedTensorType t) {
 /// The kernel's fields (without the predicted time and the name), or an empty
 /// string when hetpar-profile has nothing like this op.
 std::string describe(Operation *op, const OpWork &work) {
-  auto result = op->getNumResults() ? typeOf(op->getResult(0)) : RankedTensorType();
+  auto result =
+      op->getNumResults() ? typeOf(op->getResult(0)) : RankedTensorType();
   if (!result)
     return "";
   unsigned bytes = elementBytes(result);
@@ -40,7 +45,8 @@ std::string describe(Operation *op, const OpWork &work) {
       return "";
     if (auto gemm = llvm::dyn_cast<onnx::GemmOp>(op)) {
       int64_t k = gemm.getTransA() ? a.getDimSize(0) : a.getDimSize(1);
-      return llvm::formatv("gemm {0} {1} {2} 1 {3}", shape[0], shape[1], k, bytes);
+      return llvm::formatv("gemm {0} {1} {2} 1 {3}", shape[0], shape[1], k,
+                           bytes);
     }
     if (!llvm::isa<onnx::MatMulOp>(op) || b.getRank() < 2)
       return "";
@@ -48,8 +54,8 @@ std::string describe(Operation *op, const OpWork &work) {
     int64_t m = shape[shape.size() - 2];
     // A weight matrix shared by every batch: one GEMM with the rows stacked.
     if (b.getRank() == 2)
-      return llvm::formatv("gemm {0} {1} {2} 1 {3}", product(shape.drop_back()), n, k,
-                           bytes);
+      return llvm::formatv("gemm {0} {1} {2} 1 {3}", product(shape.drop_back()),
+                           n, k, bytes);
     return llvm::formatv("gemm {0} {1} {2} {3} {4}", m, n, k,
                          product(shape.drop_back(2)), bytes);
   }
@@ -63,19 +69,21 @@ std::string describe(Operation *op, const OpWork &work) {
       }
     if (count == 0 || count > 3)
       return "";
-    return llvm::formatv("elementwise {0} {1} {2}{3}", product(shape), bytes, count,
-                         inputs);
+    return llvm::formatv("elementwise {0} {1} {2}{3}", product(shape), bytes,
+                         count, inputs);
   }
   case OpClass::Reduction: {
     auto in = typeOf(op->getOperand(0));
     int64_t rows = product(shape), total = in ? product(in.getShape()) : 0;
     if (!in || rows == 0 || total % rows)
       return "";
-    return llvm::formatv("reduce {0} {1} {2}", rows, total / rows, elementBytes(in));
+    return llvm::formatv("reduce {0} {1} {2}", rows, total / rows,
+                         elementBytes(in));
   }
   case OpClass::Softmax: {
     int64_t cols = shape.empty() ? 1 : shape.back();
-    return llvm::formatv("softmax {0} {1} {2}", product(shape) / cols, cols, bytes);
+    return llvm::formatv("softmax {0} {1} {2}", product(shape) / cols, cols,
+                         bytes);
   }
   case OpClass::Normalization: {
     auto ln = llvm::dyn_cast<onnx::LayerNormalizationOp>(op);
@@ -86,7 +94,8 @@ std::string describe(Operation *op, const OpWork &work) {
       axis += shape.size();
     if (axis < 0 || axis > static_cast<int64_t>(shape.size()))
       return "";
-    return llvm::formatv("layernorm {0} {1} {2}", product(shape.take_front(axis)),
+    return llvm::formatv("layernorm {0} {1} {2}",
+                         product(shape.take_front(axis)),
                          product(shape.drop_front(axis)), bytes);
   }
   case OpClass::DataMovement:
@@ -100,10 +109,10 @@ std::string describe(Operation *op, const OpWork &work) {
 
 } // namespace
 
-void writeKernelList(func::FuncOp func, const CostModel &model, const Device &device,
-                     llvm::raw_ostream &os) {
-  os << "# kernels of @" << func.getSymName() << ", times predicted for " << device.kind
-     << " by the '" << model.name() << "' cost model\n";
+void writeKernelList(func::FuncOp func, const CostModel &model,
+                     const Device &device, llvm::raw_ostream &os) {
+  os << "# kernels of @" << func.getSymName() << ", times predicted for "
+     << device.kind << " by the '" << model.name() << "' cost model\n";
   func.walk([&](Operation *op) {
     if (op->getParentOp() != func.getOperation())
       return;
@@ -115,10 +124,12 @@ void writeKernelList(func::FuncOp func, const CostModel &model, const Device &de
       name = op->getName().getStringRef().str();
     std::string fields = describe(op, *work);
     if (fields.empty()) {
-      os << "# skipped (no equivalent kernel): " << onnx::describeNode(op) << "\n";
+      os << "# skipped (no equivalent kernel): " << onnx::describeNode(op)
+         << "\n";
       return;
     }
-    os << fields << llvm::formatv(" {0:e}", model.computeTime(*work, device, 1, 1, false))
+    os << fields
+       << llvm::formatv(" {0:e}", model.computeTime(*work, device, 1, 1, false))
        << " " << name << "\n";
   });
 }

@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlir;
 using namespace hetpar;
 
@@ -218,6 +220,53 @@ TEST_F(CostModelTest, ProfileReplacesDatasheetNumbers) {
       137438953472.0 / 10e12 + 1e-5, 1e-10);
   EXPECT_DOUBLE_EQ(
       params.memoryEfficiency[static_cast<int>(OpClass::Elementwise)], 0.5);
+}
+
+TEST(KernelCurves, InterpolateLogLog) {
+  // Points (1e6 FLOP, 10 us) and (1e9 FLOP, 1 ms): half-way in log(work)
+  // (3.1623e7) lies half-way in log(time): sqrt(10 us * 1 ms) = 100 us.
+  std::vector<std::pair<double, double>> pts = {{1e6, 10e-6}, {1e9, 1e-3}};
+  EXPECT_NEAR(interpolateKernelTime(pts, std::sqrt(1e6 * 1e9)), 100e-6, 1e-12);
+  // Below the first point: its time (the launch floor).
+  EXPECT_DOUBLE_EQ(interpolateKernelTime(pts, 10), 10e-6);
+  // Above the last: its rate (1e12 FLOP/s), 4e9 FLOP -> 4 ms.
+  EXPECT_DOUBLE_EQ(interpolateKernelTime(pts, 4e9), 4e-3);
+  EXPECT_DOUBLE_EQ(interpolateKernelTime(pts, 1e9), 1e-3);
+}
+
+TEST_F(CostModelTest, ProfileCurvesReplaceTheRoofline) {
+  llvm::SmallString<128> path;
+  int fd;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", fd, path));
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << R"({"devices": {"A100-SXM4-80GB": {"curves": {
+              "MatMul": [[1e6, 10e-6], [1e12, 0.1]]}}}})";
+  }
+  CostParams params = CostParams::defaults();
+  ASSERT_FALSE(static_cast<bool>(loadProfile(path, params)));
+  llvm::sys::fs::remove(path);
+  DefaultCostModel measured(params);
+  Operation *op = firstOp(R"(
+    func.func @f(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
+      %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+      return %c : tensor<4096x4096xf32>
+    })");
+  auto work = measureOp(op);
+  // 137438953472 FLOP on the line from (1e6, 1e-5) to (1e12, 0.1), which is
+  // t = 1e-5 * (work / 1e6)^(2/3): 1e-5 * 137438.953472^(2/3) = 26.6 ms. No
+  // launch term: the measured times include it.
+  double expected = 1e-5 * std::pow(137438.953472, 2.0 / 3);
+  EXPECT_NEAR(
+      measured.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
+      expected, 1e-9);
+  // Backward: two GEMMs of the same size.
+  EXPECT_NEAR(measured.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, true),
+              2 * expected, 1e-9);
+  // Another kind keeps the datasheet roofline.
+  EXPECT_NEAR(
+      measured.computeTime(*work, device("V100-SXM2-32GB"), 1, 1, false),
+      12.5108e-3, 1e-7);
 }
 
 TEST_F(CostModelTest, BadProfilesAreRejected) {

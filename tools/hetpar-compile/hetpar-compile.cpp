@@ -289,9 +289,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
   if (emit == EmitKind::None && !planOnly)
-    return fail("choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc, "
-                "--emit=summary or --emit=kernels (code generation for devices is not "
-                "implemented yet)");
+    return fail(
+        "choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc, "
+        "--emit=summary or --emit=kernels (code generation for devices is not "
+        "implemented yet)");
   if (emit != EmitKind::None && planOnly)
     return fail("--plan-only writes a plan; do not combine it with --emit");
   if (planOnly && outputPath.empty())

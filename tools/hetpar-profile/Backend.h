@@ -1,10 +1,11 @@
-//===- Backend.h - where hetpar-profile runs its kernels ----------*- C++ -*-===//
+//===- Backend.h - where hetpar-profile runs its kernels ----------*- C++
+//-*-===//
 //
-// hetpar-profile builds without LLVM or MLIR (only a C++17 compiler, and the CUDA
-// toolkit for the GPU backend), so that it runs on GPU machines that have
-// nothing else. A backend runs one kind of kernel at given sizes and reports its
-// time: seconds per kernel in a sequence of back-to-back kernels (launch gaps
-// included), the median of several such sequences.
+// hetpar-profile builds without LLVM or MLIR (only a C++17 compiler, and the
+// CUDA toolkit for the GPU backend), so that it runs on GPU machines that have
+// nothing else. A backend runs one kind of kernel at given sizes and reports
+// its time: seconds per kernel in a sequence of back-to-back kernels (launch
+// gaps included), the median of several such sequences.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_PROFILE_BACKEND_H
@@ -45,15 +46,16 @@ public:
   virtual std::string deviceName() const = 0;
   /// Seconds per kernel, or std::nullopt with `why` set when this backend has
   /// no such kernel (a float16 GEMM on the CPU) or it failed.
-  virtual std::optional<double> time(const Kernel &kernel, std::string &why) = 0;
+  virtual std::optional<double> time(const Kernel &kernel,
+                                     std::string &why) = 0;
 
   /// Sequences timed per kernel, and the least length of one (seconds).
   int samples = 5;
   double minSeconds = 0.01;
 };
 
-/// Median of `samples` sequences of back-to-back runs of `run`, each sequence at
-/// least `minSeconds` long (measured with `now`, seconds); seconds per run.
+/// Median of `samples` sequences of back-to-back runs of `run`, each sequence
+/// at least `minSeconds` long (measured with `now`, seconds); seconds per run.
 template <typename Run, typename Now, typename Sync>
 double medianTime(Run run, Now now, Sync sync, int samples, double minSeconds) {
   run(); // warm-up

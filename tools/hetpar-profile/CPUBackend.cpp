@@ -1,4 +1,5 @@
-//===- CPUBackend.cpp - hetpar-profile's kernels on the CPU ----------------===//
+//===- CPUBackend.cpp - hetpar-profile's kernels on the CPU
+//----------------===//
 //
 // GEMMs through OpenBLAS (cblas_sgemm, what the CPU backend runs); the other
 // kernels as plain loops, one thread, as the CPU runtime runs them.
@@ -19,7 +20,8 @@ namespace hetpar::profile {
 namespace {
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -33,7 +35,8 @@ public:
     std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line))
-      if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      if (line.rfind("model name", 0) == 0 &&
+          line.find(':') != std::string::npos)
         return line.substr(line.find(':') + 2);
     return "CPU";
   }
@@ -52,9 +55,10 @@ public:
       return medianTime(
           [&] {
             for (int64_t b = 0; b < batch; ++b)
-              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, kk, 1.0f,
-                          A.data() + b * m * kk, kk, B.data() + b * kk * n, n, 0.0f,
-                          C.data() + b * m * n, n);
+              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, kk,
+                          1.0f, A.data() + b * m * kk, kk,
+                          B.data() + b * kk * n, n, 0.0f, C.data() + b * m * n,
+                          n);
           },
           now, none, samples, minSeconds);
     }
@@ -91,7 +95,8 @@ public:
     }
     if (k.kind == "reduce" || k.kind == "softmax" || k.kind == "layernorm") {
       int64_t rows = a[0], cols = a[1];
-      std::vector<float> in(rows * cols, 0.5f), out(k.kind == "reduce" ? rows : rows * cols);
+      std::vector<float> in(rows * cols, 0.5f),
+          out(k.kind == "reduce" ? rows : rows * cols);
       bool reduce = k.kind == "reduce", softmax = k.kind == "softmax";
       return medianTime(
           [&] {
@@ -145,6 +150,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Backend> createCPUBackend() { return std::make_unique<CPUBackend>(); }
+std::unique_ptr<Backend> createCPUBackend() {
+  return std::make_unique<CPUBackend>();
+}
 
 } // namespace hetpar::profile

@@ -21,16 +21,27 @@ namespace hetpar::profile {
 
 namespace {
 
+/// Input `k` of an elementwise kernel: streamed when full-size, a scalar when of
+/// one element, else repeated (broadcast along the leading dimensions). The
+/// index arithmetic is kept out of the streaming cases, as generated code does.
+__device__ __forceinline__ float load(const float *x, int64_t size, int64_t n, int64_t i) {
+  if (size == n)
+    return x[i];
+  if (size == 1)
+    return x[0];
+  return x[i % size];
+}
+
 __global__ void elementwiseKernel(float *out, int64_t n, const float *a, int64_t na,
                                   const float *b, int64_t nb, const float *c, int64_t nc) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
-  float v = a[i % na];
+  float v = load(a, na, n, i);
   if (b)
-    v += b[i % nb];
+    v += load(b, nb, n, i);
   if (c)
-    v += c[i % nc];
+    v += load(c, nc, n, i);
   out[i] = v;
 }
 

@@ -1,4 +1,5 @@
-//===- NoCPU.cpp - hetpar-profile built without OpenBLAS -------------------===//
+//===- NoCPU.cpp - hetpar-profile built without OpenBLAS
+//-------------------===//
 #include "Backend.h"
 
 namespace hetpar::profile {

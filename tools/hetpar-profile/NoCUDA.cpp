@@ -1,4 +1,5 @@
-//===- NoCUDA.cpp - hetpar-profile built without the CUDA toolkit ----------===//
+//===- NoCUDA.cpp - hetpar-profile built without the CUDA toolkit
+//----------===//
 #include "Backend.h"
 
 namespace hetpar::profile {

@@ -1,15 +1,18 @@
-//===- hetpar-profile.cpp - measure a device for the cost model ------------===//
+//===- hetpar-profile.cpp - measure a device for the cost model
+//------------===//
 //
 // Usage:
-//   hetpar-profile [--backend cpu|cuda] [--gpu N] [--device-kind KIND] [--quick]
-//                  [-o PROFILE.json] [--kernels LIST.txt ... --measured OUT.txt]
+//   hetpar-profile [--backend cpu|cuda] [--gpu N] [--device-kind KIND]
+//   [--quick]
+//                  [-o PROFILE.json] [--kernels LIST.txt ... --measured
+//                  OUT.txt]
 //   mpirun -np P hetpar-profile --backend cpu --link-kind KIND -o PROFILE.json
 //
 // -o runs the microbenchmarks (large float32 and float16 GEMMs, a streaming
 // elementwise kernel, a one-element kernel for the launch overhead, reduction,
 // softmax, layernorm and copy kernels) and writes a profile that
-// hetpar-compile --profile loads in place of datasheet numbers (the format is in
-// docs/cost-model.md). Under mpirun with more than one process it also times
+// hetpar-compile --profile loads in place of datasheet numbers (the format is
+// in docs/cost-model.md). Under mpirun with more than one process it also times
 // MPI all-reduces and fits the link's bandwidth and latency. --kernels times
 // every kernel of kernel lists (hetpar-compile --emit=kernels) and writes
 // "SECONDS<TAB>LINE" per kernel, for scripts/compare-kernels.py.
@@ -42,7 +45,8 @@ namespace hetpar::profile {
 double Kernel::bytes() const {
   const auto &a = args;
   if (kind == "gemm")
-    return static_cast<double>(a[0] * a[2] + a[2] * a[1] + a[0] * a[1]) * a[3] * a[4];
+    return static_cast<double>(a[0] * a[2] + a[2] * a[1] + a[0] * a[1]) * a[3] *
+           a[4];
   if (kind == "elementwise") {
     double b = static_cast<double>(a[0]);
     for (int64_t i = 0; i < a[2]; ++i)
@@ -123,12 +127,13 @@ bool parseLine(const std::string &line, const std::string &where, Kernel &k) {
   std::istringstream in(line);
   if (!(in >> k.kind) || k.kind[0] == '#')
     return false;
-  int fixed = k.kind == "gemm"          ? 5
-              : k.kind == "elementwise" ? 3
-              : k.kind == "copy"        ? 1
-              : (k.kind == "reduce" || k.kind == "softmax" || k.kind == "layernorm")
-                  ? 3
-                  : -1;
+  int fixed =
+      k.kind == "gemm"          ? 5
+      : k.kind == "elementwise" ? 3
+      : k.kind == "copy"        ? 1
+      : (k.kind == "reduce" || k.kind == "softmax" || k.kind == "layernorm")
+          ? 3
+          : -1;
   if (fixed < 0)
     fail(where + ": unknown kernel kind '" + k.kind + "'");
   k.args.clear();
@@ -159,12 +164,18 @@ bool parseLine(const std::string &line, const std::string &where, Kernel &k) {
 std::string guessKind(const std::string &name) {
   // The catalog keys (hetpar-cluster --catalog) of the GPUs this recognizes.
   const std::pair<const char *, const char *> known[] = {
-      {"H200", "H200-SXM"},       {"H100 PCIe", "H100-PCIe-80GB"},
-      {"H100", "H100-SXM5-80GB"}, {"A100-PCIE-40GB", "A100-PCIe-40GB"},
-      {"A100-PCIE", "A100-PCIe-80GB"}, {"A100-SXM4-40GB", "A100-SXM4-40GB"},
-      {"A100", "A100-SXM4-80GB"}, {"V100-SXM2-16GB", "V100-SXM2-16GB"},
-      {"V100", "V100-SXM2-32GB"}, {"L40S", "L40S"},
-      {"L4", "L4"},               {"A10", "A10"},
+      {"H200", "H200-SXM"},
+      {"H100 PCIe", "H100-PCIe-80GB"},
+      {"H100", "H100-SXM5-80GB"},
+      {"A100-PCIE-40GB", "A100-PCIe-40GB"},
+      {"A100-PCIE", "A100-PCIe-80GB"},
+      {"A100-SXM4-40GB", "A100-SXM4-40GB"},
+      {"A100", "A100-SXM4-80GB"},
+      {"V100-SXM2-16GB", "V100-SXM2-16GB"},
+      {"V100", "V100-SXM2-32GB"},
+      {"L40S", "L40S"},
+      {"L4", "L4"},
+      {"A10", "A10"},
       {"T4", "T4"}};
   for (auto [needle, kind] : known)
     if (name.find(needle) != std::string::npos)
@@ -205,8 +216,10 @@ Options parseArgs(int argc, char **argv) {
     else if (a == "--quick")
       o.quick = true;
     else if (a == "--help" || a == "-h") {
-      std::puts("usage: hetpar-profile [--backend cpu|cuda] [--gpu N] [--device-kind KIND] "
-                "[--quick] [-o PROFILE.json] [--kernels LIST.txt ... --measured OUT.txt] "
+      std::puts("usage: hetpar-profile [--backend cpu|cuda] [--gpu N] "
+                "[--device-kind KIND] "
+                "[--quick] [-o PROFILE.json] [--kernels LIST.txt ... "
+                "--measured OUT.txt] "
                 "[--link-kind KIND]\n(see docs/cost-model.md)");
       std::exit(0);
     } else
@@ -249,12 +262,13 @@ LinkFit measureAllReduce(int ranks, bool quick) {
     size_t n = static_cast<size_t>(bytes / 4);
     std::vector<float> in(n, 1.0f), out(n);
     auto run = [&] {
-      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
+      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT,
+                    MPI_SUM, MPI_COMM_WORLD);
     };
     auto now = [] { return MPI_Wtime(); };
     auto sync = [] { MPI_Barrier(MPI_COMM_WORLD); };
-    // Every rank must run the same number of calls: fixed counts, no adaptation.
+    // Every rank must run the same number of calls: fixed counts, no
+    // adaptation.
     int inner = bytes < 1e6 ? 200 : 10;
     std::vector<double> samples;
     run();
@@ -292,7 +306,8 @@ int main(int argc, char **argv) {
 #ifdef HETPAR_PROFILE_MPI
   // Only under mpirun: MPI_Init outside of it is harmless with Open MPI, but a
   // plain run need not load MPI at all.
-  bool underMPI = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
+  bool underMPI =
+      std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
   if (underMPI) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -320,7 +335,8 @@ int main(int argc, char **argv) {
   if (o.deviceKind.empty())
     o.deviceKind = o.backend == "cpu" ? "CPU" : guessKind(device);
   if (o.deviceKind.empty())
-    fail("cannot tell the catalog kind of '" + device + "': give --device-kind");
+    fail("cannot tell the catalog kind of '" + device +
+         "': give --device-kind");
 
   LinkFit link;
 #ifdef HETPAR_PROFILE_MPI
@@ -339,10 +355,11 @@ int main(int argc, char **argv) {
   if (!o.output.empty()) {
     bool gpu = o.backend == "cuda";
     int64_t g = gpu ? (o.quick ? 4096 : 8192) : (o.quick ? 512 : 1024);
-    int64_t e = gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
+    int64_t e =
+        gpu ? (o.quick ? 1 << 24 : 1 << 27) : (o.quick ? 1 << 21 : 1 << 24);
     int64_t rows = gpu ? 1 << 16 : (o.quick ? 1 << 11 : 1 << 14);
-    std::fprintf(stderr, "hetpar-profile: %s backend, %s (%s)\n", backend->name().c_str(),
-                 device.c_str(), o.deviceKind.c_str());
+    std::fprintf(stderr, "hetpar-profile: %s backend, %s (%s)\n",
+                 backend->name().c_str(), device.c_str(), o.deviceKind.c_str());
     std::vector<std::pair<std::string, double>> measurements;
     auto measure = [&](const Kernel &k) {
       double t = timeOf(*backend, k);
@@ -360,11 +377,39 @@ int main(int argc, char **argv) {
     double bandwidth = add.bytes() / measure(add);
     double launch = measure(Kernel{"elementwise", {1, 4, 1, 1}});
     std::map<std::string, double> byClass;
-    for (auto [cls, k] : {std::pair<const char *, Kernel>{"Reduction", {"reduce", {rows, 1024, 4}}},
+    for (auto [cls, k] : {std::pair<const char *, Kernel>{
+                              "Reduction", {"reduce", {rows, 1024, 4}}},
                           {"Softmax", {"softmax", {rows, 1024, 4}}},
                           {"Normalization", {"layernorm", {rows, 1024, 4}}},
                           {"DataMovement", {"copy", {e * 8}}}})
       byClass[cls] = k.bytes() / measure(k);
+
+    // Time by size, per op class (the cost model interpolates between points).
+    std::map<std::string, std::vector<std::pair<double, double>>> curves;
+    auto curve = [&](const std::string &cls, const Kernel &k, bool byFlops) {
+      double t = measure(k);
+      curves[cls].push_back({byFlops ? k.flops() : k.bytes(), t});
+    };
+    int step = o.quick ? 2 : 1;
+    int64_t maxN = gpu ? 4096 : (o.quick ? 256 : 512);
+    for (int64_t n = 32; n <= maxN; n *= (o.quick ? 4 : 2)) {
+      curve("MatMul", Kernel{"gemm", {4 * n, n, n, 1, 4}}, true);
+      if (gpu)
+        curve("MatMulFloat16", Kernel{"gemm", {4 * n, n, n, 1, 2}}, true);
+    }
+    for (int k = 8; (int64_t(1) << k) <= e; k += step)
+      curve("Elementwise",
+            Kernel{"elementwise",
+                   {int64_t(1) << k, 4, 2, int64_t(1) << k, int64_t(1) << k}},
+            false);
+    for (int k = 2; (int64_t(1) << k) <= rows; k += 2 * step) {
+      curve("Reduction", Kernel{"reduce", {int64_t(1) << k, 1024, 4}}, false);
+      curve("Softmax", Kernel{"softmax", {int64_t(1) << k, 1024, 4}}, false);
+      curve("Normalization", Kernel{"layernorm", {int64_t(1) << k, 1024, 4}},
+            false);
+    }
+    for (int k = 12; (int64_t(1) << k) <= e * 8; k += 2 * step)
+      curve("DataMovement", Kernel{"copy", {int64_t(1) << k}}, false);
 
     std::string json = "{\n  \"backend\": " + jsonString(backend->name()) +
                        ",\n  \"device_name\": " + jsonString(device) + ",\n";
@@ -377,23 +422,36 @@ int main(int argc, char **argv) {
     json += "      \"bandwidth_by_class\": {";
     bool first = true;
     for (auto &[cls, bw] : byClass) {
-      json += std::string(first ? "" : ",") + "\n        " + jsonString(cls) + ": " +
-              number(bw);
+      json += std::string(first ? "" : ",") + "\n        " + jsonString(cls) +
+              ": " + number(bw);
+      first = false;
+    }
+    json += "\n      },\n      \"curves\": {";
+    first = true;
+    for (auto &[cls, points] : curves) {
+      std::sort(points.begin(), points.end());
+      json += std::string(first ? "" : ",") + "\n        " + jsonString(cls) +
+              ": [";
+      for (size_t i = 0; i < points.size(); ++i)
+        json += std::string(i ? ", " : "") + "[" + number(points[i].first) +
+                ", " + number(points[i].second) + "]";
+      json += "]";
       first = false;
     }
     json += "\n      }\n    }\n  },\n";
     if (link.bandwidth > 0) {
       json += "  \"links\": {\n    " + jsonString(o.linkKind) +
               ": {\"bandwidth\": " + number(link.bandwidth) +
-              ", \"latency\": " + number(link.latency) + ", \"ranks\": " +
-              std::to_string(ranks) + "}\n  },\n";
+              ", \"latency\": " + number(link.latency) +
+              ", \"ranks\": " + std::to_string(ranks) + "}\n  },\n";
       for (auto [bytes, t] : link.points)
         measurements.push_back({"all_reduce " + number(bytes) + " bytes", t});
     }
     json += "  \"measurements\": {";
     first = true;
     for (auto &[what, t] : measurements) {
-      json += std::string(first ? "" : ",") + "\n    " + jsonString(what) + ": " + number(t);
+      json += std::string(first ? "" : ",") + "\n    " + jsonString(what) +
+              ": " + number(t);
       first = false;
     }
     json += "\n  }\n}\n";
@@ -427,8 +485,9 @@ int main(int argc, char **argv) {
       }
     }
     writeFile(o.measured, out);
-    std::fprintf(stderr, "hetpar-profile: timed %d kernels (%d not timed), wrote %s\n", timed,
-                 skipped, o.measured.c_str());
+    std::fprintf(stderr,
+                 "hetpar-profile: timed %d kernels (%d not timed), wrote %s\n",
+                 timed, skipped, o.measured.c_str());
   }
   return 0;
 }

@@ -1,4 +1,5 @@
-//===- CostModel.h - compute, communication and memory costs -----*- C++ -*-===//
+//===- CostModel.h - compute, communication and memory costs -----*- C++
+//-*-===//
 //
 // The cost model that plans are scored with. A CostModel answers two questions:
 // how long one op takes on one device (a roofline over FLOPs and bytes moved,
@@ -6,7 +7,8 @@
 // collective takes over a group of devices (alpha-beta over the slowest link,
 // ring / tree / hierarchical as NCCL chooses). DefaultCostModel implements the
 // formulas of docs/cost-model.md; a user replaces or extends it by subclassing
-// and registering a factory (registerCostModel), for instance from a pass plugin.
+// and registering a factory (registerCostModel), for instance from a pass
+// plugin.
 //
 // Units: seconds, bytes, FLOP, FLOP/s, bytes/s.
 //
@@ -25,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hetpar {
 
@@ -42,29 +45,39 @@ constexpr int kNumOpClasses = 7;
 llvm::StringRef getOpClassName(OpClass cls);
 
 /// Collectives as upstream `shard` names them, plus point-to-point transfers.
-enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv };
+enum class Collective {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Broadcast,
+  SendRecv
+};
 llvm::StringRef getCollectiveName(Collective kind);
 std::optional<Collective> parseCollective(llvm::StringRef name);
 
 /// The work of one op, from its static shapes (measureOp).
 struct OpWork {
   OpClass cls = OpClass::Other;
-  double flops = 0;           ///< FlopCountOpInterface
-  double activationBytes = 0; ///< non-constant operands + results: scale with the batch
-  double weightBytes = 0;     ///< constant operands: read once per run
-  bool tensorCores = false;   ///< a MatMul-class op on f16/bf16 operands
-  unsigned kernels = 1;       ///< kernel launches
+  double flops = 0; ///< FlopCountOpInterface
+  double activationBytes =
+      0; ///< non-constant operands + results: scale with the batch
+  double weightBytes = 0;   ///< constant operands: read once per run
+  bool tensorCores = false; ///< a MatMul-class op on f16/bf16 operands
+  unsigned kernels = 1;     ///< kernel launches
 };
 
 /// Classifies `op` and counts its FLOPs and bytes; std::nullopt when a shape is
 /// not static. Constants themselves cost nothing.
 std::optional<OpWork> measureOp(mlir::Operation *op);
 
-/// Numbers the default model uses; calibration (hetpar-profile) overwrites them.
+/// Numbers the default model uses; calibration (hetpar-profile) overwrites
+/// them.
 struct CostParams {
   /// Fraction of peak FLOP/s an op class reaches (compute-bound regime).
   std::array<double, kNumOpClasses> computeEfficiency;
-  /// Fraction of peak memory bandwidth an op class reaches (memory-bound regime).
+  /// Fraction of peak memory bandwidth an op class reaches (memory-bound
+  /// regime).
   std::array<double, kNumOpClasses> memoryEfficiency;
   /// Seconds per kernel launch.
   double launchOverhead;
@@ -76,10 +89,17 @@ struct CostParams {
   struct Measured {
     std::optional<double> matmulFlops;       ///< FLOP/s of large float32 GEMMs
     std::optional<double> tensorMatmulFlops; ///< FLOP/s of large float16 GEMMs
-    std::optional<double> memoryBandwidth;   ///< bytes/s of streaming elementwise ops
-    std::optional<double> launchOverhead;    ///< seconds per kernel in a sequence
+    std::optional<double>
+        memoryBandwidth; ///< bytes/s of streaming elementwise ops
+    std::optional<double> launchOverhead; ///< seconds per kernel in a sequence
     /// bytes/s reached by each op class's kernels, where measured.
     std::array<std::optional<double>, kNumOpClasses> classBandwidth;
+    /// Measured kernel times by size, per op class: (work, seconds) points in
+    /// increasing work, work being FLOP for MatMul and bytes moved for the
+    /// others. When present they replace the roofline (see kernelTime). Index
+    /// kNumOpClasses holds float16 GEMMs.
+    std::array<std::vector<std::pair<double, double>>, kNumOpClasses + 1>
+        curves;
   };
   llvm::StringMap<Measured> measured;
   /// Measured links by kind (bandwidth bytes/s, latency s).
@@ -88,6 +108,13 @@ struct CostParams {
   /// The defaults of docs/cost-model.md.
   static CostParams defaults();
 };
+
+/// Seconds for `work` read off measured (work, seconds) points: log-log linear
+/// between points; the first point's time below it (a kernel is never faster
+/// than the smallest one measured: launch cost); the last point's rate above
+/// it. `points` must be non-empty with increasing, positive work and seconds.
+double interpolateKernelTime(llvm::ArrayRef<std::pair<double, double>> points,
+                             double work);
 
 /// Loads a profile written by hetpar-profile into `params`.
 llvm::Error loadProfile(llvm::StringRef path, CostParams &params);
@@ -101,14 +128,16 @@ public:
 
   /// Seconds for `device` to run `work` when it does `batchShare` of the batch
   /// and `shardShare` of the op (tensor parallelism). Backward when `backward`.
-  virtual double computeTime(const OpWork &work, const Device &device, double batchShare,
-                             double shardShare, bool backward) const = 0;
+  virtual double computeTime(const OpWork &work, const Device &device,
+                             double batchShare, double shardShare,
+                             bool backward) const = 0;
 
   /// Seconds for a collective moving `bytes` per rank (the full buffer for
   /// all-reduce/broadcast, each rank's result for all-gather, each rank's input
-  /// for reduce-scatter, each rank's send buffer for all-to-all, the message for
-  /// send/recv) over `devices` (for send/recv: the two endpoints).
-  virtual double collectiveTime(Collective kind, double bytes, llvm::ArrayRef<int> devices,
+  /// for reduce-scatter, each rank's send buffer for all-to-all, the message
+  /// for send/recv) over `devices` (for send/recv: the two endpoints).
+  virtual double collectiveTime(Collective kind, double bytes,
+                                llvm::ArrayRef<int> devices,
                                 const Cluster &cluster) const = 0;
 
   const CostParams &getParams() const { return params; }
@@ -123,16 +152,22 @@ class DefaultCostModel : public CostModel {
 public:
   using CostModel::CostModel;
   llvm::StringRef name() const override { return "default"; }
-  double computeTime(const OpWork &work, const Device &device, double batchShare,
-                     double shardShare, bool backward) const override;
-  double collectiveTime(Collective kind, double bytes, llvm::ArrayRef<int> devices,
+  double computeTime(const OpWork &work, const Device &device,
+                     double batchShare, double shardShare,
+                     bool backward) const override;
+  double collectiveTime(Collective kind, double bytes,
+                        llvm::ArrayRef<int> devices,
                         const Cluster &cluster) const override;
 
   /// The three algorithms, exposed for tests and for --explain.
-  double ringTime(Collective kind, double bytes, int ranks, const Link &link) const;
-  double treeTime(Collective kind, double bytes, int ranks, const Link &link) const;
-  /// Inside nodes first, then across nodes (and groups), then inside nodes again.
-  double hierarchicalTime(Collective kind, double bytes, llvm::ArrayRef<int> devices,
+  double ringTime(Collective kind, double bytes, int ranks,
+                  const Link &link) const;
+  double treeTime(Collective kind, double bytes, int ranks,
+                  const Link &link) const;
+  /// Inside nodes first, then across nodes (and groups), then inside nodes
+  /// again.
+  double hierarchicalTime(Collective kind, double bytes,
+                          llvm::ArrayRef<int> devices,
                           const Cluster &cluster) const;
 };
 

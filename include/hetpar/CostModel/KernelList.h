@@ -1,11 +1,13 @@
-//===- KernelList.h - the kernels of a model, for calibration -----*- C++ -*-===//
+//===- KernelList.h - the kernels of a model, for calibration -----*- C++
+//-*-===//
 //
 // Lists the kernels a static function runs, one line per op, in a form that
 // hetpar-profile can run without MLIR (on a GPU machine that has only the CUDA
 // toolkit), each with the time the cost model predicts for it on one device.
 // Comparing the two (scripts/compare-kernels.py) gives the cost model's error.
 //
-// Format (docs/cost-model.md), fields separated by one space, the op's name last:
+// Format (docs/cost-model.md), fields separated by one space, the op's name
+// last:
 //   gemm M N K BATCH ELEMENT_BYTES PREDICTED_S NAME
 //   elementwise N ELEMENT_BYTES INPUTS N_1 .. N_INPUTS PREDICTED_S NAME
 //   reduce ROWS COLS ELEMENT_BYTES PREDICTED_S NAME
