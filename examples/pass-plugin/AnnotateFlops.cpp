@@ -4,7 +4,8 @@
 // whose FLOP count is known, reading it through HetPar's FlopCountOpInterface,
 // and an `example.total_flops` to each function. It shows the three pieces of a
 // plugin: a pass over HetPar's dialect, its registration, and the plugin entry
-// point.
+// point, which also registers a cost model (CongestedNetwork.cpp) that
+// hetpar-compile --load-pass-plugin ... --cost-model example-congested uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +43,11 @@ struct AnnotateFlopsPass
 };
 } // namespace
 
+void registerExampleCostModel(); // CongestedNetwork.cpp
+
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "HetParExamplePlugin", LLVM_VERSION_STRING,
-          []() { PassRegistration<AnnotateFlopsPass>(); }};
+  return {MLIR_PLUGIN_API_VERSION, "HetParExamplePlugin", LLVM_VERSION_STRING, []() {
+            PassRegistration<AnnotateFlopsPass>();
+            registerExampleCostModel();
+          }};
 }

@@ -6,6 +6,19 @@
 // RUN: "%cmake" --build %t/build > %t/build.log
 // RUN: %t/install/bin/hetpar-opt --load-pass-plugin=%t/build/HetParExamplePlugin.so --pass-pipeline='builtin.module(func.func(example-annotate-flops))' %s | FileCheck %s
 
+// The plugin's cost model: collectives take twice as long, so a data-parallel
+// plan's gradient all-reduce, and with it the step, takes longer.
+// RUN: echo '{"stages": [{"first": "/0/Gemm", "last": "/4/Gemm", "devices": [0, 1, 2, 3, 4, 5, 6, 7], "data": 8}], "mode": "training"}' > %t/dp.json
+// RUN: %t/install/bin/hetpar-compile %models/mlp/model-dynamic.onnx --input-shape x=64x32 --cluster %srcroot/examples/clusters/dgx-h100x8.yaml --plan %t/dp.json --plan-only -o %t/default | FileCheck %s --check-prefix=PLAN
+// RUN: %t/install/bin/hetpar-compile --load-pass-plugin=%t/build/HetParExamplePlugin.so --cost-model example-congested %models/mlp/model-dynamic.onnx --input-shape x=64x32 --cluster %srcroot/examples/clusters/dgx-h100x8.yaml --plan %t/dp.json --plan-only -o %t/congested | FileCheck %s --check-prefix=PLAN
+// PLAN: plan (given): 1 stage(s), 1 microbatch(es), 1f1b, training
+// RUN: FileCheck %s --check-prefix=CONGESTED --input-file=%t/congested/plan.json
+// CONGESTED: "cost_model": "example-congested"
+// RUN: %python %srcroot/test/lib/compare-step.py %t/default/plan.json %t/congested/plan.json | FileCheck %s --check-prefix=SLOWER
+// SLOWER: second is slower
+// RUN: %expect-exit 1 %t/install/bin/hetpar-compile --cost-model example-congested %models/mlp/model.onnx --plan-only -o %t/none | FileCheck %s --check-prefix=UNREGISTERED
+// UNREGISTERED: error: unknown cost model 'example-congested' (registered: default)
+
 // By hand: MatMul 1x4 by 4x8 = 2*1*8*4 = 64 FLOP, Relu on 8 elements = 8; total 72.
 // CHECK: func.func @mlp{{.*}} attributes {example.total_flops = 72 : i64}
 // CHECK: onnx.MatMul{{.*}}example.flops = 64 : i64
