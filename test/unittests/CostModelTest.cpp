@@ -73,27 +73,27 @@ TEST_F(CostModelTest, GemmOnTwoDeviceKinds) {
   EXPECT_DOUBLE_EQ(work->flops, 137438953472.0);
   EXPECT_DOUBLE_EQ(work->activationBytes, 201326592.0);
   EXPECT_FALSE(work->tensorCores);
-  // A100 (19.5 TFLOP/s fp32, efficiency 0.7 -> 13.65 TFLOP/s): compute-bound,
-  // 137438953472 / 13.65e12 = 10.0688 ms; the memory side is 201326592 /
-  // (2039e9 * 0.8) = 0.1234 ms. Plus one 5 us launch: 10.0738 ms.
+  // A100 (19.5 TFLOP/s fp32, efficiency 0.75 -> 14.625 TFLOP/s): compute-bound,
+  // 137438953472 / 14.625e12 = 9.39754 ms; the memory side is 201326592 /
+  // (2039e9 * 0.8) = 0.1234 ms. Plus one 5 us launch: 9.40254 ms.
   double a100 = model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false);
-  EXPECT_NEAR(a100, 137438953472.0 / 13.65e12 + 5e-6, 1e-9);
-  EXPECT_NEAR(a100, 10.0738e-3, 1e-7);
-  // V100 (15.7 TFLOP/s, -> 10.99 TFLOP/s): 12.5058 ms + 5 us = 12.5108 ms.
+  EXPECT_NEAR(a100, 137438953472.0 / 14.625e12 + 5e-6, 1e-9);
+  EXPECT_NEAR(a100, 9.40254e-3, 1e-7);
+  // V100 (15.7 TFLOP/s, -> 11.775 TFLOP/s): 11.6721 ms + 5 us = 11.6771 ms.
   double v100 = model.computeTime(*work, device("V100-SXM2-32GB"), 1, 1, false);
-  EXPECT_NEAR(v100, 12.5108e-3, 1e-7);
+  EXPECT_NEAR(v100, 11.6771e-3, 1e-7);
   // Half of the batch and a third of the columns: 1/6 of the FLOPs.
   double part =
       model.computeTime(*work, device("A100-SXM4-80GB"), 0.5, 1.0 / 3, false);
-  EXPECT_NEAR(part, 137438953472.0 / 6 / 13.65e12 + 5e-6, 1e-9);
-  // Backward: twice the forward FLOPs (dX and dW): 20.1376 ms + 5 us.
+  EXPECT_NEAR(part, 137438953472.0 / 6 / 14.625e12 + 5e-6, 1e-9);
+  // Backward: twice the forward FLOPs (dX and dW): 18.7951 ms + 5 us.
   double back = model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, true);
-  EXPECT_NEAR(back, 2 * 137438953472.0 / 13.65e12 + 5e-6, 1e-9);
+  EXPECT_NEAR(back, 2 * 137438953472.0 / 14.625e12 + 5e-6, 1e-9);
 }
 
 TEST_F(CostModelTest, HalfPrecisionGemmUsesTensorCores) {
-  // The same GEMM in float16 on an A100: 312 TFLOP/s * 0.7 = 218.4 TFLOP/s ->
-  // 0.62930 ms; memory 100663296 B / (2039e9 * 0.8) = 0.0617 ms. + 5 us.
+  // The same GEMM in float16 on an A100: 312 TFLOP/s * 0.75 = 234 TFLOP/s ->
+  // 0.58735 ms; memory 100663296 B / (2039e9 * 0.8) = 0.0617 ms. + 5 us.
   Operation *op = firstOp(R"(
     func.func @f(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
       %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>
@@ -103,12 +103,12 @@ TEST_F(CostModelTest, HalfPrecisionGemmUsesTensorCores) {
   ASSERT_TRUE(work);
   EXPECT_TRUE(work->tensorCores);
   EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
-              137438953472.0 / 218.4e12 + 5e-6, 1e-10);
+              137438953472.0 / 234e12 + 5e-6, 1e-10);
 }
 
 TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
   // Add of two 2^26-element float32 tensors: 3 * 2^28 bytes = 805306368 B at
-  // 2039e9 * 0.8 B/s = 0.49369 ms (2^26 FLOP at 9.75 TFLOP/s is 6.9 us).
+  // 2039e9 * 0.57 B/s = 0.69290 ms (2^26 FLOP at 9.75 TFLOP/s is 6.9 us).
   Operation *op = firstOp(R"(
     func.func @f(%a: tensor<8192x8192xf32>, %b: tensor<8192x8192xf32>) -> tensor<8192x8192xf32> {
       %c = onnx.Add(%a, %b) : (tensor<8192x8192xf32>, tensor<8192x8192xf32>) -> tensor<8192x8192xf32>
@@ -118,12 +118,12 @@ TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
   ASSERT_TRUE(work);
   EXPECT_EQ(work->cls, OpClass::Elementwise);
   EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
-              805306368.0 / (2039e9 * 0.8) + 5e-6, 1e-10);
+              805306368.0 / (2039e9 * 0.57) + 5e-6, 1e-10);
   // A straggler 1.3x slower takes 1.3x as long (launch overhead aside).
   Device slow = device("A100-SXM4-80GB");
   slow.slowdown = 1.3;
   EXPECT_NEAR(model.computeTime(*work, slow, 1, 1, false),
-              1.3 * 805306368.0 / (2039e9 * 0.8) + 5e-6, 1e-10);
+              1.3 * 805306368.0 / (2039e9 * 0.57) + 5e-6, 1e-10);
 }
 
 TEST_F(CostModelTest, AllReduceOverNVLinkAgainstTwoNodesOn100GbE) {
@@ -266,7 +266,7 @@ TEST_F(CostModelTest, ProfileCurvesReplaceTheRoofline) {
   // Another kind keeps the datasheet roofline.
   EXPECT_NEAR(
       measured.computeTime(*work, device("V100-SXM2-32GB"), 1, 1, false),
-      12.5108e-3, 1e-7);
+      11.6771e-3, 1e-7);
 }
 
 TEST_F(CostModelTest, BadProfilesAreRejected) {
