@@ -2,14 +2,23 @@
 # The main job on the bundled example: installs what HetPar needs, builds it, imports
 # the bundled GPT-2-style model exported with dynamic batch and sequence axes, fixes
 # the input shape, makes the model fully static (shape inference and folding), and
-# prints a summary of its ops, parameters and FLOPs.
+# prints a summary of its ops, parameters and FLOPs. Then evaluates the hand-written
+# 2-stage training plan for it on two servers (four A100s, four V100s) and prints the
+# predicted step time against the baselines; plan.json and trace.json go to
+# build/example-plan/.
 # Usage: scripts/run-example.sh [MODEL.onnx [--input-shape NAME=DxD ...]]
+#   (with a model: only its summary)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" > /dev/null
 build=${HETPAR_BUILD_DIR:-$root/build}
-if [[ $# -eq 0 ]]; then
-  set -- "$root/examples/models/gpt2/model-dynamic.onnx" --input-shape input_ids=1x16
+if [[ $# -gt 0 ]]; then
+  exec "$build/bin/hetpar-compile" "$@" --emit=summary
 fi
-exec "$build/bin/hetpar-compile" "$@" --emit=summary
+model=$root/examples/models/gpt2/model-dynamic.onnx
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=1x16 --emit=summary
+echo
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=16x64 \
+  --cluster "$root/examples/clusters/a100x4-v100x4-2nodes.yaml" \
+  --plan "$root/examples/plans/gpt2-a100x4-v100x4.json" --plan-only -o "$build/example-plan"

@@ -46,7 +46,8 @@ struct AnnotateFlopsPass
 void registerExampleCostModel(); // CongestedNetwork.cpp
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "HetParExamplePlugin", LLVM_VERSION_STRING, []() {
+  return {MLIR_PLUGIN_API_VERSION, "HetParExamplePlugin", LLVM_VERSION_STRING,
+          []() {
             PassRegistration<AnnotateFlopsPass>();
             registerExampleCostModel();
           }};

@@ -1,8 +1,8 @@
 //===- CongestedNetwork.cpp - an example of a user's own cost model -------===//
 //
 // `--cost-model example-congested` scores plans as the default model does,
-// except that every collective and transfer takes `kCongestion` times as long: a
-// user whose network is shared with other jobs and who measured that factor.
+// except that every collective and transfer takes `kCongestion` times as long:
+// a user whose network is shared with other jobs and who measured that factor.
 // Registered from the plugin's entry point (AnnotateFlops.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -19,9 +19,11 @@ class CongestedNetworkModel : public hetpar::DefaultCostModel {
 public:
   using DefaultCostModel::DefaultCostModel;
   llvm::StringRef name() const override { return "example-congested"; }
-  double collectiveTime(hetpar::Collective kind, double bytes, llvm::ArrayRef<int> devices,
+  double collectiveTime(hetpar::Collective kind, double bytes,
+                        llvm::ArrayRef<int> devices,
                         const hetpar::Cluster &cluster) const override {
-    return kCongestion * DefaultCostModel::collectiveTime(kind, bytes, devices, cluster);
+    return kCongestion *
+           DefaultCostModel::collectiveTime(kind, bytes, devices, cluster);
   }
 };
 

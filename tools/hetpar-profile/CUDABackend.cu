@@ -1,4 +1,5 @@
-//===- CUDABackend.cu - hetpar-profile's kernels on an NVIDIA GPU ----------===//
+//===- CUDABackend.cu - hetpar-profile's kernels on an NVIDIA GPU
+//----------===//
 //
 // GEMMs through cuBLAS (float32: cublasSgemm without TF32; float16:
 // cublasGemmEx with float32 accumulation), the other kernels as simple CUDA
@@ -21,10 +22,11 @@ namespace hetpar::profile {
 
 namespace {
 
-/// Input `k` of an elementwise kernel: streamed when full-size, a scalar when of
-/// one element, else repeated (broadcast along the leading dimensions). The
+/// Input `k` of an elementwise kernel: streamed when full-size, a scalar when
+/// of one element, else repeated (broadcast along the leading dimensions). The
 /// index arithmetic is kept out of the streaming cases, as generated code does.
-__device__ __forceinline__ float load(const float *x, int64_t size, int64_t n, int64_t i) {
+__device__ __forceinline__ float load(const float *x, int64_t size, int64_t n,
+                                      int64_t i) {
   if (size == n)
     return x[i];
   if (size == 1)
@@ -32,8 +34,9 @@ __device__ __forceinline__ float load(const float *x, int64_t size, int64_t n, i
   return x[i % size];
 }
 
-__global__ void elementwiseKernel(float *out, int64_t n, const float *a, int64_t na,
-                                  const float *b, int64_t nb, const float *c, int64_t nc) {
+__global__ void elementwiseKernel(float *out, int64_t n, const float *a,
+                                  int64_t na, const float *b, int64_t nb,
+                                  const float *c, int64_t nc) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
@@ -54,8 +57,9 @@ __global__ void rowKernel(float *out, const float *in, int64_t cols, int mode) {
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
       if (threadIdx.x < s)
-        partial[threadIdx.x] = isMax ? fmaxf(partial[threadIdx.x], partial[threadIdx.x + s])
-                                     : partial[threadIdx.x] + partial[threadIdx.x + s];
+        partial[threadIdx.x] =
+            isMax ? fmaxf(partial[threadIdx.x], partial[threadIdx.x + s])
+                  : partial[threadIdx.x] + partial[threadIdx.x + s];
       __syncthreads();
     }
     float r = partial[0];
@@ -97,10 +101,10 @@ __global__ void rowKernel(float *out, const float *in, int64_t cols, int mode) {
     y[c] = (x[c] - mean) * inv;
 }
 
-#define CHECK(call, what)                                                                \
-  if (cudaError_t e = (call); e != cudaSuccess) {                                        \
-    why = std::string(what) + ": " + cudaGetErrorString(e);                              \
-    return std::nullopt;                                                                 \
+#define CHECK(call, what)                                                      \
+  if (cudaError_t e = (call); e != cudaSuccess) {                              \
+    why = std::string(what) + ": " + cudaGetErrorString(e);                    \
+    return std::nullopt;                                                       \
   }
 
 class CUDABackend : public Backend {
@@ -160,8 +164,9 @@ public:
       // Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T.
       cublasHandle_t handle = blas;
       run = [=] {
-        cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, B, t, n,
-                                   kk * n, A, t, kk, m * kk, &zero, C, t, n, m * n, batch,
+        cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk,
+                                   &one, B, t, n, kk * n, A, t, kk, m * kk,
+                                   &zero, C, t, n, m * n, batch,
                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       };
     } else if (k.kind == "elementwise") {
@@ -175,14 +180,16 @@ public:
       }
       int64_t blocks = (n + 255) / 256;
       run = [=] {
-        elementwiseKernel<<<blocks, 256>>>(out, n, in[0], sizes[0], in[1], sizes[1], in[2],
-                                           sizes[2]);
+        elementwiseKernel<<<blocks, 256>>>(out, n, in[0], sizes[0], in[1],
+                                           sizes[1], in[2], sizes[2]);
       };
-    } else if (k.kind == "reduce" || k.kind == "softmax" || k.kind == "layernorm") {
+    } else if (k.kind == "reduce" || k.kind == "softmax" ||
+               k.kind == "layernorm") {
       int64_t rows = a[0], cols = a[1];
       int mode = k.kind == "reduce" ? 0 : k.kind == "softmax" ? 1 : 2;
       float *in = static_cast<float *>(buffer(rows * cols * 4));
-      float *out = static_cast<float *>(buffer((mode == 0 ? rows : rows * cols) * 4));
+      float *out =
+          static_cast<float *>(buffer((mode == 0 ? rows : rows * cols) * 4));
       int threads = cols >= 256 ? 256 : cols >= 64 ? 64 : 32;
       run = [=] { rowKernel<<<rows, threads>>>(out, in, cols, mode); };
     } else if (k.kind == "copy") {
@@ -218,7 +225,8 @@ public:
       double t = seq(inner);
       if (t >= minSeconds || inner >= (1 << 16))
         break;
-      int grow = std::max(2, static_cast<int>(minSeconds / std::max(t, 1e-7)) + 1);
+      int grow =
+          std::max(2, static_cast<int>(minSeconds / std::max(t, 1e-7)) + 1);
       inner = std::min(1 << 16, inner * grow);
     }
     std::vector<double> times;
@@ -240,9 +248,11 @@ private:
 
 std::unique_ptr<Backend> createCUDABackend(int device, std::string &why) {
   int count = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    why = e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
-                           : "no CUDA device";
+  if (cudaError_t e = cudaGetDeviceCount(&count);
+      e != cudaSuccess || count == 0) {
+    why = e != cudaSuccess
+              ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
+              : "no CUDA device";
     return nullptr;
   }
   if (device < 0 || device >= count) {
