@@ -93,6 +93,12 @@ OpTable collectOps(func::FuncOp func) {
   return t;
 }
 
+/// The sharding of op `name` in `stage`, or null when it is replicated.
+const OpSharding *shardingOf(const Stage &stage, const std::string &name) {
+  auto it = stage.shardings.find(name);
+  return it == stage.shardings.end() ? nullptr : &it->second;
+}
+
 /// Share of an op's work on tensor-parallel index `t` of its stage.
 double shardShare(const OpSharding *s, int t) {
   if (!s)
@@ -406,10 +412,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
                                 stage.tensor);
       double f = 0, b = 0, coll = 0;
       for (int i : stageOps[s]) {
-        const OpSharding *sh = nullptr;
-        if (auto it = stage.shardings.find(table.names[i]);
-            it != stage.shardings.end())
-          sh = &it->second;
+        const OpSharding *sh = shardingOf(stage, table.names[i]);
         double tf = 0, tb = 0;
         for (int t = 0; t < stage.tensor; ++t) {
           const Device &d = *cluster.findDevice(group[t]);
@@ -523,10 +526,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         double bytes = 0;
         llvm::DenseSet<Value> seen;
         for (int i : stageOps[s]) {
-          const OpSharding *sh = nullptr;
-          if (auto it = stage.shardings.find(table.names[i]);
-              it != stage.shardings.end())
-            sh = &it->second;
+          const OpSharding *sh = shardingOf(stage, table.names[i]);
           for (Value v : table.ops[i]->getOperands())
             if (matchPattern(v, m_Constant()) && paramsOf(v) > 0 &&
                 seen.insert(v).second)
@@ -565,10 +565,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         // two float32 moments and a float32 master copy, 12 bytes/parameter).
         llvm::DenseMap<Value, double> weightShare;
         for (int i : stageOps[s]) {
-          const OpSharding *sh = nullptr;
-          if (auto it = stage.shardings.find(table.names[i]);
-              it != stage.shardings.end())
-            sh = &it->second;
+          const OpSharding *sh = shardingOf(stage, table.names[i]);
           for (Value v : table.ops[i]->getOperands())
             if (matchPattern(v, m_Constant())) {
               double share = shardShare(sh, t);

@@ -118,11 +118,13 @@ std::optional<bool> YAMLReader::boolean(yaml::Node *node, const Twine &field) {
   return std::nullopt;
 }
 
-std::optional<std::vector<int64_t>> YAMLReader::integers(yaml::Node *node,
-                                                         const Twine &field) {
-  std::vector<int64_t> out;
-  bool ok = forEachItem(node, field, [&](unsigned, yaml::Node *item) {
-    auto v = integer(item, field);
+/// The items of a sequence, each read with `read`.
+template <typename T, typename Read>
+static std::optional<std::vector<T>> readList(YAMLReader &in, yaml::Node *node,
+                                              const Twine &field, Read read) {
+  std::vector<T> out;
+  bool ok = in.forEachItem(node, field, [&](unsigned, yaml::Node *item) {
+    std::optional<T> v = read(item);
     if (v)
       out.push_back(*v);
     return v.has_value();
@@ -132,18 +134,18 @@ std::optional<std::vector<int64_t>> YAMLReader::integers(yaml::Node *node,
   return out;
 }
 
+std::optional<std::vector<int64_t>> YAMLReader::integers(yaml::Node *node,
+                                                         const Twine &field) {
+  return readList<int64_t>(*this, node, field, [&](yaml::Node *item) {
+    return integer(item, field);
+  });
+}
+
 std::optional<std::vector<double>> YAMLReader::numbers(yaml::Node *node,
                                                        const Twine &field) {
-  std::vector<double> out;
-  bool ok = forEachItem(node, field, [&](unsigned, yaml::Node *item) {
-    auto v = number(item, field);
-    if (v)
-      out.push_back(*v);
-    return v.has_value();
+  return readList<double>(*this, node, field, [&](yaml::Node *item) {
+    return number(item, field);
   });
-  if (!ok)
-    return std::nullopt;
-  return out;
 }
 
 bool YAMLReader::forEachField(yaml::Node *node, const Twine &where,

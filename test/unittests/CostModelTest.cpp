@@ -59,14 +59,33 @@ struct CostModelTest : ::testing::Test {
 
 constexpr double kGB = 1e9;
 
-TEST_F(CostModelTest, GemmOnTwoDeviceKinds) {
-  // C[4096x4096] = A[4096x4096] B[4096x4096] in float32:
-  // 2 * 4096^3 = 137438953472 FLOP; bytes moved 3 * 4096^2 * 4 = 201326592.
-  Operation *op = firstOp(R"(
+/// loadProfile on `text` written to a temporary file.
+llvm::Error loadProfileText(llvm::StringRef text, CostParams &params) {
+  llvm::SmallString<128> path;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("profile", "json", fd, path))
+    return llvm::errorCodeToError(ec);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text;
+  }
+  llvm::Error err = loadProfile(path, params);
+  llvm::sys::fs::remove(path);
+  return err;
+}
+
+/// C[4096x4096] = A[4096x4096] B[4096x4096] in float32.
+constexpr const char *kGemm4096 = R"(
     func.func @f(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
       %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
       return %c : tensor<4096x4096xf32>
-    })");
+    })";
+
+TEST_F(CostModelTest, GemmOnTwoDeviceKinds) {
+  // C[4096x4096] = A[4096x4096] B[4096x4096] in float32:
+  // 2 * 4096^3 = 137438953472 FLOP; bytes moved 3 * 4096^2 * 4 = 201326592.
+  Operation *op = firstOp(kGemm4096);
   auto work = measureOp(op);
   ASSERT_TRUE(work);
   EXPECT_EQ(work->cls, OpClass::MatMul);
@@ -195,24 +214,14 @@ nodes:
 }
 
 TEST_F(CostModelTest, ProfileReplacesDatasheetNumbers) {
-  llvm::SmallString<128> path;
-  int fd;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", fd, path));
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << R"({"devices": {"A100-SXM4-80GB": {"matmul_flops": 10e12,
-              "launch_overhead": 1e-5}},
-              "efficiency": {"memory": {"Elementwise": 0.5}}})";
-  }
   CostParams params = CostParams::defaults();
-  ASSERT_FALSE(static_cast<bool>(loadProfile(path, params)));
-  llvm::sys::fs::remove(path);
+  ASSERT_FALSE(static_cast<bool>(
+      loadProfileText(R"({"devices": {"A100-SXM4-80GB": {"matmul_flops": 10e12,
+              "launch_overhead": 1e-5}},
+              "efficiency": {"memory": {"Elementwise": 0.5}}})",
+                      params)));
   DefaultCostModel measured(params);
-  Operation *op = firstOp(R"(
-    func.func @f(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
-      %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
-      return %c : tensor<4096x4096xf32>
-    })");
+  Operation *op = firstOp(kGemm4096);
   auto work = measureOp(op);
   // 137438953472 FLOP at the measured 10 TFLOP/s + the measured 10 us launch.
   EXPECT_NEAR(
@@ -235,23 +244,13 @@ TEST(KernelCurves, InterpolateLogLog) {
 }
 
 TEST_F(CostModelTest, ProfileCurvesReplaceTheRoofline) {
-  llvm::SmallString<128> path;
-  int fd;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", fd, path));
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << R"({"devices": {"A100-SXM4-80GB": {"curves": {
-              "MatMul": [[1e6, 10e-6], [1e12, 0.1]]}}}})";
-  }
   CostParams params = CostParams::defaults();
-  ASSERT_FALSE(static_cast<bool>(loadProfile(path, params)));
-  llvm::sys::fs::remove(path);
+  ASSERT_FALSE(static_cast<bool>(
+      loadProfileText(R"({"devices": {"A100-SXM4-80GB": {"curves": {
+              "MatMul": [[1e6, 10e-6], [1e12, 0.1]]}}}})",
+                      params)));
   DefaultCostModel measured(params);
-  Operation *op = firstOp(R"(
-    func.func @f(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
-      %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
-      return %c : tensor<4096x4096xf32>
-    })");
+  Operation *op = firstOp(kGemm4096);
   auto work = measureOp(op);
   // 137438953472 FLOP on the line from (1e6, 1e-5) to (1e12, 0.1), which is
   // t = 1e-5 * (work / 1e6)^(2/3): 1e-5 * 137438.953472^(2/3) = 26.6 ms. No
@@ -270,20 +269,30 @@ TEST_F(CostModelTest, ProfileCurvesReplaceTheRoofline) {
 }
 
 TEST_F(CostModelTest, BadProfilesAreRejected) {
-  llvm::SmallString<128> path;
-  int fd;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profile", "json", fd, path));
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << R"({"devices": {"T4": {"matmul_flops": -1}}})";
-  }
   CostParams params = CostParams::defaults();
-  llvm::Error err = loadProfile(path, params);
-  llvm::sys::fs::remove(path);
+  llvm::Error err =
+      loadProfileText(R"({"devices": {"T4": {"matmul_flops": -1}}})", params);
   ASSERT_TRUE(static_cast<bool>(err));
   EXPECT_NE(llvm::toString(std::move(err))
                 .find("devices.T4.matmul_flops must be a "
                       "positive number"),
+            std::string::npos);
+  // Curves: points in increasing work.
+  err = loadProfileText(
+      R"({"devices": {"T4": {"curves": {"MatMul": [[2e6, 1e-5], [1e6, 2e-5]]}}}})",
+      params);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(
+      llvm::toString(std::move(err))
+          .find("devices.T4.curves.MatMul: points must be [work, seconds] "
+                "pairs of positive numbers, in increasing work"),
+      std::string::npos);
+  // An unknown class.
+  err = loadProfileText(
+      R"({"devices": {"T4": {"curves": {"Matmul": [[1, 1]]}}}})", params);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(llvm::toString(std::move(err))
+                .find("devices.T4.curves.Matmul: not an op class"),
             std::string::npos);
 }
 
