@@ -92,8 +92,9 @@ static std::string describeLink(const Link &l) {
 
 void printCluster(const Cluster &c, llvm::raw_ostream &os) {
   os << "cluster " << (c.name.empty() ? std::string("(unnamed)") : c.name)
-     << ": " << c.devices.size() << " devices in " << c.nodes.size()
-     << " nodes";
+     << ": " << c.devices.size()
+     << (c.devices.size() == 1 ? " device" : " devices") << " in "
+     << c.nodes.size() << (c.nodes.size() == 1 ? " node" : " nodes");
   if (!c.groups.empty())
     os << " and " << c.groups.size() << " groups";
   os << "\n";

@@ -20,6 +20,11 @@ namespace hetpar {
 
 namespace {
 
+/// The most devices a cluster may have: far above any cluster built (the
+/// largest have tens of thousands of GPUs), low enough that a typo in a count
+/// cannot exhaust memory.
+constexpr int64_t kMaxDevices = 1 << 17;
+
 /// Everything about the cluster that is resolved once the whole file is read.
 struct PendingGroup {
   Group group;
@@ -36,7 +41,11 @@ private:
   YAMLReader in;
   std::string path;
   Cluster c;
-  std::vector<std::pair<int, std::string>> explicitIds; // id, location
+  struct ExplicitId {
+    int id;
+    std::string where, field; // location, field path
+  };
+  std::vector<ExplicitId> explicitIds;
   std::vector<std::string> nodeWhere;
   std::vector<PendingGroup> groups;
   std::string groupsWhere;
@@ -115,8 +124,23 @@ std::optional<Link> ClusterParser::link(yaml::Node *node,
     in.fail(node, field, "needs a 'kind' or a 'bandwidth_gb_per_s'");
     return std::nullopt;
   }
-  if (!haveKind)
+  if (!haveKind) {
+    if (!cls) {
+      in.fail(
+          node, field,
+          "a link without a 'kind' needs a 'class' (nvlink, pcie or network): "
+          "it decides the default latency and how collectives use the link");
+      return std::nullopt;
+    }
     out.kind = "custom";
+    out.cls = *cls;
+    // The catalog's per-hop latency of the class (NCCL's hwLat, Catalog.cpp).
+    for (const LinkKind &k : getLinkCatalog())
+      if (k.cls == *cls) {
+        out.latency = k.latency;
+        break;
+      }
+  }
   if (bandwidth)
     out.bandwidth = *bandwidth * 1e9;
   if (latency)
@@ -132,7 +156,7 @@ bool ClusterParser::device(yaml::Node *node, const std::string &field,
   const DeviceKind *kind = nullptr;
   int64_t count = 1;
   std::optional<std::vector<int64_t>> ids;
-  std::string idsWhere;
+  std::string idsWhere, idsField;
   std::optional<double> fp32, tensor, memory, bandwidth, slowdown;
   bool ok = in.forEachField(
       node, field,
@@ -159,11 +183,16 @@ bool ClusterParser::device(yaml::Node *node, const std::string &field,
           auto v = in.integer(value, f);
           if (v && *v < 1)
             return in.fail(value, f, "must be at least 1");
+          if (v && *v > kMaxDevices)
+            return in.fail(value, f,
+                           "must be at most " + Twine(kMaxDevices) +
+                               " (the most devices a cluster may have)");
           count = v.value_or(1);
           return v.has_value();
         }
         if (key == "ids") {
           idsWhere = in.locate(value);
+          idsField = f;
           ids = in.integers(value, f);
           if (ids && llvm::any_of(*ids, [](int64_t v) {
                 return v < 0 || v > (1 << 30);
@@ -180,6 +209,11 @@ bool ClusterParser::device(yaml::Node *node, const std::string &field,
           memory = v ? std::optional<double>(*v * 1e9) : std::nullopt;
         else if (key == "memory_bandwidth_gb_per_s")
           bandwidth = v ? std::optional<double>(*v * 1e9) : std::nullopt;
+        else if (v && *v < 1)
+          return in.fail(
+              value, f,
+              "must be at least 1 (a straggler's factor on every "
+              "compute time; give faster devices their own numbers)");
         else
           slowdown = v;
         return v.has_value();
@@ -192,11 +226,15 @@ bool ClusterParser::device(yaml::Node *node, const std::string &field,
     return in.fail(node, field + ".ids",
                    "has " + Twine(ids->size()) + " ids for count " +
                        Twine(count));
+  if (static_cast<int64_t>(c.devices.size()) + count > kMaxDevices)
+    return in.fail(node, field + ".count",
+                   "the cluster would have more than " + Twine(kMaxDevices) +
+                       " devices");
   for (int64_t i = 0; i < count; ++i) {
     Device d;
     d.id = ids ? static_cast<int>((*ids)[i]) : -1;
     if (ids)
-      explicitIds.push_back({d.id, idsWhere});
+      explicitIds.push_back({d.id, idsWhere, idsField});
     d.kind = kind->name;
     d.node = nodeIndex;
     d.fp32Flops = fp32.value_or(kind->fp32Flops);
@@ -360,9 +398,9 @@ Expected<Cluster> ClusterParser::run() {
   // Device ids: explicit ones as given, the others numbered 0, 1, 2, ... in
   // file order, skipping ids given explicitly.
   DenseSet<int> used;
-  for (auto &[id, where] : explicitIds)
+  for (auto &[id, where, field] : explicitIds)
     if (!used.insert(id).second)
-      return failAt(where, "ids", "device id " + Twine(id) + " is used twice");
+      return failAt(where, field, "device id " + Twine(id) + " is used twice");
   int next = 0;
   for (Device &d : c.devices) {
     if (d.id >= 0)

@@ -10,6 +10,7 @@
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
+#include "hetpar/Support/YAMLReader.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -182,131 +183,206 @@ CostParams CostParams::defaults() {
   return p;
 }
 
+/// The index of an op class in CostParams' tables (kNumOpClasses for
+/// "MatMulFloat16", a curve key only), or -1.
+static int classIndex(llvm::StringRef name) {
+  for (int c = 0; c < kNumOpClasses; ++c)
+    if (name == getOpClassName(static_cast<OpClass>(c)))
+      return c;
+  return name == "MatMulFloat16" ? kNumOpClasses : -1;
+}
+
 llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
     return llvm::createStringError(
         buffer.getError(), "cannot read profile '%s': %s", path.str().c_str(),
         buffer.getError().message().c_str());
-  auto json = llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
-                                   path.str().c_str(),
-                                   llvm::toString(json.takeError()).c_str());
-  auto fail = [&](const llvm::Twine &what) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
-                                   path.str().c_str(), what.str().c_str());
+  // JSON read as YAML: errors give the line, the column and the field, and
+  // misspelt fields are errors rather than silently ignored.
+  YAMLReader in((*buffer)->getBuffer(), path);
+  auto error = [&] {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), in.error());
   };
-  auto *root = json->getAsObject();
+  llvm::yaml::Node *root = in.root("profile");
   if (!root)
-    return fail("a profile is a JSON object");
-  auto positive =
-      [&](const llvm::json::Object &o, llvm::StringRef key,
-          const llvm::Twine &where) -> llvm::Expected<std::optional<double>> {
-    const llvm::json::Value *v = o.get(key);
-    if (!v)
-      return std::nullopt;
-    auto d = v->getAsNumber();
-    if (!d || !(*d > 0) || !std::isfinite(*d))
-      return fail(where + "." + key + " must be a positive number");
-    return d;
+    return error();
+  // A mapping whose keys are names (device kinds, link kinds, op classes).
+  auto forEachName =
+      [&](llvm::yaml::Node *node, const std::string &where,
+          llvm::function_ref<bool(llvm::StringRef, llvm::yaml::Node *,
+                                  llvm::yaml::Node *)>
+              fn) {
+        auto *map = llvm::dyn_cast<llvm::yaml::MappingNode>(node);
+        if (!map)
+          return in.fail(node, where, "must be a mapping");
+        for (auto &entry : *map) {
+          auto key = in.scalar(entry.getKey(), where);
+          if (!key || !fn(*key, entry.getKey(), entry.getValue()))
+            return false;
+        }
+        return true;
+      };
+  const std::string classes =
+      "MatMul, Elementwise, Reduction, Normalization, Softmax, "
+      "DataMovement, Other";
+  CostParams out = params; // applied only when the whole profile is valid
+
+  auto device = [&](llvm::StringRef name, llvm::yaml::Node *keyNode,
+                    llvm::yaml::Node *value) {
+    std::string where = "devices." + name.str();
+    const DeviceKind *kind = lookupDeviceKind(name);
+    if (!kind)
+      return in.fail(keyNode, where,
+                     "unknown device kind '" + name +
+                         "' (hetpar-cluster --catalog lists the kinds)");
+    CostParams::Measured m;
+    bool ok = in.forEachField(
+        value, where,
+        {"matmul_flops", "tensor_matmul_flops", "memory_bandwidth",
+         "launch_overhead", "bandwidth_by_class", "curves"},
+        [&](llvm::StringRef key, llvm::yaml::Node *v) {
+          std::string f = where + "." + key.str();
+          if (key == "bandwidth_by_class")
+            return forEachName(
+                v, f,
+                [&](llvm::StringRef cls, llvm::yaml::Node *k,
+                    llvm::yaml::Node *bw) {
+                  int c = classIndex(cls);
+                  if (c < 0 || c == kNumOpClasses)
+                    return in.fail(k, f + "." + cls,
+                                   "not an op class (" + classes + ")");
+                  m.classBandwidth[c] = in.positive(bw, f + "." + cls);
+                  return m.classBandwidth[c].has_value();
+                });
+          if (key == "curves")
+            return forEachName(
+                v, f,
+                [&](llvm::StringRef cls, llvm::yaml::Node *k,
+                    llvm::yaml::Node *points) {
+                  std::string fc = f + "." + cls.str();
+                  int c = classIndex(cls);
+                  if (c < 0)
+                    return in.fail(k, fc,
+                                   "not an op class (" + classes +
+                                       ", MatMulFloat16)");
+                  double lastWork = 0;
+                  bool any = false;
+                  bool good = in.forEachItem(
+                      points, fc, [&](unsigned, llvm::yaml::Node *pt) {
+                        auto pair = in.numbers(pt, fc);
+                        if (!pair)
+                          return false;
+                        if (pair->size() != 2 || !((*pair)[0] > lastWork) ||
+                            !((*pair)[1] > 0))
+                          return in.fail(pt, fc,
+                                         "points must be [work, seconds] pairs "
+                                         "of positive "
+                                         "numbers, in increasing work");
+                        lastWork = (*pair)[0];
+                        m.curves[c].push_back({(*pair)[0], (*pair)[1]});
+                        any = true;
+                        return true;
+                      });
+                  if (good && !any)
+                    return in.fail(points, fc,
+                                   "needs at least one [work, seconds] point");
+                  return good;
+                });
+          auto x = in.positive(v, f);
+          if (key == "matmul_flops")
+            m.matmulFlops = x;
+          else if (key == "tensor_matmul_flops")
+            m.tensorMatmulFlops = x;
+          else if (key == "memory_bandwidth")
+            m.memoryBandwidth = x;
+          else
+            m.launchOverhead = x;
+          return x.has_value();
+        });
+    if (ok)
+      out.measured[kind->name] = std::move(m);
+    return ok;
   };
-  if (auto *devices = root->getObject("devices")) {
-    for (auto &[kind, value] : *devices) {
-      auto *o = value.getAsObject();
-      if (!o)
-        return fail("devices." + kind.str() + " must be an object");
-      CostParams::Measured m;
-      for (auto [key, field] :
-           {std::pair<llvm::StringRef, std::optional<double> *>{"matmul_flops",
-                                                                &m.matmulFlops},
-            {"tensor_matmul_flops", &m.tensorMatmulFlops},
-            {"memory_bandwidth", &m.memoryBandwidth},
-            {"launch_overhead", &m.launchOverhead}}) {
-        auto v = positive(*o, key, "devices." + kind.str());
-        if (!v)
-          return v.takeError();
-        *field = *v;
-      }
-      if (auto *byClass = o->getObject("bandwidth_by_class"))
-        for (int c = 0; c < kNumOpClasses; ++c) {
-          auto v = positive(*byClass, getOpClassName(static_cast<OpClass>(c)),
-                            "devices." + kind.str() + ".bandwidth_by_class");
-          if (!v)
-            return v.takeError();
-          m.classBandwidth[c] = *v;
-        }
-      if (auto *curves = o->getObject("curves")) {
-        for (auto &[cls, value] : *curves) {
-          std::string where = "devices." + kind.str() + ".curves." + cls.str();
-          int index = -1;
-          for (int c = 0; c < kNumOpClasses; ++c)
-            if (llvm::StringRef(cls) == getOpClassName(static_cast<OpClass>(c)))
-              index = c;
-          if (llvm::StringRef(cls) == "MatMulFloat16")
-            index = kNumOpClasses;
-          if (index < 0)
-            return fail(where +
-                        ": not an op class (MatMul, MatMulFloat16, "
-                        "Elementwise, Reduction, Normalization, Softmax, "
-                        "DataMovement, Other)");
-          auto *points = value.getAsArray();
-          if (!points || points->empty())
-            return fail(where +
-                        " must be a non-empty array of [work, seconds]");
-          double lastWork = 0;
-          for (const llvm::json::Value &pt : *points) {
-            auto *pair = pt.getAsArray();
-            std::optional<double> w, t;
-            if (pair && pair->size() == 2) {
-              w = (*pair)[0].getAsNumber();
-              t = (*pair)[1].getAsNumber();
-            }
-            if (!w || !t || !(*w > lastWork) || !(*t > 0) ||
-                !std::isfinite(*w) || !std::isfinite(*t))
-              return fail(where + ": points must be [work, seconds] pairs of "
-                                  "positive numbers, in increasing work");
-            lastWork = *w;
-            m.curves[index].push_back({*w, *t});
+
+  auto link = [&](llvm::StringRef name, llvm::yaml::Node *keyNode,
+                  llvm::yaml::Node *value) {
+    std::string where = "links." + name.str();
+    const LinkKind *kind = lookupLinkKind(name);
+    if (!kind)
+      return in.fail(keyNode, where,
+                     "unknown link kind '" + name +
+                         "' (hetpar-cluster --catalog lists the kinds)");
+    std::optional<double> bandwidth, latency;
+    bool ok = in.forEachField(
+        value, where, {"bandwidth", "latency", "ranks"},
+        [&](llvm::StringRef key, llvm::yaml::Node *v) {
+          std::string f = where + "." + key.str();
+          if (key == "bandwidth") {
+            bandwidth = in.positive(v, f);
+            return bandwidth.has_value();
           }
-        }
-      }
-      params.measured[kind.str()] = m;
-    }
-  }
-  if (auto *links = root->getObject("links")) {
-    for (auto &[kind, value] : *links) {
-      auto *o = value.getAsObject();
-      if (!o)
-        return fail("links." + kind.str() + " must be an object");
-      auto bw = positive(*o, "bandwidth", "links." + kind.str());
-      if (!bw)
-        return bw.takeError();
-      auto lat = o->getNumber("latency");
-      if (!*bw || !lat || *lat < 0)
-        return fail("links." + kind.str() +
-                    " needs a positive bandwidth and a latency");
-      params.measuredLinks[kind.str()] = {**bw, *lat};
-    }
-  }
-  if (auto *eff = root->getObject("efficiency")) {
-    for (auto [name, table] :
-         {std::pair<llvm::StringRef, std::array<double, kNumOpClasses> *>{
-              "compute", &params.computeEfficiency},
-          {"memory", &params.memoryEfficiency}}) {
-      auto *o = eff->getObject(name);
-      if (!o)
-        continue;
-      for (int c = 0; c < kNumOpClasses; ++c) {
-        auto v = positive(*o, getOpClassName(static_cast<OpClass>(c)),
-                          "efficiency." + name.str());
-        if (!v)
-          return v.takeError();
-        if (*v)
-          (*table)[c] = std::min(1.0, **v);
-      }
-    }
-  }
+          if (key == "latency") {
+            latency = in.number(v, f);
+            if (latency && *latency < 0)
+              return in.fail(v, f, "must not be negative");
+            return latency.has_value();
+          }
+          return in.integer(v, f).has_value(); // ranks: how it was measured
+        });
+    if (!ok)
+      return false;
+    if (!bandwidth || !latency)
+      return in.fail(value, where,
+                     "needs 'bandwidth' (bytes/s) and 'latency' (s)");
+    out.measuredLinks[kind->name] = {*bandwidth, *latency};
+    return true;
+  };
+
+  auto efficiency = [&](llvm::yaml::Node *value) {
+    return in.forEachField(
+        value, "efficiency", {"compute", "memory"},
+        [&](llvm::StringRef which, llvm::yaml::Node *table) {
+          std::string f = "efficiency." + which.str();
+          auto &target =
+              which == "compute" ? out.computeEfficiency : out.memoryEfficiency;
+          return forEachName(
+              table, f,
+              [&](llvm::StringRef cls, llvm::yaml::Node *k,
+                  llvm::yaml::Node *v) {
+                int c = classIndex(cls);
+                if (c < 0 || c == kNumOpClasses)
+                  return in.fail(k, f + "." + cls,
+                                 "not an op class (" + classes + ")");
+                auto x = in.positive(v, f + "." + cls);
+                if (x && *x > 1)
+                  return in.fail(v, f + "." + cls,
+                                 "is a fraction of the peak: at most 1, got " +
+                                     *in.scalar(v, f));
+                if (x)
+                  target[c] = *x;
+                return x.has_value();
+              });
+        });
+  };
+
+  bool ok = in.forEachField(
+      root, "profile",
+      {"backend", "device_name", "devices", "links", "efficiency",
+       "measurements"},
+      [&](llvm::StringRef key, llvm::yaml::Node *value) {
+        if (key == "devices")
+          return forEachName(value, "devices", device);
+        if (key == "links")
+          return forEachName(value, "links", link);
+        if (key == "efficiency")
+          return efficiency(value);
+        value->skip(); // what was measured, and where: for people
+        return true;
+      });
+  if (!ok || !in.error().empty())
+    return error();
+  params = std::move(out);
   return llvm::Error::success();
 }
 

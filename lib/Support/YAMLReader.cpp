@@ -71,10 +71,21 @@ std::optional<std::string> YAMLReader::scalar(yaml::Node *node,
   return s->getValue(storage).str();
 }
 
+/// A quoted scalar is a string, even when its text is a number ("2").
+static bool isQuoted(yaml::Node *node) {
+  auto *s = dyn_cast_or_null<yaml::ScalarNode>(node);
+  return s && (s->getRawValue().starts_with("\"") ||
+               s->getRawValue().starts_with("'"));
+}
+
 std::optional<double> YAMLReader::number(yaml::Node *node, const Twine &field) {
   auto text = scalar(node, field);
   if (!text)
     return std::nullopt;
+  if (isQuoted(node)) {
+    fail(node, field, "must be a number, got the string '" + *text + "'");
+    return std::nullopt;
+  }
   double v;
   if (StringRef(*text).trim().getAsDouble(v) || !std::isfinite(v)) {
     fail(node, field, "must be a number, got '" + *text + "'");
@@ -98,6 +109,10 @@ std::optional<int64_t> YAMLReader::integer(yaml::Node *node,
   auto text = scalar(node, field);
   if (!text)
     return std::nullopt;
+  if (isQuoted(node)) {
+    fail(node, field, "must be an integer, got the string '" + *text + "'");
+    return std::nullopt;
+  }
   int64_t v;
   if (StringRef(*text).trim().getAsInteger(10, v)) {
     fail(node, field, "must be an integer, got '" + *text + "'");
@@ -110,6 +125,10 @@ std::optional<bool> YAMLReader::boolean(yaml::Node *node, const Twine &field) {
   auto text = scalar(node, field);
   if (!text)
     return std::nullopt;
+  if (isQuoted(node)) {
+    fail(node, field, "must be true or false, got the string '" + *text + "'");
+    return std::nullopt;
+  }
   if (*text == "true")
     return true;
   if (*text == "false")

@@ -273,10 +273,10 @@ TEST_F(CostModelTest, BadProfilesAreRejected) {
   llvm::Error err =
       loadProfileText(R"({"devices": {"T4": {"matmul_flops": -1}}})", params);
   ASSERT_TRUE(static_cast<bool>(err));
-  EXPECT_NE(llvm::toString(std::move(err))
-                .find("devices.T4.matmul_flops must be a "
-                      "positive number"),
-            std::string::npos);
+  EXPECT_NE(
+      llvm::toString(std::move(err))
+          .find(":1:37: devices.T4.matmul_flops: must be positive, got -1"),
+      std::string::npos);
   // Curves: points in increasing work.
   err = loadProfileText(
       R"({"devices": {"T4": {"curves": {"MatMul": [[2e6, 1e-5], [1e6, 2e-5]]}}}})",
@@ -287,6 +287,24 @@ TEST_F(CostModelTest, BadProfilesAreRejected) {
           .find("devices.T4.curves.MatMul: points must be [work, seconds] "
                 "pairs of positive numbers, in increasing work"),
       std::string::npos);
+  // Misspelt fields, unknown kinds and efficiencies above 1 are errors too.
+  for (auto [text, message] :
+       {std::pair<const char *, const char *>{
+            R"({"devices": {"T4": {"matmul_flop": 1e12}}})",
+            "devices.T4: unknown field 'matmul_flop'"},
+        {R"({"devices": {"A100": {"matmul_flops": 1e12}}})",
+         "devices.A100: unknown device kind 'A100'"},
+        {R"({"links": {"PCIe9": {"bandwidth": 1e9, "latency": 1e-6}}})",
+         "links.PCIe9: unknown link kind 'PCIe9'"},
+        {R"({"efficiency": {"compute": {"MatMul": 1.5}}})",
+         "efficiency.compute.MatMul: is a fraction of the peak: at most 1, got "
+         "1.5"},
+        {R"({"device": {}})", "profile: unknown field 'device'"}}) {
+    err = loadProfileText(text, params);
+    ASSERT_TRUE(static_cast<bool>(err)) << text;
+    EXPECT_NE(llvm::toString(std::move(err)).find(message), std::string::npos)
+        << message;
+  }
   // An unknown class.
   err = loadProfileText(
       R"({"devices": {"T4": {"curves": {"Matmul": [[1, 1]]}}}})", params);

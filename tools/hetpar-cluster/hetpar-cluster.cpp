@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
   }
   auto cluster = hetpar::loadCluster(path);
   if (!cluster) {
-    llvm::errs() << llvm::toString(cluster.takeError()) << "\n";
+    llvm::errs() << "hetpar-cluster: error: "
+                 << llvm::toString(cluster.takeError()) << "\n";
     return 1;
   }
   hetpar::printCluster(*cluster, llvm::outs());

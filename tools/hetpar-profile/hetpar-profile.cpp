@@ -77,6 +77,11 @@ std::string Kernel::text() const {
 
 namespace {
 
+/// The most bytes one kernel's buffers may take (inputs and outputs): below the
+/// memory of the GPUs and machines this runs on (16 GB of 24 on the development
+/// machine; 141 GB on an H200).
+constexpr double kMaxKernelBytes = 16e9;
+
 [[noreturn]] void fail(const std::string &message) {
   std::fprintf(stderr, "hetpar-profile: error: %s\n", message.c_str());
   std::exit(1);
@@ -154,10 +159,14 @@ bool parseLine(const std::string &line, const std::string &where, Kernel &k) {
       k.args.push_back(v);
     }
   }
-  // Sizes a backend would allocate: refuse absurd ones (over 16 GB per buffer).
+  // What a backend would allocate: refuse absurd sizes before allocating.
   for (int64_t v : k.args)
     if (v > (int64_t(1) << 34))
       fail(where + ": size " + std::to_string(v) + " is too large");
+  if (k.bytes() > kMaxKernelBytes)
+    fail(where + ": the kernel's buffers would take " +
+         number(k.bytes() / 1e9) + " GB, more than " +
+         number(kMaxKernelBytes / 1e9) + " GB");
   return true;
 }
 
@@ -392,7 +401,8 @@ int main(int argc, char **argv) {
     };
     int step = o.quick ? 2 : 1;
     int64_t maxN = gpu ? 4096 : (o.quick ? 256 : 512);
-    for (int64_t n = 32; n <= maxN; n *= (o.quick ? 4 : 2)) {
+    // From 8 (tiny GEMMs: the launch floor of the curve) to maxN.
+    for (int64_t n = 8; n <= maxN; n *= (o.quick ? 4 : 2)) {
       curve("MatMul", Kernel{"gemm", {4 * n, n, n, 1, 4}}, true);
       if (gpu)
         curve("MatMulFloat16", Kernel{"gemm", {4 * n, n, n, 1, 2}}, true);
