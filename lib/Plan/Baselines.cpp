@@ -265,7 +265,11 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       s.shardings[m.names[i]] = std::move(sh);
     }
     if (s.shardings.empty()) {
-      b.notApplicable = "no op has a weight to split";
+      b.notApplicable =
+          llvm::formatv("no matrix product has a constant weight with at "
+                        "least as many output features as the {0} "
+                        "devices",
+                        n);
     } else {
       b.plan.stages.push_back(std::move(s));
       b.plan.mode = mode;

@@ -247,6 +247,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   OpTable table = collectOps(func);
   bool training = plan.mode == Mode::Training;
   int p = plan.stages.size(), m = plan.microbatches;
+  std::vector<std::string> warnings;
 
   // --- Ops to stages ---
   std::vector<int> stageOf(table.ops.size(), -1);
@@ -298,6 +299,23 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
             llvm::formatv("stage {0}: sharding of '{1}', which is not an op "
                           "of the stage",
                           s, e.getKey()));
+    // A split output dimension must exist.
+    for (auto &e : stage.shardings) {
+      Operation *op = table.ops[table.byName[e.getKey()].front()];
+      auto type =
+          op->getNumResults()
+              ? llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType())
+              : RankedTensorType();
+      if (type && e.second.dim >= type.getRank())
+        return fail(llvm::formatv(
+            "stage {0}: sharding of '{1}': dim {2} does not "
+            "exist, the result has rank {3} (use 0 to {4}, or "
+            "-1 for the contraction)",
+            s, e.getKey(), e.second.dim, type.getRank(), type.getRank() - 1));
+    }
+    if (stage.recompute && !training)
+      warnings.push_back(llvm::formatv(
+          "stage {0}: 'recompute' has no effect in inference", s));
   }
   std::vector<std::string> missing;
   for (auto [i, s] : llvm::enumerate(stageOf))
@@ -341,6 +359,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
     }
 
   Prediction pred;
+  pred.warnings = std::move(warnings);
   if (func.getNumArguments() > 0)
     if (auto t =
             llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
@@ -645,6 +664,10 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
           dp.memory.activations = inputs * inFlight + all;
         else
           dp.memory.activations = all * inFlight;
+        // Whole bytes (a replica's share of a microbatch can make fractions).
+        for (double *part : {&dp.memory.weights, &dp.memory.activations,
+                             &dp.memory.gradients, &dp.memory.optimizer})
+          *part = std::ceil(*part);
         if (dp.memory.total() > d.memoryBytes)
           pred.memoryProblems.push_back(llvm::formatv(
               "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
@@ -677,6 +700,8 @@ llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
   out["bubble_fraction"] = p.bubbleFraction;
   out["batch"] = p.batch;
   out["memory_fits"] = p.memoryProblems.empty();
+  if (!p.warnings.empty())
+    out["warnings"] = llvm::json::Array(p.warnings);
   llvm::json::Array devices;
   for (const DevicePrediction &d : p.devices)
     devices.push_back(llvm::json::Object{

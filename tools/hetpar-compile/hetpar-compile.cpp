@@ -189,6 +189,9 @@ static int planModel(ModuleOp module,
                                 "device(s):{2}",
                                 planPath, pred->memoryProblems.size(), lines));
     }
+    for (const std::string &w : pred->warnings)
+      llvm::errs() << "hetpar-compile: warning: " << planPath << ": " << w
+                   << "\n";
     if (plan.origin.empty())
       plan.origin = "given";
     prediction = std::move(*pred);

@@ -75,6 +75,8 @@ struct Prediction {
   std::vector<TraceSpan> trace;
   /// One line per device whose memory does not fit (empty when all fit).
   std::vector<std::string> memoryProblems;
+  /// Parts of the plan that have no effect (recompute in inference).
+  std::vector<std::string> warnings;
 };
 
 /// Evaluates `plan`. Errors (with what is wrong) for a plan that does not match
