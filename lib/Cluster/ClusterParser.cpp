@@ -100,9 +100,7 @@ std::optional<Link> ClusterParser::link(yaml::Node *node,
           return bandwidth.has_value();
         }
         if (key == "latency_us") {
-          latency = in.number(value, f);
-          if (latency && *latency < 0)
-            return in.fail(value, f, "must not be negative");
+          latency = in.nonNegative(value, f);
           return latency.has_value();
         }
         auto name = in.scalar(value, f);

@@ -323,9 +323,7 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
             return bandwidth.has_value();
           }
           if (key == "latency") {
-            latency = in.number(v, f);
-            if (latency && *latency < 0)
-              return in.fail(v, f, "must not be negative");
+            latency = in.nonNegative(v, f);
             return latency.has_value();
           }
           return in.integer(v, f).has_value(); // ranks: how it was measured

@@ -78,7 +78,7 @@ double paramsOf(Value v) {
 struct OpTable {
   std::vector<Operation *> ops;
   std::vector<std::string> names;
-  llvm::StringMap<std::vector<int>> byName;
+  llvm::StringMap<int> byName; ///< names are unique (listPlanOps)
   llvm::DenseMap<Operation *, int> index;
 };
 
@@ -86,7 +86,7 @@ OpTable collectOps(func::FuncOp func) {
   OpTable t;
   for (auto &[op, name] : listPlanOps(func)) {
     t.index[op] = t.ops.size();
-    t.byName[name].push_back(t.ops.size());
+    t.byName[name] = t.ops.size();
     t.ops.push_back(op);
     t.names.push_back(name);
   }
@@ -266,7 +266,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
       if (last == table.byName.end())
         return fail(
             llvm::formatv("stage {0}: no op is named '{1}'", s, *stage.lastOp));
-      int from = first->second.front(), to = last->second.back();
+      int from = first->second, to = last->second;
       if (from > to)
         return fail(llvm::formatv("stage {0}: '{1}' comes after '{2}'", s,
                                   *stage.firstOp, *stage.lastOp));
@@ -278,7 +278,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         if (it == table.byName.end())
           return fail(
               llvm::formatv("stage {0}: no op is named '{1}'", s, name));
-        llvm::append_range(indices, it->second);
+        indices.push_back(it->second);
       }
     }
     for (int i : indices) {
@@ -292,16 +292,14 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
     std::sort(stageOps[s].begin(), stageOps[s].end());
     for (auto &e : stage.shardings)
       if (!table.byName.count(e.getKey()) ||
-          llvm::none_of(table.byName[e.getKey()], [&](int i) {
-            return stageOf[i] == static_cast<int>(s);
-          }))
+          stageOf[table.byName.lookup(e.getKey())] != static_cast<int>(s))
         return fail(
             llvm::formatv("stage {0}: sharding of '{1}', which is not an op "
                           "of the stage",
                           s, e.getKey()));
     // A split output dimension must exist.
     for (auto &e : stage.shardings) {
-      Operation *op = table.ops[table.byName[e.getKey()].front()];
+      Operation *op = table.ops[table.byName.lookup(e.getKey())];
       auto type =
           op->getNumResults()
               ? llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType())
@@ -506,11 +504,10 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   // --- Schedule ---
   std::vector<ScheduledTask> tasks =
       schedulePipeline(p, m, plan.schedule, training, fwd, bwd, transfer);
-  std::vector<double> lastEnd(p, 0.0), busy(p, 0.0);
+  std::vector<double> lastEnd(p, 0.0);
   llvm::DenseMap<int, double> deviceBusy;
   for (const ScheduledTask &t : tasks) {
     lastEnd[t.stage] = std::max(lastEnd[t.stage], t.end);
-    busy[t.stage] += t.end - t.start;
     const Stage &stage = plan.stages[t.stage];
     const auto &sp = pred.stages[t.stage];
     std::string name = (t.backward ? "B" : "F") + std::to_string(t.microbatch) +

@@ -71,21 +71,28 @@ std::optional<std::string> YAMLReader::scalar(yaml::Node *node,
   return s->getValue(storage).str();
 }
 
-/// A quoted scalar is a string, even when its text is a number ("2").
-static bool isQuoted(yaml::Node *node) {
-  auto *s = dyn_cast_or_null<yaml::ScalarNode>(node);
-  return s && (s->getRawValue().starts_with("\"") ||
-               s->getRawValue().starts_with("'"));
+/// The text of a scalar that must be a plain (unquoted) value: a quoted scalar
+/// is a string even when its text is a number ("2"). `what` says what the value
+/// must be ("a number"), for both messages.
+static std::optional<std::string> plainScalar(YAMLReader &in, yaml::Node *node,
+                                              const Twine &field,
+                                              StringRef what) {
+  auto text = in.scalar(node, field);
+  if (!text)
+    return std::nullopt;
+  StringRef raw = cast<yaml::ScalarNode>(node)->getRawValue();
+  if (raw.starts_with("\"") || raw.starts_with("'")) {
+    in.fail(node, field,
+            "must be " + what + ", got the string '" + *text + "'");
+    return std::nullopt;
+  }
+  return text;
 }
 
 std::optional<double> YAMLReader::number(yaml::Node *node, const Twine &field) {
-  auto text = scalar(node, field);
+  auto text = plainScalar(*this, node, field, "a number");
   if (!text)
     return std::nullopt;
-  if (isQuoted(node)) {
-    fail(node, field, "must be a number, got the string '" + *text + "'");
-    return std::nullopt;
-  }
   double v;
   if (StringRef(*text).trim().getAsDouble(v) || !std::isfinite(v)) {
     fail(node, field, "must be a number, got '" + *text + "'");
@@ -104,15 +111,21 @@ std::optional<double> YAMLReader::positive(yaml::Node *node,
   return v;
 }
 
-std::optional<int64_t> YAMLReader::integer(yaml::Node *node,
-                                           const Twine &field) {
-  auto text = scalar(node, field);
-  if (!text)
-    return std::nullopt;
-  if (isQuoted(node)) {
-    fail(node, field, "must be an integer, got the string '" + *text + "'");
+std::optional<double> YAMLReader::nonNegative(yaml::Node *node,
+                                              const Twine &field) {
+  auto v = number(node, field);
+  if (v && *v < 0) {
+    fail(node, field, "must not be negative");
     return std::nullopt;
   }
+  return v;
+}
+
+std::optional<int64_t> YAMLReader::integer(yaml::Node *node,
+                                           const Twine &field) {
+  auto text = plainScalar(*this, node, field, "an integer");
+  if (!text)
+    return std::nullopt;
   int64_t v;
   if (StringRef(*text).trim().getAsInteger(10, v)) {
     fail(node, field, "must be an integer, got '" + *text + "'");
@@ -122,13 +135,9 @@ std::optional<int64_t> YAMLReader::integer(yaml::Node *node,
 }
 
 std::optional<bool> YAMLReader::boolean(yaml::Node *node, const Twine &field) {
-  auto text = scalar(node, field);
+  auto text = plainScalar(*this, node, field, "true or false");
   if (!text)
     return std::nullopt;
-  if (isQuoted(node)) {
-    fail(node, field, "must be true or false, got the string '" + *text + "'");
-    return std::nullopt;
-  }
   if (*text == "true")
     return true;
   if (*text == "false")

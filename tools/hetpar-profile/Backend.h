@@ -54,33 +54,26 @@ public:
   double minSeconds = 0.01;
 };
 
-/// Median of `samples` sequences of back-to-back runs of `run`, each sequence
-/// at least `minSeconds` long (measured with `now`, seconds); seconds per run.
-template <typename Run, typename Now, typename Sync>
-double medianTime(Run run, Now now, Sync sync, int samples, double minSeconds) {
-  run(); // warm-up
-  sync();
-  int inner = 1;
+/// Seconds per run: the median of `samples` sequences of back-to-back runs,
+/// each sequence at least `minSeconds` long. `sequence(count)` runs the kernel
+/// `count` times back to back and returns the seconds that took (by the host's
+/// clock on the CPU, by CUDA events on the GPU); one call warms up first.
+template <typename Sequence>
+double medianTime(Sequence sequence, int samples, double minSeconds) {
+  constexpr int kMaxCount = 1 << 20;
+  sequence(1); // warm-up
+  int count = 1;
   for (;;) { // find a sequence length that lasts minSeconds
-    double t0 = now();
-    for (int i = 0; i < inner; ++i)
-      run();
-    sync();
-    double t = now() - t0;
-    if (t >= minSeconds || inner >= (1 << 20))
+    double t = sequence(count);
+    if (t >= minSeconds || count >= kMaxCount)
       break;
-    inner *= t > 0 ? std::max(2, static_cast<int>(minSeconds / t) + 1) : 16;
-    if (inner > (1 << 20))
-      inner = 1 << 20;
+    int grow = t > 0 ? std::max(2, static_cast<int>(minSeconds / t) + 1) : 16;
+    count =
+        static_cast<int>(std::min<int64_t>(kMaxCount, int64_t(count) * grow));
   }
   std::vector<double> times;
-  for (int s = 0; s < samples; ++s) {
-    double t0 = now();
-    for (int i = 0; i < inner; ++i)
-      run();
-    sync();
-    times.push_back((now() - t0) / inner);
-  }
+  for (int s = 0; s < samples; ++s)
+    times.push_back(sequence(count) / count);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

@@ -207,8 +207,8 @@ public:
       return std::nullopt;
     }
     // Sequences of back-to-back launches timed by CUDA events (the GPU's
-    // timeline); the protocol of medianTime in Backend.h.
-    auto seq = [&](int count) {
+    // timeline).
+    auto sequence = [&](int count) {
       cudaEventRecord(start);
       for (int i = 0; i < count; ++i)
         run();
@@ -218,24 +218,10 @@ public:
       cudaEventElapsedTime(&ms, start, stop);
       return ms / 1e3;
     };
-    run();
-    cudaDeviceSynchronize();
-    int inner = 1;
-    for (;;) {
-      double t = seq(inner);
-      if (t >= minSeconds || inner >= (1 << 16))
-        break;
-      int grow =
-          std::max(2, static_cast<int>(minSeconds / std::max(t, 1e-7)) + 1);
-      inner = std::min(1 << 16, inner * grow);
-    }
-    std::vector<double> times;
-    for (int s = 0; s < samples; ++s)
-      times.push_back(seq(inner) / inner);
+    double t = medianTime(sequence, samples, minSeconds);
     release();
     CHECK(cudaGetLastError(), "kernel launch");
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
+    return t;
   }
 
 private:

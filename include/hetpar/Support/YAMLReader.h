@@ -49,6 +49,9 @@ public:
   /// A number > 0.
   std::optional<double> positive(llvm::yaml::Node *node,
                                  const llvm::Twine &field);
+  /// A number >= 0.
+  std::optional<double> nonNegative(llvm::yaml::Node *node,
+                                    const llvm::Twine &field);
   std::optional<int64_t> integer(llvm::yaml::Node *node,
                                  const llvm::Twine &field);
   std::optional<bool> boolean(llvm::yaml::Node *node, const llvm::Twine &field);
