@@ -159,7 +159,7 @@ public:
                         llvm::ArrayRef<int> devices,
                         const Cluster &cluster) const override;
 
-  /// The three algorithms, exposed for tests and for --explain.
+  /// The three algorithms, public for tests and for models that build on them.
   double ringTime(Collective kind, double bytes, int ranks,
                   const Link &link) const;
   double treeTime(Collective kind, double bytes, int ranks,
