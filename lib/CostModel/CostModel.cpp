@@ -169,14 +169,14 @@ CostParams CostParams::defaults() {
   CostParams p;
   // Efficiencies: the fraction of the datasheet peak that hetpar-profile's
   // kernels reached on an NVIDIA H200 (examples/profiles/H200-SXM.json, sizes
-  // of 0.5-1.6 GB): GEMMs 5.10e13 / 6.7e13 = 0.76 (float32) and
-  // 7.40e14 / 9.895e14 = 0.75 (float16); streaming add 2.75e12 / 4.8e12 = 0.57;
+  // of 0.5-1.6 GB): GEMMs 5.11e13 / 6.7e13 = 0.76 (float32) and
+  // 7.33e14 / 9.895e14 = 0.74 (float16); streaming add 3.22e12 / 4.8e12 = 0.67;
   // copy 0.87; row reductions 0.36, softmax 0.36, layernorm 0.38. Compute-side
   // numbers of memory-bound classes and "Other" are not measured (0.5, 0.3:
   // they almost never bind). docs/cost-model.md, "Constants".
   //                     MatMul Elem  Reduce Norm  Softmax Move  Other
   p.computeEfficiency = {0.75, 0.50, 0.50, 0.50, 0.50, 1.00, 0.30};
-  p.memoryEfficiency = {0.80, 0.57, 0.36, 0.38, 0.36, 0.87, 0.50};
+  p.memoryEfficiency = {0.80, 0.67, 0.36, 0.38, 0.36, 0.87, 0.50};
   p.backwardFactor = {2.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0};
   p.launchOverhead = 5e-6;
   p.collectiveBaseLatency = 8.4e-6;

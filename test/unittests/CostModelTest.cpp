@@ -127,7 +127,7 @@ TEST_F(CostModelTest, HalfPrecisionGemmUsesTensorCores) {
 
 TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
   // Add of two 2^26-element float32 tensors: 3 * 2^28 bytes = 805306368 B at
-  // 2039e9 * 0.57 B/s = 0.69290 ms (2^26 FLOP at 9.75 TFLOP/s is 6.9 us).
+  // 2039e9 * 0.67 B/s = 0.58948 ms (2^26 FLOP at 9.75 TFLOP/s is 6.9 us).
   Operation *op = firstOp(R"(
     func.func @f(%a: tensor<8192x8192xf32>, %b: tensor<8192x8192xf32>) -> tensor<8192x8192xf32> {
       %c = onnx.Add(%a, %b) : (tensor<8192x8192xf32>, tensor<8192x8192xf32>) -> tensor<8192x8192xf32>
@@ -137,12 +137,12 @@ TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
   ASSERT_TRUE(work);
   EXPECT_EQ(work->cls, OpClass::Elementwise);
   EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
-              805306368.0 / (2039e9 * 0.57) + 5e-6, 1e-10);
+              805306368.0 / (2039e9 * 0.67) + 5e-6, 1e-10);
   // A straggler 1.3x slower takes 1.3x as long (launch overhead aside).
   Device slow = device("A100-SXM4-80GB");
   slow.slowdown = 1.3;
   EXPECT_NEAR(model.computeTime(*work, slow, 1, 1, false),
-              1.3 * 805306368.0 / (2039e9 * 0.57) + 5e-6, 1e-10);
+              1.3 * 805306368.0 / (2039e9 * 0.67) + 5e-6, 1e-10);
 }
 
 TEST_F(CostModelTest, AllReduceOverNVLinkAgainstTwoNodesOn100GbE) {
