@@ -15,6 +15,7 @@ void ONNXDialect::initialize() {
 #define GET_OP_LIST
 #include "hetpar/Dialect/ONNX/ONNXOps.cpp.inc"
       >();
+  attachShardingRules(getContext());
 }
 
 Operation *ONNXDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -17,6 +17,8 @@
 
 #include "hetpar/Plan/Simulator.h"
 
+#include "hetpar/Plan/Sharding.h"
+
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
@@ -43,15 +45,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-double bytesOf(Type t) {
-  auto st = llvm::dyn_cast<RankedTensorType>(t);
-  if (!st)
-    return 0;
-  auto n = getNumElements(st.getShape());
-  unsigned bits = st.getElementTypeBitWidth();
-  return n ? static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8) : 0;
-}
-
 /// "1.23 GB", "456.0 kB": SI units, as the cluster file gives memory.
 std::string formatBytes(double bytes) {
   const char *units[] = {"B", "kB", "MB", "GB", "TB"};
@@ -72,39 +65,6 @@ double paramsOf(Value v) {
     return 0;
   auto n = getNumElements(st.getShape());
   return n && *n > 1 ? static_cast<double>(*n) : 0;
-}
-
-/// The compute ops of the function, in order, with their names.
-struct OpTable {
-  std::vector<Operation *> ops;
-  std::vector<std::string> names;
-  llvm::StringMap<int> byName; ///< names are unique (listPlanOps)
-  llvm::DenseMap<Operation *, int> index;
-};
-
-OpTable collectOps(func::FuncOp func) {
-  OpTable t;
-  for (auto &[op, name] : listPlanOps(func)) {
-    t.index[op] = t.ops.size();
-    t.byName[name] = t.ops.size();
-    t.ops.push_back(op);
-    t.names.push_back(name);
-  }
-  return t;
-}
-
-/// The sharding of op `name` in `stage`, or null when it is replicated.
-const OpSharding *shardingOf(const Stage &stage, const std::string &name) {
-  auto it = stage.shardings.find(name);
-  return it == stage.shardings.end() ? nullptr : &it->second;
-}
-
-/// Share of an op's work on tensor-parallel index `t` of its stage.
-double shardShare(const OpSharding *s, int t) {
-  if (!s)
-    return 1.0;
-  double total = std::accumulate(s->parts.begin(), s->parts.end(), 0.0);
-  return s->parts[t] / total;
 }
 
 } // namespace
@@ -243,8 +203,13 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   auto funcs = module.getOps<func::FuncOp>();
   if (funcs.empty())
     return fail("the module has no function");
-  func::FuncOp func = *funcs.begin();
-  OpTable table = collectOps(func);
+  OpCatalog catalog(*funcs.begin());
+  return simulate(catalog, *funcs.begin(), cluster, plan, model);
+}
+
+llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
+                                    const Cluster &cluster, const Plan &plan,
+                                    const CostModel &model) {
   bool training = plan.mode == Mode::Training;
   int p = plan.stages.size(), m = plan.microbatches;
   std::vector<std::string> warnings;
@@ -330,13 +295,13 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   for (auto [i, op] : llvm::enumerate(table.ops))
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp(); def && table.index.count(def))
-        if (stageOf[table.index[def]] > stageOf[i])
+        if (stageOf[table.index.lookup(def)] > stageOf[i])
           return fail(llvm::formatv(
               "op '{0}' (stage {1}) uses a value of op '{2}' in "
               "the later stage {3}; stages must follow the "
               "model's order",
-              table.names[i], stageOf[i], table.names[table.index[def]],
-              stageOf[table.index[def]]));
+              table.names[i], stageOf[i], table.names[table.index.lookup(def)],
+              stageOf[table.index.lookup(def)]));
 
   // --- Devices ---
   llvm::DenseMap<int, int> deviceStage;
@@ -367,7 +332,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   // --- Work of each op ---
   std::vector<OpWork> work(table.ops.size());
   for (auto [i, op] : llvm::enumerate(table.ops)) {
-    auto w = measureOp(op);
+    const auto &w = table.work[i];
     if (!w)
       return fail(
           llvm::formatv("op '{0}' has a shape that is not static; run the "
@@ -427,40 +392,17 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
       double batchShare = replicaShare[s][r] / m;
       llvm::ArrayRef<int> group(stage.devices.data() + r * stage.tensor,
                                 stage.tensor);
-      double f = 0, b = 0, coll = 0;
-      for (int i : stageOps[s]) {
-        const OpSharding *sh = shardingOf(stage, table.names[i]);
-        double tf = 0, tb = 0;
-        for (int t = 0; t < stage.tensor; ++t) {
-          const Device &d = *cluster.findDevice(group[t]);
-          double of = model.computeTime(work[i], d, batchShare,
-                                        shardShare(sh, t), false);
-          double ob = training ? model.computeTime(work[i], d, batchShare,
-                                                   shardShare(sh, t), true) +
-                                     (stage.recompute ? of : 0)
-                               : 0;
-          ownForward[group[t]] += of;
-          ownBackward[group[t]] += ob;
-          tf = std::max(tf, of);
-          tb = std::max(tb, ob);
-        }
-        double c = 0;
-        if (sh && sh->collective != "none") {
-          double bytes = 0;
-          for (Value v : table.ops[i]->getResults())
-            bytes += bytesOf(v.getType()) * batchShare;
-          // The full result: what all-reduce reduces, what all-gather
-          // rebuilds on every rank, what reduce-scatter reduces and scatters.
-          c = model.collectiveTime(*parseCollective(sh->collective), bytes,
-                                   group, cluster);
-        }
-        f += tf + c;
-        coll += c;
-        // Backward: the mirrored collective on the gradients; recomputation
-        // runs the forward again first (included in ob).
-        if (training)
-          b += tb + c;
+      auto timed =
+          timeReplica(table, stageOps[s], stage.shardings, group, batchShare,
+                      training, stage.recompute, cluster, model);
+      if (!timed)
+        return fail(llvm::formatv("stage {0}: {1}", s,
+                                  llvm::toString(timed.takeError())));
+      for (int t = 0; t < stage.tensor; ++t) {
+        ownForward[group[t]] += timed->ownForward[t];
+        ownBackward[group[t]] += timed->ownBackward[t];
       }
+      double f = timed->forward, b = timed->backward, coll = timed->collectives;
       if (f > sp.forward) {
         sp.forward = f;
         sp.forwardCollectives = coll;
@@ -486,7 +428,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
           return it == table.index.end() ? false : stageOf[it->second] > s;
         });
         if (crosses && counted.insert(r).second)
-          bytes += bytesOf(r.getType()) / m;
+          bytes += bytesOfType(r.getType()) / m;
       }
     }
     const Stage &from = plan.stages[s], &to = plan.stages[s + 1];
@@ -532,6 +474,23 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
     }
   }
 
+  // Each op's resolved sharding on its stage's group (shares of constants and
+  // results per tensor-parallel index).
+  std::vector<std::optional<ResolvedSharding>> resolved(table.ops.size());
+  for (auto [s, stage] : llvm::enumerate(plan.stages))
+    for (int i : stageOps[s]) {
+      auto it = stage.shardings.find(table.names[i]);
+      auto r = resolveSharding(
+          table, i, it == stage.shardings.end() ? nullptr : &it->second,
+          stage.tensor);
+      if (!r)
+        return r.takeError();
+      resolved[i] = std::move(*r);
+    }
+  auto operandShare = [&](int i, unsigned k, int t) {
+    return resolved[i]->operandShares[k][t];
+  };
+
   // --- Gradient synchronisation across data-parallel replicas ---
   double stepTime = 0;
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
@@ -541,13 +500,11 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
       for (int t = 0; t < stage.tensor; ++t) {
         double bytes = 0;
         llvm::DenseSet<Value> seen;
-        for (int i : stageOps[s]) {
-          const OpSharding *sh = shardingOf(stage, table.names[i]);
-          for (Value v : table.ops[i]->getOperands())
+        for (int i : stageOps[s])
+          for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
             if (matchPattern(v, m_Constant()) && paramsOf(v) > 0 &&
                 seen.insert(v).second)
-              bytes += bytesOf(v.getType()) * shardShare(sh, t);
-        }
+              bytes += bytesOfType(v.getType()) * operandShare(i, k, t);
         std::vector<int> group;
         for (int r = 0; r < stage.data; ++r)
           group.push_back(stage.devices[r * stage.tensor + t]);
@@ -581,10 +538,9 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         // two float32 moments and a float32 master copy, 12 bytes/parameter).
         llvm::DenseMap<Value, double> weightShare;
         for (int i : stageOps[s]) {
-          const OpSharding *sh = shardingOf(stage, table.names[i]);
-          for (Value v : table.ops[i]->getOperands())
+          for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
             if (matchPattern(v, m_Constant())) {
-              double share = shardShare(sh, t);
+              double share = operandShare(i, k, t);
               auto [it, inserted] = weightShare.try_emplace(v, share);
               if (!inserted)
                 it->second = std::max(it->second, share);
@@ -592,10 +548,10 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         }
         double params = 0, paramBytes = 0;
         for (auto [v, share] : weightShare) {
-          dp.memory.weights += bytesOf(v.getType()) * share;
+          dp.memory.weights += bytesOfType(v.getType()) * share;
           params += paramsOf(v) * share;
           if (paramsOf(v) > 0)
-            paramBytes += bytesOf(v.getType()) * share;
+            paramBytes += bytesOfType(v.getType()) * share;
         }
         if (training) {
           // A gradient per parameter, in the parameter's type.
@@ -607,13 +563,19 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
         // microbatch in flight (with recomputation, only the stage's inputs,
         // plus one microbatch being recomputed).
         auto valueBytes = [&](Value v) {
-          double b = bytesOf(v.getType()) * batchShare;
+          double b = bytesOfType(v.getType()) * batchShare;
+          // A result the stage keeps split takes the device's share.
           if (Operation *def = v.getDefiningOp())
             if (auto it = table.index.find(def); it != table.index.end())
-              if (auto sh = stage.shardings.find(table.names[it->second]);
-                  sh != stage.shardings.end() &&
-                  sh->second.collective == "none")
-                b *= shardShare(&sh->second, t);
+              if (stage.shardings.count(table.names[it->second]) &&
+                  stage.shardings.lookup(table.names[it->second]).collective ==
+                      "none") {
+                const Layout &l =
+                    resolved[it->second]
+                        ->results[llvm::cast<OpResult>(v).getResultNumber()];
+                if (l.kind == Layout::Split)
+                  b *= l.fractions[t];
+              }
           return b;
         };
         double all = 0, inputs = 0, live = 0, peak = 0;

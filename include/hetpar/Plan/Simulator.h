@@ -86,6 +86,13 @@ struct Prediction {
 llvm::Expected<Prediction> simulate(mlir::ModuleOp module,
                                     const Cluster &cluster, const Plan &plan,
                                     const CostModel &costModel);
+class OpCatalog;
+/// The same with the function's ops already catalogued (the search evaluates
+/// many plans of one function).
+llvm::Expected<Prediction> simulate(const OpCatalog &catalog,
+                                    mlir::func::FuncOp func,
+                                    const Cluster &cluster, const Plan &plan,
+                                    const CostModel &costModel);
 
 /// The pipeline schedule alone: the start and end of every forward (and, in
 /// training, backward) task of every stage, given per-stage task times and the

@@ -1,4 +1,4 @@
-//===- ONNXInterfaces.td - shape inference and FLOP count ---------*- tablegen -*-===//
+//===- ONNXInterfaces.td - shape inference, FLOPs, sharding rules -*- tablegen -*-===//
 
 #ifndef HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD
 #define HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD
@@ -48,6 +48,32 @@ def FlopCountOpInterface : OpInterface<"FlopCountOpInterface"> {
         FLOP count of the op, or std::nullopt when a shape it needs is not static.
       }],
       "std::optional<int64_t>", "getFlopCount", (ins)>,
+  ];
+}
+
+def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::hetpar";
+  let description = [{
+    How the op's work splits over the devices of a tensor-parallel group: its
+    iteration factors, each parallel, reduction or whole, and the factors that make
+    up every dimension of every operand and result (hetpar/Dialect/ONNX/ShardingRule.h;
+    the form of Shardy's `OpShardingRuleAttr`). MatMul [b,m,k] x [b,k,n] -> [b,m,n]:
+    b, m, n parallel, k reduction. The sharding search derives the legal shardings
+    of an op and the collective each implies from its rule: splitting a parallel
+    factor splits the result, splitting a reduction factor leaves partial sums for
+    an all-reduce, a whole factor is never split.
+
+    The onnx dialect attaches rules to its ops (dialects/onnx/ShardingRules.cpp). Ops
+    of a user's own dialect join the search by implementing this interface; an op
+    without it is only ever replicated (or split along the batch by data
+    parallelism).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's sharding rule, or failure when the op's shapes are not static
+        (the search runs on the static module).
+      }],
+      "::mlir::FailureOr<::hetpar::ShardingRule>", "getShardingRule", (ins)>,
   ];
 }
 

@@ -4,6 +4,7 @@
 #define HETPAR_DIALECT_ONNX_ONNXOPS_H
 
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
+#include "hetpar/Dialect/ONNX/ShardingRule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -32,6 +33,9 @@ std::string getNodeName(mlir::Location loc);
 /// "node 'name' (OpType)" for messages; "op OpType" when the op has no node
 /// name.
 std::string describeNode(mlir::Operation *op);
+/// Attaches ShardingRuleOpInterface to the onnx ops that have a rule
+/// (ShardingRules.cpp); called when the dialect is loaded.
+void attachShardingRules(mlir::MLIRContext *context);
 } // namespace hetpar::onnx
 
 #include "hetpar/Dialect/ONNX/ONNXInterfaces.h.inc"

@@ -1,0 +1,755 @@
+//===- ShardingRules.cpp - sharding rules of the onnx ops -----------------===//
+//
+// ShardingRuleOpInterface for the onnx ops, attached as external models when
+// the dialect loads. The rules follow the ops' semantics (onnx.ai/onnx/
+// operators) and Shardy's rules for the matching StableHLO ops:
+//  - elementwise ops (with numpy broadcasting), Cast, Clip, Where, Expand:
+//    one parallel factor per result dimension;
+//  - MatMul: batch dims, m and n parallel, k reduction; Gemm likewise with its
+//    transposes; Conv: batch and output channels parallel, input channels a
+//    reduction (when group = 1), spatial axes whole (windows cross a split);
+//  - reductions: the reduced axes are a reduction for the sums, means, max,
+//    min, L1 and sum of squares, whole for the others (L2, log-sum-exp, prod);
+//    Softmax, LayerNormalization, ArgMax, CumSum, Trilu: the axes they work
+//    along are whole;
+//  - layout ops: Transpose permutes factors, Reshape/Flatten/Squeeze/Unsqueeze
+//    map merged and split dimensions to the same factors, Concat/Split/Slice/
+//    Pad/Tile keep the axes they change whole, Gather keeps the gathered axis
+//    whole.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::onnx;
+
+//===----------------------------------------------------------------------===//
+// ShardingRule
+//===----------------------------------------------------------------------===//
+
+std::optional<FactorPlacement>
+ShardingRule::placement(const DimFactors &dims, int f,
+                        llvm::ArrayRef<ShardingFactor> factors) {
+  for (auto [d, list] : llvm::enumerate(dims)) {
+    auto it = llvm::find(list, f);
+    if (it == list.end())
+      continue;
+    int64_t granule = 1, outer = 1;
+    for (auto inner = std::next(it); inner != list.end(); ++inner)
+      granule *= factors[*inner].size;
+    for (auto o = list.begin(); o != it; ++o)
+      outer *= factors[*o].size;
+    return FactorPlacement{static_cast<int>(d), granule, outer};
+  }
+  return std::nullopt;
+}
+
+std::string ShardingRule::str() const {
+  auto name = [](int f) {
+    return f < 18 ? std::string(1, static_cast<char>('i' + f))
+                  : "f" + std::to_string(f);
+  };
+  auto values = [&](const std::vector<DimFactors> &vs) {
+    std::string s = "(";
+    for (auto [v, dims] : llvm::enumerate(vs)) {
+      s += v ? ", [" : "[";
+      for (auto [d, list] : llvm::enumerate(dims)) {
+        if (d)
+          s += ", ";
+        if (list.empty())
+          s += "_";
+        else if (list.size() == 1)
+          s += name(list[0]);
+        else {
+          s += "(";
+          for (auto [k, f] : llvm::enumerate(list))
+            s += (k ? " " : "") + name(f);
+          s += ")";
+        }
+      }
+      s += "]";
+    }
+    return s + ")";
+  };
+  std::string s = values(operands) + " -> " + values(results) + " {";
+  for (auto [f, factor] : llvm::enumerate(factors)) {
+    s += (f ? ", " : "") + name(f) + "=" + std::to_string(factor.size);
+    if (factor.kind == FactorKind::Reduction)
+      s += " reduction";
+    else if (factor.kind == FactorKind::Whole)
+      s += " whole";
+  }
+  return s + "}";
+}
+
+ShardingRule hetpar::makeElementwiseRule(
+    llvm::ArrayRef<int64_t> resultShape,
+    llvm::ArrayRef<llvm::ArrayRef<int64_t>> operandShapes,
+    unsigned numResults) {
+  ShardingRule rule;
+  DimFactors result;
+  for (int64_t size : resultShape) {
+    result.emplace_back();
+    if (size != 1)
+      result.back().push_back(rule.addFactor(size, FactorKind::Parallel));
+  }
+  int64_t rank = resultShape.size();
+  for (llvm::ArrayRef<int64_t> shape : operandShapes) {
+    DimFactors dims;
+    int64_t offset = rank - static_cast<int64_t>(shape.size());
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      dims.emplace_back();
+      int64_t rd = offset + static_cast<int64_t>(d);
+      if (rd >= 0 && size == resultShape[rd])
+        dims.back() = result[rd];
+    }
+    rule.operands.push_back(std::move(dims));
+  }
+  rule.results.assign(numResults, result);
+  return rule;
+}
+
+ShardingRule hetpar::makeReshapeRule(llvm::ArrayRef<int64_t> from,
+                                     llvm::ArrayRef<int64_t> to,
+                                     unsigned numOperands) {
+  ShardingRule rule;
+  DimFactors in(from.size()), out(to.size());
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    // Dimensions of size 1 belong to no factor.
+    if (i < from.size() && from[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < to.size() && to[j] == 1) {
+      ++j;
+      continue;
+    }
+    if (i >= from.size() || j >= to.size())
+      break; // only size-1 dimensions are left on one side
+    // The shortest runs from[i..i2) and to[j..j2) of equal product.
+    size_t i2 = i + 1, j2 = j + 1;
+    int64_t a = from[i], b = to[j];
+    while (a != b) {
+      if (a < b && i2 < from.size())
+        a *= from[i2++];
+      else if (b < a && j2 < to.size())
+        b *= to[j2++];
+      else
+        break;
+    }
+    auto nonUnit = [](llvm::ArrayRef<int64_t> dims) {
+      return llvm::count_if(dims, [](int64_t d) { return d != 1; });
+    };
+    auto fromRun = from.slice(i, i2 - i), toRun = to.slice(j, j2 - j);
+    if (nonUnit(fromRun) == 1 || nonUnit(toRun) == 1) {
+      // A split (one dimension into several) or a merge: the several
+      // dimensions are the factors; the single one is made of all of them.
+      bool splitIn = nonUnit(fromRun) == 1;
+      llvm::ArrayRef<int64_t> many = splitIn ? toRun : fromRun;
+      size_t manyStart = splitIn ? j : i;
+      size_t single = splitIn ? i : j;
+      DimFactors &manySide = splitIn ? out : in;
+      DimFactors &singleSide = splitIn ? in : out;
+      if (splitIn)
+        while (from[single] == 1)
+          ++single;
+      else
+        while (to[single] == 1)
+          ++single;
+      for (auto [k, size] : llvm::enumerate(many)) {
+        if (size == 1)
+          continue;
+        int f = rule.addFactor(size, FactorKind::Parallel);
+        manySide[manyStart + k].push_back(f);
+        singleSide[single].push_back(f);
+      }
+    } else {
+      // Several dimensions regrouped: one factor, never split.
+      int f = rule.addFactor(a, FactorKind::Whole);
+      for (size_t k = i; k < i2; ++k)
+        if (from[k] != 1)
+          in[k].push_back(f);
+      for (size_t k = j; k < j2; ++k)
+        if (to[k] != 1)
+          out[k].push_back(f);
+    }
+    i = i2;
+    j = j2;
+  }
+  rule.operands.push_back(std::move(in));
+  for (unsigned k = 1; k < numOperands; ++k)
+    rule.operands.emplace_back(); // the shape operand: read whole
+  rule.results.push_back(std::move(out));
+  return rule;
+}
+
+//===----------------------------------------------------------------------===//
+// Rules of the onnx ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The static shape of `v`, or failure.
+FailureOr<SmallVector<int64_t>> staticShape(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return failure();
+  return SmallVector<int64_t>(t.getShape());
+}
+
+/// Shapes of all operands and results, or failure when one is not static.
+/// Absent optional operands (onnx.NoValue) count as rank-0 shapes.
+LogicalResult allShapes(Operation *op,
+                        SmallVectorImpl<SmallVector<int64_t>> &in,
+                        SmallVectorImpl<SmallVector<int64_t>> &out) {
+  for (Value v : op->getOperands()) {
+    if (llvm::isa<NoneType>(v.getType())) {
+      in.emplace_back();
+      continue;
+    }
+    auto s = staticShape(v);
+    if (failed(s))
+      return failure();
+    in.push_back(*s);
+  }
+  for (Value v : op->getResults()) {
+    auto s = staticShape(v);
+    if (failed(s))
+      return failure();
+    out.push_back(*s);
+  }
+  return success();
+}
+
+/// One factor per dimension of `shape` (none for size 1), of `kind` except for
+/// the dimensions in `special`, which get `specialKind`.
+DimFactors factorsFor(ShardingRule &rule, llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> special = {},
+                      FactorKind specialKind = FactorKind::Whole) {
+  DimFactors dims(shape.size());
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size != 1)
+      dims[d].push_back(rule.addFactor(
+          size, llvm::is_contained(special, static_cast<int64_t>(d))
+                    ? specialKind
+                    : FactorKind::Parallel));
+  return dims;
+}
+
+/// Dimensions whose size differs between two shapes of one rank.
+SmallVector<int64_t> changedDims(llvm::ArrayRef<int64_t> a,
+                                 llvm::ArrayRef<int64_t> b) {
+  SmallVector<int64_t> out;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (d >= b.size() || a[d] != b[d])
+      out.push_back(d);
+  return out;
+}
+
+/// Ops whose operands all broadcast to the result (and extra results of the
+/// same shape).
+template <typename Op>
+struct ElementwiseRule
+    : public ShardingRuleOpInterface::ExternalModel<ElementwiseRule<Op>, Op> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)) || out.empty())
+      return failure();
+    SmallVector<llvm::ArrayRef<int64_t>> shapes(in.begin(), in.end());
+    ShardingRule rule = makeElementwiseRule(out[0], shapes, out.size());
+    if constexpr (std::is_same_v<Op, ExpandOp>)
+      rule.operands[1] = DimFactors(in[1].size()); // the shape: read whole
+    for (size_t r = 1; r < out.size(); ++r)
+      if (out[r] != out[0])
+        rule.results[r] = DimFactors(out[r].size());
+    return rule;
+  }
+};
+
+/// Ops whose every factor is one dimension of operand 0 and of result 0, with
+/// the dimensions listed by `whole` (given the op and the shapes) kept whole
+/// or turned into a reduction; other operands are read whole unless they have
+/// operand 0's shape.
+template <typename Op, typename Fn>
+FailureOr<ShardingRule> axisRule(Operation *op, Fn whole) {
+  SmallVector<SmallVector<int64_t>> in, out;
+  if (failed(allShapes(op, in, out)) || in.empty() || out.empty())
+    return failure();
+  ShardingRule rule;
+  FactorKind kind = FactorKind::Whole;
+  SmallVector<int64_t> special = whole(llvm::cast<Op>(op), in, out, kind);
+  DimFactors dims = factorsFor(rule, in[0], special, kind);
+  rule.operands.push_back(dims);
+  // Other operands of the same rank (Concat's inputs) share the factors of
+  // the dimensions where they agree; the rest are read whole.
+  for (size_t k = 1; k < in.size(); ++k) {
+    DimFactors other(in[k].size());
+    if (in[k].size() == in[0].size())
+      for (size_t d = 0; d < in[k].size(); ++d)
+        if (in[k][d] == in[0][d] &&
+            !llvm::is_contained(special, static_cast<int64_t>(d)))
+          other[d] = dims[d];
+    rule.operands.push_back(std::move(other));
+  }
+  for (auto &shape : out) {
+    if (shape == in[0]) {
+      rule.results.push_back(dims);
+      continue;
+    }
+    // A result with reduced or dropped dimensions keeps the factors of the
+    // dimensions that survive, in order.
+    DimFactors r(shape.size());
+    size_t d = 0;
+    for (size_t k = 0; k < in[0].size() && d < shape.size(); ++k) {
+      bool dropped = llvm::is_contained(special, static_cast<int64_t>(k));
+      if (dropped && shape.size() < in[0].size())
+        continue;
+      if (!dropped && in[0][k] == shape[d])
+        r[d] = dims[k];
+      ++d;
+    }
+    rule.results.push_back(std::move(r));
+  }
+  return rule;
+}
+
+#define HETPAR_AXIS_RULE(NAME, ...)                                            \
+  template <typename Op>                                                       \
+  struct NAME : public ShardingRuleOpInterface::ExternalModel<NAME<Op>, Op> {  \
+    FailureOr<ShardingRule> getShardingRule(Operation *op) const {             \
+      return axisRule<Op>(op,                                                  \
+                          [](Op o, auto &in, auto &out,                        \
+                             FactorKind &kind) -> SmallVector<int64_t> {       \
+                            (void)o;                                           \
+                            (void)in;                                          \
+                            (void)out;                                         \
+                            (void)kind;                                        \
+                            __VA_ARGS__                                        \
+                          });                                                  \
+    }                                                                          \
+  };
+
+/// Softmax, LogSoftmax, ArgMax/Min, CumSum: the axis is whole.
+HETPAR_AXIS_RULE(SingleAxisRule, {
+  int64_t rank = in[0].size();
+  int64_t axis;
+  if constexpr (std::is_same_v<Op, CumSumOp>) {
+    auto v = getConstantIntValues(o.getAxis());
+    if (!v || v->size() != 1)
+      return changedDims(in[0], {}); // unknown: everything whole
+    axis = (*v)[0];
+  } else {
+    axis = o.getAxis();
+  }
+  return {normalizeAxis(axis, rank).value_or(0)};
+})
+
+/// LayerNormalization: axis .. rank - 1 are whole.
+HETPAR_AXIS_RULE(TrailingAxesRule, {
+  int64_t rank = in[0].size();
+  SmallVector<int64_t> dims;
+  for (int64_t d = normalizeAxis(o.getAxis(), rank).value_or(0); d < rank; ++d)
+    dims.push_back(d);
+  return dims;
+})
+
+/// Ops that change the extent of some axes (Slice, Pad, Tile, Trilu's
+/// matrices): those axes are whole, the others parallel.
+HETPAR_AXIS_RULE(ChangedAxesRule, {
+  if constexpr (std::is_same_v<Op, TriluOp>) {
+    int64_t rank = in[0].size();
+    return {rank - 2, rank - 1};
+  } else {
+    return changedDims(in[0], out[0]);
+  }
+})
+
+/// Pooling with windows (spatial axes whole) and global pooling (spatial axes
+/// reduced: a partial sum, or max, then all-reduce).
+HETPAR_AXIS_RULE(PoolRule, {
+  SmallVector<int64_t> spatial;
+  for (int64_t d = 2; d < static_cast<int64_t>(in[0].size()); ++d)
+    spatial.push_back(d);
+  if constexpr (std::is_same_v<Op, GlobalAveragePoolOp> ||
+                std::is_same_v<Op, GlobalMaxPoolOp>)
+    kind = FactorKind::Reduction;
+  return spatial;
+})
+
+/// InstanceNormalization: statistics per (n, c) over the spatial axes.
+HETPAR_AXIS_RULE(InstanceNormRule, {
+  SmallVector<int64_t> spatial;
+  for (int64_t d = 2; d < static_cast<int64_t>(in[0].size()); ++d)
+    spatial.push_back(d);
+  return spatial;
+})
+
+/// Reduce*: the reduced axes are a reduction factor (a partial result per
+/// device, combined by an all-reduce) for decomposable reductions, whole for
+/// the others.
+HETPAR_AXIS_RULE(ReduceRule, {
+  SmallVector<int64_t> reduced;
+  int64_t rank = in[0].size();
+  std::optional<SmallVector<int64_t>> axes =
+      o.getAxes() ? getConstantIntValues(o.getAxes()) : SmallVector<int64_t>();
+  if (!axes)
+    return changedDims(in[0], {}); // unknown axes: all whole
+  if (axes->empty())
+    for (int64_t d = 0; d < rank; ++d)
+      reduced.push_back(d);
+  for (int64_t a : *axes)
+    reduced.push_back(normalizeAxis(a, rank).value_or(0));
+  if constexpr (std::is_same_v<Op, ReduceSumOp> ||
+                std::is_same_v<Op, ReduceMeanOp> ||
+                std::is_same_v<Op, ReduceMaxOp> ||
+                std::is_same_v<Op, ReduceMinOp> ||
+                std::is_same_v<Op, ReduceL1Op> ||
+                std::is_same_v<Op, ReduceSumSquareOp>)
+    kind = FactorKind::Reduction;
+  return reduced;
+})
+
+/// Concat (and Split into unequal parts): the axis is whole.
+HETPAR_AXIS_RULE(ConcatAxisRule, {
+  return {normalizeAxis(o.getAxis(), in[0].size()).value_or(0)};
+})
+
+/// Split into k equal parts: the axis is k chunks (a whole factor) of a
+/// factor shared with the results' axis, so each part splits alike (the fused
+/// QKV projection of GPT-2 split into queries, keys and values).
+struct SplitRule
+    : public ShardingRuleOpInterface::ExternalModel<SplitRule, SplitOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)) || out.empty())
+      return failure();
+    int64_t rank = in[0].size();
+    int64_t axis =
+        normalizeAxis(llvm::cast<SplitOp>(op).getAxis(), rank).value_or(0);
+    bool equal = llvm::all_of(out, [&](auto &s) { return s == out[0]; });
+    if (!equal)
+      return ConcatAxisRule<SplitOp>().getShardingRule(op);
+    ShardingRule rule;
+    DimFactors x = factorsFor(rule, out[0]);
+    DimFactors y = x;
+    if (out.size() > 1)
+      x[axis].insert(x[axis].begin(),
+                     rule.addFactor(out.size(), FactorKind::Whole));
+    rule.operands.push_back(x);
+    for (size_t k = 1; k < in.size(); ++k)
+      rule.operands.emplace_back(in[k].size()); // the split sizes
+    rule.results.assign(out.size(), y);
+    return rule;
+  }
+};
+
+struct MatMulRule
+    : public ShardingRuleOpInterface::ExternalModel<MatMulRule, MatMulOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    ShardingRule rule;
+    auto a = in[0], b = in[1], y = out[0];
+    bool vecA = a.size() == 1, vecB = b.size() == 1;
+    // Batch dimensions of the result (all but the matrix ones).
+    size_t batchRank = y.size() - (vecA ? 0 : 1) - (vecB ? 0 : 1);
+    DimFactors ry(y.size()), ra(a.size()), rb(b.size());
+    for (size_t d = 0; d < batchRank; ++d)
+      if (y[d] != 1)
+        ry[d].push_back(rule.addFactor(y[d], FactorKind::Parallel));
+    auto mapBatch = [&](llvm::ArrayRef<int64_t> s, DimFactors &r, size_t mat) {
+      int64_t offset = static_cast<int64_t>(batchRank) -
+                       static_cast<int64_t>(s.size() - mat);
+      for (size_t d = 0; d + mat < s.size(); ++d)
+        if (s[d] == y[offset + d])
+          r[d] = ry[offset + d];
+    };
+    mapBatch(a, ra, vecA ? 1 : 2);
+    mapBatch(b, rb, vecB ? 1 : 2);
+    int64_t k = a.back();
+    int kf = k != 1 ? rule.addFactor(k, FactorKind::Reduction) : -1;
+    if (!vecA) {
+      int64_t m = a[a.size() - 2];
+      if (m != 1) {
+        int mf = rule.addFactor(m, FactorKind::Parallel);
+        ra[a.size() - 2].push_back(mf);
+        ry[batchRank].push_back(mf);
+      }
+    }
+    if (!vecB) {
+      int64_t n = b.back();
+      if (n != 1) {
+        int nf = rule.addFactor(n, FactorKind::Parallel);
+        rb.back().push_back(nf);
+        ry.back().push_back(nf);
+      }
+    }
+    if (kf >= 0) {
+      ra.back().push_back(kf);
+      rb[vecB ? 0 : b.size() - 2].push_back(kf);
+    }
+    rule.operands = {ra, rb};
+    rule.results = {ry};
+    return rule;
+  }
+};
+
+struct GemmRule
+    : public ShardingRuleOpInterface::ExternalModel<GemmRule, GemmOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto gemm = llvm::cast<GemmOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    ShardingRule rule;
+    int64_t m = out[0][0], n = out[0][1];
+    int64_t k = gemm.getTransA() ? in[0][0] : in[0][1];
+    int mf = m != 1 ? rule.addFactor(m, FactorKind::Parallel) : -1;
+    int nf = n != 1 ? rule.addFactor(n, FactorKind::Parallel) : -1;
+    int kf = k != 1 ? rule.addFactor(k, FactorKind::Reduction) : -1;
+    auto dims = [](int x, int y) {
+      DimFactors d(2);
+      if (x >= 0)
+        d[0].push_back(x);
+      if (y >= 0)
+        d[1].push_back(y);
+      return d;
+    };
+    rule.operands.push_back(gemm.getTransA() ? dims(kf, mf) : dims(mf, kf));
+    rule.operands.push_back(gemm.getTransB() ? dims(nf, kf) : dims(kf, nf));
+    DimFactors y = dims(mf, nf);
+    if (in.size() > 2) {
+      // C broadcasts to [m, n].
+      ShardingRule c = makeElementwiseRule(out[0], {in[2]});
+      DimFactors cd(in[2].size());
+      int64_t offset = 2 - static_cast<int64_t>(in[2].size());
+      for (size_t d = 0; d < in[2].size(); ++d)
+        if (!c.operands[0][d].empty())
+          cd[d] = y[offset + d];
+      rule.operands.push_back(cd);
+    }
+    rule.results = {y};
+    return rule;
+  }
+};
+
+struct ConvRule
+    : public ShardingRuleOpInterface::ExternalModel<ConvRule, ConvOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto conv = llvm::cast<ConvOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    ShardingRule rule;
+    auto x = in[0], w = in[1], y = out[0];
+    DimFactors rx(x.size()), rw(w.size()), ry(y.size());
+    auto add = [&](int64_t size, FactorKind kind) {
+      return size != 1 ? rule.addFactor(size, kind) : -1;
+    };
+    int nf = add(y[0], FactorKind::Parallel);
+    // Grouped convolutions: output channels stay whole (each group reads its
+    // own input channels).
+    bool grouped = conv.getGroup() != 1;
+    int mf = add(y[1], grouped ? FactorKind::Whole : FactorKind::Parallel);
+    int cf = add(w[1], grouped ? FactorKind::Whole : FactorKind::Reduction);
+    auto put = [](DimFactors &d, size_t i, int f) {
+      if (f >= 0)
+        d[i].push_back(f);
+    };
+    put(rx, 0, nf);
+    put(ry, 0, nf);
+    put(ry, 1, mf);
+    put(rw, 0, mf);
+    if (!grouped) {
+      put(rx, 1, cf);
+      put(rw, 1, cf);
+    } else {
+      put(rx, 1, add(x[1], FactorKind::Whole));
+      put(rw, 1, cf);
+    }
+    for (size_t d = 2; d < x.size(); ++d) {
+      put(rx, d, add(x[d], FactorKind::Whole));
+      put(rw, d, add(w[d], FactorKind::Whole));
+      put(ry, d, add(y[d], FactorKind::Whole));
+    }
+    rule.operands = {rx, rw};
+    if (in.size() > 2) {
+      DimFactors rb(1);
+      put(rb, 0, mf);
+      rule.operands.push_back(rb);
+    }
+    rule.results = {ry};
+    return rule;
+  }
+};
+
+/// BatchNormalization (inference): per-channel statistics; every axis
+/// parallel, the channel axis shared with the four vectors.
+struct BatchNormRule
+    : public ShardingRuleOpInterface::ExternalModel<BatchNormRule,
+                                                    BatchNormalizationOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto bn = llvm::cast<BatchNormalizationOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)) || in[0].size() < 2)
+      return failure();
+    ShardingRule rule;
+    // Training mode computes batch statistics: every axis but the channel
+    // is then a reduction the op does itself, so keep them whole.
+    SmallVector<int64_t> special;
+    if (bn.getTrainingMode())
+      for (int64_t d = 0; d < static_cast<int64_t>(in[0].size()); ++d)
+        if (d != 1)
+          special.push_back(d);
+    DimFactors x = factorsFor(rule, in[0], special);
+    rule.operands.push_back(x);
+    for (size_t k = 1; k < in.size(); ++k)
+      rule.operands.push_back(DimFactors{x[1]});
+    rule.results.push_back(x);
+    for (size_t r = 1; r < out.size(); ++r)
+      rule.results.push_back(DimFactors{x[1]});
+    return rule;
+  }
+};
+
+struct TransposeRule
+    : public ShardingRuleOpInterface::ExternalModel<TransposeRule,
+                                                    TransposeOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto t = llvm::cast<TransposeOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    ShardingRule rule;
+    DimFactors x = factorsFor(rule, in[0]);
+    int64_t rank = in[0].size();
+    SmallVector<int64_t> perm;
+    if (auto p = t.getPerm())
+      perm.assign(p->begin(), p->end());
+    else
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    DimFactors y(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      y[d] = x[perm[d]];
+    rule.operands = {x};
+    rule.results = {y};
+    return rule;
+  }
+};
+
+template <typename Op>
+struct ReshapeLikeRule
+    : public ShardingRuleOpInterface::ExternalModel<ReshapeLikeRule<Op>, Op> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    return makeReshapeRule(in[0], out[0], op->getNumOperands());
+  }
+};
+
+/// Gather: result = data[:axis] + indices + data[axis + 1:]; the gathered
+/// axis is whole, the others and the indices' dimensions parallel.
+struct GatherRule
+    : public ShardingRuleOpInterface::ExternalModel<GatherRule, GatherOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto g = llvm::cast<GatherOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    int64_t rank = in[0].size();
+    int64_t axis = normalizeAxis(g.getAxis(), rank).value_or(0);
+    ShardingRule rule;
+    DimFactors data = factorsFor(rule, in[0], {axis});
+    DimFactors indices = factorsFor(rule, in[1]);
+    DimFactors y;
+    for (int64_t d = 0; d < axis; ++d)
+      y.push_back(data[d]);
+    for (auto &f : indices)
+      y.push_back(f);
+    for (int64_t d = axis + 1; d < rank; ++d)
+      y.push_back(data[d]);
+    rule.operands = {data, indices};
+    rule.results = {y};
+    return rule;
+  }
+};
+
+/// GatherElements: data, indices and result share every axis but `axis`.
+struct GatherElementsRule
+    : public ShardingRuleOpInterface::ExternalModel<GatherElementsRule,
+                                                    GatherElementsOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    auto g = llvm::cast<GatherElementsOp>(op);
+    SmallVector<SmallVector<int64_t>> in, out;
+    if (failed(allShapes(op, in, out)))
+      return failure();
+    int64_t rank = in[0].size();
+    int64_t axis = normalizeAxis(g.getAxis(), rank).value_or(0);
+    ShardingRule rule;
+    DimFactors idx = factorsFor(rule, in[1], {axis});
+    DimFactors data(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && in[0][d] == in[1][d])
+        data[d] = idx[d];
+    if (in[0][axis] != 1)
+      data[axis].push_back(rule.addFactor(in[0][axis], FactorKind::Whole));
+    rule.operands = {data, idx};
+    rule.results = {idx};
+    return rule;
+  }
+};
+
+template <typename... Ops> void attachElementwise(MLIRContext *ctx) {
+  (Ops::template attachInterface<ElementwiseRule<Ops>>(*ctx), ...);
+}
+template <template <typename> class Model, typename... Ops>
+void attachAll(MLIRContext *ctx) {
+  (Ops::template attachInterface<Model<Ops>>(*ctx), ...);
+}
+
+} // namespace
+
+void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
+  attachElementwise<
+      SqrtOp, ReciprocalOp, NegOp, AbsOp, ExpOp, LogOp, ErfOp, TanhOp,
+      SigmoidOp, ReluOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp,
+      CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp, CeilOp, RoundOp, SignOp,
+      SoftplusOp, SoftsignOp, HardSwishOp, MishOp, NotOp, IdentityOp,
+      LeakyReluOp, EluOp, CeluOp, SeluOp, HardSigmoidOp, ThresholdedReluOp,
+      GeluOp, IsNaNOp, IsInfOp, ClipOp, CastOp, CastLikeOp, DropoutOp, AddOp,
+      SubOp, MulOp, DivOp, EqualOp, LessOp, LessOrEqualOp, GreaterOp,
+      GreaterOrEqualOp, AndOp, OrOp, XorOp, PowOp, ModOp, PReluOp, WhereOp,
+      MaxOp, MinOp, SumOp, MeanOp, ExpandOp>(ctx);
+  MatMulOp::attachInterface<MatMulRule>(*ctx);
+  GemmOp::attachInterface<GemmRule>(*ctx);
+  ConvOp::attachInterface<ConvRule>(*ctx);
+  BatchNormalizationOp::attachInterface<BatchNormRule>(*ctx);
+  TransposeOp::attachInterface<TransposeRule>(*ctx);
+  GatherOp::attachInterface<GatherRule>(*ctx);
+  GatherElementsOp::attachInterface<GatherElementsRule>(*ctx);
+  attachAll<ReshapeLikeRule, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(ctx);
+  attachAll<SingleAxisRule, SoftmaxOp, LogSoftmaxOp, ArgMaxOp, ArgMinOp,
+            CumSumOp>(ctx);
+  LayerNormalizationOp::attachInterface<TrailingAxesRule<LayerNormalizationOp>>(
+      *ctx);
+  attachAll<ChangedAxesRule, SliceOp, PadOp, TileOp, TriluOp>(ctx);
+  attachAll<PoolRule, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp,
+            GlobalMaxPoolOp>(ctx);
+  InstanceNormalizationOp::attachInterface<
+      InstanceNormRule<InstanceNormalizationOp>>(*ctx);
+  attachAll<ReduceRule, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp,
+            ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
+            ReduceLogSumExpOp>(ctx);
+  ConcatOp::attachInterface<ConcatAxisRule<ConcatOp>>(*ctx);
+  SplitOp::attachInterface<SplitRule>(*ctx);
+}

@@ -1,0 +1,126 @@
+//===- Sharding.h - layouts, resharding and per-op timing ---------*- C++
+//-*-===//
+//
+// What a tensor-parallel sharding of an op means for time: the op's sharding
+// (plan.json's {dim, parts, collective}) is resolved against its sharding rule
+// (ShardingRuleOpInterface) into the layouts its operands need and its results
+// have over the group (replicated, split along a dimension, or partial sums),
+// and each device's share of the work. Where a value's layout differs from the
+// layout its user needs, a collective reshards it (all-gather, all-reduce,
+// reduce-scatter, all-to-all). The simulator and the search both time ops with
+// StageTimer, so a plan the search chose is scored exactly as the search saw
+// it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_PLAN_SHARDING_H
+#define HETPAR_PLAN_SHARDING_H
+
+#include "hetpar/Cluster/Cluster.h"
+#include "hetpar/CostModel/CostModel.h"
+#include "hetpar/Dialect/ONNX/ShardingRule.h"
+#include "hetpar/Plan/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetpar {
+
+/// How a value lies on the devices of a tensor-parallel group.
+struct Layout {
+  enum Kind { Replicated, Split, Partial } kind = Replicated;
+  int dim = -1;      ///< Split: the dimension
+  int64_t outer = 1; ///< Split: the dimension is `outer` equal chunks, each
+                     ///< split alike
+  std::vector<double> fractions; ///< Split: each device's share (sums to 1)
+  bool operator==(const Layout &o) const;
+  bool operator!=(const Layout &o) const { return !(*this == o); }
+  std::string str() const;
+};
+
+/// The ops of a function with everything the timing needs, computed once:
+/// their work (measureOp), sharding rules and the alignment of each factor.
+class OpCatalog {
+public:
+  explicit OpCatalog(mlir::func::FuncOp func);
+
+  size_t size() const { return ops.size(); }
+  std::vector<mlir::Operation *> ops;
+  std::vector<std::string> names; ///< listPlanOps names
+  std::vector<std::optional<OpWork>> work;
+  std::vector<std::optional<ShardingRule>> rules;
+  /// Per op and factor: the factor's unit in elements of the factor, so that
+  /// splits of one value agree along a chain of ops (the 768 columns that a
+  /// later Reshape views as 12 heads of 64 split in blocks of 64); 0 when the
+  /// factor cannot be split in whole units.
+  std::vector<std::vector<int64_t>> factorUnit;
+  /// Per op and factor: the factor is a block of a larger dimension somewhere
+  /// (attention heads): split evenly on devices of one kind.
+  std::vector<std::vector<bool>> blockFactor;
+  llvm::DenseMap<mlir::Operation *, int> index;
+  llvm::StringMap<int> byName;
+};
+
+/// An op's sharding resolved for a group of `t` devices.
+struct ResolvedSharding {
+  int factor = -1; ///< the split factor; -1 when replicated or without a rule
+  std::vector<Layout> operands, results; ///< needed / produced (before the
+                                         ///< op's own collective)
+  std::vector<double> shares; ///< each device's share of the op's work
+  /// Per operand: each device's share of it (a constant's memory).
+  std::vector<std::vector<double>> operandShares;
+  /// The result's split dimension comes from a constant operand (a weight's
+  /// columns), which can be laid out at compile time in any order: any split
+  /// of that dimension is free to produce.
+  bool flexibleResult = false;
+};
+
+/// Resolves `sharding` (null: replicated) of op `i` of `catalog` over a group
+/// of `t` devices. Errors say what does not fit the op's rule.
+llvm::Expected<ResolvedSharding>
+resolveSharding(const OpCatalog &catalog, int i, const OpSharding *s, int t);
+
+/// The OpSharding that splits factor `f` of op `i` over devices of relative
+/// speeds `weights`, or std::nullopt when the factor cannot be split there
+/// (too small, a whole factor, a block factor the group size does not divide
+/// on devices of one kind, a factor of the batch dimension, which data
+/// parallelism owns).
+std::optional<OpSharding> shardingForFactor(const OpCatalog &catalog, int i,
+                                            int f,
+                                            llvm::ArrayRef<double> weights,
+                                            bool homogeneous);
+
+/// Seconds to turn `from` into `to` for a value of `bytes` (whole tensor, this
+/// replica's share of the batch) over `group`, and the collective used.
+double reshardTime(const Layout &from, const Layout &to, double bytes,
+                   llvm::ArrayRef<int> group, const Cluster &cluster,
+                   const CostModel &model, Collective *used = nullptr);
+
+/// The layout a value has after `collective` ("none", "all_gather",
+/// "all_reduce", "reduce_scatter") follows an op producing `layout`.
+Layout afterCollective(const Layout &layout, llvm::StringRef collective,
+                       int rank);
+
+/// Times one replica of a stage: its ops in order on its tensor-parallel
+/// group, each op on its slowest device, then its own collective and the
+/// reshards its users need; values from outside the stage arrive replicated,
+/// values leaving the stage leave replicated.
+struct ReplicaTime {
+  double forward = 0, backward = 0, collectives = 0;
+  std::vector<double> ownForward, ownBackward; ///< per device of the group
+};
+llvm::Expected<ReplicaTime>
+timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
+            const llvm::StringMap<OpSharding> &shardings,
+            llvm::ArrayRef<int> group, double batchShare, bool training,
+            bool recompute, const Cluster &cluster, const CostModel &model);
+
+/// Bytes of a value of ranked tensor type (0 otherwise).
+double bytesOfType(mlir::Type t);
+
+} // namespace hetpar
+
+#endif // HETPAR_PLAN_SHARDING_H
