@@ -25,6 +25,7 @@
 #include "hetpar/CostModel/KernelList.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Plan/Simulator.h"
+#include "hetpar/Search/Search.h"
 #include "hetpar/Support/Diagnostics.h"
 #include "hetpar/Support/Output.h"
 #include "hetpar/Support/ShapeUtils.h"
@@ -43,6 +44,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -111,14 +114,30 @@ static cl::opt<hetpar::Mode>
                         "forward, backward and gradient synchronisation, Adam "
                         "optimizer state")),
          cl::cat(category));
-enum class Objective { Throughput, Latency };
-static cl::opt<Objective> objective(
+static cl::opt<hetpar::Objective> objective(
     "objective", cl::desc("What the chosen plan minimises"),
-    cl::init(Objective::Throughput),
-    cl::values(clEnumValN(Objective::Throughput, "throughput",
-                          "time per sample"),
-               clEnumValN(Objective::Latency, "latency", "time per step")),
+    cl::init(hetpar::Objective::Throughput),
+    cl::values(clEnumValN(hetpar::Objective::Throughput, "throughput",
+                          "time per step of the batch, split into "
+                          "microbatches (samples per second)"),
+               clEnumValN(hetpar::Objective::Latency, "latency",
+                          "time of the batch as one request (no "
+                          "microbatches)")),
     cl::cat(category));
+static cl::opt<bool>
+    explain("explain",
+            cl::desc("Print the best alternatives the search found, with "
+                     "their predicted times, and why the chosen plan won"),
+            cl::init(false), cl::cat(category));
+static cl::opt<int> stageCount(
+    "stages",
+    cl::desc("Search only plans with exactly this many pipeline stages"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
+static cl::opt<double> searchBudget(
+    "search-budget",
+    cl::desc("Seconds the search may take; the best plan found by then is "
+             "used (default 60)"),
+    cl::init(60.0), cl::value_desc("SECONDS"), cl::cat(category));
 static cl::opt<std::string>
     costModelName("cost-model",
                   cl::desc("Registered cost model to score plans with"),
@@ -147,6 +166,45 @@ static llvm::Expected<std::unique_ptr<hetpar::CostModel>> makeCostModel() {
   return hetpar::createCostModel(costModelName, std::move(params));
 }
 
+/// One line per stage: its ops, devices (data x tensor, kinds), sharded ops,
+/// time per microbatch and the largest memory of its devices.
+static void printStageTable(const hetpar::Plan &plan,
+                            const hetpar::Prediction &p,
+                            const hetpar::Cluster &cluster) {
+  llvm::outs() << llvm::formatv("{0,-5} {1,-6} {2,-10} {3,-30} {4,8} {5,12} "
+                                "{6,12}  {7}\n",
+                                "stage", "ops", "data x tp", "devices",
+                                "sharded", "time/mb (s)", "peak mem", "kinds");
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    std::string ids;
+    int shown = 0;
+    for (int id : stage.devices) {
+      if (shown++ == 6) {
+        ids += ",...";
+        break;
+      }
+      ids += (shown > 1 ? "," : "") + std::to_string(id);
+    }
+    llvm::StringMap<int> kinds;
+    for (int id : stage.devices)
+      ++kinds[cluster.findDevice(id)->kind];
+    std::string kindList;
+    for (auto &k : kinds)
+      kindList += (kindList.empty() ? "" : " ") + std::to_string(k.second) +
+                  "x" + k.getKey().str();
+    double peak = 0;
+    for (const hetpar::DevicePrediction &d : p.devices)
+      if (d.stage == static_cast<int>(s))
+        peak = std::max(peak, d.memory.total());
+    llvm::outs() << llvm::formatv(
+        "{0,-5} {1,-6} {2,-10} {3,-30} {4,8} {5,12:e} {6,12:e}  {7}\n", s,
+        p.stages[s].ops.size(),
+        std::to_string(stage.data) + "x" + std::to_string(stage.tensor), ids,
+        stage.shardings.size(),
+        p.stages[s].forward + p.stages[s].backward, peak, kindList);
+  }
+}
+
 /// --plan-only: evaluate the given plan, or choose the best baseline, and write
 /// OUT/plan.json and OUT/trace.json.
 static int planModel(ModuleOp module,
@@ -165,6 +223,7 @@ static int planModel(ModuleOp module,
     return fail(llvm::toString(model.takeError()));
 
   std::vector<hetpar::Baseline> baselines;
+  std::optional<hetpar::SearchResult> searchResult;
   hetpar::Plan plan;
   std::optional<hetpar::Prediction> prediction;
   if (!planPath.empty()) {
@@ -198,30 +257,43 @@ static int planModel(ModuleOp module,
     // Compared in the plan's mode.
     baselines = hetpar::makeBaselines(module, *cluster, plan.mode, **model);
   } else {
-    baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
-    // Until the search exists, the plan is the best baseline that fits. With a
-    // fixed batch, time per sample and time per step rank plans alike.
-    const hetpar::Baseline *best = nullptr;
-    for (const hetpar::Baseline &b : baselines)
-      if (b.fits() &&
-          (!best || b.prediction->stepTime < best->prediction->stepTime))
-        best = &b;
-    if (!best) {
-      std::string lines;
-      for (const hetpar::Baseline &b : baselines) {
-        lines += "\n  " + b.name + ": ";
-        if (!b.prediction) {
-          lines += "not applicable (" + b.notApplicable + ")";
-          continue;
-        }
-        lines += "does not fit in memory:";
-        for (const std::string &p : b.prediction->memoryProblems)
-          lines += "\n    " + p;
-      }
-      return fail("no plan fits this cluster:" + lines);
-    }
-    plan = best->plan;
-    prediction = *best->prediction;
+    if (searchBudget <= 0)
+      return fail("--search-budget must be positive");
+    hetpar::SearchOptions options;
+    options.mode = mode;
+    options.objective = objective;
+    options.budgetSeconds = searchBudget;
+    if (stageCount < 0)
+      return fail("--stages must be positive");
+    options.stages = stageCount;
+    // A progress bar on a terminal, once the search has run for a second.
+    auto started = std::chrono::steady_clock::now();
+    bool drawn = false;
+    if (llvm::errs().is_displayed())
+      options.progress = [&](double done) {
+        double secs = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+        if (secs < 1 && !drawn)
+          return;
+        drawn = true;
+        int filled = static_cast<int>(done * 30);
+        llvm::errs() << "\rsearching [" << std::string(filled, '#')
+                     << std::string(30 - filled, ' ')
+                     << llvm::formatv("] {0,3}% {1:F1} s", int(done * 100),
+                                      secs);
+        if (done >= 1)
+          llvm::errs() << "\n";
+      };
+    auto result = hetpar::searchPlan(module, *cluster, **model, options);
+    if (drawn && !result)
+      llvm::errs() << "\n";
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    searchResult = std::move(*result);
+    baselines = searchResult->baselines;
+    plan = searchResult->best.plan;
+    prediction = searchResult->best.prediction;
   }
 
   llvm::json::Object planJSON =
@@ -229,7 +301,25 @@ static int planModel(ModuleOp module,
   planJSON["model"] = modelPath.getValue();
   planJSON["cost_model"] = (*model)->name();
   planJSON["objective"] =
-      objective == Objective::Latency ? "latency" : "throughput";
+      objective == hetpar::Objective::Latency ? "latency" : "throughput";
+  if (searchResult) {
+    const hetpar::SearchStats &st = searchResult->stats;
+    llvm::json::Array alternatives;
+    for (const hetpar::Candidate &c : searchResult->alternatives)
+      alternatives.push_back(llvm::json::Object{
+          {"description", c.description},
+          {"predicted_step_time_s", c.prediction.stepTime},
+          {"bubble_fraction", c.prediction.bubbleFraction}});
+    planJSON["search"] = llvm::json::Object{
+        {"seconds", st.seconds},
+        {"partitions_estimated", st.candidatesEstimated},
+        {"plans_simulated", st.candidatesSimulated},
+        {"sharding_problems", st.shardingProblems},
+        {"sharding_proven_optimal", st.shardingOptimal},
+        {"sharding_fallbacks", st.shardingFallbacks},
+        {"budget_exhausted", st.budgetExhausted},
+        {"alternatives", std::move(alternatives)}};
+  }
   planJSON["baselines"] = hetpar::baselinesToJSON(baselines);
   llvm::json::Object traceJSON = hetpar::traceToJSON(*prediction, *cluster);
 
@@ -268,6 +358,10 @@ static int planModel(ModuleOp module,
       "predicted step time {0:F6} s, throughput {1:F2} "
       "samples/s, bubble {2:P}\n",
       prediction->stepTime, prediction->throughput, prediction->bubbleFraction);
+  printStageTable(plan, *prediction, *cluster);
+  if (searchResult && explain)
+    for (const std::string &line : searchResult->explanation)
+      llvm::outs() << "explain: " << line << "\n";
   for (const hetpar::Baseline &b : baselines) {
     llvm::outs() << "baseline " << b.name << ": ";
     if (!b.prediction)

@@ -1,0 +1,966 @@
+//===- Search.cpp - pipeline stages, device blocks, data parallelism ------===//
+//
+// The inter-op search (see Search.h and docs/search.md):
+//  1. Units: runs of ops of one layer (layerOf); ops without a layer name join
+//     the unit before them (the ones before any layer form their own unit).
+//     Stage boundaries fall between units, so layers stay whole.
+//  2. Device blocks: for a stage count p, the devices in cluster order (nodes
+//     stay together) cut into p contiguous blocks of near-equal size. A block
+//     runs as data x tensor with its tensor groups inside one node.
+//  3. Unit times: each unit on each tensor group, its shardings from
+//     solveShardings (cached for units of one signature on groups of one
+//     composition and similar batch shares), timed per replica with the
+//     replica's batch share (shares in proportion to replica speed).
+//  4. For every (p, microbatch count): a dynamic program over (stage, last
+//     unit) that minimizes the slowest stage's time per microbatch, each
+//     stage's configuration (tensor degree, recomputation) the fastest that
+//     fits its devices' memory; the pipeline's step time is then estimated as
+//     sum_s t_s + (m - 1) max_s t_s + max_s sync_s (Alpa, OSDI 2022, eq. 2).
+//  5. The best estimates, and the baselines, are simulated; the fastest that
+//     fits wins.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Search/Search.h"
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+using namespace mlir;
+
+namespace hetpar {
+
+std::string layerOf(llvm::StringRef name) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  name.split(parts, '/');
+  auto isNumber = [](llvm::StringRef s) {
+    return !s.empty() && llvm::all_of(s, llvm::isDigit);
+  };
+  std::string prefix;
+  for (llvm::StringRef p : parts) {
+    if (p.empty())
+      continue;
+    prefix += "/" + p.str();
+    auto [head, tail] = p.rsplit('.');
+    if (isNumber(p) || (p.contains('.') && !head.empty() && isNumber(tail)))
+      return prefix;
+  }
+  return "";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
+
+/// "1.23 GB": SI units, as cluster files give memory.
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  return llvm::formatv(u == 0 ? "{0:F0} {1}" : "{0:F2} {1}", bytes, units[u])
+      .str();
+}
+
+struct Unit {
+  int first, last; ///< op indices, inclusive
+  std::vector<int> ops;
+  int signature; ///< units of one signature have the same ops and shapes
+};
+
+/// Ops of the function cut into units (layers).
+std::vector<Unit> makeUnits(const OpCatalog &catalog) {
+  std::vector<Unit> units;
+  std::string current;
+  for (size_t i = 0; i < catalog.size(); ++i) {
+    std::string key = layerOf(catalog.names[i]);
+    if (units.empty() || (!key.empty() && key != current)) {
+      units.push_back({static_cast<int>(i), static_cast<int>(i), {}, 0});
+      if (!key.empty())
+        current = key;
+    }
+    units.back().last = i;
+    units.back().ops.push_back(i);
+  }
+  // Signatures: op types, result types and where operands come from.
+  std::map<std::string, int> signatures;
+  for (Unit &u : units) {
+    std::string sig;
+    llvm::raw_string_ostream os(sig);
+    llvm::DenseMap<Operation *, int> local;
+    for (int i : u.ops) {
+      Operation *op = catalog.ops[i];
+      local[op] = local.size();
+      os << op->getName() << "(";
+      for (Value v : op->getOperands()) {
+        if (auto r = llvm::dyn_cast<OpResult>(v);
+            r && local.count(r.getOwner()))
+          os << "%" << local[r.getOwner()] << "." << r.getResultNumber();
+        else
+          os << (isConstant(v) ? "c:" : "x:") << v.getType();
+        os << ",";
+      }
+      os << ")->";
+      for (Type t : op->getResultTypes())
+        os << t << ",";
+      op->getAttrDictionary().print(os);
+      os << ";";
+    }
+    u.signature = signatures.try_emplace(sig, signatures.size()).first->second;
+  }
+  return units;
+}
+
+/// Memory of one unit on one device, per microbatch where it scales.
+struct UnitMemory {
+  double weights = 0, params = 0, paramBytes = 0;
+  double activations = 0; ///< results kept for the backward pass
+  double peak = 0;        ///< largest op (operands + results), inference
+  double inputs = 0;      ///< values from outside the unit
+};
+
+/// A unit on one replica's tensor group at one batch share.
+struct UnitTime {
+  double forward = 0, backward = 0;
+  std::vector<UnitMemory> memory; ///< per tensor-parallel index
+};
+
+/// A contiguous block of devices run as data x tensor.
+struct BlockConfig {
+  int tensor = 1, data = 1;
+  std::vector<int> devices;
+  std::vector<int64_t> samples; ///< per replica, of one microbatch
+};
+
+class Searcher {
+public:
+  Searcher(func::FuncOp func, const OpCatalog &catalog, const Cluster &cluster,
+           const CostModel &model, const SearchOptions &options,
+           Clock::time_point start)
+      : func(func), catalog(catalog), cluster(cluster), model(model),
+        options(options), start(start), units(makeUnits(catalog)) {
+    training = options.mode == Mode::Training;
+    if (func.getNumArguments() > 0)
+      if (auto t =
+              llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+          t && t.getRank() > 0 && !t.isDynamicDim(0))
+        batch = t.getDimSize(0);
+    // Devices node by node, the fastest nodes first (a node's speed: that of
+    // its slowest device on this model); nodes of equal speed keep the
+    // cluster's order, so racks stay together.
+    auto speed = [&](const Device &d) { return deviceSpeed(d.id); };
+    std::vector<int> nodes(cluster.nodes.size());
+    std::iota(nodes.begin(), nodes.end(), 0);
+    std::vector<double> nodeSpeed(cluster.nodes.size(), kInf);
+    for (const Device &d : cluster.devices)
+      nodeSpeed[d.node] = std::min(nodeSpeed[d.node], speed(d));
+    std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
+      return nodeSpeed[a] > nodeSpeed[b];
+    });
+    for (int node : nodes)
+      for (int id : cluster.nodes[node].devices)
+        order.push_back(id);
+  }
+
+  llvm::Expected<std::vector<Candidate>> run(SearchStats &stats);
+
+  double elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+private:
+  func::FuncOp func;
+  const OpCatalog &catalog;
+  const Cluster &cluster;
+  const CostModel &model;
+  const SearchOptions &options;
+  Clock::time_point start;
+  std::vector<Unit> units;
+  std::vector<int> order; ///< devices, fastest nodes first
+  bool training = false;
+  int64_t batch = 1;
+  SearchStats *stats = nullptr;
+
+  /// Solved shardings: (signature, group composition, share bucket) ->
+  /// shardings of the unit's ops by position.
+  std::map<std::string, std::vector<std::optional<OpSharding>>> solved;
+  std::map<std::string, UnitTime> timed;
+
+  std::map<std::string, double> speeds;
+  /// 1 / the seconds `id` takes to run the whole model forward alone.
+  double deviceSpeed(int id) {
+    std::string key = groupKey({id});
+    auto it = speeds.find(key);
+    if (it != speeds.end())
+      return it->second;
+    double t = 0;
+    for (const auto &w : catalog.work)
+      if (w)
+        t += model.computeTime(*w, *cluster.findDevice(id), 1.0, 1.0, false);
+    return speeds[key] = t > 0 ? 1.0 / t : 1.0;
+  }
+
+  std::string groupKey(llvm::ArrayRef<int> group) const {
+    std::string key;
+    for (int id : group) {
+      const Device *d = cluster.findDevice(id);
+      key += d->kind + "@" + std::to_string(d->slowdown) + "/" +
+             cluster.nodes[d->node].intra.kind + ";";
+    }
+    return key;
+  }
+
+  llvm::Expected<const std::vector<std::optional<OpSharding>> *>
+  shardingsFor(const Unit &u, llvm::ArrayRef<int> group, double batchShare,
+               bool lean);
+  llvm::Expected<const UnitTime *> unitTime(const Unit &u,
+                                            llvm::ArrayRef<int> shardGroup,
+                                            llvm::ArrayRef<int> group,
+                                            double batchShare, bool lean);
+  std::vector<BlockConfig> configs(llvm::ArrayRef<int> block,
+                                   int64_t microbatch);
+  llvm::Expected<Plan> toPlan(const std::vector<int> &cuts,
+                              const std::vector<BlockConfig> &blocks,
+                              const std::vector<bool> &recompute,
+                              const std::vector<bool> &lean, int m);
+};
+
+llvm::Expected<const std::vector<std::optional<OpSharding>> *>
+Searcher::shardingsFor(const Unit &u, llvm::ArrayRef<int> group,
+                       double batchShare, bool lean) {
+  // Shardings change little with the batch: solve once per power of 4 in
+  // samples.
+  int bucket = static_cast<int>(
+      std::floor(std::log(std::max(batchShare * batch, 1e-9)) / std::log(4)));
+  std::string key = std::to_string(u.signature) + "|" + groupKey(group) + "|" +
+                    std::to_string(bucket) + (lean ? "|lean" : "");
+  auto it = solved.find(key);
+  if (it != solved.end())
+    return &it->second;
+  double left = options.budgetSeconds - elapsed();
+  auto solution = solveShardings(
+      catalog, u.ops, group, batchShare, training, cluster, model,
+      std::clamp(left / 20, 0.05, 2.0),
+      lean ? ShardingSolver::Lean : ShardingSolver::Auto);
+  if (!solution)
+    return solution.takeError();
+  if (!lean && group.size() > 1) {
+    ++stats->shardingProblems;
+    stats->shardingOptimal += solution->optimal;
+    stats->shardingFallbacks += solution->method != "ilp";
+  }
+  std::vector<std::optional<OpSharding>> byPosition;
+  for (int i : u.ops) {
+    auto s = solution->shardings.find(catalog.names[i]);
+    byPosition.push_back(s == solution->shardings.end()
+                             ? std::nullopt
+                             : std::optional<OpSharding>(s->second));
+  }
+  return &solved.emplace(key, std::move(byPosition)).first->second;
+}
+
+llvm::Expected<const UnitTime *>
+Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
+                   llvm::ArrayRef<int> group, double batchShare, bool lean) {
+  auto shardings = shardingsFor(u, shardGroup, batchShare, lean);
+  if (!shardings)
+    return shardings.takeError();
+  std::string key = std::to_string(u.signature) + "|" +
+                    groupKey(shardGroup) + "|" + groupKey(group) + "|" +
+                    llvm::formatv("{0:e}", batchShare).str() +
+                    (lean ? "|lean" : "");
+  auto it = timed.find(key);
+  if (it != timed.end())
+    return &it->second;
+  llvm::StringMap<OpSharding> map;
+  for (auto [k, i] : llvm::enumerate(u.ops))
+    if ((**shardings)[k])
+      map[catalog.names[i]] = *(**shardings)[k];
+  auto r = timeReplica(catalog, u.ops, map, group, batchShare, training, false,
+                       cluster, model);
+  if (!r)
+    return r.takeError();
+  UnitTime out;
+  out.forward = r->forward;
+  out.backward = r->backward;
+  int t = group.size();
+  out.memory.resize(t);
+  llvm::DenseSet<int> inUnit(u.ops.begin(), u.ops.end());
+  for (auto [k, i] : llvm::enumerate(u.ops)) {
+    auto resolved = resolveSharding(catalog, i,
+                                    (**shardings)[k] ? &*(**shardings)[k]
+                                                     : nullptr,
+                                    t);
+    if (!resolved)
+      return resolved.takeError();
+    Operation *op = catalog.ops[i];
+    for (int d = 0; d < t; ++d) {
+      UnitMemory &m = out.memory[d];
+      double opBytes = 0;
+      for (auto [o, v] : llvm::enumerate(op->getOperands())) {
+        double bytes = bytesOfType(v.getType());
+        if (isConstant(v)) {
+          double share = resolved->operandShares[o][d];
+          m.weights += bytes * share;
+          auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
+          if (st && llvm::isa<FloatType>(st.getElementType()) &&
+              st.getNumElements() > 1) {
+            m.params += st.getNumElements() * share;
+            m.paramBytes += bytes * share;
+          }
+          continue;
+        }
+        opBytes += bytes * batchShare;
+        auto res = llvm::dyn_cast<OpResult>(v);
+        if (!res || !catalog.index.count(res.getOwner()) ||
+            !inUnit.count(catalog.index.lookup(res.getOwner())))
+          m.inputs += bytes * batchShare;
+      }
+      for (auto [r, v] : llvm::enumerate(op->getResults())) {
+        const Layout &l = resolved->results[r];
+        double bytes = bytesOfType(v.getType()) * batchShare *
+                       (l.kind == Layout::Split ? l.fractions[d] : 1.0);
+        m.activations += bytes;
+        opBytes += bytes;
+      }
+      m.peak = std::max(m.peak, opBytes);
+    }
+  }
+  return &timed.emplace(key, std::move(out)).first->second;
+}
+
+/// Tensor degrees whose groups lie inside one node, and the replicas' whole
+/// samples of a microbatch in proportion to their speed.
+std::vector<BlockConfig> Searcher::configs(llvm::ArrayRef<int> block,
+                                           int64_t microbatch) {
+  std::vector<BlockConfig> out;
+  int n = block.size();
+  for (int t = 1; t <= n; ++t) {
+    if (n % t)
+      continue;
+    bool inNode = true;
+    for (int r = 0; r < n / t && inNode; ++r)
+      for (int k = 1; k < t; ++k)
+        inNode &= cluster.findDevice(block[r * t + k])->node ==
+                  cluster.findDevice(block[r * t])->node;
+    if (!inNode)
+      continue;
+    BlockConfig c;
+    c.tensor = t;
+    c.data = n / t;
+    c.devices = block;
+    // Replica speed: the sum of its devices' speeds on this model.
+    std::vector<double> speed;
+    for (int r = 0; r < c.data; ++r) {
+      double s = 0;
+      for (int k = 0; k < t; ++k)
+        s += deviceSpeed(block[r * t + k]);
+      speed.push_back(s);
+    }
+    c.samples = splitProportionally(microbatch, speed);
+    if (c.samples.empty())
+      continue; // fewer samples than replicas
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+llvm::Expected<Plan> Searcher::toPlan(const std::vector<int> &cuts,
+                                      const std::vector<BlockConfig> &blocks,
+                                      const std::vector<bool> &recompute,
+                                      const std::vector<bool> &lean, int m) {
+  Plan plan;
+  plan.mode = options.mode;
+  plan.microbatches = m;
+  plan.schedule = Schedule::OneFOneB;
+  plan.origin = "search";
+  for (size_t s = 0; s < blocks.size(); ++s) {
+    Stage stage;
+    int u0 = cuts[s], u1 = cuts[s + 1];
+    stage.firstOp = catalog.names[units[u0].first];
+    stage.lastOp = catalog.names[units[u1 - 1].last];
+    const BlockConfig &c = blocks[s];
+    stage.devices = c.devices;
+    stage.data = c.data;
+    stage.tensor = c.tensor;
+    if (c.data > 1)
+      for (int64_t k : c.samples)
+        stage.batchShares.push_back(k);
+    stage.recompute = recompute[s];
+    if (c.tensor > 1) {
+      llvm::ArrayRef<int> group(c.devices.data(), c.tensor);
+      double share = static_cast<double>(c.samples[0]) / batch;
+      for (int u = u0; u < u1; ++u) {
+        auto sh = shardingsFor(units[u], group, share, lean[s]);
+        if (!sh)
+          return sh.takeError();
+        for (auto [k, i] : llvm::enumerate(units[u].ops))
+          if ((**sh)[k])
+            stage.shardings[catalog.names[i]] = *(**sh)[k];
+      }
+    }
+    plan.stages.push_back(std::move(stage));
+  }
+  return plan;
+}
+
+llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
+  stats = &st;
+  std::vector<Candidate> out;
+  int U = units.size(), n = order.size();
+  if (U == 0 || n == 0)
+    return out;
+  // Stage counts: all up to 16, then a geometric ladder.
+  std::vector<int> stageCounts;
+  for (int p = 1; p <= std::min(U, n); p = p < 16 ? p + 1 : p * 3 / 2)
+    stageCounts.push_back(p);
+  if (options.stages > 0) {
+    if (options.stages > std::min(U, n))
+      return fail(llvm::formatv(
+          "{0} stages asked for, but the model has {1} layers and the "
+          "cluster {2} devices",
+          options.stages, U, n));
+    stageCounts = {options.stages};
+  }
+  // Microbatch counts: divisors of the batch (one for latency).
+  std::vector<int64_t> microCounts;
+  for (int64_t m = 1; m <= batch; ++m)
+    if (batch % m == 0 &&
+        (options.objective == Objective::Throughput || m == 1))
+      microCounts.push_back(m);
+
+  struct Estimate {
+    double time;
+    std::vector<int> cuts;
+    std::vector<BlockConfig> blocks;
+    std::vector<bool> recompute, lean;
+    int m;
+  };
+  // Device counts: all devices, and the first nodes' devices halving down
+  // to one (a small batch or a model that gains nothing from more devices
+  // leaves the slowest ones idle); every count on small clusters.
+  std::vector<int> deviceCounts{n};
+  for (int k = n - 1; k >= 1; --k)
+    if (n <= 8 || (k & (k - 1)) == 0)
+      deviceCounts.push_back(k);
+  // Block sizes for `used` devices in `p` stages: on up to 8 devices every
+  // composition; on more, near-equal blocks, blocks of whole nodes, and one
+  // block per run of one device kind when there are p runs.
+  auto partitions = [&](int used, int p) {
+    std::vector<std::vector<int>> out;
+    if (used <= 8) {
+      std::vector<int> sizes(p, 1);
+      std::function<void(int, int)> rec = [&](int s, int left) {
+        if (s == p - 1) {
+          sizes[s] = left;
+          out.push_back(sizes);
+          return;
+        }
+        for (int k = 1; k <= left - (p - 1 - s); ++k) {
+          sizes[s] = k;
+          rec(s + 1, left - k);
+        }
+      };
+      rec(0, used);
+      return out;
+    }
+    std::vector<int> even;
+    for (int s = 0; s < p; ++s)
+      even.push_back(used / p + (s < used % p ? 1 : 0));
+    out.push_back(even);
+    // Runs of devices on one node, and of one kind, in order.
+    auto runs = [&](auto sameRun) {
+      std::vector<int> r;
+      for (int k = 0; k < used; ++k)
+        if (k == 0 || !sameRun(order[k - 1], order[k]))
+          r.push_back(1);
+        else
+          ++r.back();
+      return r;
+    };
+    auto byNode = runs([&](int a, int b) {
+      return cluster.findDevice(a)->node == cluster.findDevice(b)->node;
+    });
+    if (static_cast<int>(byNode.size()) >= p) {
+      std::vector<int> sizes;
+      int nodesLeft = byNode.size(), at = 0;
+      for (int s = 0; s < p; ++s) {
+        int take = nodesLeft / (p - s) + 0;
+        int size = 0;
+        for (int k = 0; k < take; ++k)
+          size += byNode[at++];
+        nodesLeft -= take;
+        sizes.push_back(size);
+      }
+      if (sizes != even)
+        out.push_back(sizes);
+    }
+    auto byKind = runs([&](int a, int b) {
+      return cluster.findDevice(a)->kind == cluster.findDevice(b)->kind;
+    });
+    if (static_cast<int>(byKind.size()) == p &&
+        llvm::find(out, byKind) == out.end())
+      out.push_back(byKind);
+    return out;
+  };
+  std::vector<Estimate> estimates;
+  size_t total = deviceCounts.size() * stageCounts.size() * microCounts.size(),
+         doneCount = 0;
+  for (int used : deviceCounts)
+  for (int p : stageCounts) {
+    if (p > used || st.budgetExhausted)
+      continue;
+    if (options.progress)
+      options.progress(0.9 * doneCount / total);
+    doneCount += microCounts.size();
+    for (const std::vector<int> &sizes : partitions(used, p)) {
+    std::vector<std::vector<int>> blocks;
+    for (int s = 0, at = 0; s < p; ++s) {
+      blocks.emplace_back(order.begin() + at, order.begin() + at + sizes[s]);
+      at += sizes[s];
+    }
+    for (int64_t m : microCounts) {
+      if (elapsed() > options.budgetSeconds) {
+        st.budgetExhausted = true;
+        break;
+      }
+      int64_t mb = batch / m;
+      // cost[s][a][b]: best (time per microbatch, config, recompute) of units
+      // [a, b) on block s.
+      struct StageChoice {
+        double time = kInf, sync = 0;
+        int config = -1;
+        bool recompute = false, lean = false;
+      };
+      std::vector<std::vector<BlockConfig>> blockConfigs(p);
+      for (int s = 0; s < p; ++s)
+        blockConfigs[s] = configs(blocks[s], mb);
+      bool feasible = llvm::all_of(
+          blockConfigs, [](auto &c) { return !c.empty(); });
+      if (!feasible)
+        continue;
+      // Per block, config and sharding variant (index 2 * config + lean):
+      // prefix sums over units of the slowest replica's forward and backward
+      // time, and of the memory of the worst device.
+      struct Prefix {
+        std::vector<double> fwd, bwd, weights, params, paramBytes, acts,
+            peak, inputs;
+      };
+      std::vector<std::vector<Prefix>> prefix(p);
+      for (int s = 0; s < p; ++s) {
+        for (const BlockConfig &c : blockConfigs[s])
+        for (bool lean : {false, true}) {
+          if (lean && c.tensor == 1) {
+            prefix[s].push_back(prefix[s].back()); // nothing to shard
+            continue;
+          }
+          Prefix pf;
+          for (auto *v : {&pf.fwd, &pf.bwd, &pf.weights, &pf.params,
+                          &pf.paramBytes, &pf.acts, &pf.peak, &pf.inputs})
+            v->assign(U + 1, 0.0);
+          llvm::ArrayRef<int> shardGroup(c.devices.data(), c.tensor);
+          for (int u = 0; u < U; ++u) {
+            double f = 0, b = 0;
+            UnitMemory worst;
+            for (int r = 0; r < c.data; ++r) {
+              llvm::ArrayRef<int> group(c.devices.data() + r * c.tensor,
+                                        c.tensor);
+              double share = static_cast<double>(c.samples[r]) / batch;
+              auto ut = unitTime(units[u], shardGroup, group, share, lean);
+              if (!ut)
+                return ut.takeError();
+              if ((*ut)->forward + (*ut)->backward > f + b) {
+                f = (*ut)->forward;
+                b = (*ut)->backward;
+              }
+              for (const UnitMemory &mem : (*ut)->memory) {
+                worst.weights = std::max(worst.weights, mem.weights);
+                worst.params = std::max(worst.params, mem.params);
+                worst.paramBytes = std::max(worst.paramBytes, mem.paramBytes);
+                worst.activations =
+                    std::max(worst.activations, mem.activations);
+                worst.peak = std::max(worst.peak, mem.peak);
+                worst.inputs = std::max(worst.inputs, mem.inputs);
+              }
+            }
+            pf.fwd[u + 1] = pf.fwd[u] + f;
+            pf.bwd[u + 1] = pf.bwd[u] + b;
+            pf.weights[u + 1] = pf.weights[u] + worst.weights;
+            pf.params[u + 1] = pf.params[u] + worst.params;
+            pf.paramBytes[u + 1] = pf.paramBytes[u] + worst.paramBytes;
+            pf.acts[u + 1] = pf.acts[u] + worst.activations;
+            pf.peak[u + 1] = std::max(pf.peak[u], worst.peak);
+            pf.inputs[u + 1] = worst.inputs; // the unit's own inputs
+          }
+          prefix[s].push_back(std::move(pf));
+        }
+      }
+      std::vector<double> blockCapacity(p, kInf);
+      for (int s = 0; s < p; ++s)
+        for (int id : blocks[s])
+          blockCapacity[s] =
+              std::min(blockCapacity[s], cluster.findDevice(id)->memoryBytes);
+      auto stageChoice = [&](int s, int a, int b) {
+        StageChoice best;
+        int inFlight =
+            inFlightMicrobatches(s, p, m, Schedule::OneFOneB, training);
+        for (size_t variant = 0; variant < prefix[s].size(); ++variant) {
+          size_t ci = variant / 2;
+          bool lean = variant % 2;
+          const BlockConfig &c = blockConfigs[s][ci];
+          if (lean && c.tensor == 1)
+            continue;
+          const Prefix &pf = prefix[s][variant];
+          double f = pf.fwd[b] - pf.fwd[a], bw = pf.bwd[b] - pf.bwd[a];
+          double weights = pf.weights[b] - pf.weights[a];
+          double params = pf.params[b] - pf.params[a];
+          double paramBytes = pf.paramBytes[b] - pf.paramBytes[a];
+          double acts = pf.acts[b] - pf.acts[a];
+          double fixed = weights + (training ? paramBytes + 12 * params : 0);
+          double sync = 0;
+          if (training && c.data > 1) {
+            std::vector<int> replicas;
+            for (int r = 0; r < c.data; ++r)
+              replicas.push_back(c.devices[r * c.tensor]);
+            sync = model.collectiveTime(Collective::AllReduce, paramBytes,
+                                        replicas, cluster);
+          }
+          for (bool rc : {false, true}) {
+            if (rc && !training)
+              continue;
+            double mem;
+            if (!training)
+              mem = fixed + pf.peak[b];
+            else if (rc)
+              mem = fixed + pf.inputs[a + 1] * inFlight + acts;
+            else
+              mem = fixed + acts * inFlight;
+            if (mem > blockCapacity[s])
+              continue;
+            double time = f + bw + (rc ? f : 0);
+            // A stage's share of the step: its m microbatches and its sync.
+            if (best.config < 0 ||
+                m * time + sync < m * best.time + best.sync) {
+              best = {time, sync, static_cast<int>(ci), rc, lean};
+            }
+          }
+        }
+        return best;
+      };
+      // dp[s][b]: the smallest slowest-stage time with stages 0..s covering
+      // units [0, b).
+      std::vector<std::vector<double>> dp(p, std::vector<double>(U + 1, kInf));
+      std::vector<std::vector<int>> from(p, std::vector<int>(U + 1, -1));
+      for (int b = 1; b <= U; ++b) {
+        StageChoice c = stageChoice(0, 0, b);
+        dp[0][b] = c.time;
+      }
+      for (int s = 1; s < p; ++s)
+        for (int b = s + 1; b <= U - (p - 1 - s); ++b)
+          for (int a = s; a < b; ++a) {
+            if (dp[s - 1][a] == kInf)
+              continue;
+            StageChoice c = stageChoice(s, a, b);
+            double v = std::max(dp[s - 1][a], c.time);
+            if (v < dp[s][b]) {
+              dp[s][b] = v;
+              from[s][b] = a;
+            }
+          }
+      ++st.candidatesEstimated;
+      if (dp[p - 1][U] == kInf)
+        continue;
+      std::vector<int> cuts(p + 1);
+      cuts[p] = U;
+      for (int s = p - 1; s > 0; --s)
+        cuts[s] = from[s][cuts[s + 1]];
+      cuts[0] = 0;
+      Estimate e;
+      e.cuts = cuts;
+      e.m = m;
+      double sum = 0, worst = 0, sync = 0;
+      for (int s = 0; s < p; ++s) {
+        StageChoice c = stageChoice(s, cuts[s], cuts[s + 1]);
+        sum += c.time;
+        worst = std::max(worst, c.time);
+        sync = std::max(sync, c.sync);
+        e.blocks.push_back(blockConfigs[s][c.config]);
+        e.recompute.push_back(c.recompute);
+        e.lean.push_back(c.lean);
+      }
+      e.time = sum + (m - 1) * worst + sync;
+      estimates.push_back(std::move(e));
+    }
+    if (st.budgetExhausted)
+      break;
+    }
+  }
+  // Simulate the best estimates; keep the ones that fit.
+  std::sort(estimates.begin(), estimates.end(),
+            [](const Estimate &a, const Estimate &b) { return a.time < b.time; });
+  const size_t kSimulated = 12;
+  for (size_t k = 0; k < estimates.size() && k < kSimulated; ++k) {
+    if (options.progress)
+      options.progress(0.9 + 0.1 * k / std::min(estimates.size(), kSimulated));
+    const Estimate &e = estimates[k];
+    auto plan = toPlan(e.cuts, e.blocks, e.recompute, e.lean, e.m);
+    if (!plan)
+      return plan.takeError();
+    auto pred = simulate(catalog, func, cluster, *plan, model);
+    ++st.candidatesSimulated;
+    if (!pred)
+      return pred.takeError();
+    Candidate c{std::move(*plan), std::move(*pred), ""};
+    std::string shape;
+    for (auto [s, stage] : llvm::enumerate(c.plan.stages))
+      shape += llvm::formatv("{0}{1}x{2}{3}", s ? " | " : "", stage.data,
+                             stage.tensor, stage.recompute ? " rc" : "");
+    c.description = llvm::formatv("{0} stage(s) [{1}], {2} microbatch(es)",
+                                  c.plan.stages.size(), shape, e.m);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+/// Bytes the model needs at the least (weights, and in training gradients and
+/// optimizer state) against the bytes all devices have.
+std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
+                       bool training) {
+  double weights = 0, params = 0;
+  llvm::DenseSet<Value> seen;
+  for (Operation *op : catalog.ops)
+    for (Value v : op->getOperands())
+      if (isConstant(v) && seen.insert(v).second) {
+        weights += bytesOfType(v.getType());
+        auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
+        if (st && llvm::isa<FloatType>(st.getElementType()) &&
+            st.getNumElements() > 1)
+          params += st.getNumElements();
+      }
+  double need = weights + (training ? weights + 12 * params : 0);
+  double have = 0;
+  for (const Device &d : cluster.devices)
+    have += d.memoryBytes;
+  return llvm::formatv("the model needs at least {0} bytes ({1}: weights {2}"
+                       "{3}) before activations; the {4} devices have {5} "
+                       "bytes ({6}) in all",
+                       static_cast<int64_t>(need), formatBytes(need),
+                       formatBytes(weights),
+                       training ? ", gradients " + formatBytes(weights) +
+                                      ", optimizer state " +
+                                      formatBytes(12 * params)
+                                : std::string(),
+                       cluster.devices.size(), static_cast<int64_t>(have),
+                       formatBytes(have));
+}
+
+} // namespace
+
+llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
+                                        const CostModel &model,
+                                        const SearchOptions &options) {
+  auto start = Clock::now();
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return fail("the module has no function");
+  func::FuncOp func = *funcs.begin();
+  OpCatalog catalog(func);
+  for (size_t i = 0; i < catalog.size(); ++i)
+    if (!catalog.work[i])
+      return fail(llvm::formatv("op '{0}' has a shape that is not static; "
+                                "run the static pipeline first",
+                                catalog.names[i]));
+  SearchResult result;
+  Searcher searcher(func, catalog, cluster, model, options, start);
+  auto candidates = searcher.run(result.stats);
+  if (!candidates)
+    return candidates.takeError();
+  // The baselines compete too.
+  result.baselines = makeBaselines(module, cluster, options.mode, model);
+  for (const Baseline &b : result.baselines)
+    if (b.prediction &&
+        (options.objective == Objective::Throughput ||
+         b.plan.microbatches == 1))
+      candidates->push_back({b.plan, *b.prediction, "baseline " + b.name});
+  std::vector<Candidate> fitting;
+  for (Candidate &c : *candidates)
+    if (c.fits())
+      fitting.push_back(std::move(c));
+  // Fastest first; within 0.1%, the plan with fewer devices (the same time
+  // from fewer devices leaves the others free).
+  auto devicesOf = [](const Candidate &c) {
+    size_t n = 0;
+    for (const Stage &s : c.plan.stages)
+      n += s.devices.size();
+    return n;
+  };
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [&](const Candidate &a, const Candidate &b) {
+                     double ta = a.prediction.stepTime,
+                            tb = b.prediction.stepTime;
+                     if (std::abs(ta - tb) <= 1e-3 * std::min(ta, tb))
+                       return devicesOf(a) < devicesOf(b);
+                     return ta < tb;
+                   });
+  result.stats.seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  if (options.progress)
+    options.progress(1.0);
+  if (fitting.empty()) {
+    std::string lines;
+    int shown = 0;
+    for (const Candidate &c : *candidates) {
+      if (shown++ == 3)
+        break;
+      lines += "\n  " + c.description + ": " +
+               (c.prediction.memoryProblems.empty()
+                    ? std::string("?")
+                    : c.prediction.memoryProblems.front());
+    }
+    return fail(llvm::formatv("no plan fits this cluster's memory: {0}{1}{2}",
+                              memoryNeed(catalog, cluster,
+                                         options.mode == Mode::Training),
+                              candidates->empty() ? "" : "; closest plans:",
+                              lines));
+  }
+  result.best = std::move(fitting.front());
+  for (size_t k = 1; k < fitting.size() && k <= 5; ++k)
+    result.alternatives.push_back(std::move(fitting[k]));
+
+  // --- Why the winner won ---
+  const Prediction &p = result.best.prediction;
+  auto &why = result.explanation;
+  why.push_back(llvm::formatv(
+      "chosen: {0}: {1:F6} s per step, bubble {2:P}", result.best.description,
+      p.stepTime, p.bubbleFraction));
+  double coll = 0, compute = 0, sync = 0;
+  for (const StagePrediction &s : p.stages) {
+    coll = std::max(coll, s.forwardCollectives);
+    compute = std::max(compute, s.forward + s.backward);
+    sync = std::max(sync, s.gradientSync);
+  }
+  why.push_back(llvm::formatv(
+      "slowest stage: {0:F6} s per microbatch ({1:F6} s of it tensor-parallel "
+      "collectives in the forward pass); gradient all-reduce {2:F6} s",
+      compute, coll, sync));
+  for (const Candidate &c : result.alternatives)
+    why.push_back(llvm::formatv(
+        "alternative: {0}: {1:F6} s ({2:+F1}% slower), bubble {3:P}",
+        c.description, c.prediction.stepTime,
+        100 * (c.prediction.stepTime / p.stepTime - 1),
+        c.prediction.bubbleFraction));
+  for (const Baseline &b : result.baselines) {
+    if (!b.prediction) {
+      why.push_back("baseline " + b.name + ": not applicable (" +
+                    b.notApplicable + ")");
+      continue;
+    }
+    why.push_back(llvm::formatv(
+        "baseline {0}: {1:F6} s{2}", b.name, b.prediction->stepTime,
+        b.fits() ? llvm::formatv(" ({0:F2}x the chosen plan's time)",
+                                 b.prediction->stepTime / p.stepTime)
+                       .str()
+                 : std::string(" (does not fit in memory)")));
+  }
+  return result;
+}
+
+llvm::Error annotateModule(ModuleOp module, const Plan &plan) {
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return fail("the module has no function");
+  func::FuncOp func = *funcs.begin();
+  Builder b(module.getContext());
+  llvm::StringMap<Operation *> byName;
+  for (auto &[op, name] : listPlanOps(func))
+    byName[name] = op;
+  auto opsOf = [&](const Stage &stage) -> llvm::Expected<std::vector<Operation *>> {
+    std::vector<Operation *> out;
+    if (stage.firstOp) {
+      bool inside = false;
+      for (auto &[op, name] : listPlanOps(func)) {
+        inside |= name == *stage.firstOp;
+        if (inside)
+          out.push_back(op);
+        if (name == *stage.lastOp)
+          break;
+      }
+      return out;
+    }
+    for (const std::string &name : stage.ops) {
+      auto it = byName.find(name);
+      if (it == byName.end())
+        return fail("no op is named '" + name + "'");
+      out.push_back(it->second);
+    }
+    return out;
+  };
+  SmallVector<Attribute> stages;
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    auto ops = opsOf(stage);
+    if (!ops)
+      return ops.takeError();
+    for (Operation *op : *ops) {
+      op->setAttr("hetpar.stage", b.getI64IntegerAttr(s));
+      auto name = listPlanOps(func); // names are needed for shardings only
+      (void)name;
+    }
+    for (auto &e : stage.shardings) {
+      auto it = byName.find(e.getKey());
+      if (it == byName.end())
+        return fail("no op is named '" + e.getKey().str() + "'");
+      const OpSharding &sh = e.getValue();
+      SmallVector<int64_t> parts;
+      for (double p : sh.parts)
+        parts.push_back(static_cast<int64_t>(std::llround(p)));
+      it->second->setAttr(
+          "hetpar.sharding",
+          b.getDictionaryAttr(
+              {b.getNamedAttr("dim", b.getI64IntegerAttr(sh.dim)),
+               b.getNamedAttr("parts", b.getDenseI64ArrayAttr(parts)),
+               b.getNamedAttr("collective", b.getStringAttr(sh.collective))}));
+    }
+    SmallVector<int64_t> shares;
+    for (double x : stage.batchShares)
+      shares.push_back(static_cast<int64_t>(std::llround(x)));
+    stages.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("devices", b.getDenseI32ArrayAttr(stage.devices)),
+         b.getNamedAttr("data", b.getI64IntegerAttr(stage.data)),
+         b.getNamedAttr("tensor", b.getI64IntegerAttr(stage.tensor)),
+         b.getNamedAttr("batch_shares", b.getDenseI64ArrayAttr(shares)),
+         b.getNamedAttr("recompute", b.getBoolAttr(stage.recompute))}));
+  }
+  module->setAttr(
+      "hetpar.plan",
+      b.getDictionaryAttr(
+          {b.getNamedAttr("stages", b.getArrayAttr(stages)),
+           b.getNamedAttr("microbatches",
+                          b.getI64IntegerAttr(plan.microbatches)),
+           b.getNamedAttr("schedule",
+                          b.getStringAttr(getScheduleName(plan.schedule))),
+           b.getNamedAttr("mode", b.getStringAttr(getModeName(plan.mode)))}));
+  return llvm::Error::success();
+}
+
+} // namespace hetpar
