@@ -8,6 +8,10 @@
 namespace hetpar {
 
 const Device *Cluster::findDevice(int id) const {
+  // Ids are usually the positions (the parser numbers devices in order).
+  if (id >= 0 && static_cast<size_t>(id) < devices.size() &&
+      devices[id].id == id)
+    return &devices[id];
   for (const Device &d : devices)
     if (d.id == id)
       return &d;

@@ -22,6 +22,8 @@
 
 #include "hetpar/Plan/Simulator.h"
 
+#include "hetpar/Plan/Sharding.h"
+
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -149,6 +151,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
     return out;
   func::FuncOp func = *funcs.begin();
   ModelOps m = collect(func);
+  OpCatalog catalog(func);
   bool training = mode == Mode::Training;
   int64_t batch = 1;
   if (func.getNumArguments() > 0)
@@ -216,7 +219,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       plan.schedule = Schedule::OneFOneB;
       plan.mode = mode;
       plan.origin = "baseline: pipeline";
-      auto pred = simulate(module, cluster, plan, model);
+      auto pred = simulate(catalog, func, cluster, plan, model, false);
       if (!pred) {
         llvm::consumeError(pred.takeError());
         continue;
@@ -282,7 +285,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
   for (Baseline &b : out) {
     if (b.prediction || !b.notApplicable.empty())
       continue;
-    auto pred = simulate(module, cluster, b.plan, model);
+    auto pred = simulate(catalog, func, cluster, b.plan, model, false);
     if (pred)
       b.prediction = std::move(*pred);
     else

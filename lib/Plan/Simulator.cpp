@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -65,6 +66,23 @@ double paramsOf(Value v) {
     return 0;
   auto n = getNumElements(st.getShape());
   return n && *n > 1 ? static_cast<double>(*n) : 0;
+}
+
+/// Devices that time alike in a group: each device's kind, rates and node
+/// link, and whether it sits on the first device's node and rack.
+std::string groupSignature(const Cluster &cluster, llvm::ArrayRef<int> group) {
+  std::string key;
+  const Device *first = cluster.findDevice(group.front());
+  for (int id : group) {
+    const Device *d = cluster.findDevice(id);
+    key += llvm::formatv(
+        "{0}/{1}/{2}/{3}/{4}/{5}/{6}{7};", d->kind, d->slowdown, d->fp32Flops,
+        d->tensorFlops, d->memoryBandwidth, cluster.nodes[d->node].intra.kind,
+        d->node == first->node ? "" : "n",
+        cluster.nodes[d->node].group == cluster.nodes[first->node].group ? ""
+                                                                         : "g");
+  }
+  return key;
 }
 
 } // namespace
@@ -209,7 +227,7 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
 
 llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                     const Cluster &cluster, const Plan &plan,
-                                    const CostModel &model) {
+                                    const CostModel &model, bool withTrace) {
   bool training = plan.mode == Mode::Training;
   int p = plan.stages.size(), m = plan.microbatches;
   std::vector<std::string> warnings;
@@ -388,16 +406,25 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
     auto &sp = pred.stages[s];
     for (int i : stageOps[s])
       sp.ops.push_back(table.names[i]);
+    std::map<std::string, ReplicaTime> replicaMemo;
     for (int r = 0; r < stage.data; ++r) {
       double batchShare = replicaShare[s][r] / m;
       llvm::ArrayRef<int> group(stage.devices.data() + r * stage.tensor,
                                 stage.tensor);
-      auto timed =
-          timeReplica(table, stageOps[s], stage.shardings, group, batchShare,
-                      training, stage.recompute, cluster, model);
-      if (!timed)
-        return fail(llvm::formatv("stage {0}: {1}", s,
-                                  llvm::toString(timed.takeError())));
+      // Replicas on alike devices with the same share time alike.
+      std::string key = groupSignature(cluster, group) +
+                        llvm::formatv("|{0:e}", batchShare).str();
+      auto memo = replicaMemo.find(key);
+      if (memo == replicaMemo.end()) {
+        auto timed =
+            timeReplica(table, stageOps[s], stage.shardings, group, batchShare,
+                        training, stage.recompute, cluster, model);
+        if (!timed)
+          return fail(llvm::formatv("stage {0}: {1}", s,
+                                    llvm::toString(timed.takeError())));
+        memo = replicaMemo.emplace(key, std::move(*timed)).first;
+      }
+      const ReplicaTime *timed = &memo->second;
       for (int t = 0; t < stage.tensor; ++t) {
         ownForward[group[t]] += timed->ownForward[t];
         ownBackward[group[t]] += timed->ownBackward[t];
@@ -461,12 +488,13 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
       double own = std::min((t.backward ? ownBackward : ownForward).lookup(id),
                             t.end - t.start - comm);
       deviceBusy[id] += own;
-      pred.trace.push_back(
-          {name, t.backward ? "backward" : "forward", id, 0, t.start, own});
-      if (comm > 0)
+      if (withTrace)
+        pred.trace.push_back(
+            {name, t.backward ? "backward" : "forward", id, 0, t.start, own});
+      if (withTrace && comm > 0)
         pred.trace.push_back(
             {name + " collectives", "collective", id, 1, t.end - comm, comm});
-      if (t.sendEnd > t.sendStart && id == stage.devices.front())
+      if (withTrace && t.sendEnd > t.sendStart && id == stage.devices.front())
         pred.trace.push_back(
             {(t.backward ? "send B" : "send F") + std::to_string(t.microbatch),
              "transfer", id, t.backward ? 3 : 2, t.sendStart,
@@ -512,8 +540,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                                    group, cluster));
       }
       for (int id : stage.devices)
-        pred.trace.push_back({"gradient all-reduce stage " + std::to_string(s),
-                              "sync", id, 1, lastEnd[s], sync});
+        if (withTrace)
+          pred.trace.push_back(
+              {"gradient all-reduce stage " + std::to_string(s), "sync", id, 1,
+               lastEnd[s], sync});
     }
     pred.stages[s].gradientSync = sync;
     stepTime = std::max(stepTime, lastEnd[s] + sync);
@@ -524,7 +554,21 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
   pred.bubbleFraction = bubbleFraction(tasks, p);
 
   // --- Memory per device ---
+  auto addDevice = [&](DevicePrediction &dp, const Device &d, size_t s) {
+    if (dp.memory.total() > d.memoryBytes)
+      pred.memoryProblems.push_back(llvm::formatv(
+          "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
+          "activations {6}, gradients {7}, optimizer {8}) but has {9} bytes "
+          "({10})",
+          dp.id, d.kind, s, static_cast<int64_t>(std::ceil(dp.memory.total())),
+          formatBytes(dp.memory.total()), formatBytes(dp.memory.weights),
+          formatBytes(dp.memory.activations), formatBytes(dp.memory.gradients),
+          formatBytes(dp.memory.optimizer), static_cast<int64_t>(d.memoryBytes),
+          formatBytes(d.memoryBytes)));
+    pred.devices.push_back(dp);
+  };
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    std::map<std::pair<int, double>, DeviceMemory> memoryMemo;
     int inFlight = inFlightMicrobatches(s, p, m, plan.schedule, training);
     llvm::DenseSet<int> inStage(stageOps[s].begin(), stageOps[s].end());
     for (int r = 0; r < stage.data; ++r) {
@@ -534,6 +578,13 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         const Device &d = *cluster.findDevice(id);
         DevicePrediction dp{id, d.kind,        static_cast<int>(s),
                             {}, d.memoryBytes, deviceBusy.lookup(id)};
+        // Devices at one tensor index with one share hold alike.
+        auto memoKey = std::make_pair(t, batchShare);
+        if (auto it = memoryMemo.find(memoKey); it != memoryMemo.end()) {
+          dp.memory = it->second;
+          addDevice(dp, d, s);
+          continue;
+        }
         // Weights (and, in training, their gradients and Adam's state:
         // two float32 moments and a float32 master copy, 12 bytes/parameter).
         llvm::DenseMap<Value, double> weightShare;
@@ -627,19 +678,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         for (double *part : {&dp.memory.weights, &dp.memory.activations,
                              &dp.memory.gradients, &dp.memory.optimizer})
           *part = std::ceil(*part);
-        if (dp.memory.total() > d.memoryBytes)
-          pred.memoryProblems.push_back(llvm::formatv(
-              "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
-              "activations {6}, gradients {7}, optimizer {8}) but has {9} "
-              "bytes "
-              "({10})",
-              id, d.kind, s, static_cast<int64_t>(std::ceil(dp.memory.total())),
-              formatBytes(dp.memory.total()), formatBytes(dp.memory.weights),
-              formatBytes(dp.memory.activations),
-              formatBytes(dp.memory.gradients),
-              formatBytes(dp.memory.optimizer),
-              static_cast<int64_t>(d.memoryBytes), formatBytes(d.memoryBytes)));
-        pred.devices.push_back(dp);
+        memoryMemo[memoKey] = dp.memory;
+        addDevice(dp, d, s);
       }
     }
   }
@@ -689,8 +729,13 @@ llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
   return out;
 }
 
-llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster) {
-  llvm::json::Array events;
+void writeTraceJSON(llvm::raw_ostream &os, const Prediction &p,
+                    const Cluster &cluster) {
+  // Streamed: a long pipeline has millions of spans.
+  llvm::json::OStream j(os);
+  j.objectBegin();
+  j.attributeBegin("traceEvents");
+  j.arrayBegin();
   llvm::DenseSet<int> named;
   for (const DevicePrediction &d : p.devices) {
     if (!named.insert(d.id).second)
@@ -698,12 +743,11 @@ llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster) {
     std::string label =
         llvm::formatv("device {0} ({1}, {2})", d.id, d.kind,
                       cluster.nodes[cluster.findDevice(d.id)->node].name);
-    events.push_back(
-        llvm::json::Object{{"name", "process_name"},
-                           {"ph", "M"},
-                           {"pid", d.id},
-                           {"args", llvm::json::Object{{"name", label}}}});
-    events.push_back(
+    j.value(llvm::json::Object{{"name", "process_name"},
+                               {"ph", "M"},
+                               {"pid", d.id},
+                               {"args", llvm::json::Object{{"name", label}}}});
+    j.value(
         llvm::json::Object{{"name", "process_sort_index"},
                            {"ph", "M"},
                            {"pid", d.id},
@@ -712,29 +756,32 @@ llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster) {
                              {1, "collectives"},
                              {2, "send activations"},
                              {3, "send gradients"}})
-      events.push_back(
-          llvm::json::Object{{"name", "thread_name"},
-                             {"ph", "M"},
-                             {"pid", d.id},
-                             {"tid", tid},
-                             {"args", llvm::json::Object{{"name", name}}}});
+      j.value(llvm::json::Object{{"name", "thread_name"},
+                                 {"ph", "M"},
+                                 {"pid", d.id},
+                                 {"tid", tid},
+                                 {"args", llvm::json::Object{{"name", name}}}});
   }
   for (const TraceSpan &s : p.trace) {
     if (s.duration <= 0)
       continue;
-    events.push_back(llvm::json::Object{{"name", s.name},
-                                        {"cat", s.category},
-                                        {"ph", "X"},
-                                        {"pid", s.device},
-                                        {"tid", s.lane},
-                                        {"ts", s.start * 1e6},
-                                        {"dur", s.duration * 1e6}});
+    j.object([&] {
+      j.attribute("name", s.name);
+      j.attribute("cat", s.category);
+      j.attribute("ph", "X");
+      j.attribute("pid", s.device);
+      j.attribute("tid", s.lane);
+      j.attribute("ts", s.start * 1e6);
+      j.attribute("dur", s.duration * 1e6);
+    });
   }
-  return llvm::json::Object{
-      {"traceEvents", std::move(events)},
-      {"displayTimeUnit", "ms"},
-      {"otherData", llvm::json::Object{{"predicted_step_time_s", p.stepTime},
-                                       {"bubble_fraction", p.bubbleFraction}}}};
+  j.arrayEnd();
+  j.attributeEnd();
+  j.attribute("displayTimeUnit", "ms");
+  j.attribute("otherData",
+              llvm::json::Object{{"predicted_step_time_s", p.stepTime},
+                                 {"bubble_fraction", p.bubbleFraction}});
+  j.objectEnd();
 }
 
 } // namespace hetpar

@@ -37,6 +37,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 
@@ -175,9 +176,8 @@ public:
     std::vector<double> nodeSpeed(cluster.nodes.size(), kInf);
     for (const Device &d : cluster.devices)
       nodeSpeed[d.node] = std::min(nodeSpeed[d.node], speed(d));
-    std::stable_sort(nodes.begin(), nodes.end(), [&](int a, int b) {
-      return nodeSpeed[a] > nodeSpeed[b];
-    });
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [&](int a, int b) { return nodeSpeed[a] > nodeSpeed[b]; });
     for (int node : nodes)
       for (int id : cluster.nodes[node].devices)
         order.push_back(id);
@@ -206,6 +206,39 @@ private:
   /// shardings of the unit's ops by position.
   std::map<std::string, std::vector<std::optional<OpSharding>>> solved;
   std::map<std::string, UnitTime> timed;
+  struct Prefix {
+    std::vector<double> fwd, bwd, weights, params, paramBytes, acts, peak,
+        inputs;
+    double sync1MB = 0, syncPerByte = 0;
+  };
+  std::map<std::string, Prefix> prefixCache;
+  /// A block's make-up: its devices' classes in order, with node and rack
+  /// boundaries, run-length encoded.
+  std::string layoutKey(llvm::ArrayRef<int> block) {
+    std::vector<std::string> items;
+    for (size_t k = 0; k < block.size(); ++k) {
+      std::string item = groupKey({block[k]});
+      if (k > 0) {
+        const Device *a = cluster.findDevice(block[k - 1]),
+                     *b = cluster.findDevice(block[k]);
+        if (a->node != b->node)
+          item = (cluster.nodes[a->node].group != cluster.nodes[b->node].group
+                      ? "||"
+                      : "|") +
+                 item;
+      }
+      items.push_back(std::move(item));
+    }
+    std::string key;
+    for (size_t k = 0; k < items.size();) {
+      size_t run = 1;
+      while (k + run < items.size() && items[k + run] == items[k])
+        ++run;
+      key += items[k] + "x" + std::to_string(run) + ";";
+      k += run;
+    }
+    return key;
+  }
 
   std::map<std::string, double> speeds;
   /// 1 / the seconds `id` takes to run the whole model forward alone.
@@ -221,13 +254,24 @@ private:
     return speeds[key] = t > 0 ? 1.0 / t : 1.0;
   }
 
-  std::string groupKey(llvm::ArrayRef<int> group) const {
-    std::string key;
-    for (int id : group) {
-      const Device *d = cluster.findDevice(id);
-      key += d->kind + "@" + std::to_string(d->slowdown) + "/" +
-             cluster.nodes[d->node].intra.kind + ";";
+  /// Devices that time alike (kind, slowdown, rates, the node's link) share
+  /// a class; a group's key is its devices' classes.
+  llvm::DenseMap<int, int> deviceClass;
+  std::string groupKey(llvm::ArrayRef<int> group) {
+    if (deviceClass.empty()) {
+      std::map<std::string, int> classes;
+      for (const Device &d : cluster.devices) {
+        std::string key =
+            llvm::formatv("{0}@{1}/{2}/{3}/{4}/{5}/{6}", d.kind, d.slowdown,
+                          d.fp32Flops, d.tensorFlops, d.memoryBandwidth,
+                          d.memoryBytes, cluster.nodes[d.node].intra.kind);
+        deviceClass[d.id] =
+            classes.try_emplace(key, classes.size()).first->second;
+      }
     }
+    std::string key;
+    for (int id : group)
+      key += std::to_string(deviceClass.lookup(id)) + ",";
     return key;
   }
 
@@ -259,10 +303,10 @@ Searcher::shardingsFor(const Unit &u, llvm::ArrayRef<int> group,
   if (it != solved.end())
     return &it->second;
   double left = options.budgetSeconds - elapsed();
-  auto solution = solveShardings(
-      catalog, u.ops, group, batchShare, training, cluster, model,
-      std::clamp(left / 20, 0.05, 2.0),
-      lean ? ShardingSolver::Lean : ShardingSolver::Auto);
+  auto solution =
+      solveShardings(catalog, u.ops, group, batchShare, training, cluster,
+                     model, std::clamp(left / 20, 0.05, 2.0),
+                     lean ? ShardingSolver::Lean : ShardingSolver::Auto);
   if (!solution)
     return solution.takeError();
   if (!lean && group.size() > 1) {
@@ -286,8 +330,8 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
   auto shardings = shardingsFor(u, shardGroup, batchShare, lean);
   if (!shardings)
     return shardings.takeError();
-  std::string key = std::to_string(u.signature) + "|" +
-                    groupKey(shardGroup) + "|" + groupKey(group) + "|" +
+  std::string key = std::to_string(u.signature) + "|" + groupKey(shardGroup) +
+                    "|" + groupKey(group) + "|" +
                     llvm::formatv("{0:e}", batchShare).str() +
                     (lean ? "|lean" : "");
   auto it = timed.find(key);
@@ -308,10 +352,8 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
   out.memory.resize(t);
   llvm::DenseSet<int> inUnit(u.ops.begin(), u.ops.end());
   for (auto [k, i] : llvm::enumerate(u.ops)) {
-    auto resolved = resolveSharding(catalog, i,
-                                    (**shardings)[k] ? &*(**shardings)[k]
-                                                     : nullptr,
-                                    t);
+    auto resolved = resolveSharding(
+        catalog, i, (**shardings)[k] ? &*(**shardings)[k] : nullptr, t);
     if (!resolved)
       return resolved.takeError();
     Operation *op = catalog.ops[i];
@@ -459,10 +501,11 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
   };
   // Device counts: all devices, and the first nodes' devices halving down
   // to one (a small batch or a model that gains nothing from more devices
-  // leaves the slowest ones idle); every count on small clusters.
+  // leaves the slowest ones idle); every count on up to 8 devices, down to
+  // an eighth on more than 64.
   std::vector<int> deviceCounts{n};
   for (int k = n - 1; k >= 1; --k)
-    if (n <= 8 || (k & (k - 1)) == 0)
+    if (n <= 8 || ((k & (k - 1)) == 0 && (n <= 64 || k >= n / 8)))
       deviceCounts.push_back(k);
   // Block sizes for `used` devices in `p` stages: on up to 8 devices every
   // composition; on more, near-equal blocks, blocks of whole nodes, and one
@@ -516,6 +559,42 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
       if (sizes != even)
         out.push_back(sizes);
     }
+    // Blocks of equal speed (Metis's device groups): whole nodes while
+    // there are at least as many nodes as stages, devices otherwise.
+    {
+      bool nodeWise = static_cast<int>(byNode.size()) >= p;
+      std::vector<int> unitSize = nodeWise ? byNode : std::vector<int>(used, 1);
+      std::vector<double> unitSpeed;
+      double total = 0;
+      for (int k = 0, at = 0; k < static_cast<int>(unitSize.size()); ++k) {
+        double x = 0;
+        for (int j = 0; j < unitSize[k]; ++j)
+          x += deviceSpeed(order[at + j]);
+        at += unitSize[k];
+        unitSpeed.push_back(x);
+        total += x;
+      }
+      std::vector<int> sizes;
+      double acc = 0;
+      int size = 0, left = unitSize.size();
+      for (size_t k = 0; k < unitSize.size(); ++k) {
+        acc += unitSpeed[k];
+        size += unitSize[k];
+        --left;
+        int stagesLeft = p - static_cast<int>(sizes.size()) - 1;
+        // Cut when this block has its share, or when the rest is just
+        // enough for the stages after it.
+        if (stagesLeft > 0 && (acc >= total * (sizes.size() + 1) / p - 1e-12 ||
+                               left == stagesLeft)) {
+          sizes.push_back(size);
+          size = 0;
+        }
+      }
+      sizes.push_back(size);
+      if (static_cast<int>(sizes.size()) == p && size > 0 &&
+          llvm::find(out, sizes) == out.end())
+        out.push_back(sizes);
+    }
     auto byKind = runs([&](int a, int b) {
       return cluster.findDevice(a)->kind == cluster.findDevice(b)->kind;
     });
@@ -528,197 +607,245 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
   size_t total = deviceCounts.size() * stageCounts.size() * microCounts.size(),
          doneCount = 0;
   for (int used : deviceCounts)
-  for (int p : stageCounts) {
-    if (p > used || st.budgetExhausted)
-      continue;
-    if (options.progress)
-      options.progress(0.9 * doneCount / total);
-    doneCount += microCounts.size();
-    for (const std::vector<int> &sizes : partitions(used, p)) {
-    std::vector<std::vector<int>> blocks;
-    for (int s = 0, at = 0; s < p; ++s) {
-      blocks.emplace_back(order.begin() + at, order.begin() + at + sizes[s]);
-      at += sizes[s];
-    }
-    for (int64_t m : microCounts) {
-      if (elapsed() > options.budgetSeconds) {
-        st.budgetExhausted = true;
-        break;
-      }
-      int64_t mb = batch / m;
-      // cost[s][a][b]: best (time per microbatch, config, recompute) of units
-      // [a, b) on block s.
-      struct StageChoice {
-        double time = kInf, sync = 0;
-        int config = -1;
-        bool recompute = false, lean = false;
-      };
-      std::vector<std::vector<BlockConfig>> blockConfigs(p);
-      for (int s = 0; s < p; ++s)
-        blockConfigs[s] = configs(blocks[s], mb);
-      bool feasible = llvm::all_of(
-          blockConfigs, [](auto &c) { return !c.empty(); });
-      if (!feasible)
+    for (int p : stageCounts) {
+      if (p > used || st.budgetExhausted)
         continue;
-      // Per block, config and sharding variant (index 2 * config + lean):
-      // prefix sums over units of the slowest replica's forward and backward
-      // time, and of the memory of the worst device.
-      struct Prefix {
-        std::vector<double> fwd, bwd, weights, params, paramBytes, acts,
-            peak, inputs;
-      };
-      std::vector<std::vector<Prefix>> prefix(p);
-      for (int s = 0; s < p; ++s) {
-        for (const BlockConfig &c : blockConfigs[s])
-        for (bool lean : {false, true}) {
-          if (lean && c.tensor == 1) {
-            prefix[s].push_back(prefix[s].back()); // nothing to shard
-            continue;
-          }
-          Prefix pf;
-          for (auto *v : {&pf.fwd, &pf.bwd, &pf.weights, &pf.params,
-                          &pf.paramBytes, &pf.acts, &pf.peak, &pf.inputs})
-            v->assign(U + 1, 0.0);
-          llvm::ArrayRef<int> shardGroup(c.devices.data(), c.tensor);
-          for (int u = 0; u < U; ++u) {
-            double f = 0, b = 0;
-            UnitMemory worst;
-            for (int r = 0; r < c.data; ++r) {
-              llvm::ArrayRef<int> group(c.devices.data() + r * c.tensor,
-                                        c.tensor);
-              double share = static_cast<double>(c.samples[r]) / batch;
-              auto ut = unitTime(units[u], shardGroup, group, share, lean);
-              if (!ut)
-                return ut.takeError();
-              if ((*ut)->forward + (*ut)->backward > f + b) {
-                f = (*ut)->forward;
-                b = (*ut)->backward;
-              }
-              for (const UnitMemory &mem : (*ut)->memory) {
-                worst.weights = std::max(worst.weights, mem.weights);
-                worst.params = std::max(worst.params, mem.params);
-                worst.paramBytes = std::max(worst.paramBytes, mem.paramBytes);
-                worst.activations =
-                    std::max(worst.activations, mem.activations);
-                worst.peak = std::max(worst.peak, mem.peak);
-                worst.inputs = std::max(worst.inputs, mem.inputs);
-              }
-            }
-            pf.fwd[u + 1] = pf.fwd[u] + f;
-            pf.bwd[u + 1] = pf.bwd[u] + b;
-            pf.weights[u + 1] = pf.weights[u] + worst.weights;
-            pf.params[u + 1] = pf.params[u] + worst.params;
-            pf.paramBytes[u + 1] = pf.paramBytes[u] + worst.paramBytes;
-            pf.acts[u + 1] = pf.acts[u] + worst.activations;
-            pf.peak[u + 1] = std::max(pf.peak[u], worst.peak);
-            pf.inputs[u + 1] = worst.inputs; // the unit's own inputs
-          }
-          prefix[s].push_back(std::move(pf));
+      if (options.progress)
+        options.progress(0.9 * doneCount / total);
+      doneCount += microCounts.size();
+      for (const std::vector<int> &sizes : partitions(used, p)) {
+        std::vector<std::vector<int>> blocks;
+        for (int s = 0, at = 0; s < p; ++s) {
+          blocks.emplace_back(order.begin() + at,
+                              order.begin() + at + sizes[s]);
+          at += sizes[s];
         }
-      }
-      std::vector<double> blockCapacity(p, kInf);
-      for (int s = 0; s < p; ++s)
-        for (int id : blocks[s])
-          blockCapacity[s] =
-              std::min(blockCapacity[s], cluster.findDevice(id)->memoryBytes);
-      auto stageChoice = [&](int s, int a, int b) {
-        StageChoice best;
-        int inFlight =
-            inFlightMicrobatches(s, p, m, Schedule::OneFOneB, training);
-        for (size_t variant = 0; variant < prefix[s].size(); ++variant) {
-          size_t ci = variant / 2;
-          bool lean = variant % 2;
-          const BlockConfig &c = blockConfigs[s][ci];
-          if (lean && c.tensor == 1)
+        for (int64_t m : microCounts) {
+          if (elapsed() > options.budgetSeconds) {
+            st.budgetExhausted = true;
+            break;
+          }
+          int64_t mb = batch / m;
+          // cost[s][a][b]: best (time per microbatch, config, recompute) of
+          // units [a, b) on block s.
+          struct StageChoice {
+            double time = kInf, sync = 0;
+            int config = -1;
+            bool recompute = false, lean = false;
+          };
+          std::vector<std::vector<BlockConfig>> blockConfigs(p);
+          for (int s = 0; s < p; ++s)
+            blockConfigs[s] = configs(blocks[s], mb);
+          bool feasible =
+              llvm::all_of(blockConfigs, [](auto &c) { return !c.empty(); });
+          if (!feasible)
             continue;
-          const Prefix &pf = prefix[s][variant];
-          double f = pf.fwd[b] - pf.fwd[a], bw = pf.bwd[b] - pf.bwd[a];
-          double weights = pf.weights[b] - pf.weights[a];
-          double params = pf.params[b] - pf.params[a];
-          double paramBytes = pf.paramBytes[b] - pf.paramBytes[a];
-          double acts = pf.acts[b] - pf.acts[a];
-          double fixed = weights + (training ? paramBytes + 12 * params : 0);
-          double sync = 0;
-          if (training && c.data > 1) {
-            std::vector<int> replicas;
-            for (int r = 0; r < c.data; ++r)
-              replicas.push_back(c.devices[r * c.tensor]);
-            sync = model.collectiveTime(Collective::AllReduce, paramBytes,
-                                        replicas, cluster);
+          // Per block, config and sharding variant (index 2 * config + lean):
+          // prefix sums over units of the slowest replica's forward and
+          // backward time, and of the memory of the worst device. Blocks of one
+          // make-up (device classes, node and rack boundaries, samples) share
+          // them.
+          std::vector<std::vector<const Prefix *>> prefix(p);
+          for (int s = 0; s < p; ++s) {
+            std::string blockKey = layoutKey(blocks[s]);
+            for (const BlockConfig &c : blockConfigs[s])
+              for (bool lean : {false, true}) {
+                if (lean && c.tensor == 1) {
+                  prefix[s].push_back(prefix[s].back()); // nothing to shard
+                  continue;
+                }
+                std::string key = blockKey + "|t" + std::to_string(c.tensor) +
+                                  (lean ? "|lean|" : "|");
+                for (int64_t k : c.samples)
+                  key += std::to_string(k) + ",";
+                auto cached = prefixCache.find(key);
+                if (cached != prefixCache.end()) {
+                  prefix[s].push_back(&cached->second);
+                  continue;
+                }
+                Prefix pf;
+                for (auto *v : {&pf.fwd, &pf.bwd, &pf.weights, &pf.params,
+                                &pf.paramBytes, &pf.acts, &pf.peak, &pf.inputs})
+                  v->assign(U + 1, 0.0);
+                llvm::ArrayRef<int> shardGroup(c.devices.data(), c.tensor);
+                // Replicas that time alike (same device classes, same samples)
+                // are timed once.
+                std::vector<int> distinct;
+                {
+                  std::set<std::pair<std::string, int64_t>> seen;
+                  for (int r = 0; r < c.data; ++r)
+                    if (seen.insert({groupKey(llvm::ArrayRef<int>(
+                                         c.devices.data() + r * c.tensor,
+                                         c.tensor)),
+                                     c.samples[r]})
+                            .second)
+                      distinct.push_back(r);
+                }
+                // Units of one signature time alike.
+                std::map<int, std::pair<std::pair<double, double>, UnitMemory>>
+                    bySignature;
+                for (int u = 0; u < U; ++u) {
+                  double f = 0, b = 0;
+                  UnitMemory worst;
+                  auto known = bySignature.find(units[u].signature);
+                  if (known != bySignature.end()) {
+                    std::tie(f, b) = known->second.first;
+                    worst = known->second.second;
+                  } else {
+                    for (int r : distinct) {
+                      llvm::ArrayRef<int> group(c.devices.data() + r * c.tensor,
+                                                c.tensor);
+                      double share = static_cast<double>(c.samples[r]) / batch;
+                      auto ut =
+                          unitTime(units[u], shardGroup, group, share, lean);
+                      if (!ut)
+                        return ut.takeError();
+                      if ((*ut)->forward + (*ut)->backward > f + b) {
+                        f = (*ut)->forward;
+                        b = (*ut)->backward;
+                      }
+                      for (const UnitMemory &mem : (*ut)->memory) {
+                        worst.weights = std::max(worst.weights, mem.weights);
+                        worst.params = std::max(worst.params, mem.params);
+                        worst.paramBytes =
+                            std::max(worst.paramBytes, mem.paramBytes);
+                        worst.activations =
+                            std::max(worst.activations, mem.activations);
+                        worst.peak = std::max(worst.peak, mem.peak);
+                        worst.inputs = std::max(worst.inputs, mem.inputs);
+                      }
+                    }
+                    bySignature[units[u].signature] = {{f, b}, worst};
+                  }
+                  pf.fwd[u + 1] = pf.fwd[u] + f;
+                  pf.bwd[u + 1] = pf.bwd[u] + b;
+                  pf.weights[u + 1] = pf.weights[u] + worst.weights;
+                  pf.params[u + 1] = pf.params[u] + worst.params;
+                  pf.paramBytes[u + 1] = pf.paramBytes[u] + worst.paramBytes;
+                  pf.acts[u + 1] = pf.acts[u] + worst.activations;
+                  pf.peak[u + 1] = std::max(pf.peak[u], worst.peak);
+                  pf.inputs[u + 1] = worst.inputs; // the unit's own inputs
+                }
+                // Gradient all-reduce across the replicas: alpha-beta, so
+                // linear in the bytes above 1 MB; two points give the line.
+                if (c.data > 1) {
+                  std::vector<int> replicas;
+                  for (int r = 0; r < c.data; ++r)
+                    replicas.push_back(c.devices[r * c.tensor]);
+                  pf.sync1MB = model.collectiveTime(Collective::AllReduce, 1e6,
+                                                    replicas, cluster);
+                  pf.syncPerByte =
+                      (model.collectiveTime(Collective::AllReduce, 1e9,
+                                            replicas, cluster) -
+                       pf.sync1MB) /
+                      (1e9 - 1e6);
+                }
+                prefix[s].push_back(
+                    &prefixCache.emplace(key, std::move(pf)).first->second);
+              }
           }
-          for (bool rc : {false, true}) {
-            if (rc && !training)
-              continue;
-            double mem;
-            if (!training)
-              mem = fixed + pf.peak[b];
-            else if (rc)
-              mem = fixed + pf.inputs[a + 1] * inFlight + acts;
-            else
-              mem = fixed + acts * inFlight;
-            if (mem > blockCapacity[s])
-              continue;
-            double time = f + bw + (rc ? f : 0);
-            // A stage's share of the step: its m microbatches and its sync.
-            if (best.config < 0 ||
-                m * time + sync < m * best.time + best.sync) {
-              best = {time, sync, static_cast<int>(ci), rc, lean};
+          std::vector<double> blockCapacity(p, kInf);
+          for (int s = 0; s < p; ++s)
+            for (int id : blocks[s])
+              blockCapacity[s] = std::min(blockCapacity[s],
+                                          cluster.findDevice(id)->memoryBytes);
+          auto stageChoice = [&](int s, int a, int b) {
+            StageChoice best;
+            int inFlight =
+                inFlightMicrobatches(s, p, m, Schedule::OneFOneB, training);
+            for (size_t variant = 0; variant < prefix[s].size(); ++variant) {
+              size_t ci = variant / 2;
+              bool lean = variant % 2;
+              const BlockConfig &c = blockConfigs[s][ci];
+              if (lean && c.tensor == 1)
+                continue;
+              const Prefix &pf = *prefix[s][variant];
+              double f = pf.fwd[b] - pf.fwd[a], bw = pf.bwd[b] - pf.bwd[a];
+              double weights = pf.weights[b] - pf.weights[a];
+              double params = pf.params[b] - pf.params[a];
+              double paramBytes = pf.paramBytes[b] - pf.paramBytes[a];
+              double acts = pf.acts[b] - pf.acts[a];
+              double fixed =
+                  weights + (training ? paramBytes + 12 * params : 0);
+              double sync = 0;
+              if (training && c.data > 1)
+                sync = pf.sync1MB +
+                       std::max(paramBytes - 1e6, 0.0) * pf.syncPerByte;
+              for (bool rc : {false, true}) {
+                if (rc && !training)
+                  continue;
+                double mem;
+                if (!training)
+                  mem = fixed + pf.peak[b];
+                else if (rc)
+                  mem = fixed + pf.inputs[a + 1] * inFlight + acts;
+                else
+                  mem = fixed + acts * inFlight;
+                if (mem > blockCapacity[s])
+                  continue;
+                double time = f + bw + (rc ? f : 0);
+                // A stage's share of the step: its m microbatches and its sync.
+                if (best.config < 0 ||
+                    m * time + sync < m * best.time + best.sync) {
+                  best = {time, sync, static_cast<int>(ci), rc, lean};
+                }
+              }
             }
+            return best;
+          };
+          // dp[s][b]: the smallest slowest-stage time with stages 0..s covering
+          // units [0, b).
+          std::vector<std::vector<double>> dp(p,
+                                              std::vector<double>(U + 1, kInf));
+          std::vector<std::vector<int>> from(p, std::vector<int>(U + 1, -1));
+          for (int b = 1; b <= U; ++b) {
+            StageChoice c = stageChoice(0, 0, b);
+            dp[0][b] = c.time;
           }
+          for (int s = 1; s < p; ++s)
+            for (int b = s + 1; b <= U - (p - 1 - s); ++b)
+              for (int a = s; a < b; ++a) {
+                if (dp[s - 1][a] == kInf)
+                  continue;
+                StageChoice c = stageChoice(s, a, b);
+                double v = std::max(dp[s - 1][a], c.time);
+                if (v < dp[s][b]) {
+                  dp[s][b] = v;
+                  from[s][b] = a;
+                }
+              }
+          ++st.candidatesEstimated;
+          if (dp[p - 1][U] == kInf)
+            continue;
+          std::vector<int> cuts(p + 1);
+          cuts[p] = U;
+          for (int s = p - 1; s > 0; --s)
+            cuts[s] = from[s][cuts[s + 1]];
+          cuts[0] = 0;
+          Estimate e;
+          e.cuts = cuts;
+          e.m = m;
+          double sum = 0, worst = 0, sync = 0;
+          for (int s = 0; s < p; ++s) {
+            StageChoice c = stageChoice(s, cuts[s], cuts[s + 1]);
+            sum += c.time;
+            worst = std::max(worst, c.time);
+            sync = std::max(sync, c.sync);
+            e.blocks.push_back(blockConfigs[s][c.config]);
+            e.recompute.push_back(c.recompute);
+            e.lean.push_back(c.lean);
+          }
+          e.time = sum + (m - 1) * worst + sync;
+          estimates.push_back(std::move(e));
         }
-        return best;
-      };
-      // dp[s][b]: the smallest slowest-stage time with stages 0..s covering
-      // units [0, b).
-      std::vector<std::vector<double>> dp(p, std::vector<double>(U + 1, kInf));
-      std::vector<std::vector<int>> from(p, std::vector<int>(U + 1, -1));
-      for (int b = 1; b <= U; ++b) {
-        StageChoice c = stageChoice(0, 0, b);
-        dp[0][b] = c.time;
+        if (st.budgetExhausted)
+          break;
       }
-      for (int s = 1; s < p; ++s)
-        for (int b = s + 1; b <= U - (p - 1 - s); ++b)
-          for (int a = s; a < b; ++a) {
-            if (dp[s - 1][a] == kInf)
-              continue;
-            StageChoice c = stageChoice(s, a, b);
-            double v = std::max(dp[s - 1][a], c.time);
-            if (v < dp[s][b]) {
-              dp[s][b] = v;
-              from[s][b] = a;
-            }
-          }
-      ++st.candidatesEstimated;
-      if (dp[p - 1][U] == kInf)
-        continue;
-      std::vector<int> cuts(p + 1);
-      cuts[p] = U;
-      for (int s = p - 1; s > 0; --s)
-        cuts[s] = from[s][cuts[s + 1]];
-      cuts[0] = 0;
-      Estimate e;
-      e.cuts = cuts;
-      e.m = m;
-      double sum = 0, worst = 0, sync = 0;
-      for (int s = 0; s < p; ++s) {
-        StageChoice c = stageChoice(s, cuts[s], cuts[s + 1]);
-        sum += c.time;
-        worst = std::max(worst, c.time);
-        sync = std::max(sync, c.sync);
-        e.blocks.push_back(blockConfigs[s][c.config]);
-        e.recompute.push_back(c.recompute);
-        e.lean.push_back(c.lean);
-      }
-      e.time = sum + (m - 1) * worst + sync;
-      estimates.push_back(std::move(e));
     }
-    if (st.budgetExhausted)
-      break;
-    }
-  }
   // Simulate the best estimates; keep the ones that fit.
-  std::sort(estimates.begin(), estimates.end(),
-            [](const Estimate &a, const Estimate &b) { return a.time < b.time; });
+  std::sort(
+      estimates.begin(), estimates.end(),
+      [](const Estimate &a, const Estimate &b) { return a.time < b.time; });
   const size_t kSimulated = 12;
   for (size_t k = 0; k < estimates.size() && k < kSimulated; ++k) {
     if (options.progress)
@@ -727,7 +854,7 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     auto plan = toPlan(e.cuts, e.blocks, e.recompute, e.lean, e.m);
     if (!plan)
       return plan.takeError();
-    auto pred = simulate(catalog, func, cluster, *plan, model);
+    auto pred = simulate(catalog, func, cluster, *plan, model, false);
     ++st.candidatesSimulated;
     if (!pred)
       return pred.takeError();
@@ -762,17 +889,15 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
   double have = 0;
   for (const Device &d : cluster.devices)
     have += d.memoryBytes;
-  return llvm::formatv("the model needs at least {0} bytes ({1}: weights {2}"
-                       "{3}) before activations; the {4} devices have {5} "
-                       "bytes ({6}) in all",
-                       static_cast<int64_t>(need), formatBytes(need),
-                       formatBytes(weights),
-                       training ? ", gradients " + formatBytes(weights) +
-                                      ", optimizer state " +
-                                      formatBytes(12 * params)
-                                : std::string(),
-                       cluster.devices.size(), static_cast<int64_t>(have),
-                       formatBytes(have));
+  return llvm::formatv(
+      "the model needs at least {0} bytes ({1}: weights {2}"
+      "{3}) before activations; the {4} devices have {5} "
+      "bytes ({6}) in all",
+      static_cast<int64_t>(need), formatBytes(need), formatBytes(weights),
+      training ? ", gradients " + formatBytes(weights) + ", optimizer state " +
+                     formatBytes(12 * params)
+               : std::string(),
+      cluster.devices.size(), static_cast<int64_t>(have), formatBytes(have));
 }
 
 } // namespace
@@ -799,9 +924,8 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   // The baselines compete too.
   result.baselines = makeBaselines(module, cluster, options.mode, model);
   for (const Baseline &b : result.baselines)
-    if (b.prediction &&
-        (options.objective == Objective::Throughput ||
-         b.plan.microbatches == 1))
+    if (b.prediction && (options.objective == Objective::Throughput ||
+                         b.plan.microbatches == 1))
       candidates->push_back({b.plan, *b.prediction, "baseline " + b.name});
   std::vector<Candidate> fitting;
   for (Candidate &c : *candidates)
@@ -838,22 +962,28 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
                     ? std::string("?")
                     : c.prediction.memoryProblems.front());
     }
-    return fail(llvm::formatv("no plan fits this cluster's memory: {0}{1}{2}",
-                              memoryNeed(catalog, cluster,
-                                         options.mode == Mode::Training),
-                              candidates->empty() ? "" : "; closest plans:",
-                              lines));
+    return fail(llvm::formatv(
+        "no plan fits this cluster's memory: {0}{1}{2}",
+        memoryNeed(catalog, cluster, options.mode == Mode::Training),
+        candidates->empty() ? "" : "; closest plans:", lines));
   }
   result.best = std::move(fitting.front());
+  // The winner's timeline (candidates are simulated without one).
+  {
+    auto traced = simulate(catalog, func, cluster, result.best.plan, model);
+    if (!traced)
+      return traced.takeError();
+    result.best.prediction = std::move(*traced);
+  }
   for (size_t k = 1; k < fitting.size() && k <= 5; ++k)
     result.alternatives.push_back(std::move(fitting[k]));
 
   // --- Why the winner won ---
   const Prediction &p = result.best.prediction;
   auto &why = result.explanation;
-  why.push_back(llvm::formatv(
-      "chosen: {0}: {1:F6} s per step, bubble {2:P}", result.best.description,
-      p.stepTime, p.bubbleFraction));
+  why.push_back(llvm::formatv("chosen: {0}: {1:F6} s per step, bubble {2:P}",
+                              result.best.description, p.stepTime,
+                              p.bubbleFraction));
   double coll = 0, compute = 0, sync = 0;
   for (const StagePrediction &s : p.stages) {
     coll = std::max(coll, s.forwardCollectives);
@@ -895,7 +1025,8 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan) {
   llvm::StringMap<Operation *> byName;
   for (auto &[op, name] : listPlanOps(func))
     byName[name] = op;
-  auto opsOf = [&](const Stage &stage) -> llvm::Expected<std::vector<Operation *>> {
+  auto opsOf =
+      [&](const Stage &stage) -> llvm::Expected<std::vector<Operation *>> {
     std::vector<Operation *> out;
     if (stage.firstOp) {
       bool inside = false;

@@ -265,20 +265,19 @@ TEST_F(Fixture, IntraOpMatchesBruteForce) {
     bool training = k.training;
     double share = k.share;
     {
-          size_t count = 0;
-          double brute = bruteForceShardings(catalog, ops, group, share,
-                                             training, c, model, &count);
-          auto ilp = solveShardings(catalog, ops, group, share, training, c,
-                                    model, 10, ShardingSolver::Auto);
-          ASSERT_TRUE(static_cast<bool>(ilp)) << errorOf(ilp.takeError());
-          EXPECT_LE(ilp->time, brute * 1.01)
-              << c.name << " " << group.size() << " devices, training "
-              << training << ", share " << share << ", " << count
-              << " assignments";
-          EXPECT_GE(ilp->time, brute * (1 - 1e-9));
-          EXPECT_TRUE(ilp->optimal);
-          ++checked;
-        }
+      size_t count = 0;
+      double brute = bruteForceShardings(catalog, ops, group, share, training,
+                                         c, model, &count);
+      auto ilp = solveShardings(catalog, ops, group, share, training, c, model,
+                                10, ShardingSolver::Auto);
+      ASSERT_TRUE(static_cast<bool>(ilp)) << errorOf(ilp.takeError());
+      EXPECT_LE(ilp->time, brute * 1.01)
+          << c.name << " " << group.size() << " devices, training " << training
+          << ", share " << share << ", " << count << " assignments";
+      EXPECT_GE(ilp->time, brute * (1 - 1e-9));
+      EXPECT_TRUE(ilp->optimal);
+      ++checked;
+    }
   }
   EXPECT_EQ(checked, 4);
 }
@@ -371,14 +370,13 @@ double bruteForcePlans(ModuleOp m, const Cluster &c, const CostModel &model,
                       llvm::ArrayRef<int>(st.devices).take_front(st.tensor);
                   std::string key = llvm::formatv(
                       "{0} {1} {2} {3}", cut[s2], cut[s2 + 1],
-                      llvm::make_range(group.begin(), group.end()),
-                      samples[0]);
+                      llvm::make_range(group.begin(), group.end()), samples[0]);
                   auto it = solved.find(key);
                   if (it == solved.end()) {
-                    auto sol = solveShardings(
-                        catalog, stageOps, group,
-                        static_cast<double>(samples[0]) / batch,
-                        mode == Mode::Training, c, model, 10);
+                    auto sol =
+                        solveShardings(catalog, stageOps, group,
+                                       static_cast<double>(samples[0]) / batch,
+                                       mode == Mode::Training, c, model, 10);
                     EXPECT_TRUE(static_cast<bool>(sol));
                     it = solved
                              .emplace(key, sol ? sol->shardings
@@ -560,8 +558,7 @@ TEST_F(Fixture, FitsNowhereSaysBytes) {
   std::string msg = errorOf(r.takeError());
   EXPECT_NE(msg.find("no plan fits"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the model needs at least"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("the 1 devices have 16000000000 bytes"),
-            std::string::npos)
+  EXPECT_NE(msg.find("the 1 devices have 16000000000 bytes"), std::string::npos)
       << msg;
 }
 

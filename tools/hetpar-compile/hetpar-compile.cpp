@@ -114,16 +114,16 @@ static cl::opt<hetpar::Mode>
                         "forward, backward and gradient synchronisation, Adam "
                         "optimizer state")),
          cl::cat(category));
-static cl::opt<hetpar::Objective> objective(
-    "objective", cl::desc("What the chosen plan minimises"),
-    cl::init(hetpar::Objective::Throughput),
-    cl::values(clEnumValN(hetpar::Objective::Throughput, "throughput",
-                          "time per step of the batch, split into "
-                          "microbatches (samples per second)"),
-               clEnumValN(hetpar::Objective::Latency, "latency",
-                          "time of the batch as one request (no "
-                          "microbatches)")),
-    cl::cat(category));
+static cl::opt<hetpar::Objective>
+    objective("objective", cl::desc("What the chosen plan minimises"),
+              cl::init(hetpar::Objective::Throughput),
+              cl::values(clEnumValN(hetpar::Objective::Throughput, "throughput",
+                                    "time per step of the batch, split into "
+                                    "microbatches (samples per second)"),
+                         clEnumValN(hetpar::Objective::Latency, "latency",
+                                    "time of the batch as one request (no "
+                                    "microbatches)")),
+              cl::cat(category));
 static cl::opt<bool>
     explain("explain",
             cl::desc("Print the best alternatives the search found, with "
@@ -200,8 +200,8 @@ static void printStageTable(const hetpar::Plan &plan,
         "{0,-5} {1,-6} {2,-10} {3,-30} {4,8} {5,12:e} {6,12:e}  {7}\n", s,
         p.stages[s].ops.size(),
         std::to_string(stage.data) + "x" + std::to_string(stage.tensor), ids,
-        stage.shardings.size(),
-        p.stages[s].forward + p.stages[s].backward, peak, kindList);
+        stage.shardings.size(), p.stages[s].forward + p.stages[s].backward,
+        peak, kindList);
   }
 }
 
@@ -306,22 +306,21 @@ static int planModel(ModuleOp module,
     const hetpar::SearchStats &st = searchResult->stats;
     llvm::json::Array alternatives;
     for (const hetpar::Candidate &c : searchResult->alternatives)
-      alternatives.push_back(llvm::json::Object{
-          {"description", c.description},
-          {"predicted_step_time_s", c.prediction.stepTime},
-          {"bubble_fraction", c.prediction.bubbleFraction}});
-    planJSON["search"] = llvm::json::Object{
-        {"seconds", st.seconds},
-        {"partitions_estimated", st.candidatesEstimated},
-        {"plans_simulated", st.candidatesSimulated},
-        {"sharding_problems", st.shardingProblems},
-        {"sharding_proven_optimal", st.shardingOptimal},
-        {"sharding_fallbacks", st.shardingFallbacks},
-        {"budget_exhausted", st.budgetExhausted},
-        {"alternatives", std::move(alternatives)}};
+      alternatives.push_back(
+          llvm::json::Object{{"description", c.description},
+                             {"predicted_step_time_s", c.prediction.stepTime},
+                             {"bubble_fraction", c.prediction.bubbleFraction}});
+    planJSON["search"] =
+        llvm::json::Object{{"seconds", st.seconds},
+                           {"partitions_estimated", st.candidatesEstimated},
+                           {"plans_simulated", st.candidatesSimulated},
+                           {"sharding_problems", st.shardingProblems},
+                           {"sharding_proven_optimal", st.shardingOptimal},
+                           {"sharding_fallbacks", st.shardingFallbacks},
+                           {"budget_exhausted", st.budgetExhausted},
+                           {"alternatives", std::move(alternatives)}};
   }
   planJSON["baselines"] = hetpar::baselinesToJSON(baselines);
-  llvm::json::Object traceJSON = hetpar::traceToJSON(*prediction, *cluster);
 
   // OUT is a directory; its two files are each complete or absent.
   if (llvm::sys::fs::exists(outputPath) &&
@@ -343,7 +342,8 @@ static int planModel(ModuleOp module,
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err =
           hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
-            os << llvm::json::Value(std::move(traceJSON)) << "\n";
+            hetpar::writeTraceJSON(os, *prediction, *cluster);
+            os << "\n";
           })) {
     llvm::sys::fs::remove(planFile);
     return fail(llvm::toString(std::move(err)));

@@ -88,11 +88,14 @@ llvm::Expected<Prediction> simulate(mlir::ModuleOp module,
                                     const CostModel &costModel);
 class OpCatalog;
 /// The same with the function's ops already catalogued (the search evaluates
-/// many plans of one function).
+/// many plans of one function); without `withTrace` the prediction's trace
+/// stays empty (a pipeline of many stages and microbatches has millions of
+/// spans).
 llvm::Expected<Prediction> simulate(const OpCatalog &catalog,
                                     mlir::func::FuncOp func,
                                     const Cluster &cluster, const Plan &plan,
-                                    const CostModel &costModel);
+                                    const CostModel &costModel,
+                                    bool withTrace = true);
 
 /// The pipeline schedule alone: the start and end of every forward (and, in
 /// training, backward) task of every stage, given per-stage task times and the
@@ -124,9 +127,10 @@ int inFlightMicrobatches(int stage, int stages, int microbatches,
 /// The predicted fields of plan.json (DESIGN.md) plus the plan itself.
 llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
                                     const Cluster &cluster);
-/// trace.json in the Chrome trace-event format (opens in Perfetto): one process
-/// per device, a compute and a communication thread each.
-llvm::json::Object traceToJSON(const Prediction &p, const Cluster &cluster);
+/// Writes trace.json in the Chrome trace-event format (opens in Perfetto): one
+/// process per device, a compute and a communication thread each.
+void writeTraceJSON(llvm::raw_ostream &os, const Prediction &p,
+                    const Cluster &cluster);
 
 /// The ops a plan refers to: the function's ops other than constants and the
 /// terminator, in order, each with a unique name: its ONNX node name, or

@@ -1,4 +1,5 @@
-//===- Search.h - the plan search ---------------------------------*- C++ -*-===//
+//===- Search.h - the plan search ---------------------------------*- C++
+//-*-===//
 //
 // Finds the plan with the best predicted step time for a static module on a
 // cluster (docs/search.md):
@@ -72,9 +73,9 @@ struct SearchStats {
   double seconds = 0;
   int candidatesEstimated = 0; ///< stage partitions scored by the DP
   int candidatesSimulated = 0;
-  int shardingProblems = 0;   ///< intra-op problems solved
-  int shardingOptimal = 0;    ///< of which CBC proved optimal
-  int shardingFallbacks = 0;  ///< of which the greedy or replicated plan won
+  int shardingProblems = 0;  ///< intra-op problems solved
+  int shardingOptimal = 0;   ///< of which CBC proved optimal
+  int shardingFallbacks = 0; ///< of which the greedy or replicated plan won
   bool budgetExhausted = false;
 };
 
@@ -102,8 +103,8 @@ llvm::Expected<SearchResult> searchPlan(mlir::ModuleOp module,
 struct ShardingSolution {
   llvm::StringMap<OpSharding> shardings;
   double time = 0;
-  bool optimal = false;  ///< proven optimal by the solver
-  std::string method;    ///< "ilp", "greedy", "replicated", "lean"
+  bool optimal = false; ///< proven optimal by the solver
+  std::string method;   ///< "ilp", "greedy", "replicated", "lean"
 };
 /// Auto: the fastest of the ILP, greedy and replicated assignments. Greedy:
 /// the greedy one. Lean: a greedy assignment that first minimizes the weight
@@ -113,7 +114,8 @@ llvm::Expected<ShardingSolution>
 solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
                llvm::ArrayRef<int> group, double batchShare, bool training,
                const Cluster &cluster, const CostModel &model,
-               double budgetSeconds, ShardingSolver solver = ShardingSolver::Auto);
+               double budgetSeconds,
+               ShardingSolver solver = ShardingSolver::Auto);
 
 /// Every legal sharding of op `i` on `group` (the first entry, std::nullopt,
 /// is replication), as the search enumerates them. In training, only factors
