@@ -284,6 +284,7 @@ private:
                                             double batchShare, bool lean);
   std::vector<BlockConfig> configs(llvm::ArrayRef<int> block,
                                    int64_t microbatch);
+  void nameCollectives(Stage &stage, int u0, int u1);
   llvm::Expected<Plan> toPlan(const std::vector<int> &cuts,
                               const std::vector<BlockConfig> &blocks,
                               const std::vector<bool> &recompute,
@@ -462,9 +463,56 @@ llvm::Expected<Plan> Searcher::toPlan(const std::vector<int> &cuts,
             stage.shardings[catalog.names[i]] = *(**sh)[k];
       }
     }
+    nameCollectives(stage, u0, u1);
     plan.stages.push_back(std::move(stage));
   }
   return plan;
+}
+
+void Searcher::nameCollectives(Stage &stage, int u0, int u1) {
+  // The reshards the simulator charges where a user needs another layout are
+  // named on the producer when every user needs the value whole: all_reduce
+  // after a split contraction, all_gather after a split result (the time is
+  // the same; plan.json then says what the partition inserts).
+  llvm::DenseMap<int, ResolvedSharding> resolved;
+  auto resolve = [&](int i) -> const ResolvedSharding * {
+    auto it = resolved.find(i);
+    if (it != resolved.end())
+      return &it->second;
+    auto s = stage.shardings.find(catalog.names[i]);
+    auto r = resolveSharding(catalog, i,
+                             s == stage.shardings.end() ? nullptr : &s->second,
+                             stage.tensor);
+    if (!r) {
+      llvm::consumeError(r.takeError());
+      return nullptr;
+    }
+    return &resolved.try_emplace(i, std::move(*r)).first->second;
+  };
+  int first = units[u0].first, last = units[u1 - 1].last;
+  for (auto &e : stage.shardings) {
+    int i = catalog.byName.lookup(e.getKey());
+    Operation *op = catalog.ops[i];
+    const ResolvedSharding *r = resolve(i);
+    if (!r || op->getNumResults() != 1)
+      continue;
+    const Layout &out = r->results[0];
+    bool wholeEverywhere = true;
+    for (OpOperand &use : op->getResult(0).getUses()) {
+      auto it = catalog.index.find(use.getOwner());
+      if (it == catalog.index.end() || it->second < first || it->second > last)
+        continue; // leaves the stage: replicated anyway
+      const ResolvedSharding *u = resolve(it->second);
+      if (!u || u->operands[use.getOperandNumber()].kind != Layout::Replicated)
+        wholeEverywhere = false;
+    }
+    if (!wholeEverywhere)
+      continue;
+    if (out.kind == Layout::Partial)
+      e.getValue().collective = "all_reduce";
+    else if (out.kind == Layout::Split)
+      e.getValue().collective = "all_gather";
+  }
 }
 
 llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
@@ -924,8 +972,11 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   // The baselines compete too.
   result.baselines = makeBaselines(module, cluster, options.mode, model);
   for (const Baseline &b : result.baselines)
-    if (b.prediction && (options.objective == Objective::Throughput ||
-                         b.plan.microbatches == 1))
+    if (b.prediction &&
+        (options.objective == Objective::Throughput ||
+         b.plan.microbatches == 1) &&
+        (options.stages == 0 ||
+         static_cast<int>(b.plan.stages.size()) == options.stages))
       candidates->push_back({b.plan, *b.prediction, "baseline " + b.name});
   std::vector<Candidate> fitting;
   for (Candidate &c : *candidates)
@@ -1052,11 +1103,8 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan) {
     auto ops = opsOf(stage);
     if (!ops)
       return ops.takeError();
-    for (Operation *op : *ops) {
+    for (Operation *op : *ops)
       op->setAttr("hetpar.stage", b.getI64IntegerAttr(s));
-      auto name = listPlanOps(func); // names are needed for shardings only
-      (void)name;
-    }
     for (auto &e : stage.shardings) {
       auto it = byName.find(e.getKey());
       if (it == byName.end())

@@ -129,6 +129,12 @@ static cl::opt<bool>
             cl::desc("Print the best alternatives the search found, with "
                      "their predicted times, and why the chosen plan won"),
             cl::init(false), cl::cat(category));
+static cl::opt<std::string> assumeKind(
+    "assume-kind",
+    cl::desc("Search as if every device were of this catalog kind (what a "
+             "planner blind to heterogeneity does), then evaluate that plan on "
+             "the real cluster"),
+    cl::value_desc("KIND"), cl::cat(category));
 static cl::opt<int> stageCount(
     "stages",
     cl::desc("Search only plans with exactly this many pipeline stages"),
@@ -285,7 +291,23 @@ static int planModel(ModuleOp module,
         if (done >= 1)
           llvm::errs() << "\n";
       };
-    auto result = hetpar::searchPlan(module, *cluster, **model, options);
+    // --assume-kind: the same topology with every device of one kind.
+    hetpar::Cluster searched = *cluster;
+    if (!assumeKind.empty()) {
+      const hetpar::DeviceKind *k = hetpar::lookupDeviceKind(assumeKind);
+      if (!k)
+        return fail("--assume-kind: unknown device kind '" + assumeKind +
+                    "' (hetpar-cluster --catalog lists the kinds)");
+      for (hetpar::Device &d : searched.devices) {
+        d.kind = k->name;
+        d.fp32Flops = k->fp32Flops;
+        d.tensorFlops = k->tensorFlops;
+        d.memoryBytes = k->memoryBytes;
+        d.memoryBandwidth = k->memoryBandwidth;
+        d.slowdown = 1.0;
+      }
+    }
+    auto result = hetpar::searchPlan(module, searched, **model, options);
     if (drawn && !result)
       llvm::errs() << "\n";
     if (!result)
@@ -294,6 +316,20 @@ static int planModel(ModuleOp module,
     baselines = searchResult->baselines;
     plan = searchResult->best.plan;
     prediction = searchResult->best.prediction;
+    if (!assumeKind.empty()) {
+      // Evaluated on the real cluster.
+      plan.origin = "search assuming every device is " + assumeKind;
+      auto real = hetpar::simulate(module, *cluster, plan, **model);
+      if (!real)
+        return fail(llvm::toString(real.takeError()));
+      if (!real->memoryProblems.empty())
+        return fail(llvm::formatv(
+            "the plan made for {0} does not fit the real cluster: {1}",
+            assumeKind, real->memoryProblems.front()));
+      prediction = std::move(*real);
+      baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
+      searchResult.reset();
+    }
   }
 
   llvm::json::Object planJSON =

@@ -1,0 +1,71 @@
+//===- SearchPlan.cpp - hetpar-search-plan --------------------------------===//
+//
+// The search as a pass: it only writes attributes (Search.h, annotateModule).
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/Search/Search.h"
+#include "hetpar/Transforms/Passes.h"
+
+namespace hetpar {
+#define GEN_PASS_DEF_SEARCHPLANPASS
+#include "hetpar/Transforms/Passes.h.inc"
+} // namespace hetpar
+
+using namespace mlir;
+
+namespace {
+struct SearchPlanPass
+    : public hetpar::impl::SearchPlanPassBase<SearchPlanPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto failWith = [&](const llvm::Twine &message) {
+      module.emitError() << message;
+      signalPassFailure();
+    };
+    hetpar::SearchOptions options;
+    if (mode == "training")
+      options.mode = hetpar::Mode::Training;
+    else if (mode != "inference")
+      return failWith("mode must be 'inference' or 'training', not '" + mode +
+                      "'");
+    if (objective == "latency")
+      options.objective = hetpar::Objective::Latency;
+    else if (objective != "throughput")
+      return failWith("objective must be 'throughput' or 'latency', not '" +
+                      objective + "'");
+    if (stages < 0 || budget <= 0)
+      return failWith("stages must be at least 0 and budget positive");
+    options.stages = stages;
+    options.budgetSeconds = budget;
+    if (cluster.empty() && !hetpar::lookupDeviceKind(deviceKind))
+      return failWith("unknown device kind '" + deviceKind + "'");
+    llvm::Expected<hetpar::Cluster> c =
+        cluster.empty() ? hetpar::Cluster::singleDevice(deviceKind)
+                        : hetpar::loadCluster(cluster);
+    if (!c)
+      return failWith(llvm::toString(c.takeError()));
+    hetpar::DefaultCostModel model(hetpar::CostParams::defaults());
+    hetpar::Plan chosen;
+    if (!plan.empty()) {
+      auto loaded = hetpar::loadPlan(plan);
+      if (!loaded)
+        return failWith(llvm::toString(loaded.takeError()));
+      if (!loaded->modeGiven)
+        loaded->mode = options.mode;
+      auto pred = hetpar::simulate(module, *c, *loaded, model);
+      if (!pred)
+        return failWith(plan + ": " + llvm::toString(pred.takeError()));
+      chosen = std::move(*loaded);
+    } else {
+      auto result = hetpar::searchPlan(module, *c, model, options);
+      if (!result)
+        return failWith(llvm::toString(result.takeError()));
+      chosen = std::move(result->best.plan);
+    }
+    if (llvm::Error err = hetpar::annotateModule(module, chosen))
+      return failWith(llvm::toString(std::move(err)));
+  }
+};
+} // namespace
