@@ -41,7 +41,9 @@ const StringRef kOutputFields[] = {"predicted_step_time_s",
                                    "cost_model",
                                    "batch",
                                    "memory_fits",
-                                   "objective"};
+                                   "objective",
+                                   "warnings",
+                                   "search"};
 
 bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
                    OpSharding &out) {

@@ -445,4 +445,28 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
   return out;
 }
 
+double keptShare(const OpCatalog &catalog,
+                 llvm::function_ref<const ResolvedSharding *(int)> resolved,
+                 OpResult value, llvm::StringRef collective,
+                 const llvm::DenseSet<int> &inStage, int t) {
+  const ResolvedSharding *producer =
+      resolved(catalog.index.lookup(value.getOwner()));
+  if (!producer)
+    return 1.0;
+  Layout l = afterCollective(producer->results[value.getResultNumber()],
+                             collective, 0);
+  if (l.kind != Layout::Split)
+    return 1.0;
+  for (OpOperand &use : value.getUses()) {
+    auto it = catalog.index.find(use.getOwner());
+    const ResolvedSharding *user =
+        it == catalog.index.end() || !inStage.count(it->second)
+            ? nullptr
+            : resolved(it->second);
+    if (!user || user->operands[use.getOperandNumber()].kind != Layout::Split)
+      return 1.0;
+  }
+  return l.fractions[t];
+}
+
 } // namespace hetpar

@@ -613,21 +613,27 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         // microbatch; in training every value the backward pass needs, for each
         // microbatch in flight (with recomputation, only the stage's inputs,
         // plus one microbatch being recomputed).
+        // A result takes the device's share while it and every use of it
+        // stay split; a value some use needs whole (gathered, reduced) is kept
+        // whole.
         auto valueBytes = [&](Value v) {
           double b = bytesOfType(v.getType()) * batchShare;
-          // A result the stage keeps split takes the device's share.
-          if (Operation *def = v.getDefiningOp())
-            if (auto it = table.index.find(def); it != table.index.end())
-              if (stage.shardings.count(table.names[it->second]) &&
-                  stage.shardings.lookup(table.names[it->second]).collective ==
-                      "none") {
-                const Layout &l =
-                    resolved[it->second]
-                        ->results[llvm::cast<OpResult>(v).getResultNumber()];
-                if (l.kind == Layout::Split)
-                  b *= l.fractions[t];
-              }
-          return b;
+          auto r = llvm::dyn_cast<OpResult>(v);
+          if (!r)
+            return b;
+          auto it = table.index.find(r.getOwner());
+          if (it == table.index.end() || !inStage.count(it->second))
+            return b;
+          auto sh = stage.shardings.find(table.names[it->second]);
+          return b * keptShare(
+                         table,
+                         [&](int i) -> const ResolvedSharding * {
+                           return resolved[i] ? &*resolved[i] : nullptr;
+                         },
+                         r,
+                         sh == stage.shardings.end() ? "none"
+                                                     : sh->second.collective,
+                         inStage, t);
         };
         double all = 0, inputs = 0, live = 0, peak = 0;
         llvm::DenseMap<Value, int> lastUse;

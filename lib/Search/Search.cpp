@@ -352,11 +352,20 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
   int t = group.size();
   out.memory.resize(t);
   llvm::DenseSet<int> inUnit(u.ops.begin(), u.ops.end());
+  llvm::DenseMap<int, ResolvedSharding> resolvedOps;
   for (auto [k, i] : llvm::enumerate(u.ops)) {
-    auto resolved = resolveSharding(
+    auto r = resolveSharding(
         catalog, i, (**shardings)[k] ? &*(**shardings)[k] : nullptr, t);
-    if (!resolved)
-      return resolved.takeError();
+    if (!r)
+      return r.takeError();
+    resolvedOps.try_emplace(i, std::move(*r));
+  }
+  auto lookup = [&](int i) -> const ResolvedSharding * {
+    auto it = resolvedOps.find(i);
+    return it == resolvedOps.end() ? nullptr : &it->second;
+  };
+  for (int i : u.ops) {
+    const ResolvedSharding *resolved = lookup(i);
     Operation *op = catalog.ops[i];
     for (int d = 0; d < t; ++d) {
       UnitMemory &m = out.memory[d];
@@ -380,10 +389,11 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
             !inUnit.count(catalog.index.lookup(res.getOwner())))
           m.inputs += bytes * batchShare;
       }
-      for (auto [r, v] : llvm::enumerate(op->getResults())) {
-        const Layout &l = resolved->results[r];
+      for (OpResult v : op->getResults()) {
+        // As the simulator keeps it (keptShare; uses outside the unit need
+        // it whole).
         double bytes = bytesOfType(v.getType()) * batchShare *
-                       (l.kind == Layout::Split ? l.fractions[d] : 1.0);
+                       keptShare(catalog, lookup, v, "none", inUnit, d);
         m.activations += bytes;
         opBytes += bytes;
       }

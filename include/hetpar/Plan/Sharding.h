@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 #include <string>
@@ -117,6 +118,16 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
             const llvm::StringMap<OpSharding> &shardings,
             llvm::ArrayRef<int> group, double batchShare, bool training,
             bool recompute, const Cluster &cluster, const CostModel &model);
+
+/// The share of `value` (a result of an op of a stage whose ops are `inStage`;
+/// `resolved` gives the resolved sharding of an op by its catalog index) that
+/// device `t` of the group keeps: its fraction while the value (after
+/// `collective`) and every use of it stay split, 1 when some use needs it
+/// whole, outside the stage too.
+double keptShare(const OpCatalog &catalog,
+                 llvm::function_ref<const ResolvedSharding *(int)> resolved,
+                 mlir::OpResult value, llvm::StringRef collective,
+                 const llvm::DenseSet<int> &inStage, int t);
 
 /// Bytes of a value of ranked tensor type (0 otherwise).
 double bytesOfType(mlir::Type t);
