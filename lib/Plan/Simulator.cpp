@@ -40,13 +40,6 @@ using namespace mlir;
 
 namespace hetpar {
 
-namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// "1.23 GB", "456.0 kB": SI units, as the cluster file gives memory.
 std::string formatBytes(double bytes) {
   const char *units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
@@ -57,6 +50,13 @@ std::string formatBytes(double bytes) {
   return llvm::formatv(u == 0 ? "{0:F0} {1}" : "{0:F2} {1}", bytes, units[u])
       .str();
 }
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 
 /// Elements of a floating-point constant with more than one element: a
 /// parameter (the optimizer keeps state for it).

@@ -72,18 +72,6 @@ llvm::Error fail(const llvm::Twine &message) {
 
 bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
 
-/// "1.23 GB": SI units, as cluster files give memory.
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 4) {
-    bytes /= 1000;
-    ++u;
-  }
-  return llvm::formatv(u == 0 ? "{0:F0} {1}" : "{0:F2} {1}", bytes, units[u])
-      .str();
-}
-
 struct Unit {
   int first, last; ///< op indices, inclusive
   std::vector<int> ops;

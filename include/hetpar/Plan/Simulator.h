@@ -139,6 +139,9 @@ void writeTraceJSON(llvm::raw_ostream &os, const Prediction &p,
 std::vector<std::pair<mlir::Operation *, std::string>>
 listPlanOps(mlir::func::FuncOp func);
 
+/// "1.23 GB", "456 B": SI units, as cluster files give memory.
+std::string formatBytes(double bytes);
+
 /// `total` items split into positive integer parts proportional to `weights`
 /// (largest remainder); empty when total < the number of parts.
 std::vector<int64_t> splitProportionally(int64_t total,
