@@ -153,12 +153,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
   ModelOps m = collect(func);
   OpCatalog catalog(func);
   bool training = mode == Mode::Training;
-  int64_t batch = 1;
-  if (func.getNumArguments() > 0)
-    if (auto t =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        t && t.getRank() > 0 && !t.isDynamicDim(0))
-      batch = t.getDimSize(0);
+  int64_t batch = batchSize(func);
   std::vector<int> ids;
   std::vector<const Device *> devices;
   std::vector<double> speed;

@@ -178,8 +178,10 @@ std::optional<OpSharding> shardingForFactor(const OpCatalog &catalog, int i,
   auto places = placesOf(op, *rule, f);
   int resultDim = -1;
   for (const Place &p : places) {
-    // Dimension 0 of activations is the batch: data parallelism splits it.
-    if (!p.constant && p.dim == 0)
+    // Dimension 0 of activations of rank 2 or more is the batch: data
+    // parallelism splits it.
+    auto rank = llvm::cast<ShapedType>(p.value.getType()).getRank();
+    if (!p.constant && p.dim == 0 && rank >= 2)
       return std::nullopt;
     if (p.value.getDefiningOp() == op && p.value == op->getResult(0))
       resultDim = p.dim;

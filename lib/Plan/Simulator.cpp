@@ -40,6 +40,15 @@ using namespace mlir;
 
 namespace hetpar {
 
+int64_t batchSize(func::FuncOp func) {
+  if (func.getNumArguments() > 0)
+    if (auto t =
+            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        t && t.getRank() >= 2 && !t.isDynamicDim(0))
+      return t.getDimSize(0);
+  return 1;
+}
+
 std::string formatBytes(double bytes) {
   const char *units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
@@ -56,7 +65,6 @@ namespace {
 llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
-
 
 /// Elements of a floating-point constant with more than one element: a
 /// parameter (the optimizer keeps state for it).
@@ -341,11 +349,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
 
   Prediction pred;
   pred.warnings = std::move(warnings);
-  if (func.getNumArguments() > 0)
-    if (auto t =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        t && t.getRank() > 0 && !t.isDynamicDim(0))
-      pred.batch = t.getDimSize(0);
+  pred.batch = batchSize(func);
 
   // --- Work of each op ---
   std::vector<OpWork> work(table.ops.size());

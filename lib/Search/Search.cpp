@@ -150,11 +150,7 @@ public:
       : func(func), catalog(catalog), cluster(cluster), model(model),
         options(options), start(start), units(makeUnits(catalog)) {
     training = options.mode == Mode::Training;
-    if (func.getNumArguments() > 0)
-      if (auto t =
-              llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-          t && t.getRank() > 0 && !t.isDynamicDim(0))
-        batch = t.getDimSize(0);
+    batch = batchSize(func);
     // Devices node by node, the fastest nodes first (a node's speed: that of
     // its slowest device on this model); nodes of equal speed keep the
     // cluster's order, so racks stay together.
@@ -526,8 +522,8 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
   if (options.stages > 0) {
     if (options.stages > std::min(U, n))
       return fail(llvm::formatv(
-          "{0} stages asked for, but the model has {1} layers and the "
-          "cluster {2} devices",
+          "{0} stages asked for, but the model has {1} layer(s) and the "
+          "cluster {2} device(s)",
           options.stages, U, n));
     stageCounts = {options.stages};
   }
@@ -957,6 +953,9 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
     return fail("the module has no function");
   func::FuncOp func = *funcs.begin();
   OpCatalog catalog(func);
+  if (catalog.size() == 0)
+    return fail("the model has no ops to place (its outputs are inputs or "
+                "constants)");
   for (size_t i = 0; i < catalog.size(); ++i)
     if (!catalog.work[i])
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "

@@ -29,7 +29,7 @@
 // PIPE: onnx.Relu{{.*}}hetpar.stage = 0 : i64
 // PIPE: onnx.MatMul{{.*}}hetpar.stage = 0 : i64
 // PIPE: onnx.Relu{{.*}}hetpar.stage = 1 : i64
-// STAGES: error: 3 stages asked for, but the model has 2 layers and the cluster 2 devices
+// STAGES: error: 3 stages asked for, but the model has 2 layer(s) and the cluster 2 device(s)
 // NOFILE: error: {{.*}}nonesuch.yaml
 // MODE: error: mode must be 'inference' or 'training', not 'train'
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {

@@ -46,6 +46,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -137,7 +138,8 @@ static cl::opt<std::string> assumeKind(
     cl::value_desc("KIND"), cl::cat(category));
 static cl::opt<int> stageCount(
     "stages",
-    cl::desc("Search only plans with exactly this many pipeline stages"),
+    cl::desc("Search only plans with exactly this many pipeline stages (0, "
+             "the default: any number)"),
     cl::init(0), cl::value_desc("N"), cl::cat(category));
 static cl::opt<double> searchBudget(
     "search-budget",
@@ -263,14 +265,14 @@ static int planModel(ModuleOp module,
     // Compared in the plan's mode.
     baselines = hetpar::makeBaselines(module, *cluster, plan.mode, **model);
   } else {
-    if (searchBudget <= 0)
-      return fail("--search-budget must be positive");
+    if (!(searchBudget > 0) || !std::isfinite(searchBudget))
+      return fail("--search-budget must be a positive number of seconds");
     hetpar::SearchOptions options;
     options.mode = mode;
     options.objective = objective;
     options.budgetSeconds = searchBudget;
     if (stageCount < 0)
-      return fail("--stages must be positive");
+      return fail("--stages must be 0 (any number) or more");
     options.stages = stageCount;
     // A progress bar on a terminal, once the search has run for a second.
     auto started = std::chrono::steady_clock::now();
@@ -398,7 +400,10 @@ static int planModel(ModuleOp module,
   if (searchResult && explain)
     for (const std::string &line : searchResult->explanation)
       llvm::outs() << "explain: " << line << "\n";
+  // (--explain already said each baseline's time against the plan's.)
   for (const hetpar::Baseline &b : baselines) {
+    if (searchResult && explain)
+      break;
     llvm::outs() << "baseline " << b.name << ": ";
     if (!b.prediction)
       llvm::outs() << "not applicable (" << b.notApplicable << ")\n";
@@ -504,7 +509,11 @@ int main(int argc, char **argv) {
 
   switch (emit) {
   case EmitKind::MLIR:
-    return write([&](llvm::raw_ostream &os) { module->print(os); });
+    // With locations: they carry the ONNX node names that plans and layer
+    // detection use (hetpar-opt --hetpar-search-plan reads them back).
+    return write([&](llvm::raw_ostream &os) {
+      module->print(os, OpPrintingFlags().enableDebugInfo());
+    });
   case EmitKind::MLIRBytecode: {
     LogicalResult ok = success();
     int rc = write(
