@@ -11,7 +11,8 @@
 //  a
 //    node), op ranges balanced so that each stage takes about the same time on
 //    its device, 1F1B, the microbatch count the simulator finds fastest among
-//    the divisors of the batch up to 4 x stages;
+//    the divisors of the batch up to 4 x stages (simulated in the order of an
+//    estimate, until three plans that fit have been simulated);
 //  - tensor_parallel: one stage, every MatMul/Gemm/Conv with a constant weight
 //    split along its output features in proportion to device speed and
 //    all-gathered (the other ops replicated).
@@ -32,7 +33,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 using namespace mlir;
 
@@ -105,12 +108,23 @@ std::vector<size_t> balanceStages(const ModelOps &m,
                                   const CostModel &model) {
   size_t n = m.ops.size();
   // times[d][i]: op i on device d.
-  std::vector<std::vector<double>> times(devices.size(),
-                                         std::vector<double>(n));
+  // Devices of one kind, rates and slowdown time alike: each such class once.
+  std::vector<std::vector<double>> times(devices.size());
+  std::map<std::tuple<std::string, double, double, double, double>, size_t>
+      first;
   double hi = 0;
   for (auto [d, dev] : llvm::enumerate(devices)) {
-    for (size_t i = 0; i < n; ++i)
-      times[d][i] = rangeTime(m, i, i + 1, *dev, batchShare, training, model);
+    auto [it, inserted] =
+        first.try_emplace({dev->kind, dev->slowdown, dev->fp32Flops,
+                           dev->tensorFlops, dev->memoryBandwidth},
+                          d);
+    if (!inserted) {
+      times[d] = times[it->second];
+    } else {
+      times[d].resize(n);
+      for (size_t i = 0; i < n; ++i)
+        times[d][i] = rangeTime(m, i, i + 1, *dev, batchShare, training, model);
+    }
     hi = std::max(hi, std::accumulate(times[d].begin(), times[d].end(), 0.0));
   }
   auto fill = [&](double limit, std::vector<size_t> *starts) {
@@ -193,17 +207,29 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
   {
     Baseline b{"pipeline", {}, std::nullopt, {}};
     int p = std::min<int>(n, m.ops.size());
-    // Every divisor of the batch up to 4p microbatches; the fastest plan that
-    // fits memory wins (the fastest of all when none fits).
+    // Every divisor of the batch up to 4p microbatches, estimated as
+    // sum_s t_s + (m - 1) max_s t_s (Alpa, OSDI 2022, eq. 2); the estimates
+    // are simulated best first, and the fastest plan that fits memory among
+    // the first three that fit wins (the fastest of all when none fits).
+    struct Option {
+      double estimate;
+      Plan plan;
+    };
+    std::vector<Option> options;
     for (int64_t mb = 1; mb <= std::min<int64_t>(batch, 4 * p); ++mb) {
       if (batch % mb)
         continue;
       std::vector<size_t> starts = balanceStages(
           m, llvm::ArrayRef(devices).take_front(p), 1.0 / mb, training, model);
       Plan plan;
+      double sum = 0, slowest = 0;
       for (auto [k, first] : llvm::enumerate(starts)) {
         size_t last =
             k + 1 < starts.size() ? starts[k + 1] - 1 : m.ops.size() - 1;
+        double t = rangeTime(m, first, last + 1, *devices[k], 1.0 / mb,
+                             training, model);
+        sum += t;
+        slowest = std::max(slowest, t);
         Stage s;
         s.devices = {ids[k]};
         s.firstOp = m.names[first];
@@ -214,15 +240,26 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       plan.schedule = Schedule::OneFOneB;
       plan.mode = mode;
       plan.origin = "baseline: pipeline";
-      auto pred = simulate(catalog, func, cluster, plan, model, false);
+      options.push_back({sum + (mb - 1) * slowest, std::move(plan)});
+    }
+    std::stable_sort(options.begin(), options.end(),
+                     [](const Option &a, const Option &c) {
+                       return a.estimate < c.estimate;
+                     });
+    int fitting = 0;
+    for (Option &o : options) {
+      if (fitting == 3)
+        break;
+      auto pred = simulate(catalog, func, cluster, o.plan, model, false);
       if (!pred) {
         llvm::consumeError(pred.takeError());
         continue;
       }
       bool fits = pred->memoryProblems.empty();
+      fitting += fits;
       if (!b.prediction || (fits && !b.fits()) ||
           (fits == b.fits() && pred->stepTime < b.prediction->stepTime)) {
-        b.plan = std::move(plan);
+        b.plan = std::move(o.plan);
         b.prediction = std::move(*pred);
       }
     }
