@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -94,6 +95,24 @@ std::string Layout::str() const {
   return "";
 }
 
+std::string layerOf(llvm::StringRef name) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  name.split(parts, '/');
+  auto isNumber = [](llvm::StringRef s) {
+    return !s.empty() && llvm::all_of(s, llvm::isDigit);
+  };
+  std::string prefix;
+  for (llvm::StringRef p : parts) {
+    if (p.empty())
+      continue;
+    prefix += "/" + p.str();
+    auto [head, tail] = p.rsplit('.');
+    if (isNumber(p) || (p.contains('.') && !head.empty() && isNumber(tail)))
+      return prefix;
+  }
+  return "";
+}
+
 OpCatalog::OpCatalog(func::FuncOp func) {
   for (auto &[op, name] : listPlanOps(func)) {
     index[op] = ops.size();
@@ -106,6 +125,19 @@ OpCatalog::OpCatalog(func::FuncOp func) {
       if (auto r = iface.getShardingRule(); succeeded(r))
         rule = std::move(*r);
     rules.push_back(std::move(rule));
+  }
+  // Layers: a new one where an op names another layer; ops without a layer
+  // name join the one before them.
+  std::string current;
+  int next = -1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string key = layerOf(names[i]);
+    if (i == 0 || (!key.empty() && key != current)) {
+      ++next;
+      if (!key.empty())
+        current = key;
+    }
+    layer.push_back(next);
   }
   // Alignment of each (value, dimension) in elements, to a fixpoint: a factor
   // placed with granule g where the dimension is aligned to A needs units of

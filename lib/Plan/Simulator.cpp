@@ -680,9 +680,37 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         }
         if (!training)
           dp.memory.activations = peak;
-        else if (stage.recompute)
-          dp.memory.activations = inputs * inFlight + all;
-        else
+        else if (stage.recompute) {
+          // Activation checkpointing per layer (Chen et al., "Training Deep
+          // Nets with Sublinear Memory Cost", 2016): each layer's inputs are
+          // kept for every microbatch in flight; the backward pass recomputes
+          // one layer at a time.
+          llvm::DenseMap<int, double> layerInputs, layerAll;
+          llvm::DenseSet<std::pair<int, Value>> counted;
+          for (int i : stageOps[s]) {
+            int L = table.layer[i];
+            for (Value v : table.ops[i]->getOperands()) {
+              if (matchPattern(v, m_Constant()))
+                continue;
+              auto r = llvm::dyn_cast<OpResult>(v);
+              bool inLayer =
+                  r && table.index.count(r.getOwner()) &&
+                  table.layer[table.index.lookup(r.getOwner())] == L &&
+                  inStage.count(table.index.lookup(r.getOwner()));
+              if (!inLayer && counted.insert({L, v}).second)
+                layerInputs[L] += valueBytes(v);
+            }
+            for (Value v : table.ops[i]->getResults())
+              layerAll[L] += valueBytes(v);
+          }
+          double kept = 0, largest = 0;
+          for (auto &[L, b] : layerInputs)
+            kept += b;
+          for (auto &[L, b] : layerAll)
+            largest = std::max(largest, b);
+          dp.memory.activations = kept * inFlight + largest;
+          (void)inputs;
+        } else
           dp.memory.activations = all * inFlight;
         // Whole bytes (a replica's share of a microbatch can make fractions).
         for (double *part : {&dp.memory.weights, &dp.memory.activations,

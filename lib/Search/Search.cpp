@@ -43,24 +43,6 @@ using namespace mlir;
 
 namespace hetpar {
 
-std::string layerOf(llvm::StringRef name) {
-  llvm::SmallVector<llvm::StringRef> parts;
-  name.split(parts, '/');
-  auto isNumber = [](llvm::StringRef s) {
-    return !s.empty() && llvm::all_of(s, llvm::isDigit);
-  };
-  std::string prefix;
-  for (llvm::StringRef p : parts) {
-    if (p.empty())
-      continue;
-    prefix += "/" + p.str();
-    auto [head, tail] = p.rsplit('.');
-    if (isNumber(p) || (p.contains('.') && !head.empty() && isNumber(tail)))
-      return prefix;
-  }
-  return "";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -81,14 +63,9 @@ struct Unit {
 /// Ops of the function cut into units (layers).
 std::vector<Unit> makeUnits(const OpCatalog &catalog) {
   std::vector<Unit> units;
-  std::string current;
   for (size_t i = 0; i < catalog.size(); ++i) {
-    std::string key = layerOf(catalog.names[i]);
-    if (units.empty() || (!key.empty() && key != current)) {
+    if (units.empty() || catalog.layer[i] != catalog.layer[i - 1])
       units.push_back({static_cast<int>(i), static_cast<int>(i), {}, 0});
-      if (!key.empty())
-        current = key;
-    }
     units.back().last = i;
     units.back().ops.push_back(i);
   }
@@ -192,7 +169,16 @@ private:
   std::map<std::string, UnitTime> timed;
   struct Prefix {
     std::vector<double> fwd, bwd, weights, params, paramBytes, acts, peak,
-        inputs;
+        inputs; ///< prefix sums (peak: prefix maximum)
+    /// actMax[k][u]: the largest unit activations among units u .. u + 2^k
+    /// (a sparse table: the range maximum in O(1)).
+    std::vector<std::vector<double>> actMax;
+    double maxActivations(int a, int b) const {
+      int k = 0;
+      while ((2 << k) <= b - a)
+        ++k;
+      return std::max(actMax[k][a], actMax[k][b - (1 << k)]);
+    }
     double sync1MB = 0, syncPerByte = 0;
   };
   std::map<std::string, Prefix> prefixCache;
@@ -766,7 +752,17 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
                   pf.paramBytes[u + 1] = pf.paramBytes[u] + worst.paramBytes;
                   pf.acts[u + 1] = pf.acts[u] + worst.activations;
                   pf.peak[u + 1] = std::max(pf.peak[u], worst.peak);
-                  pf.inputs[u + 1] = worst.inputs; // the unit's own inputs
+                  pf.inputs[u + 1] = pf.inputs[u] + worst.inputs;
+                }
+                pf.actMax.emplace_back(U);
+                for (int u = 0; u < U; ++u)
+                  pf.actMax[0][u] = pf.acts[u + 1] - pf.acts[u];
+                for (int k = 1; (1 << k) <= U; ++k) {
+                  pf.actMax.emplace_back(U, 0.0);
+                  for (int u = 0; u + (1 << k) <= U; ++u)
+                    pf.actMax[k][u] =
+                        std::max(pf.actMax[k - 1][u],
+                                 pf.actMax[k - 1][u + (1 << (k - 1))]);
                 }
                 // Gradient all-reduce across the replicas: alpha-beta, so
                 // linear in the bytes above 1 MB; two points give the line.
@@ -820,7 +816,10 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
                 if (!training)
                   mem = fixed + pf.peak[b];
                 else if (rc)
-                  mem = fixed + pf.inputs[a + 1] * inFlight + acts;
+                  // Checkpoints per layer, one layer recomputed at a time
+                  // (as the simulator counts it).
+                  mem = fixed + (pf.inputs[b] - pf.inputs[a]) * inFlight +
+                        pf.maxActivations(a, b);
                 else
                   mem = fixed + acts * inFlight;
                 if (mem > blockCapacity[s])

@@ -453,9 +453,10 @@ void expectWholeLayers(func::FuncOp func, const Plan &plan) {
     ASSERT_TRUE(s.firstOp && s.lastOp);
     ASSERT_LT(at, ops.size());
     EXPECT_EQ(*s.firstOp, ops[at].second);
-    if (at > 0)
+    if (at > 0) {
       EXPECT_NE(layerOf(ops[at].second), layerOf(ops[at - 1].second))
           << "stage starts inside a layer at " << *s.firstOp;
+    }
     while (at < ops.size() && ops[at].second != *s.lastOp)
       ++at;
     ++at;
@@ -506,10 +507,11 @@ TEST_F(Fixture, NeverSlowerThanBaselinesAndFits) {
       ASSERT_TRUE(static_cast<bool>(r)) << errorOf(r.takeError());
       EXPECT_TRUE(r->best.prediction.memoryProblems.empty());
       for (const Baseline &b : r->baselines)
-        if (b.fits())
+        if (b.fits()) {
           EXPECT_LE(r->best.prediction.stepTime,
                     b.prediction->stepTime * (1 + 1e-12))
               << b.name;
+        }
       auto again = simulate(*m, c, r->best.plan, model);
       ASSERT_TRUE(static_cast<bool>(again));
       EXPECT_DOUBLE_EQ(again->stepTime, r->best.prediction.stepTime);
@@ -560,6 +562,34 @@ TEST_F(Fixture, FitsNowhereSaysBytes) {
   EXPECT_NE(msg.find("the model needs at least"), std::string::npos) << msg;
   EXPECT_NE(msg.find("the 1 devices have 16000000000 bytes"), std::string::npos)
       << msg;
+}
+
+TEST_F(Fixture, RecomputationKeepsLayerInputs) {
+  // 4 layers of x[2,4,8] -> MatMul 8x16 -> Add -> Relu -> MatMul 16x8 -> Add x
+  // -> LayerNorm, one stage, one microbatch, training. Each layer makes three
+  // 2x4x16 values (512 B each) and three 2x4x8 values (256 B each): 2304 B,
+  // 9216 B in all, kept without recomputation. With it, each layer's input
+  // (256 B: x, then the previous LayerNorm) is kept, and one layer's values
+  // while it is recomputed: 4 x 256 + 2304 = 3328 B.
+  auto m = parse(mlpModel(4, 2, 4, 8, 16));
+  ASSERT_TRUE(m);
+  Cluster c = cluster(kFourA100);
+  for (auto [recompute, bytes] :
+       {std::pair{false, 9216.0}, std::pair{true, 3328.0}}) {
+    Plan plan;
+    plan.mode = Mode::Training;
+    Stage st;
+    auto ops = listPlanOps(funcOf(*m));
+    st.firstOp = ops.front().second;
+    st.lastOp = ops.back().second;
+    st.devices = {0};
+    st.recompute = recompute;
+    plan.stages.push_back(st);
+    auto pred = simulate(*m, c, plan, model);
+    ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+    EXPECT_DOUBLE_EQ(pred->devices[0].memory.activations, bytes)
+        << "recompute " << recompute;
+  }
 }
 
 TEST_F(Fixture, LayerNames) {

@@ -42,6 +42,11 @@ struct Layout {
   std::string str() const;
 };
 
+/// The layer of an op from its node name: the path up to its first component
+/// that is a number or "<name>.<number>" ("/m/transformer/h.3/attn/MatMul" ->
+/// "/m/transformer/h.3"), or "" when there is none.
+std::string layerOf(llvm::StringRef nodeName);
+
 /// The ops of a function with everything the timing needs, computed once:
 /// their work (measureOp), sharding rules and the alignment of each factor.
 class OpCatalog {
@@ -61,6 +66,10 @@ public:
   /// Per op and factor: the factor is a block of a larger dimension somewhere
   /// (attention heads): split evenly on devices of one kind.
   std::vector<std::vector<bool>> blockFactor;
+  /// Per op: its layer (0, 1, ...; see layerOf), in order: an op whose node
+  /// names another layer starts a new one, ops without a layer name join the
+  /// layer before them (those before any layer form the first).
+  std::vector<int> layer;
   llvm::DenseMap<mlir::Operation *, int> index;
   llvm::StringMap<int> byName;
 };

@@ -126,11 +126,6 @@ shardingChoices(const OpCatalog &catalog, int i, llvm::ArrayRef<int> group,
                 double batchShare, bool training, const Cluster &cluster,
                 const CostModel &model);
 
-/// The layer of an op from its node name: the path up to its first component
-/// that is a number or "<name>.<number>" ("/m/transformer/h.3/attn/MatMul" ->
-/// "/m/transformer/h.3"), or "" when there is none.
-std::string layerOf(llvm::StringRef nodeName);
-
 /// Writes `plan` onto the module's ops as attributes for the partition:
 /// `hetpar.stage` (i64) and `hetpar.sharding` ({dim, parts, collective}) on
 /// ops, and `hetpar.plan` (stages with devices, data, tensor, batch_shares,
