@@ -681,10 +681,12 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         if (!training)
           dp.memory.activations = peak;
         else if (stage.recompute) {
-          // Activation checkpointing per layer (Chen et al., "Training Deep
-          // Nets with Sublinear Memory Cost", 2016): each layer's inputs are
-          // kept for every microbatch in flight; the backward pass recomputes
-          // one layer at a time.
+          // Activation checkpointing (Chen et al., "Training Deep Nets with
+          // Sublinear Memory Cost", 2016), the better of two ways, both one
+          // extra forward pass: keep the stage's inputs for every microbatch
+          // in flight and recompute the stage's values for one microbatch at
+          // a time; or keep each layer's inputs and recompute one layer at a
+          // time.
           llvm::DenseMap<int, double> layerInputs, layerAll;
           llvm::DenseSet<std::pair<int, Value>> counted;
           for (int i : stageOps[s]) {
@@ -708,8 +710,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
             kept += b;
           for (auto &[L, b] : layerAll)
             largest = std::max(largest, b);
-          dp.memory.activations = kept * inFlight + largest;
-          (void)inputs;
+          dp.memory.activations =
+              std::min(inputs * inFlight + all, kept * inFlight + largest);
         } else
           dp.memory.activations = all * inFlight;
         // Whole bytes (a replica's share of a microbatch can make fractions).

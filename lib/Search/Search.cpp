@@ -142,6 +142,22 @@ public:
     for (int node : nodes)
       for (int id : cluster.nodes[node].devices)
         order.push_back(id);
+    // Boundary bytes: a value counts at every boundary between its producer's
+    // unit and its last user's.
+    std::vector<int> unitOf(catalog.size());
+    for (auto [u, unit] : llvm::enumerate(units))
+      for (int i : unit.ops)
+        unitOf[i] = u;
+    crossBytes.assign(units.size() + 1, 0.0);
+    for (size_t i = 0; i < catalog.size(); ++i)
+      for (Value v : catalog.ops[i]->getResults()) {
+        int last = unitOf[i];
+        for (Operation *user : v.getUsers())
+          if (auto it = catalog.index.find(user); it != catalog.index.end())
+            last = std::max(last, unitOf[it->second]);
+        for (int b = unitOf[i] + 1; b <= last; ++b)
+          crossBytes[b] += bytesOfType(v.getType());
+      }
   }
 
   llvm::Expected<std::vector<Candidate>> run(SearchStats &stats);
@@ -159,6 +175,9 @@ private:
   Clock::time_point start;
   std::vector<Unit> units;
   std::vector<int> order; ///< devices, fastest nodes first
+  /// crossBytes[b]: bytes (whole batch) of the values made by units before b
+  /// and used by units from b on: what a stage boundary at b sends.
+  std::vector<double> crossBytes;
   bool training = false;
   int64_t batch = 1;
   SearchStats *stats = nullptr;
@@ -632,16 +651,23 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     return out;
   };
   std::vector<Estimate> estimates;
-  size_t total = deviceCounts.size() * stageCounts.size() * microCounts.size(),
-         doneCount = 0;
+  // Progress: (device count, stage count) pairs done, and the share of the
+  // current pair's partitions and microbatch counts.
+  size_t pairs = 0, pairIndex = 0;
+  for (int used : deviceCounts)
+    for (int p : stageCounts)
+      pairs += p <= used;
   for (int used : deviceCounts)
     for (int p : stageCounts) {
       if (p > used || st.budgetExhausted)
         continue;
-      if (options.progress)
-        options.progress(0.9 * doneCount / total);
-      doneCount += microCounts.size();
-      for (const std::vector<int> &sizes : partitions(used, p)) {
+      auto blockSizes = partitions(used, p);
+      for (auto [partIndex, sizes] : llvm::enumerate(blockSizes)) {
+        if (options.progress)
+          options.progress(
+              0.9 *
+              (pairIndex + static_cast<double>(partIndex) / blockSizes.size()) /
+              pairs);
         std::vector<std::vector<int>> blocks;
         for (int s = 0, at = 0; s < p; ++s) {
           blocks.emplace_back(order.begin() + at,
@@ -816,10 +842,13 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
                 if (!training)
                   mem = fixed + pf.peak[b];
                 else if (rc)
-                  // Checkpoints per layer, one layer recomputed at a time
-                  // (as the simulator counts it).
-                  mem = fixed + (pf.inputs[b] - pf.inputs[a]) * inFlight +
-                        pf.maxActivations(a, b);
+                  // The better of checkpointing the stage's input or each
+                  // layer's (as the simulator counts it).
+                  mem = fixed +
+                        std::min((pf.inputs[a + 1] - pf.inputs[a]) * inFlight +
+                                     acts,
+                                 (pf.inputs[b] - pf.inputs[a]) * inFlight +
+                                     pf.maxActivations(a, b));
                 else
                   mem = fixed + acts * inFlight;
                 if (mem > blockCapacity[s])
@@ -876,17 +905,43 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
             e.recompute.push_back(c.recompute);
             e.lean.push_back(c.lean);
           }
+          // Boundary transfers as pipeline stages of their own (replica r
+          // sends to replica r mod data' of the next stage, as the
+          // simulator has it): a slow link can be the bottleneck.
+          for (int s = 0; s + 1 < p; ++s) {
+            const BlockConfig &from = e.blocks[s], &to = e.blocks[s + 1];
+            int pairs = std::max(from.data, to.data);
+            double bytes = crossBytes[cuts[s + 1]] / m / pairs;
+            double x = model.collectiveTime(
+                Collective::SendRecv, bytes,
+                {from.devices.front(), to.devices.front()}, cluster);
+            sum += x;
+            worst = std::max(worst, x);
+          }
           e.time = sum + (m - 1) * worst + sync;
           estimates.push_back(std::move(e));
         }
         if (st.budgetExhausted)
           break;
       }
+      ++pairIndex;
     }
-  // Simulate the best estimates; keep the ones that fit.
-  std::sort(
+  // Simulate the best estimates; keep the ones that fit. The estimate leaves
+  // out transfers and the schedule's details, so the simulated candidates are
+  // spread: the best estimate of each (stage count, microbatch count) first.
+  std::stable_sort(
       estimates.begin(), estimates.end(),
       [](const Estimate &a, const Estimate &b) { return a.time < b.time; });
+  {
+    std::vector<Estimate> spread, rest;
+    std::set<std::pair<size_t, int>> seen;
+    for (Estimate &e : estimates)
+      (seen.insert({e.blocks.size(), e.m}).second ? spread : rest)
+          .push_back(std::move(e));
+    for (Estimate &e : rest)
+      spread.push_back(std::move(e));
+    estimates = std::move(spread);
+  }
   const size_t kSimulated = 12;
   for (size_t k = 0; k < estimates.size() && k < kSimulated; ++k) {
     if (options.progress)

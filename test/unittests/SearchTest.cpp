@@ -570,7 +570,8 @@ TEST_F(Fixture, RecomputationKeepsLayerInputs) {
   // 2x4x16 values (512 B each) and three 2x4x8 values (256 B each): 2304 B,
   // 9216 B in all, kept without recomputation. With it, each layer's input
   // (256 B: x, then the previous LayerNorm) is kept, and one layer's values
-  // while it is recomputed: 4 x 256 + 2304 = 3328 B.
+  // while it is recomputed: 4 x 256 + 2304 = 3328 B (less than keeping the
+  // stage's input and recomputing all of it: 256 + 9216 B).
   auto m = parse(mlpModel(4, 2, 4, 8, 16));
   ASSERT_TRUE(m);
   Cluster c = cluster(kFourA100);
