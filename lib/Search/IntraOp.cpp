@@ -302,13 +302,15 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
   Cbc_Model *ilp = Cbc_newModel();
   Cbc_setLogLevel(ilp, 0);
   // With the disaggregated form the relaxation is nearly integral: branch and
-  // cut without the primal heuristics, and without the Gomory, probing and
-  // mixed-integer-rounding cuts, which cost more than they prune here
-  // (measured with bench/search and a 5-GPU mixed node: 13.1 s with CBC's
-  // defaults and the McCormick form, 2.9 s with this form, 1.9 s without them).
+  // cut without the primal heuristics, without the Gomory, probing and
+  // mixed-integer-rounding cuts and without preprocessing, which cost more
+  // than they prune here (measured on a 5-GPU mixed node: 13.1 s with CBC's
+  // defaults and the McCormick form, 2.9 s with this form, 1.9 s without the
+  // cuts; bench/search: preprocessing off halves the solver's time).
   Cbc_setParameter(ilp, "heur", "off");
   for (const char *cut : {"gomory", "probing", "mixed"})
     Cbc_setParameter(ilp, cut, "off");
+  Cbc_setParameter(ilp, "preprocess", "off");
   int columns = 0;
   std::vector<std::vector<int>> x(ops.size());
   for (size_t k = 0; k < ops.size(); ++k)
