@@ -677,8 +677,9 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
         }
         for (int64_t m : microCounts) {
           // Fewer microbatches than stages leave most of the pipeline idle
-          // (a bubble above 1/2): skipped where more are possible.
-          if (p > 1 && m < p && batch >= p &&
+          // (a bubble above 1/2): skipped when the batch allows four per
+          // stage (small batches keep every count).
+          if (p > 1 && m < p && batch >= 4 * p &&
               options.objective == Objective::Throughput)
             continue;
           if (elapsed() > options.budgetSeconds) {
