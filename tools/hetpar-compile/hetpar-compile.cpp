@@ -462,8 +462,10 @@ int main(int argc, char **argv) {
 
   hetpar::ONNXImportOptions options;
   // Planning needs shapes, never weights (DESIGN.md: a model whose external
-  // data files are absent can still be planned).
-  options.loadExternalData = !planOnly && emit != EmitKind::Kernels;
+  // data files are absent can still be planned); so do kernel lists and the
+  // summary.
+  options.loadExternalData =
+      !planOnly && emit != EmitKind::Kernels && emit != EmitKind::Summary;
   if (llvm::Error err = options.addInputShapeSpecs(inputShapes))
     return fail(llvm::toString(std::move(err)));
   // The model and its external data files are inputs: never overwritten.
