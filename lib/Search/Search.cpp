@@ -936,9 +936,18 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
   // Simulate the best estimates; keep the ones that fit. The estimate leaves
   // out transfers and the schedule's details, so the simulated candidates are
   // spread: the best estimate of each (stage count, microbatch count) first.
-  std::stable_sort(
-      estimates.begin(), estimates.end(),
-      [](const Estimate &a, const Estimate &b) { return a.time < b.time; });
+  // Near-equal estimates: fewer devices first (a millionth per device).
+  auto devicesIn = [](const Estimate &e) {
+    size_t n = 0;
+    for (const BlockConfig &c : e.blocks)
+      n += c.devices.size();
+    return static_cast<double>(n);
+  };
+  std::stable_sort(estimates.begin(), estimates.end(),
+                   [&](const Estimate &a, const Estimate &b) {
+                     return a.time * (1 + 1e-6 * devicesIn(a)) <
+                            b.time * (1 + 1e-6 * devicesIn(b));
+                   });
   {
     std::vector<Estimate> spread, rest;
     std::set<std::pair<size_t, int>> seen;
@@ -1017,6 +1026,12 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   if (catalog.size() == 0)
     return fail("the model has no ops to place (its outputs are inputs or "
                 "constants)");
+  if (func.getNumArguments() > 0)
+    if (auto t =
+            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        t && t.getRank() >= 2 && t.getDimSize(0) == 0)
+      return fail("the batch (dimension 0 of the first input) is 0: there "
+                  "is nothing to plan");
   for (size_t i = 0; i < catalog.size(); ++i)
     if (!catalog.work[i])
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "

@@ -6,6 +6,8 @@
 #include "hetpar/Search/Search.h"
 #include "hetpar/Transforms/Passes.h"
 
+#include <cmath>
+
 namespace hetpar {
 #define GEN_PASS_DEF_SEARCHPLANPASS
 #include "hetpar/Transforms/Passes.h.inc"
@@ -20,8 +22,9 @@ struct SearchPlanPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // At the module's location, without printing the module.
     auto failWith = [&](const llvm::Twine &message) {
-      module.emitError() << message;
+      mlir::emitError(module.getLoc()) << "hetpar-search-plan: " << message;
       signalPassFailure();
     };
     hetpar::SearchOptions options;
@@ -35,8 +38,11 @@ struct SearchPlanPass
     else if (objective != "throughput")
       return failWith("objective must be 'throughput' or 'latency', not '" +
                       objective + "'");
-    if (stages < 0 || budget <= 0)
-      return failWith("stages must be at least 0 and budget positive");
+    if (stages < 0)
+      return failWith("stages must be 0 (any number) or more, not " +
+                      llvm::Twine(stages));
+    if (!(budget > 0) || !std::isfinite(budget))
+      return failWith("budget must be a positive number of seconds");
     options.stages = stages;
     options.budgetSeconds = budget;
     if (cluster.empty() && !hetpar::lookupDeviceKind(deviceKind))

@@ -3,6 +3,7 @@
 // RUN: not hetpar-opt %s --hetpar-search-plan="cluster=%S/Inputs/two-a100.yaml stages=3" 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not hetpar-opt %s --hetpar-search-plan="cluster=%S/Inputs/nonesuch.yaml" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not hetpar-opt %s --hetpar-search-plan="mode=train" 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not hetpar-opt %s --hetpar-search-plan="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEG
 
 // One sample through two 1 GB weight matrices: reading the weights bounds the
 // time, so splitting them over the two A100s (Megatron's column- then
@@ -29,9 +30,12 @@
 // PIPE: onnx.Relu{{.*}}hetpar.stage = 0 : i64
 // PIPE: onnx.MatMul{{.*}}hetpar.stage = 0 : i64
 // PIPE: onnx.Relu{{.*}}hetpar.stage = 1 : i64
-// STAGES: error: 3 stages asked for, but the model has 2 layer(s) and the cluster 2 device(s)
+// STAGES: error: hetpar-search-plan: 3 stages asked for, but the model has 2 layer(s) and the cluster 2 device(s)
 // NOFILE: error: {{.*}}nonesuch.yaml
-// MODE: error: mode must be 'inference' or 'training', not 'train'
+// MODE: error: hetpar-search-plan: mode must be 'inference' or 'training', not 'train'
+// One line, without the module printed after it.
+// NEG: error: hetpar-search-plan: stages must be 0 (any number) or more, not -1
+// NEG-NOT: see current operation
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {
   %w1 = onnx.Constant dense<0.5> : tensor<8192x32768xf32>
   %w2 = onnx.Constant dense<0.5> : tensor<32768x8192xf32>
