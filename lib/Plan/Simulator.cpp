@@ -368,12 +368,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
   }
 
   // --- Batch split: whole samples per microbatch and per replica ---
-  if (func.getNumArguments() > 0)
-    if (auto t =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        t && t.getRank() >= 2 && t.getDimSize(0) == 0)
-      return fail("the batch (dimension 0 of the first input) is 0: there is "
-                  "nothing to run");
+  if (pred.batch == 0)
+    return fail("the batch (dimension 0 of the first input) is 0: there is "
+                "nothing to run");
   if (pred.batch % m != 0)
     return fail(llvm::formatv("{0} microbatches do not divide the batch of {1}",
                               m, pred.batch));

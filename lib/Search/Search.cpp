@@ -1026,12 +1026,9 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   if (catalog.size() == 0)
     return fail("the model has no ops to place (its outputs are inputs or "
                 "constants)");
-  if (func.getNumArguments() > 0)
-    if (auto t =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        t && t.getRank() >= 2 && t.getDimSize(0) == 0)
-      return fail("the batch (dimension 0 of the first input) is 0: there "
-                  "is nothing to plan");
+  if (batchSize(func) == 0)
+    return fail("the batch (dimension 0 of the first input) is 0: there is "
+                "nothing to plan");
   for (size_t i = 0; i < catalog.size(); ++i)
     if (!catalog.work[i])
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "
