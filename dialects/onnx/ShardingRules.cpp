@@ -253,15 +253,27 @@ SmallVector<int64_t> changedDims(llvm::ArrayRef<int64_t> a,
   return out;
 }
 
+using Shapes = SmallVector<SmallVector<int64_t>>;
+
+/// The way every rule below starts: Derived::build gets the op and the static
+/// shapes of its operands and results (the search runs on the static module;
+/// a shape that is not static, or an op without results, has no rule).
+template <typename Derived, typename Op>
+struct StaticRule : public ShardingRuleOpInterface::ExternalModel<Derived, Op> {
+  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
+    Shapes in, out;
+    if (failed(allShapes(op, in, out)) || out.empty())
+      return failure();
+    return static_cast<const Derived *>(this)->build(llvm::cast<Op>(op), in,
+                                                     out);
+  }
+};
+
 /// Ops whose operands all broadcast to the result (and extra results of the
 /// same shape).
 template <typename Op>
-struct ElementwiseRule
-    : public ShardingRuleOpInterface::ExternalModel<ElementwiseRule<Op>, Op> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)) || out.empty())
-      return failure();
+struct ElementwiseRule : public StaticRule<ElementwiseRule<Op>, Op> {
+  FailureOr<ShardingRule> build(Op op, Shapes &in, Shapes &out) const {
     SmallVector<llvm::ArrayRef<int64_t>> shapes(in.begin(), in.end());
     ShardingRule rule = makeElementwiseRule(out[0], shapes, out.size());
     if constexpr (std::is_same_v<Op, ExpandOp>)
@@ -278,13 +290,13 @@ struct ElementwiseRule
 /// or turned into a reduction; other operands are read whole unless they have
 /// operand 0's shape.
 template <typename Op, typename Fn>
-FailureOr<ShardingRule> axisRule(Operation *op, Fn whole) {
-  SmallVector<SmallVector<int64_t>> in, out;
-  if (failed(allShapes(op, in, out)) || in.empty() || out.empty())
+FailureOr<ShardingRule> axisRule(Op op, const Shapes &in, const Shapes &out,
+                                 Fn whole) {
+  if (in.empty())
     return failure();
   ShardingRule rule;
   FactorKind kind = FactorKind::Whole;
-  SmallVector<int64_t> special = whole(llvm::cast<Op>(op), in, out, kind);
+  SmallVector<int64_t> special = whole(op, in, out, kind);
   DimFactors dims = factorsFor(rule, in[0], special, kind);
   rule.operands.push_back(dims);
   // Other operands of the same rank (Concat's inputs) share the factors of
@@ -321,10 +333,9 @@ FailureOr<ShardingRule> axisRule(Operation *op, Fn whole) {
 }
 
 #define HETPAR_AXIS_RULE(NAME, ...)                                            \
-  template <typename Op>                                                       \
-  struct NAME : public ShardingRuleOpInterface::ExternalModel<NAME<Op>, Op> {  \
-    FailureOr<ShardingRule> getShardingRule(Operation *op) const {             \
-      return axisRule<Op>(op,                                                  \
+  template <typename Op> struct NAME : public StaticRule<NAME<Op>, Op> {       \
+    FailureOr<ShardingRule> build(Op op, Shapes &in, Shapes &out) const {      \
+      return axisRule<Op>(op, in, out,                                         \
                           [](Op o, auto &in, auto &out,                        \
                              FactorKind &kind) -> SmallVector<int64_t> {       \
                             (void)o;                                           \
@@ -424,15 +435,10 @@ HETPAR_AXIS_RULE(ConcatAxisRule, {
 /// Split into k equal parts: the axis is k chunks (a whole factor) of a
 /// factor shared with the results' axis, so each part splits alike (the fused
 /// QKV projection of GPT-2 split into queries, keys and values).
-struct SplitRule
-    : public ShardingRuleOpInterface::ExternalModel<SplitRule, SplitOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)) || out.empty())
-      return failure();
+struct SplitRule : public StaticRule<SplitRule, SplitOp> {
+  FailureOr<ShardingRule> build(SplitOp op, Shapes &in, Shapes &out) const {
     int64_t rank = in[0].size();
-    int64_t axis =
-        normalizeAxis(llvm::cast<SplitOp>(op).getAxis(), rank).value_or(0);
+    int64_t axis = normalizeAxis(op.getAxis(), rank).value_or(0);
     bool equal = llvm::all_of(out, [&](auto &s) { return s == out[0]; });
     if (!equal)
       return ConcatAxisRule<SplitOp>().getShardingRule(op);
@@ -450,12 +456,8 @@ struct SplitRule
   }
 };
 
-struct MatMulRule
-    : public ShardingRuleOpInterface::ExternalModel<MatMulRule, MatMulOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct MatMulRule : public StaticRule<MatMulRule, MatMulOp> {
+  FailureOr<ShardingRule> build(MatMulOp op, Shapes &in, Shapes &out) const {
     ShardingRule rule;
     auto a = in[0], b = in[1], y = out[0];
     bool vecA = a.size() == 1, vecB = b.size() == 1;
@@ -502,13 +504,8 @@ struct MatMulRule
   }
 };
 
-struct GemmRule
-    : public ShardingRuleOpInterface::ExternalModel<GemmRule, GemmOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto gemm = llvm::cast<GemmOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct GemmRule : public StaticRule<GemmRule, GemmOp> {
+  FailureOr<ShardingRule> build(GemmOp gemm, Shapes &in, Shapes &out) const {
     ShardingRule rule;
     int64_t m = out[0][0], n = out[0][1];
     int64_t k = gemm.getTransA() ? in[0][0] : in[0][1];
@@ -541,13 +538,8 @@ struct GemmRule
   }
 };
 
-struct ConvRule
-    : public ShardingRuleOpInterface::ExternalModel<ConvRule, ConvOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto conv = llvm::cast<ConvOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct ConvRule : public StaticRule<ConvRule, ConvOp> {
+  FailureOr<ShardingRule> build(ConvOp conv, Shapes &in, Shapes &out) const {
     ShardingRule rule;
     auto x = in[0], w = in[1], y = out[0];
     DimFactors rx(x.size()), rw(w.size()), ry(y.size());
@@ -593,13 +585,10 @@ struct ConvRule
 
 /// BatchNormalization (inference): per-channel statistics; every axis
 /// parallel, the channel axis shared with the four vectors.
-struct BatchNormRule
-    : public ShardingRuleOpInterface::ExternalModel<BatchNormRule,
-                                                    BatchNormalizationOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto bn = llvm::cast<BatchNormalizationOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)) || in[0].size() < 2)
+struct BatchNormRule : public StaticRule<BatchNormRule, BatchNormalizationOp> {
+  FailureOr<ShardingRule> build(BatchNormalizationOp bn, Shapes &in,
+                                Shapes &out) const {
+    if (in[0].size() < 2)
       return failure();
     ShardingRule rule;
     // Training mode computes batch statistics: every axis but the channel
@@ -620,14 +609,8 @@ struct BatchNormRule
   }
 };
 
-struct TransposeRule
-    : public ShardingRuleOpInterface::ExternalModel<TransposeRule,
-                                                    TransposeOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto t = llvm::cast<TransposeOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct TransposeRule : public StaticRule<TransposeRule, TransposeOp> {
+  FailureOr<ShardingRule> build(TransposeOp t, Shapes &in, Shapes &out) const {
     ShardingRule rule;
     DimFactors x = factorsFor(rule, in[0]);
     int64_t rank = in[0].size();
@@ -647,25 +630,16 @@ struct TransposeRule
 };
 
 template <typename Op>
-struct ReshapeLikeRule
-    : public ShardingRuleOpInterface::ExternalModel<ReshapeLikeRule<Op>, Op> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct ReshapeLikeRule : public StaticRule<ReshapeLikeRule<Op>, Op> {
+  FailureOr<ShardingRule> build(Op op, Shapes &in, Shapes &out) const {
     return makeReshapeRule(in[0], out[0], op->getNumOperands());
   }
 };
 
 /// Gather: result = data[:axis] + indices + data[axis + 1:]; the gathered
 /// axis is whole, the others and the indices' dimensions parallel.
-struct GatherRule
-    : public ShardingRuleOpInterface::ExternalModel<GatherRule, GatherOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto g = llvm::cast<GatherOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+struct GatherRule : public StaticRule<GatherRule, GatherOp> {
+  FailureOr<ShardingRule> build(GatherOp g, Shapes &in, Shapes &out) const {
     int64_t rank = in[0].size();
     int64_t axis = normalizeAxis(g.getAxis(), rank).value_or(0);
     ShardingRule rule;
@@ -686,13 +660,9 @@ struct GatherRule
 
 /// GatherElements: data, indices and result share every axis but `axis`.
 struct GatherElementsRule
-    : public ShardingRuleOpInterface::ExternalModel<GatherElementsRule,
-                                                    GatherElementsOp> {
-  FailureOr<ShardingRule> getShardingRule(Operation *op) const {
-    auto g = llvm::cast<GatherElementsOp>(op);
-    SmallVector<SmallVector<int64_t>> in, out;
-    if (failed(allShapes(op, in, out)))
-      return failure();
+    : public StaticRule<GatherElementsRule, GatherElementsOp> {
+  FailureOr<ShardingRule> build(GatherElementsOp g, Shapes &in,
+                                Shapes &out) const {
     int64_t rank = in[0].size();
     int64_t axis = normalizeAxis(g.getAxis(), rank).value_or(0);
     ShardingRule rule;
