@@ -31,8 +31,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
-
 int64_t lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
 
 /// Every (value, dimension, granule, outer) where factor `f` of `rule` lies.
@@ -57,6 +55,16 @@ std::vector<Place> placesOf(Operation *op, const ShardingRule &rule, int f) {
   return out;
 }
 } // namespace
+
+bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
+
+double parameterCount(Value v) {
+  auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!isConstant(v) || !st || !llvm::isa<FloatType>(st.getElementType()))
+    return 0;
+  auto n = getNumElements(st.getShape());
+  return n && *n > 1 ? static_cast<double>(*n) : 0;
+}
 
 double bytesOfType(Type t) {
   auto st = llvm::dyn_cast<RankedTensorType>(t);

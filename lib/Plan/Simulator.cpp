@@ -66,16 +66,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Elements of a floating-point constant with more than one element: a
-/// parameter (the optimizer keeps state for it).
-double paramsOf(Value v) {
-  auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
-  if (!st || !llvm::isa<FloatType>(st.getElementType()))
-    return 0;
-  auto n = getNumElements(st.getShape());
-  return n && *n > 1 ? static_cast<double>(*n) : 0;
-}
-
 /// Devices that time alike in a group: each device's kind, rates and node
 /// link, and whether it sits on the first device's node and rack.
 std::string groupSignature(const Cluster &cluster, llvm::ArrayRef<int> group) {
@@ -537,8 +527,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         llvm::DenseSet<Value> seen;
         for (int i : stageOps[s])
           for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
-            if (matchPattern(v, m_Constant()) && paramsOf(v) > 0 &&
-                seen.insert(v).second)
+            if (parameterCount(v) > 0 && seen.insert(v).second)
               bytes += bytesOfType(v.getType()) * operandShare(i, k, t);
         std::vector<int> group;
         for (int r = 0; r < stage.data; ++r)
@@ -607,8 +596,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         double params = 0, paramBytes = 0;
         for (auto [v, share] : weightShare) {
           dp.memory.weights += bytesOfType(v.getType()) * share;
-          params += paramsOf(v) * share;
-          if (paramsOf(v) > 0)
+          params += parameterCount(v) * share;
+          if (parameterCount(v) > 0)
             paramBytes += bytesOfType(v.getType()) * share;
         }
         if (training) {

@@ -41,8 +41,6 @@ namespace hetpar {
 
 namespace {
 
-bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
-
 /// Relative speed of each device of `group` on op `i` (1 / its time).
 std::vector<double> speeds(const OpCatalog &catalog, int i,
                            llvm::ArrayRef<int> group, double batchShare,
@@ -90,9 +88,7 @@ shardingChoices(const OpCatalog &catalog, int i, llvm::ArrayRef<int> group,
   Operation *op = catalog.ops[i];
   auto inEveryParameter = [&](int f) {
     for (auto [k, v] : llvm::enumerate(op->getOperands())) {
-      auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
-      if (!isConstant(v) || !st || !llvm::isa<FloatType>(st.getElementType()) ||
-          st.getNumElements() <= 1)
+      if (parameterCount(v) == 0)
         continue;
       if (k >= catalog.rules[i]->operands.size() ||
           !ShardingRule::placement(catalog.rules[i]->operands[k], f,
@@ -283,8 +279,6 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
     if (llvm::Error err = consider(pick, "greedy", false))
       return std::move(err);
   }
-  if (solver == ShardingSolver::Greedy)
-    return best;
 
   // --- ILP ---
   // CBC's LP solver (Clp) calls LAPACK, here OpenBLAS, whose idle worker

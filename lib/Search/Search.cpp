@@ -52,8 +52,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
-
 struct Unit {
   int first, last; ///< op indices, inclusive
   std::vector<int> ops;
@@ -365,10 +363,8 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
         if (isConstant(v)) {
           double share = resolved->operandShares[o][d];
           m.weights += bytes * share;
-          auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
-          if (st && llvm::isa<FloatType>(st.getElementType()) &&
-              st.getNumElements() > 1) {
-            m.params += st.getNumElements() * share;
+          if (double n = parameterCount(v)) {
+            m.params += n * share;
             m.paramBytes += bytes * share;
           }
           continue;
@@ -992,10 +988,7 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
     for (Value v : op->getOperands())
       if (isConstant(v) && seen.insert(v).second) {
         weights += bytesOfType(v.getType());
-        auto st = llvm::dyn_cast<RankedTensorType>(v.getType());
-        if (st && llvm::isa<FloatType>(st.getElementType()) &&
-            st.getNumElements() > 1)
-          params += st.getNumElements();
+        params += parameterCount(v);
       }
   double need = weights + (training ? weights + 12 * params : 0);
   double have = 0;

@@ -138,6 +138,13 @@ double keptShare(const OpCatalog &catalog,
                  mlir::OpResult value, llvm::StringRef collective,
                  const llvm::DenseSet<int> &inStage, int t);
 
+/// Whether `v` is a constant (a weight or another initializer).
+bool isConstant(mlir::Value v);
+
+/// Elements of `v` when it is a parameter, a constant floating-point tensor of
+/// more than one element (the optimizer keeps state for it); 0 otherwise.
+double parameterCount(mlir::Value v);
+
 /// Bytes of a value of ranked tensor type (0 otherwise).
 double bytesOfType(mlir::Type t);
 

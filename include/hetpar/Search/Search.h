@@ -106,10 +106,10 @@ struct ShardingSolution {
   bool optimal = false; ///< proven optimal by the solver
   std::string method;   ///< "ilp", "greedy", "replicated", "lean"
 };
-/// Auto: the fastest of the ILP, greedy and replicated assignments. Greedy:
-/// the greedy one. Lean: a greedy assignment that first minimizes the weight
-/// bytes left on any device (for stages whose memory is tight).
-enum class ShardingSolver { Auto, Greedy, Lean };
+/// Auto: the fastest of the ILP, greedy and replicated assignments. Lean: a
+/// greedy assignment that first minimizes the weight bytes left on any device
+/// (for stages whose memory is tight).
+enum class ShardingSolver { Auto, Lean };
 llvm::Expected<ShardingSolution>
 solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
                llvm::ArrayRef<int> group, double batchShare, bool training,
