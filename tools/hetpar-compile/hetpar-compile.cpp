@@ -1,15 +1,17 @@
-//===- hetpar-compile.cpp - the HetPar compiler driver
-//----------------------===//
+//===- hetpar-compile.cpp - the HetPar compiler driver ---------------------===//
 //
 // Usage:
-//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o
-//   OUT.mlir hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...]
-//   --emit=summary [-o FILE] hetpar-compile MODEL.onnx [--cluster FILE] [--plan
-//   PLAN.json] [--mode M]
+//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] [--dtype D] -o OUT
+//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o F
+//   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=summary
+//   hetpar-compile MODEL.onnx [--cluster FILE] [--plan PLAN.json] [--mode M]
 //                  [--profile P.json] [--cost-model NAME] --plan-only -o OUTDIR
 //
-// Imports the model, makes it fully static (hetpar-onnx-to-static) and writes
-// the static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints
+// Without --emit or --plan-only it compiles the model for one local device:
+// OUT/device_0.cu, its CPU build (device_0.cpu.so), its CUDA build when nvcc
+// is present (device_0.cuda.so), weights.bin, weights.json and manifest.json,
+// which hetpar-run loads. Otherwise it imports the model, makes it fully
+// static (hetpar-onnx-to-static) and writes the static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints
 // a summary of its ops, parameters and FLOPs (--emit=summary). With --plan-only
 // it evaluates a plan (the given one, or the best of the baselines) on the
 // cluster and writes OUTDIR/plan.json and OUTDIR/trace.json, without reading
@@ -20,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Analysis/ModelSummary.h"
+#include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Cluster/Cluster.h"
 #include "hetpar/CostModel/CostModel.h"
 #include "hetpar/CostModel/KernelList.h"
@@ -159,6 +162,28 @@ static cl::list<std::string> pluginPaths(
     "load-pass-plugin",
     cl::desc("Load a plugin (it may register passes and cost models)"),
     cl::value_desc("FILE.so"), cl::cat(category));
+
+static cl::opt<std::string> dtypeOption(
+    "dtype",
+    cl::desc("Storage and compute type of the model's float32 tensors: "
+             "float32 (default), float16 or bfloat16 (float32 accumulation; "
+             "inputs and outputs keep their dtypes)"),
+    cl::init("float32"), cl::value_desc("TYPE"), cl::cat(category));
+static cl::list<std::string>
+    targets("targets",
+            cl::desc("Builds to make: cpu, cuda (default: both; cuda only "
+                     "when nvcc is found)"),
+            cl::CommaSeparated, cl::value_desc("cpu,cuda"), cl::cat(category));
+static cl::list<int>
+    cudaArchs("cuda-arch",
+              cl::desc("GPU architectures of the CUDA build (default 80,90: "
+                       "A100 and H100/H200)"),
+              cl::CommaSeparated, cl::value_desc("80,90"), cl::cat(category));
+static cl::opt<int> optLevel("opt-level",
+                             cl::desc("Optimization level of the builds (0-3, "
+                                      "default 2)"),
+                             cl::init(2), cl::value_desc("N"),
+                             cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hetpar-compile: error: " << message << "\n";
@@ -416,7 +441,68 @@ static int planModel(ModuleOp module,
   return 0;
 }
 
+/// The folder holding hetpar/device/hetpar_device.h: $HETPAR_RUNTIME_INCLUDE,
+/// the install tree (bin/../include) or the source tree this tool was built
+/// from.
+static std::string runtimeIncludeDir(const char *argv0) {
+  auto has = [](llvm::StringRef dir) {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, "hetpar", "device", "hetpar_device.h");
+    return llvm::sys::fs::exists(p);
+  };
+  if (const char *env = std::getenv("HETPAR_RUNTIME_INCLUDE"))
+    return env;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runtimeIncludeDir));
+  llvm::SmallString<256> installed(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(installed, "include");
+  if (has(installed))
+    return std::string(installed);
+  return HETPAR_SOURCE_RUNTIME_INCLUDE;
+}
+
+static const char *argv0 = "hetpar-compile";
+
+/// Code generation for one local device: OUT is complete or absent.
+static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode) {
+  hetpar::codegen::CodegenOptions opts;
+  opts.floatMode = floatMode;
+  opts.optLevel = optLevel;
+  opts.runtimeIncludeDir = runtimeIncludeDir(argv0);
+  if (!targets.empty()) {
+    opts.buildCPU = llvm::is_contained(targets, "cpu");
+    opts.buildCUDA = llvm::is_contained(targets, "cuda");
+  }
+  if (!cudaArchs.empty())
+    opts.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isDeclaration()) {
+      func = f;
+      break;
+    }
+  if (!func)
+    return fail("the model has no graph to compile");
+  auto program = hetpar::codegen::generateDeviceProgram(func, opts);
+  if (failed(program))
+    return 1;
+  if (llvm::Error err = hetpar::codegen::writeProgramFolder(
+          *program, outputPath, modelPath, opts, llvm::errs()))
+    return fail(llvm::toString(std::move(err)));
+  llvm::outs() << llvm::formatv(
+      "hetpar-compile: wrote {0}: {1} generated kernels ({2} ops fused into "
+      "them), {3} library calls; arena {4} (peak, {5} without reuse), weights "
+      "{6}\n",
+      outputPath, program->kernels, program->fusedOps, program->libraryCalls,
+      hetpar::formatBytes(program->arenaBytes),
+      hetpar::formatBytes(program->arenaBytesNoReuse),
+      hetpar::formatBytes(program->weightsBytes));
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  argv0 = argv[0];
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
@@ -426,11 +512,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
-  if (emit == EmitKind::None && !planOnly)
-    return fail(
-        "choose what to produce: --plan-only, --emit=mlir, --emit=mlirbc, "
-        "--emit=summary or --emit=kernels (code generation for devices is not "
-        "implemented yet)");
+  bool codegen = emit == EmitKind::None && !planOnly;
+  if (codegen && outputPath.empty())
+    return fail("no output folder: give -o OUT (or --emit=..., --plan-only)");
   if (emit != EmitKind::None && planOnly)
     return fail("--plan-only writes a plan; do not combine it with --emit");
   if (planOnly && outputPath.empty())
@@ -438,8 +522,21 @@ int main(int argc, char **argv) {
         "--plan-only needs -o OUTDIR (plan.json and trace.json go there)");
   if (!planOnly && (!planPath.empty() || !clusterPath.empty()))
     return fail(
-        "--plan and --cluster are used with --plan-only (code generation "
-        "is not implemented yet)");
+        "--plan and --cluster are used with --plan-only for now (code "
+        "generation covers one local device: drop --cluster)");
+  auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
+  if (!floatMode)
+    return fail("--dtype: unknown type '" + dtypeOption +
+                "' (float32, float16 or bfloat16)");
+  if (optLevel < 0 || optLevel > 3)
+    return fail("--opt-level must be 0, 1, 2 or 3");
+  for (const std::string &t : targets)
+    if (t != "cpu" && t != "cuda")
+      return fail("--targets: unknown target '" + t + "' (cpu, cuda)");
+  for (int a : cudaArchs)
+    if (a < 50 || a > 200)
+      return fail("--cuda-arch: " + std::to_string(a) +
+                  " is not a GPU architecture number (e.g. 80, 90)");
   if (emit == EmitKind::MLIR && outputPath.empty())
     return fail("--emit=mlir needs -o OUT.mlir");
   if (emit == EmitKind::MLIRBytecode && outputPath.empty())
@@ -496,6 +593,8 @@ int main(int argc, char **argv) {
 
   if (planOnly)
     return planModel(*module, inputsRead);
+  if (codegen)
+    return compileModel(*module, *floatMode);
 
   // Complete or absent: see hetpar::writeOutput.
   auto write = [&](llvm::function_ref<void(llvm::raw_ostream &)> body) -> int {

@@ -1,0 +1,95 @@
+//===- Codegen.h - one-device programs from the static onnx dialect -*- C++ -*-===//
+//
+// Turns a fully static onnx-dialect function into a device program: one
+// single-source file device_0.cu (generated kernels, cuBLAS / OpenBLAS GEMM
+// calls and a host entry that runs the graph), the weights it reads
+// (weights.bin with an index) and a manifest, then builds the source for the
+// CPU (host C++ compiler, OpenBLAS, OpenMP) and, when nvcc is present, for
+// CUDA. The runtime (runtime/, hetpar-run) loads the result.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_CODEGEN_CODEGEN_H
+#define HETPAR_CODEGEN_CODEGEN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetpar::codegen {
+
+/// Storage and compute type of the model's float32 tensors.
+enum class FloatMode { F32, F16, BF16 };
+
+/// Parses "float32" / "float16" / "bfloat16" (also f32, f16, bf16).
+std::optional<FloatMode> parseFloatMode(llvm::StringRef name);
+llvm::StringRef floatModeName(FloatMode mode);
+
+struct CodegenOptions {
+  /// float32 tensors become float16 / bfloat16 in storage (weights and
+  /// intermediates), computed in float32; graph inputs and outputs keep the
+  /// model's dtypes (converted on entry and exit).
+  FloatMode floatMode = FloatMode::F32;
+  /// Build OUT/device_0.cpu.so with `hostCompiler`.
+  bool buildCPU = true;
+  /// Build OUT/device_0.cuda.so with nvcc when one is found (`nvcc`, or PATH,
+  /// /usr/local/cuda/bin).
+  bool buildCUDA = true;
+  std::string hostCompiler = "c++";
+  std::string nvcc;
+  /// Optimization level of both builds (0-3).
+  int optLevel = 2;
+  /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200).
+  std::vector<int> cudaArchs = {80, 90};
+  /// Folder holding hetpar/device/hetpar_device.h and
+  /// hetpar/runtime/ProgramABI.h (copied into OUT/include).
+  std::string runtimeIncludeDir;
+};
+
+/// A tensor at the program boundary, as manifest.json lists it.
+struct TensorDesc {
+  std::string name;
+  std::string dtype; // numpy-style name: float32, int64, bool, ...
+  std::vector<int64_t> shape;
+};
+
+/// Everything generated for one device before anything is written.
+struct DeviceProgram {
+  std::string source;        // device_0.cu
+  std::vector<char> weights; // weights.bin
+  std::string weightsIndex;  // weights.json
+  std::vector<TensorDesc> inputs, outputs;
+  int64_t arenaBytes = 0;       // peak of the liveness-based arena
+  int64_t arenaBytesNoReuse = 0; // every intermediate in its own buffer
+  int64_t weightsBytes = 0;
+  int kernels = 0;      // generated kernels launched (fused groups count once)
+  int libraryCalls = 0; // GEMM calls and library kernel launches
+  int fusedOps = 0;     // elementwise ops folded into another op's kernel
+};
+
+/// Fails with one error per unsupported op (naming op and node) when `func`
+/// holds an op, attribute or element type code generation cannot handle.
+mlir::LogicalResult checkCodegenSupport(mlir::func::FuncOp func);
+
+/// Generates the program of `func` (after checkCodegenSupport). Errors are
+/// MLIR diagnostics at the op concerned.
+mlir::FailureOr<DeviceProgram> generateDeviceProgram(mlir::func::FuncOp func,
+                                                     const CodegenOptions &opts);
+
+/// Writes `program` into the folder `outDir` and builds it: manifest.json,
+/// device_0.cu, include/, weights.bin, weights.json, device_0.cpu.so and
+/// device_0.cuda.so. Atomic: everything goes to a temporary folder next to
+/// `outDir` that replaces it only when complete; on error no `outDir` is left
+/// behind (an existing one is kept unchanged). `log` receives one line per
+/// build step.
+llvm::Error writeProgramFolder(const DeviceProgram &program,
+                               llvm::StringRef outDir, llvm::StringRef model,
+                               const CodegenOptions &opts,
+                               llvm::raw_ostream &log);
+
+} // namespace hetpar::codegen
+
+#endif // HETPAR_CODEGEN_CODEGEN_H

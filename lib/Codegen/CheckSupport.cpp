@@ -1,0 +1,129 @@
+//===- CheckSupport.cpp - which ops code generation handles ---------------===//
+//
+// Runs before anything is generated or written, so that an unsupported op
+// stops hetpar-compile with an error naming op and node and no output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Codegen/Codegen.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hetpar;
+namespace onnx = hetpar::onnx;
+
+/// Element types a device program stores: the float types, bool and 8- to
+/// 64-bit integers.
+static bool supportedElementType(Type t) {
+  if (t.isF32() || t.isF16() || t.isBF16() || t.isF64())
+    return true;
+  if (auto i = llvm::dyn_cast<IntegerType>(t))
+    return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
+  return false;
+}
+
+static bool isConstant(Value v) { return !v || getConstantElements(v); }
+
+/// Why `op` cannot be generated, or an empty string.
+static std::string unsupportedReason(Operation *op) {
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    if (llvm::isa<NoneType>(v.getType()))
+      continue;
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape())
+      return "a tensor without a static shape";
+    if (!supportedElementType(t.getElementType())) {
+      std::string s;
+      llvm::raw_string_ostream(s) << "element type " << t.getElementType();
+      return s;
+    }
+    if (t.getRank() > 8)
+      return "rank " + std::to_string(t.getRank()) + " (at most 8)";
+  }
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([](onnx::GenericOp) { return "no code generation for this op"; })
+      .Case<onnx::EinsumOp, onnx::NonZeroOp>(
+          [](Operation *) { return "no code generation for this op yet"; })
+      .Case<onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp,
+            onnx::RangeOp>([](Operation *) {
+        return "its result was not folded to a constant";
+      })
+      .Case([](onnx::BatchNormalizationOp o) -> std::string {
+        if (o.getTrainingMode() != 0 || o->getNumResults() > 1)
+          return "training mode (running statistics)";
+        return "";
+      })
+      .Case([](onnx::DropoutOp o) -> std::string {
+        if (Value tm = o.getTrainingMode()) {
+          auto v = getConstantIntValues(tm);
+          if (!v || (!v->empty() && (*v)[0] != 0))
+            return "training mode";
+        }
+        return "";
+      })
+      .Case([](onnx::PadOp o) -> std::string {
+        llvm::StringRef m = o.getMode();
+        if (m != "constant" && m != "reflect" && m != "edge" && m != "wrap")
+          return ("mode '" + m + "'").str();
+        if (!isConstant(o.getPads()) || !isConstant(o.getAxes()))
+          return "pads or axes that are not constants";
+        return "";
+      })
+      .Case([](onnx::SliceOp o) -> std::string {
+        if (!isConstant(o.getStarts()) || !isConstant(o.getEnds()) ||
+            !isConstant(o.getAxes()) || !isConstant(o.getSteps()))
+          return "starts, ends, axes or steps that are not constants";
+        return "";
+      })
+      .Case([](onnx::CumSumOp o) -> std::string {
+        return isConstant(o->getOperand(1)) ? "" : "an axis that is not a constant";
+      })
+      .Case([](onnx::TriluOp o) -> std::string {
+        return isConstant(o.getK()) ? "" : "a k that is not a constant";
+      })
+      .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
+            onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
+            onnx::ReduceL2Op, onnx::ReduceSumSquareOp,
+            onnx::ReduceLogSumExpOp>([](Operation *o) -> std::string {
+        if (o->getNumOperands() > 1 && !isConstant(o->getOperand(1)))
+          return "axes that are not constants";
+        return "";
+      })
+      .Case([](onnx::MaxPoolOp o) -> std::string {
+        if (o->getNumResults() > 1 && o->getResult(1) &&
+            !o->getResult(1).use_empty() && o.getStorageOrder() != 0)
+          return "Indices in column-major storage order";
+        return "";
+      })
+      .Case([](onnx::LayerNormalizationOp o) -> std::string {
+        Type s = llvm::cast<ShapedType>(o->getOperand(1).getType())
+                     .getElementType();
+        for (Value r : o->getResults().drop_front())
+          if (llvm::cast<ShapedType>(r.getType()).getElementType() != s)
+            return "Mean/InvStdDev of a type other than Scale's";
+        return "";
+      })
+      .Default([](Operation *) { return ""; });
+}
+
+LogicalResult hetpar::codegen::checkCodegenSupport(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("code generation needs a function of one block");
+  bool ok = true;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op) || op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    std::string reason = unsupportedReason(&op);
+    if (reason.empty())
+      continue;
+    std::string name = op.getName().stripDialect().str();
+    if (auto g = dyn_cast<onnx::GenericOp>(op))
+      name = g.getOpType().str();
+    op.emitError() << "unsupported op " << name << ": " << reason;
+    ok = false;
+  }
+  return success(ok);
+}

@@ -1,0 +1,1620 @@
+//===- EmitProgram.cpp - device_0.cu from the static onnx dialect ---------===//
+//
+// One walk over a fully static function in program order:
+//  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout)
+//    alias their operand's storage and emit nothing;
+//  - chains of elementwise ops with one user and the same shape fuse into one
+//    generated kernel (one thread per output element, broadcast operands read
+//    through per-dimension strides, scalar constants inlined as literals);
+//  - MatMul, Gemm and Conv (im2col) become GEMM calls (cuBLAS / OpenBLAS);
+//  - layout, gather, reduction, normalization, softmax and pooling ops launch
+//    the library kernels of runtime/include/hetpar/device/hetpar_device.h;
+//  - intermediates get offsets in one arena from the liveness-based planner
+//    (MemoryPlan.h); a value returned by the graph is written straight into
+//    the caller's output buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Codegen/Codegen.h"
+#include "hetpar/Codegen/MemoryPlan.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::codegen;
+namespace onnx = hetpar::onnx;
+
+std::optional<FloatMode> hetpar::codegen::parseFloatMode(llvm::StringRef n) {
+  if (n == "float32" || n == "f32")
+    return FloatMode::F32;
+  if (n == "float16" || n == "f16")
+    return FloatMode::F16;
+  if (n == "bfloat16" || n == "bf16")
+    return FloatMode::BF16;
+  return std::nullopt;
+}
+
+llvm::StringRef hetpar::codegen::floatModeName(FloatMode mode) {
+  switch (mode) {
+  case FloatMode::F32:
+    return "float32";
+  case FloatMode::F16:
+    return "float16";
+  case FloatMode::BF16:
+    return "bfloat16";
+  }
+  return "float32";
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType tensorType(Value v) {
+  return llvm::dyn_cast<RankedTensorType>(v.getType());
+}
+static Type eltOf(Value v) { return tensorType(v).getElementType(); }
+static llvm::ArrayRef<int64_t> shapeOf(Value v) {
+  return tensorType(v).getShape();
+}
+static int64_t numel(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+static int64_t numelOf(Value v) { return numel(shapeOf(v)); }
+static llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+/// The numpy-style dtype name of an element type; empty when unsupported.
+static std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "float32";
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isF64())
+    return "float64";
+  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
+    unsigned w = i.getWidth();
+    if (w == 1)
+      return "bool";
+    if (w == 8 || w == 16 || w == 32 || w == 64)
+      return (i.isUnsigned() ? "uint" : "int") + std::to_string(w);
+  }
+  return "";
+}
+
+static bool isFloatLike(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+namespace {
+//===----------------------------------------------------------------------===//
+// The emitter
+//===----------------------------------------------------------------------===//
+
+struct Storage {
+  enum Kind { None, Input, Output, Weight, Arena } kind = None;
+  int64_t index = 0;  // input or output position
+  int64_t offset = 0; // bytes into weights or arena
+};
+
+class Emitter {
+public:
+  Emitter(func::FuncOp func, const CodegenOptions &opts)
+      : func(func), opts(opts) {}
+
+  FailureOr<DeviceProgram> run();
+
+private:
+  // Types under the chosen float mode.
+  std::string storageType(Type t) const {
+    if (t.isF32())
+      return opts.floatMode == FloatMode::F16    ? "hp_half"
+             : opts.floatMode == FloatMode::BF16 ? "hp_bf16"
+                                                 : "float";
+    if (t.isF16())
+      return "hp_half";
+    if (t.isBF16())
+      return "hp_bf16";
+    if (t.isF64())
+      return "double";
+    auto i = llvm::cast<IntegerType>(t);
+    if (i.getWidth() == 1)
+      return "bool";
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
+           "_t";
+  }
+  static std::string computeType(Type t) {
+    if (isFloatLike(t))
+      return "float";
+    if (t.isF64())
+      return "double";
+    auto i = llvm::cast<IntegerType>(t);
+    if (i.getWidth() == 1)
+      return "bool";
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
+           "_t";
+  }
+  /// Accumulator of reductions and GEMM.
+  static std::string accType(Type t) {
+    if (isFloatLike(t))
+      return "float";
+    if (t.isF64())
+      return "double";
+    return "int64_t";
+  }
+  int64_t storageBytes(Type t) const {
+    if (t.isF32() && opts.floatMode != FloatMode::F32)
+      return 2;
+    unsigned w = t.getIntOrFloatBitWidth();
+    return w == 1 ? 1 : w / 8;
+  }
+  /// True when the value's storage type differs from the model's (float32
+  /// under --dtype float16/bfloat16): graph inputs and outputs convert.
+  bool converted(Type t) const {
+    return t.isF32() && opts.floatMode != FloatMode::F32;
+  }
+
+  Value root(Value v) const {
+    auto it = aliasOf.find(v);
+    return it == aliasOf.end() ? v : it->second;
+  }
+  /// C expression of the pointer to v's first element.
+  std::string ptr(Value v);
+  /// Registers v (a constant) in weights.bin; returns its byte offset.
+  FailureOr<int64_t> addWeight(Value v);
+  std::optional<std::string> literalOf(Value v) const;
+
+  void planValues();
+  LogicalResult planMemory();
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitElementwiseGroup(Operation *rootOp);
+  FailureOr<std::string> elementwiseExpr(Operation *op,
+                                         llvm::ArrayRef<std::string> a);
+  LogicalResult emitMatMul(Operation *op);
+  LogicalResult emitGemm(onnx::GemmOp op);
+  LogicalResult emitConv(onnx::ConvOp op);
+  LogicalResult emitPool(Operation *op, bool isMax);
+  LogicalResult emitReduce(Operation *op, Value in, Value out,
+                           llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
+  void emitStridedCopy(Value in, llvm::ArrayRef<int64_t> dims,
+                       llvm::ArrayRef<int64_t> inStrides,
+                       llvm::ArrayRef<int64_t> inMods, int64_t inOffset,
+                       const std::string &outPtr,
+                       llvm::ArrayRef<int64_t> outStrides, int64_t outOffset,
+                       Type elt);
+  void emitCopy(const std::string &src, const std::string &dst, int64_t n,
+                Type elt);
+  void comment(Operation *op);
+  void line(const llvm::Twine &text) { body << "  " << text << "\n"; }
+  void call(const llvm::Twine &text) {
+    body << "  if (" << text << ")\n    return 1;\n";
+  }
+  std::string scratch(Operation *op);
+
+  func::FuncOp func;
+  const CodegenOptions &opts;
+  DeviceProgram program;
+  llvm::SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> step;
+  llvm::DenseMap<Value, Value> aliasOf;
+  llvm::DenseMap<Value, Storage> storage;
+  llvm::DenseMap<Operation *, Operation *> fusedInto;
+  llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
+  llvm::DenseMap<Value, int64_t> weightOffset;
+  llvm::json::Array weightEntries;
+  std::string kernelText, bodyText;
+  llvm::raw_string_ostream kernels{kernelText};
+  llvm::raw_string_ostream body{bodyText};
+  int kernelCount = 0;
+  llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
+  llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
+};
+} // namespace
+
+static bool isView(Operation *op) {
+  if (isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
+          onnx::IdentityOp>(op))
+    return true;
+  return isa<onnx::DropoutOp>(op);
+}
+
+static bool isElementwise(Operation *op) {
+  return isa<onnx::SqrtOp, onnx::ReciprocalOp, onnx::NegOp, onnx::AbsOp,
+             onnx::ExpOp, onnx::LogOp, onnx::ErfOp, onnx::TanhOp,
+             onnx::SigmoidOp, onnx::ReluOp, onnx::SinOp, onnx::CosOp,
+             onnx::TanOp, onnx::AsinOp, onnx::AcosOp, onnx::AtanOp,
+             onnx::SinhOp, onnx::CoshOp, onnx::AsinhOp, onnx::AcoshOp,
+             onnx::AtanhOp, onnx::FloorOp, onnx::CeilOp, onnx::RoundOp,
+             onnx::SignOp, onnx::SoftplusOp, onnx::SoftsignOp,
+             onnx::HardSwishOp, onnx::MishOp, onnx::NotOp, onnx::LeakyReluOp,
+             onnx::EluOp, onnx::CeluOp, onnx::SeluOp, onnx::HardSigmoidOp,
+             onnx::ThresholdedReluOp, onnx::GeluOp, onnx::IsNaNOp,
+             onnx::IsInfOp, onnx::ClipOp, onnx::CastOp, onnx::CastLikeOp,
+             onnx::AddOp, onnx::SubOp, onnx::MulOp, onnx::DivOp,
+             onnx::EqualOp, onnx::LessOp, onnx::LessOrEqualOp,
+             onnx::GreaterOp, onnx::GreaterOrEqualOp, onnx::AndOp, onnx::OrOp,
+             onnx::XorOp, onnx::PowOp, onnx::ModOp, onnx::PReluOp,
+             onnx::WhereOp, onnx::MaxOp, onnx::MinOp, onnx::SumOp,
+             onnx::MeanOp, onnx::BatchNormalizationOp>(op);
+}
+
+static int64_t intAttr(Operation *op, llvm::StringRef name, int64_t dflt) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getValue().getSExtValue();
+  return dflt;
+}
+static double floatAttr(Operation *op, llvm::StringRef name, double dflt) {
+  if (auto a = op->getAttrOfType<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return dflt;
+}
+static llvm::SmallVector<int64_t> intsAttr(Operation *op,
+                                           llvm::StringRef name) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return llvm::SmallVector<int64_t>(a.asArrayRef());
+  return {};
+}
+static std::string strAttr(Operation *op, llvm::StringRef name,
+                           llvm::StringRef dflt) {
+  if (auto a = op->getAttrOfType<StringAttr>(name))
+    return a.getValue().str();
+  return dflt.str();
+}
+
+/// "{{a, b, c}}" for an hp_dims argument.
+static std::string dims(llvm::ArrayRef<int64_t> v) {
+  std::string s = "hp_dims{{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.empty())
+    s += "0";
+  return s + "}}";
+}
+
+static std::string floatLiteral(double v, bool isDouble) {
+  if (std::isnan(v))
+    return isDouble ? "(double)NAN" : "NAN";
+  if (std::isinf(v))
+    return std::string(v < 0 ? "-" : "") + (isDouble ? "(double)" : "") +
+           "INFINITY";
+  std::string s = llvm::formatv(isDouble ? "{0:e16}" : "{0:e8}", v).str();
+  return isDouble ? s : s + "f";
+}
+
+std::optional<std::string> Emitter::literalOf(Value v) const {
+  auto type = tensorType(v);
+  if (!type || numel(type.getShape()) != 1)
+    return std::nullopt;
+  ElementsAttr attr = getConstantElements(v);
+  if (!attr)
+    return std::nullopt;
+  Type elt = type.getElementType();
+  std::string ct = computeType(elt);
+  if (elt.isF64() || isFloatLike(elt)) {
+    auto vals = readFloatElements(attr);
+    if (!vals)
+      return std::nullopt;
+    return floatLiteral((*vals)[0], elt.isF64());
+  }
+  auto vals = readIntElements(attr);
+  if (!vals)
+    return std::nullopt;
+  if (ct == "bool")
+    return std::string((*vals)[0] ? "true" : "false");
+  if ((*vals)[0] == INT64_MIN)
+    return std::string("((" + ct + ")INT64_MIN)");
+  return "((" + ct + ")" + std::to_string((*vals)[0]) + "LL)";
+}
+
+/// The model's bytes of a constant (little-endian, bool one byte), or failure
+/// when a dense_resource blob is missing or short.
+static FailureOr<std::vector<char>> constantBytes(ElementsAttr attr) {
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type elt = type.getElementType();
+  int64_t n = numel(type.getShape());
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  int64_t w = bits == 1 ? 1 : bits / 8;
+  std::vector<char> out(n * w);
+  if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob || static_cast<int64_t>(blob->getData().size()) < n * w)
+      return failure();
+    std::memcpy(out.data(), blob->getData().data(), n * w);
+    return out;
+  }
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return failure();
+  int64_t i = 0;
+  if (llvm::isa<FloatType>(elt)) {
+    for (const llvm::APFloat &f : dense.getValues<llvm::APFloat>()) {
+      uint64_t raw = f.bitcastToAPInt().getZExtValue();
+      std::memcpy(out.data() + w * i++, &raw, w);
+    }
+  } else if (bits == 1) {
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+  } else {
+    for (const llvm::APInt &v : dense.getValues<llvm::APInt>()) {
+      uint64_t raw = v.getZExtValue();
+      std::memcpy(out.data() + w * i++, &raw, w);
+    }
+  }
+  return out;
+}
+
+/// binary16 / bfloat16 bits of a float, round to nearest even (the same
+/// conversions as hp_f2h / hp_f2bf in hetpar_device.h).
+static uint16_t toHalf(float f) {
+  llvm::APFloat a(f);
+  bool lost;
+  a.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return static_cast<uint16_t>(a.bitcastToAPInt().getZExtValue());
+}
+static uint16_t toBF16(float f) {
+  llvm::APFloat a(f);
+  bool lost;
+  a.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return static_cast<uint16_t>(a.bitcastToAPInt().getZExtValue());
+}
+
+FailureOr<int64_t> Emitter::addWeight(Value v) {
+  auto it = weightOffset.find(v);
+  if (it != weightOffset.end())
+    return it->second;
+  ElementsAttr attr = getConstantElements(v);
+  auto bytes = attr ? constantBytes(attr) : FailureOr<std::vector<char>>();
+  if (failed(bytes))
+    return v.getDefiningOp()->emitError(
+        "constant data is missing (external data file not loaded?)");
+  Type elt = eltOf(v);
+  if (converted(elt)) {
+    std::vector<char> narrow(bytes->size() / 2);
+    for (size_t i = 0; i < bytes->size() / 4; ++i) {
+      float f;
+      std::memcpy(&f, bytes->data() + 4 * i, 4);
+      uint16_t h =
+          opts.floatMode == FloatMode::F16 ? toHalf(f) : toBF16(f);
+      std::memcpy(narrow.data() + 2 * i, &h, 2);
+    }
+    *bytes = std::move(narrow);
+  }
+  int64_t offset = (program.weights.size() + 255) / 256 * 256;
+  program.weights.resize(offset + bytes->size());
+  std::memcpy(program.weights.data() + offset, bytes->data(), bytes->size());
+  weightOffset[v] = offset;
+
+  std::string name;
+  if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
+    name = res.getRawHandle().getKey().str();
+  if (name.empty())
+    name = onnx::getNodeName(v.getLoc());
+  if (name.empty())
+    name = "constant_" + std::to_string(weightEntries.size());
+  llvm::json::Array shape;
+  for (int64_t d : shapeOf(v))
+    shape.push_back(d);
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size()));
+  weightEntries.push_back(llvm::json::Object{
+      {"name", name},
+      {"dtype", converted(elt) ? floatModeName(opts.floatMode).str()
+                               : dtypeName(elt)},
+      {"shape", std::move(shape)},
+      {"offset", offset},
+      {"bytes", static_cast<int64_t>(bytes->size())},
+      {"crc32", static_cast<int64_t>(crc)}});
+  return offset;
+}
+
+std::string Emitter::ptr(Value v) {
+  Value r = root(v);
+  std::string t = storageType(eltOf(r));
+  const Storage &s = storage.lookup(r);
+  switch (s.kind) {
+  case Storage::Input:
+    return "((const " + t + " *)inputs[" + std::to_string(s.index) + "])";
+  case Storage::Output:
+    return "((" + t + " *)outputs[" + std::to_string(s.index) + "])";
+  case Storage::Arena:
+    return "((" + t + " *)(arena + " + std::to_string(s.offset) + "))";
+  case Storage::Weight:
+  case Storage::None:
+    break;
+  }
+  // A constant: stored in weights.bin on first use.
+  FailureOr<int64_t> off = addWeight(r);
+  return "((const " + t + " *)(weights + " +
+         std::to_string(succeeded(off) ? *off : 0) + "))";
+}
+
+//===----------------------------------------------------------------------===//
+// Planning: views, fusion, storage
+//===----------------------------------------------------------------------===//
+
+void Emitter::planValues() {
+  for (Operation &op : func.getBody().front())
+    if (!isa<func::ReturnOp>(op)) {
+      step[&op] = static_cast<int64_t>(ops.size()) + 1;
+      ops.push_back(&op);
+    }
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::DenseSet<Value> returned(returnOp.getOperands().begin(),
+                                 returnOp.getOperands().end());
+  for (Operation *op : ops) {
+    if (isView(op))
+      aliasOf[op->getResult(0)] = root(op->getOperand(0));
+  }
+  // Fusion: an elementwise op whose only use is an elementwise op of the same
+  // result shape computes inside that op's kernel.
+  for (Operation *op : ops) {
+    if (!isElementwise(op) || op->getNumResults() != 1)
+      continue;
+    Value r = op->getResult(0);
+    if (returned.contains(r) || !r.hasOneUse())
+      continue;
+    Operation *user = *r.getUsers().begin();
+    if (!isElementwise(user) || shapeOf(user->getResult(0)) != shapeOf(r))
+      continue;
+    // BatchNormalization reads its statistics per channel; fuse only its X.
+    if (isa<onnx::BatchNormalizationOp>(user) && user->getOperand(0) != r)
+      continue;
+    fusedInto[op] = user;
+  }
+}
+
+LogicalResult Emitter::planMemory() {
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  int64_t endStep = static_cast<int64_t>(ops.size()) + 1;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    storage[arg] = {Storage::Input, static_cast<int64_t>(i), 0};
+
+  // Graph outputs produced by an op (not a view, constant or input) and
+  // stored in the model's dtype are written straight into the output buffer.
+  for (auto [j, v] : llvm::enumerate(returnOp.getOperands())) {
+    Value r = root(v);
+    Operation *def = r.getDefiningOp();
+    bool direct = r == v && def && !def->hasTrait<OpTrait::ConstantLike>() &&
+                  !converted(eltOf(v)) && !storage.count(r);
+    if (direct)
+      storage[r] = {Storage::Output, static_cast<int64_t>(j), 0};
+    else
+      outputCopies.push_back({v, static_cast<int64_t>(j)});
+  }
+
+  // Lifetimes of arena values (roots), in steps.
+  auto useStep = [&](Operation *user) -> int64_t {
+    if (isa<func::ReturnOp>(user))
+      return endStep;
+    while (fusedInto.count(user))
+      user = fusedInto.lookup(user);
+    return step.lookup(user);
+  };
+  llvm::MapVector<Value, BufferLifetime> live;
+  auto touch = [&](Value r, int64_t first, int64_t last) {
+    auto [it, inserted] = live.insert({r, {0, first, last}});
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, first);
+      it->second.last = std::max(it->second.last, last);
+    }
+    it->second.bytes = numelOf(r) * storageBytes(eltOf(r));
+  };
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    if (converted(eltOf(arg))) {
+      storage[arg] = {Storage::Arena, 0, 0};
+      inputConversions.push_back({static_cast<int64_t>(i), 0});
+      touch(arg, 0, 0);
+    }
+  for (Operation *op : ops) {
+    if (fusedInto.count(op) || isView(op) ||
+        op->hasTrait<OpTrait::ConstantLike>())
+      continue;
+    for (Value r : op->getResults()) {
+      if (!tensorType(r) || storage.count(r))
+        continue;
+      storage[r] = {Storage::Arena, 0, 0};
+      touch(r, step.lookup(op), step.lookup(op));
+    }
+  }
+  // Extend each root's lifetime to the last use of it or of any view of it.
+  for (Operation *op : ops)
+    for (Value v : op->getResults()) {
+      Value r = root(v);
+      if (!live.count(r))
+        continue;
+      for (Operation *user : v.getUsers())
+        touch(r, live[r].first, useStep(user));
+    }
+  for (BlockArgument arg : func.getArguments())
+    if (live.count(arg))
+      for (Operation *user : arg.getUsers())
+        touch(arg, 0, useStep(user));
+  for (auto &[v, j] : outputCopies)
+    if (live.count(root(v)))
+      touch(root(v), live[root(v)].first, endStep);
+
+  std::vector<BufferLifetime> buffers;
+  std::vector<Value> values;
+  for (auto &[v, b] : live) {
+    buffers.push_back(b);
+    values.push_back(v);
+  }
+  std::vector<Operation *> scratchOps;
+  for (auto &[op, bytes] : scratchBytes) {
+    buffers.push_back({bytes, step.lookup(op), step.lookup(op)});
+    scratchOps.push_back(op);
+  }
+  ArenaLayout layout = planArena(buffers);
+  for (size_t i = 0; i < values.size(); ++i)
+    storage[values[i]].offset = layout.offsets[i];
+  for (size_t i = 0; i < scratchOps.size(); ++i)
+    scratchOffset[scratchOps[i]] = layout.offsets[values.size() + i];
+  program.arenaBytes = layout.arenaBytes;
+  program.arenaBytesNoReuse = layout.totalBytes;
+  return success();
+}
+
+std::string Emitter::scratch(Operation *op) {
+  return "(arena + " + std::to_string(scratchOffset.lookup(op)) + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Emission helpers
+//===----------------------------------------------------------------------===//
+
+void Emitter::comment(Operation *op) {
+  std::string name = onnx::getNodeName(op->getLoc());
+  for (char &c : name)
+    if (!llvm::isPrint(c))
+      c = '?';
+  body << "  // " << op->getName().stripDialect();
+  if (!name.empty())
+    body << " " << name;
+  body << "\n";
+}
+
+void Emitter::emitStridedCopy(Value in, llvm::ArrayRef<int64_t> d,
+                              llvm::ArrayRef<int64_t> inStrides,
+                              llvm::ArrayRef<int64_t> inMods, int64_t inOffset,
+                              const std::string &outPtr,
+                              llvm::ArrayRef<int64_t> outStrides,
+                              int64_t outOffset, Type elt) {
+  if (numel(d) == 0)
+    return;
+  line(llvm::formatv("hp_launch(ctx, hp_strided_copy<{0}>, {1}, {2}, {3}, {4}, "
+                     "{5}, {6}, {7}, {8}, {9}, {10});",
+                     storageType(elt), numel(d), d.size(), dims(d),
+                     dims(inStrides), dims(inMods), inOffset, ptr(in),
+                     dims(outStrides), outOffset, outPtr));
+  ++program.libraryCalls;
+}
+
+void Emitter::emitCopy(const std::string &src, const std::string &dst,
+                       int64_t n, Type elt) {
+  if (n == 0)
+    return;
+  line(llvm::formatv("hp_launch(ctx, hp_strided_copy<{0}>, {1}, 1, {2}, {3}, "
+                     "{4}, 0, {5}, {6}, 0, {7});",
+                     storageType(elt), n, dims({n}), dims({1}), dims({n}), src,
+                     dims({1}), dst));
+  ++program.libraryCalls;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise groups
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
+                                                llvm::ArrayRef<std::string> a) {
+  Type resElt = eltOf(op->getResult(0));
+  Type inElt = op->getNumOperands() ? eltOf(op->getOperand(0)) : resElt;
+  std::string ct = computeType(inElt);
+  auto c = [&](double v) { return "((" + ct + ")" + floatLiteral(v, ct == "double") + ")"; };
+  std::string x = a.empty() ? "" : a[0];
+  auto f = [&](llvm::StringRef fn) { return (fn + "(" + x + ")").str(); };
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case([&](onnx::SqrtOp) { return f("hp_sqrt"); })
+      .Case([&](onnx::ReciprocalOp) { return c(1) + " / " + x; })
+      .Case([&](onnx::NegOp) { return "(" + ct + ")(-" + x + ")"; })
+      .Case([&](onnx::AbsOp) { return f("hp_abs"); })
+      .Case([&](onnx::ExpOp) { return f("hp_exp"); })
+      .Case([&](onnx::LogOp) { return f("hp_log"); })
+      .Case([&](onnx::ErfOp) { return f("hp_erf"); })
+      .Case([&](onnx::TanhOp) { return f("hp_tanh"); })
+      .Case([&](onnx::SigmoidOp) {
+        return c(1) + " / (" + c(1) + " + hp_exp(-" + x + "))";
+      })
+      .Case([&](onnx::ReluOp) {
+        return "(" + x + " > (" + ct + ")0 ? " + x + " : (" + ct + ")0)";
+      })
+      .Case([&](onnx::SinOp) { return f("hp_sin"); })
+      .Case([&](onnx::CosOp) { return f("hp_cos"); })
+      .Case([&](onnx::TanOp) { return f("hp_tan"); })
+      .Case([&](onnx::AsinOp) { return f("hp_asin"); })
+      .Case([&](onnx::AcosOp) { return f("hp_acos"); })
+      .Case([&](onnx::AtanOp) { return f("hp_atan"); })
+      .Case([&](onnx::SinhOp) { return f("hp_sinh"); })
+      .Case([&](onnx::CoshOp) { return f("hp_cosh"); })
+      .Case([&](onnx::AsinhOp) { return f("hp_asinh"); })
+      .Case([&](onnx::AcoshOp) { return f("hp_acosh"); })
+      .Case([&](onnx::AtanhOp) { return f("hp_atanh"); })
+      .Case([&](onnx::FloorOp) { return f("hp_floor"); })
+      .Case([&](onnx::CeilOp) { return f("hp_ceil"); })
+      .Case([&](onnx::RoundOp) { return f("hp_rint"); })
+      .Case([&](onnx::SignOp) { return f("hp_sign"); })
+      .Case([&](onnx::SoftplusOp) {
+        return "(" + x + " > " + c(0) + " ? " + x + " + hp_log1p(hp_exp(-" +
+               x + ")) : hp_log1p(hp_exp(" + x + ")))";
+      })
+      .Case([&](onnx::SoftsignOp) {
+        return x + " / (" + c(1) + " + hp_abs(" + x + "))";
+      })
+      .Case([&](onnx::HardSwishOp) {
+        return x + " * hp_max(" + c(0) + ", hp_min(" + c(1) + ", " + x +
+               " / " + c(6) + " + " + c(0.5) + "))";
+      })
+      .Case([&](onnx::MishOp) {
+        std::string sp = "(" + x + " > " + c(0) + " ? " + x +
+                         " + hp_log1p(hp_exp(-" + x +
+                         ")) : hp_log1p(hp_exp(" + x + ")))";
+        return x + " * hp_tanh(" + sp + ")";
+      })
+      .Case([&](onnx::NotOp) { return "!" + x; })
+      .Case([&](onnx::LeakyReluOp o) {
+        return "(" + x + " < " + c(0) + " ? " + c(floatAttr(o, "alpha", 0.01)) +
+               " * " + x + " : " + x + ")";
+      })
+      .Case([&](onnx::EluOp o) {
+        return "(" + x + " < " + c(0) + " ? " + c(floatAttr(o, "alpha", 1)) +
+               " * (hp_exp(" + x + ") - " + c(1) + ") : " + x + ")";
+      })
+      .Case([&](onnx::CeluOp o) {
+        std::string al = c(floatAttr(o, "alpha", 1));
+        return "(hp_max(" + c(0) + ", " + x + ") + hp_min(" + c(0) + ", " + al +
+               " * (hp_exp(" + x + " / " + al + ") - " + c(1) + ")))";
+      })
+      .Case([&](onnx::SeluOp o) {
+        std::string al = c(floatAttr(o, "alpha", 1.67326319217681884765625));
+        std::string ga = c(floatAttr(o, "gamma", 1.05070102214813232421875));
+        return ga + " * (" + x + " > " + c(0) + " ? " + x + " : " + al +
+               " * hp_exp(" + x + ") - " + al + ")";
+      })
+      .Case([&](onnx::HardSigmoidOp o) {
+        return "hp_max(" + c(0) + ", hp_min(" + c(1) + ", " +
+               c(floatAttr(o, "alpha", 0.2)) + " * " + x + " + " +
+               c(floatAttr(o, "beta", 0.5)) + "))";
+      })
+      .Case([&](onnx::ThresholdedReluOp o) {
+        return "(" + x + " > " + c(floatAttr(o, "alpha", 1)) + " ? " + x +
+               " : " + c(0) + ")";
+      })
+      .Case([&](onnx::GeluOp o) -> std::string {
+        if (strAttr(o, "approximate", "none") == "tanh")
+          return c(0.5) + " * " + x + " * (" + c(1) + " + hp_tanh(" +
+                 c(0.7978845608028654) + " * (" + x + " + " + c(0.044715) +
+                 " * " + x + " * " + x + " * " + x + ")))";
+        return c(0.5) + " * " + x + " * (" + c(1) + " + hp_erf(" + x + " * " +
+               c(0.7071067811865476) + "))";
+      })
+      .Case([&](onnx::IsNaNOp) { return f("hp_isnan"); })
+      .Case([&](onnx::IsInfOp o) {
+        std::string pos = intAttr(o, "detect_positive", 1)
+                              ? "(" + x + " == " + c(INFINITY) + ")"
+                              : "false";
+        std::string neg = intAttr(o, "detect_negative", 1)
+                              ? "(" + x + " == " + c(-INFINITY) + ")"
+                              : "false";
+        return "(" + pos + " || " + neg + ")";
+      })
+      .Case([&](onnx::ClipOp o) {
+        std::string e = x;
+        if (o.getMin())
+          e = "hp_max<" + ct + ">(" + e + ", " + a[1] + ")";
+        if (o.getMax())
+          e = "hp_min<" + ct + ">(" + e + ", " + a[o.getMin() ? 2 : 1] + ")";
+        return e;
+      })
+      .Case<onnx::CastOp, onnx::CastLikeOp>([&](Operation *) -> std::string {
+        std::string to = computeType(resElt);
+        if (to == "bool")
+          return "(" + x + " != (" + ct + ")0)";
+        if (resElt.isF16())
+          return "(float)hp_half((float)" + x + ")";
+        if (resElt.isBF16())
+          return "(float)hp_bf16((float)" + x + ")";
+        return "(" + to + ")" + x;
+      })
+      .Case([&](onnx::AddOp) { return "(" + ct + ")(" + x + " + " + a[1] + ")"; })
+      .Case([&](onnx::SubOp) { return "(" + ct + ")(" + x + " - " + a[1] + ")"; })
+      .Case([&](onnx::MulOp) { return "(" + ct + ")(" + x + " * " + a[1] + ")"; })
+      .Case([&](onnx::DivOp) { return "(" + ct + ")(" + x + " / " + a[1] + ")"; })
+      .Case([&](onnx::EqualOp) { return "(" + x + " == " + a[1] + ")"; })
+      .Case([&](onnx::LessOp) { return "(" + x + " < " + a[1] + ")"; })
+      .Case([&](onnx::LessOrEqualOp) { return "(" + x + " <= " + a[1] + ")"; })
+      .Case([&](onnx::GreaterOp) { return "(" + x + " > " + a[1] + ")"; })
+      .Case([&](onnx::GreaterOrEqualOp) {
+        return "(" + x + " >= " + a[1] + ")";
+      })
+      .Case([&](onnx::AndOp) { return "(" + x + " && " + a[1] + ")"; })
+      .Case([&](onnx::OrOp) { return "(" + x + " || " + a[1] + ")"; })
+      .Case([&](onnx::XorOp) { return "(" + x + " != " + a[1] + ")"; })
+      .Case([&](onnx::PowOp o) -> std::string {
+        Type yElt = eltOf(o->getOperand(1));
+        if (ct == "float" || ct == "double")
+          return "hp_pow(" + x + ", (" + ct + ")" + a[1] + ")";
+        if (llvm::isa<IntegerType>(yElt))
+          return "hp_ipow<" + ct + ">(" + x + ", (int64_t)" + a[1] + ")";
+        return "(" + ct + ")hp_pow((double)" + x + ", (double)" + a[1] + ")";
+      })
+      .Case([&](onnx::ModOp o) -> std::string {
+        bool isFloat = ct == "float" || ct == "double";
+        if (intAttr(o, "fmod", 0))
+          return isFloat ? "hp_fmod(" + x + ", " + a[1] + ")"
+                         : "(" + ct + ")(" + a[1] + " == 0 ? 0 : " + x + " % " +
+                               a[1] + ")";
+        return (isFloat ? "hp_pymod<" : "hp_imod<") + ct + ">(" + x + ", " +
+               a[1] + ")";
+      })
+      .Case([&](onnx::PReluOp) {
+        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")(" + a[1] + " * " +
+               x + ") : " + x + ")";
+      })
+      .Case([&](onnx::WhereOp) {
+        return "(" + x + " ? " + a[1] + " : " + a[2] + ")";
+      })
+      .Case<onnx::MaxOp, onnx::MinOp>([&](Operation *o) {
+        std::string fn = isa<onnx::MaxOp>(o) ? "hp_max<" : "hp_min<";
+        std::string e = a[0];
+        for (size_t i = 1; i < a.size(); ++i)
+          e = fn + ct + ">(" + e + ", " + a[i] + ")";
+        return e;
+      })
+      .Case<onnx::SumOp, onnx::MeanOp>([&](Operation *o) {
+        std::string e = "(" + ct + ")(" + llvm::join(a, " + ") + ")";
+        if (isa<onnx::MeanOp>(o))
+          e = "(" + ct + ")(" + e + " / (" + ct + ")" +
+              std::to_string(a.size()) + ")";
+        return e;
+      })
+      .Case([&](onnx::BatchNormalizationOp o) {
+        // Operands: X, scale, B, mean, var.
+        return "(" + x + " - " + a[3] + ") / hp_sqrt(" + a[4] + " + " +
+               c(floatAttr(o, "epsilon", 1e-5)) + ") * " + a[1] + " + " + a[2];
+      })
+      .Default([&](Operation *o) -> FailureOr<std::string> {
+        return o->emitError("no elementwise expression for this op");
+      });
+}
+
+LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
+  // The group: rootOp and every op fused (transitively) into it, in program
+  // order.
+  llvm::SmallVector<Operation *> group;
+  llvm::SmallVector<Operation *> work{rootOp};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    group.push_back(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (fusedInto.lookup(def) == op)
+          work.push_back(def);
+  }
+  llvm::sort(group, [&](Operation *a, Operation *b) {
+    return step.lookup(a) < step.lookup(b);
+  });
+  Value out = rootOp->getResult(0);
+  llvm::ArrayRef<int64_t> outShape = shapeOf(out);
+  int64_t n = numel(outShape);
+  int rank = static_cast<int>(outShape.size());
+  std::string name = "k" + std::to_string(kernelCount++);
+  for (Operation *op : llvm::ArrayRef(group).take_front(3))
+    name += "_" + op->getName().stripDialect().str();
+  if (group.size() > 3)
+    name += "_etc";
+
+  // Leaves: (value, strides over the output's dims) -> kernel parameter.
+  struct Leaf {
+    Value value;
+    llvm::SmallVector<int64_t> strides;
+    bool contiguous;
+  };
+  llvm::SmallVector<Leaf> leaves;
+  llvm::SmallVector<std::string> params, args;
+  bool needCoords = false;
+  llvm::DenseMap<Value, std::string> exprOf;
+  std::string code;
+  llvm::raw_string_ostream cs(code);
+  auto leafExpr = [&](Value v, Operation *user, unsigned operandNo)
+      -> std::string {
+    if (auto lit = literalOf(v))
+      return *lit;
+    llvm::SmallVector<int64_t> strides(rank, 0);
+    llvm::ArrayRef<int64_t> s = shapeOf(v);
+    auto bn = dyn_cast<onnx::BatchNormalizationOp>(user);
+    if (bn && operandNo > 0) {
+      if (rank > 1 && s.size() == 1 && s[0] == outShape[1])
+        strides[1] = 1;
+    } else {
+      llvm::SmallVector<int64_t> vs = stridesOf(s);
+      int off = rank - static_cast<int>(s.size());
+      for (int d = 0; d < static_cast<int>(s.size()); ++d)
+        if (s[d] != 1 || outShape[off + d] == 1)
+          strides[off + d] = vs[d];
+    }
+    bool contiguous = s == outShape;
+    for (auto [i, leaf] : llvm::enumerate(leaves))
+      if (leaf.value == v && leaf.strides == strides)
+        return "v" + std::to_string(i);
+    size_t idx = leaves.size();
+    leaves.push_back({v, strides, contiguous});
+    std::string st = storageType(eltOf(v));
+    params.push_back("const " + st + " *__restrict__ in" +
+                     std::to_string(idx));
+    args.push_back(ptr(v));
+    std::string off;
+    if (contiguous) {
+      off = "i";
+    } else {
+      for (int d = 0; d < rank; ++d)
+        if (strides[d])
+          off += (off.empty() ? "" : " + ") + std::string("c") +
+                 std::to_string(d) + " * " + std::to_string(strides[d]);
+      if (off.empty())
+        off = "0";
+      else
+        needCoords = true;
+    }
+    cs << "    const " << computeType(eltOf(v)) << " v" << idx << " = ("
+       << computeType(eltOf(v)) << ")in" << idx << "[" << off << "];\n";
+    return "v" + std::to_string(idx);
+  };
+
+  int tmp = 0;
+  for (Operation *op : group) {
+    llvm::SmallVector<std::string> a;
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+      auto it = exprOf.find(operand);
+      a.push_back(it != exprOf.end() ? it->second
+                                     : leafExpr(operand, op, k));
+    }
+    FailureOr<std::string> e = elementwiseExpr(op, a);
+    if (failed(e))
+      return failure();
+    std::string t = "t" + std::to_string(tmp++);
+    cs << "    const " << computeType(eltOf(op->getResult(0))) << " " << t
+       << " = " << *e << ";\n";
+    exprOf[op->getResult(0)] = t;
+  }
+  std::string outType = storageType(eltOf(out));
+  params.push_back(outType + " *__restrict__ out");
+  args.push_back(ptr(out));
+  std::string result = exprOf[out];
+
+  // Kernel text.
+  kernels << "// " << name << ":";
+  for (Operation *op : group) {
+    std::string node = onnx::getNodeName(op->getLoc());
+    kernels << " " << op->getName().stripDialect();
+    if (!node.empty())
+      kernels << " '" << node << "'";
+  }
+  kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
+          << ") {\n  HP_FOR(i) {\n";
+  if (needCoords) {
+    kernels << "    int64_t r = i;\n";
+    for (int d = rank - 1; d >= 0; --d) {
+      kernels << "    const int64_t c" << d << " = r % " << outShape[d]
+              << ";\n";
+      if (d > 0)
+        kernels << "    r /= " << outShape[d] << ";\n";
+    }
+    kernels << "    (void)r;\n";
+  }
+  kernels << code << "    out[i] = (" << outType << ")" << result
+          << ";\n  }\n}\n\n";
+  line("hp_launch(ctx, " + name + ", " + std::to_string(n) + ", " +
+       llvm::join(args, ", ") + ");");
+  ++program.kernels;
+  program.fusedOps += static_cast<int>(group.size()) - 1;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM-based ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult Emitter::emitMatMul(Operation *op) {
+  Value A = op->getOperand(0), B = op->getOperand(1), Y = op->getResult(0);
+  llvm::SmallVector<int64_t> a(shapeOf(A)), b(shapeOf(B));
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  llvm::ArrayRef<int64_t> batchA = llvm::ArrayRef(a).drop_back(2);
+  llvm::ArrayRef<int64_t> batchB = llvm::ArrayRef(b).drop_back(2);
+  auto batch = broadcastShapes(batchA, batchB);
+  if (!batch)
+    return op->emitError("MatMul batch dimensions do not broadcast");
+  int64_t nb = numel(*batch);
+  Type elt = eltOf(Y);
+  std::string st = storageType(elt), acc = accType(elt);
+  std::string fn = "hp_gemm<" + st + ", " + acc + ">";
+  auto uniform = [&](llvm::ArrayRef<int64_t> bd, int64_t matrix) -> int64_t {
+    if (numel(bd) == 1)
+      return 0;
+    llvm::SmallVector<int64_t> padded(batch->size() - bd.size(), 1);
+    padded.append(bd.begin(), bd.end());
+    return llvm::ArrayRef<int64_t>(padded) == llvm::ArrayRef(*batch) ? matrix
+                                                                     : -1;
+  };
+  int64_t sA = uniform(batchA, M * K), sB = uniform(batchB, K * N);
+  if (sA >= 0 && sB >= 0) {
+    call(llvm::formatv("{0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4}, {3}, {5}, {6}, "
+                       "{2}, {7}, 0.0f, {8}, {2}, {9}, {10})",
+                       fn, M, N, K, ptr(A), sA, ptr(B), sB, ptr(Y), M * N, nb));
+    ++program.libraryCalls;
+    return success();
+  }
+  // General broadcasting: one GEMM per output batch with offset tables.
+  auto offsets = [&](llvm::ArrayRef<int64_t> bd, int64_t matrix) {
+    llvm::SmallVector<int64_t> offs;
+    int off0 = static_cast<int>(batch->size() - bd.size());
+    llvm::SmallVector<int64_t> st = stridesOf(bd);
+    for (int64_t i = 0; i < nb; ++i) {
+      int64_t rem = i, off = 0;
+      for (int d = static_cast<int>(batch->size()) - 1; d >= 0; --d) {
+        int64_t c = rem % (*batch)[d];
+        rem /= (*batch)[d];
+        int dd = d - off0;
+        if (dd >= 0 && bd[dd] != 1)
+          off += c * st[dd];
+      }
+      offs.push_back(off * matrix);
+    }
+    return offs;
+  };
+  auto join = [](llvm::ArrayRef<int64_t> v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(v[i]);
+    return s;
+  };
+  line("{");
+  line("  static const int64_t offA[] = {" + join(offsets(batchA, M * K)) +
+       "};");
+  line("  static const int64_t offB[] = {" + join(offsets(batchB, K * N)) +
+       "};");
+  line(llvm::formatv("  for (int64_t b = 0; b < {0}; ++b)", nb));
+  line(llvm::formatv("    if ({0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4} + offA[b], "
+                     "{3}, 0, {5} + offB[b], {2}, 0, 0.0f, {6} + b * {7}, {2}, "
+                     "0, 1))",
+                     fn, M, N, K, ptr(A), ptr(B), ptr(Y), M * N));
+  line("      return 1;");
+  line("}");
+  ++program.libraryCalls;
+  return success();
+}
+
+LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
+  Value A = op->getOperand(0), B = op->getOperand(1), Y = op->getResult(0);
+  int ta = intAttr(op, "transA", 0) != 0, tb = intAttr(op, "transB", 0) != 0;
+  llvm::ArrayRef<int64_t> a = shapeOf(A), b = shapeOf(B), y = shapeOf(Y);
+  int64_t M = y[0], N = y[1], K = ta ? a[0] : a[1];
+  double alpha = floatAttr(op, "alpha", 1.0), beta = floatAttr(op, "beta", 1.0);
+  Value C = op.getC();
+  Type elt = eltOf(Y);
+  if (C && beta != 0.0) {
+    // Y = broadcast(C), then Y = alpha*A*B + beta*Y.
+    llvm::ArrayRef<int64_t> c = shapeOf(C);
+    llvm::SmallVector<int64_t> cs = stridesOf(c), in(2, 0);
+    int off = 2 - static_cast<int>(c.size());
+    for (int d = 0; d < static_cast<int>(c.size()); ++d)
+      if (c[d] != 1)
+        in[off + d] = cs[d];
+    emitStridedCopy(C, y, in, y, 0, ptr(Y), stridesOf(y), 0, elt);
+  } else {
+    beta = 0.0;
+  }
+  call(llvm::formatv("hp_gemm<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+                     "{9}, 0, {10}, {11}, 0, {12}, {13}, {5}, 0, 1)",
+                     storageType(elt), accType(elt), ta, tb, M, N, K,
+                     floatLiteral(alpha, false), ptr(A), a[1],
+                     ptr(B), b[1], floatLiteral(beta, false), ptr(Y)));
+  ++program.libraryCalls;
+  return success();
+}
+
+/// Begin and end padding per spatial dim from pads / auto_pad and the static
+/// output size.
+static void convPads(Operation *op, llvm::ArrayRef<int64_t> inSp,
+                     llvm::ArrayRef<int64_t> outSp, llvm::ArrayRef<int64_t> k,
+                     llvm::ArrayRef<int64_t> stride,
+                     llvm::ArrayRef<int64_t> dil,
+                     llvm::SmallVectorImpl<int64_t> &begin,
+                     llvm::SmallVectorImpl<int64_t> &end) {
+  size_t n = inSp.size();
+  begin.assign(n, 0);
+  end.assign(n, 0);
+  std::string autoPad = strAttr(op, "auto_pad", "NOTSET");
+  llvm::SmallVector<int64_t> pads = intsAttr(op, "pads");
+  for (size_t d = 0; d < n; ++d) {
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(
+          0, (outSp[d] - 1) * stride[d] + (k[d] - 1) * dil[d] + 1 - inSp[d]);
+      begin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end[d] = total - begin[d];
+    } else if (autoPad == "NOTSET" && pads.size() == 2 * n) {
+      begin[d] = pads[d];
+      end[d] = pads[n + d];
+    }
+  }
+}
+
+LogicalResult Emitter::emitConv(onnx::ConvOp op) {
+  Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
+  Value Bias = op.getB();
+  llvm::ArrayRef<int64_t> x = shapeOf(X), w = shapeOf(W), y = shapeOf(Y);
+  size_t nsp = x.size() - 2;
+  int64_t N = x[0], C = x[1], M = y[1];
+  int64_t G = intAttr(op, "group", 1);
+  int64_t Cg = C / G, Mg = M / G;
+  llvm::SmallVector<int64_t> k(w.begin() + 2, w.end());
+  llvm::SmallVector<int64_t> stride = intsAttr(op, "strides"),
+                             dil = intsAttr(op, "dilations");
+  if (stride.empty())
+    stride.assign(nsp, 1);
+  if (dil.empty())
+    dil.assign(nsp, 1);
+  llvm::ArrayRef<int64_t> inSp = x.drop_front(2), outSp = y.drop_front(2);
+  llvm::SmallVector<int64_t> pb, pe;
+  convPads(op, inSp, outSp, k, stride, dil, pb, pe);
+  int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
+  Type elt = eltOf(Y);
+  std::string st = storageType(elt);
+  bool pointwise = kc == 1 && llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
+                   llvm::all_of(pb, [](int64_t p) { return p == 0; }) &&
+                   llvm::all_of(pe, [](int64_t p) { return p == 0; });
+  float beta = 0.0f;
+  if (Bias) {
+    emitStridedCopy(Bias, {N, M, outPlane}, {0, 1, 0}, {1, M, 1}, 0, ptr(Y),
+                    {M * outPlane, outPlane, 1}, 0, elt);
+    beta = 1.0f;
+  }
+  if (numel(y) == 0)
+    return success();
+  std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
+  line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
+  line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
+  std::string xg = llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C,
+                                 Cg, inPlane);
+  if (!pointwise)
+    line(llvm::formatv("    hp_launch(ctx, hp_im2col<{0}>, {1}, {2}, {3}, {4}, "
+                       "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+                       st, Cg * kc * outPlane, nsp, dims(inSp), dims(outSp),
+                       dims(k), dims(stride), dims(pb), dims(dil), kc, inPlane,
+                       outPlane, xg, cols));
+  line(llvm::formatv("    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
+                     "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
+                     "g * {2}) * {3}, {3}, 0, 1))",
+                     st, accType(elt), Mg, outPlane, Cg * kc, ptr(W),
+                     Mg * Cg * kc, pointwise ? xg : cols,
+                     floatLiteral(beta, false), ptr(Y), M));
+  line("      return 1;");
+  line("  }");
+  program.libraryCalls += 2;
+  return success();
+}
+
+LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
+  Value X = op->getOperand(0), Y = op->getResult(0);
+  llvm::ArrayRef<int64_t> x = shapeOf(X), y = shapeOf(Y);
+  size_t nsp = x.size() - 2;
+  llvm::SmallVector<int64_t> k = intsAttr(op, "kernel_shape");
+  llvm::SmallVector<int64_t> stride = intsAttr(op, "strides"),
+                             dil = intsAttr(op, "dilations");
+  if (stride.empty())
+    stride.assign(nsp, 1);
+  if (dil.empty())
+    dil.assign(nsp, 1);
+  llvm::ArrayRef<int64_t> inSp = x.drop_front(2), outSp = y.drop_front(2);
+  llvm::SmallVector<int64_t> pb, pe;
+  convPads(op, inSp, outSp, k, stride, dil, pb, pe);
+  Type elt = eltOf(Y);
+  std::string indices = "(int64_t *)0";
+  if (op->getNumResults() > 1 && op->getResult(1))
+    indices = ptr(op->getResult(1));
+  line(llvm::formatv("hp_launch(ctx, hp_pool<{0}, {1}, {2}>, {3}, {4}, {5}, "
+                     "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+                     "{16}, {17}, {18});",
+                     storageType(elt), accType(elt), isMax ? "true" : "false",
+                     numel(y), nsp, dims(inSp), dims(outSp), dims(k),
+                     dims(stride), dims(pb), dims(pe), dims(dil),
+                     intAttr(op, "count_include_pad", 0), numel(k),
+                     numel(inSp), numel(outSp), ptr(X), ptr(Y), indices));
+  ++program.libraryCalls;
+  return success();
+}
+
+LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
+                                  llvm::ArrayRef<int64_t> axes,
+                                  llvm::StringRef kind) {
+  llvm::ArrayRef<int64_t> s = shapeOf(in);
+  llvm::SmallVector<int64_t> st = stridesOf(s);
+  llvm::SmallVector<bool> reduced(s.size(), false);
+  for (int64_t a : axes)
+    reduced[a] = true;
+  llvm::SmallVector<int64_t> kd, ks, rd, rs;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (reduced[d]) {
+      rd.push_back(s[d]);
+      rs.push_back(st[d]);
+    } else {
+      kd.push_back(s[d]);
+      ks.push_back(st[d]);
+    }
+  }
+  Type elt = eltOf(in);
+  line(llvm::formatv("hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
+                     "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
+                     storageType(elt), accType(elt), kind, numelOf(out),
+                     kd.size(), dims(kd), dims(ks), rd.size(), dims(rd),
+                     dims(rs), numel(rd), ptr(in), ptr(out)));
+  ++program.libraryCalls;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// One op
+//===----------------------------------------------------------------------===//
+
+static llvm::SmallVector<int64_t> constInts(Value v) {
+  if (!v)
+    return {};
+  auto vals = getConstantIntValues(v);
+  return vals ? *vals : llvm::SmallVector<int64_t>();
+}
+
+LogicalResult Emitter::emitOp(Operation *op) {
+  if (isElementwise(op)) {
+    comment(op);
+    return emitElementwiseGroup(op);
+  }
+  Value out = op->getNumResults() ? op->getResult(0) : Value();
+  auto axisOf = [&](Value v, int64_t axis) {
+    int64_t r = static_cast<int64_t>(shapeOf(v).size());
+    return axis < 0 ? axis + r : axis;
+  };
+  comment(op);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<onnx::MatMulOp>([&](Operation *o) { return emitMatMul(o); })
+      .Case([&](onnx::GemmOp o) { return emitGemm(o); })
+      .Case([&](onnx::ConvOp o) { return emitConv(o); })
+      .Case<onnx::MaxPoolOp>([&](Operation *o) { return emitPool(o, true); })
+      .Case<onnx::AveragePoolOp>(
+          [&](Operation *o) { return emitPool(o, false); })
+      .Case<onnx::GlobalAveragePoolOp, onnx::GlobalMaxPoolOp>(
+          [&](Operation *o) {
+            llvm::SmallVector<int64_t> axes;
+            for (size_t d = 2; d < shapeOf(o->getOperand(0)).size(); ++d)
+              axes.push_back(d);
+            return emitReduce(o, o->getOperand(0), out, axes,
+                              isa<onnx::GlobalMaxPoolOp>(o) ? "MAX" : "MEAN");
+          })
+      .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
+            onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
+            onnx::ReduceL2Op, onnx::ReduceSumSquareOp,
+            onnx::ReduceLogSumExpOp>([&](Operation *o) -> LogicalResult {
+        Value in = o->getOperand(0);
+        int64_t rank = static_cast<int64_t>(shapeOf(in).size());
+        llvm::SmallVector<int64_t> axes =
+            o->getNumOperands() > 1 ? constInts(o->getOperand(1))
+                                    : llvm::SmallVector<int64_t>();
+        if (axes.empty()) {
+          if (intAttr(o, "noop_with_empty_axes", 0)) {
+            emitCopy(ptr(in), ptr(out), numelOf(in), eltOf(in));
+            return success();
+          }
+          for (int64_t d = 0; d < rank; ++d)
+            axes.push_back(d);
+        }
+        for (int64_t &a : axes)
+          a = a < 0 ? a + rank : a;
+        llvm::StringRef kind =
+            llvm::TypeSwitch<Operation *, llvm::StringRef>(o)
+                .Case<onnx::ReduceMeanOp>([](auto) { return "MEAN"; })
+                .Case<onnx::ReduceSumOp>([](auto) { return "SUM"; })
+                .Case<onnx::ReduceMaxOp>([](auto) { return "MAX"; })
+                .Case<onnx::ReduceMinOp>([](auto) { return "MIN"; })
+                .Case<onnx::ReduceProdOp>([](auto) { return "PROD"; })
+                .Case<onnx::ReduceL1Op>([](auto) { return "L1"; })
+                .Case<onnx::ReduceL2Op>([](auto) { return "L2"; })
+                .Case<onnx::ReduceSumSquareOp>([](auto) { return "SUMSQ"; })
+                .Default([](auto) { return "LOGSUMEXP"; });
+        return emitReduce(o, in, out, axes, kind);
+      })
+      .Case<onnx::ArgMaxOp, onnx::ArgMinOp>([&](Operation *o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        int64_t axis = axisOf(in, intAttr(o, "axis", 0));
+        int64_t inner = numel(s.drop_front(axis + 1));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_arg_reduce<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+            "{7});",
+            storageType(eltOf(in)), isa<onnx::ArgMaxOp>(o) ? "true" : "false",
+            numelOf(out), s[axis], inner, intAttr(o, "select_last_index", 0),
+            ptr(in), ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp>([&](Operation *o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        int64_t axis = axisOf(in, intAttr(o, "axis", -1));
+        int64_t inner = numel(s.drop_front(axis + 1));
+        if (numelOf(in) == 0)
+          return success();
+        line(llvm::formatv("hp_launch(ctx, hp_softmax<{0}, {1}, {2}>, {3}, {4}, "
+                           "{5}, {6}, {7});",
+                           storageType(eltOf(in)), accType(eltOf(in)),
+                           isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
+                           numelOf(in) / s[axis], s[axis], inner, ptr(in),
+                           ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::LayerNormalizationOp o) {
+        Value X = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(X);
+        int64_t axis = axisOf(X, intAttr(o, "axis", -1));
+        int64_t len = numel(s.drop_front(axis));
+        Value scale = o->getOperand(1);
+        Value bias = o.getB();
+        std::string S = storageType(eltOf(scale));
+        auto stat = [&](unsigned i) {
+          return o->getNumResults() > i && !o->getResult(i).use_empty()
+                     ? ptr(o->getResult(i))
+                     : "(" + S + " *)0";
+        };
+        if (numelOf(X) == 0)
+          return success();
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_layer_norm<{0}, {1}, {2}>, {3}, {4}, {5}, {6}, "
+            "{7}, {8}, {9}, {10}, {11}, {12}, {13});",
+            storageType(eltOf(X)), S, accType(eltOf(X)), numelOf(X) / len, len,
+            floatLiteral(floatAttr(o, "epsilon", 1e-5), false), ptr(X),
+            ptr(scale), numelOf(scale),
+            bias ? ptr(bias) : "(const " + S + " *)0",
+            bias ? numelOf(bias) : 1, ptr(out), stat(1), stat(2)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::InstanceNormalizationOp o) {
+        Value X = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(X);
+        int64_t len = numel(s.drop_front(2));
+        line(llvm::formatv("hp_launch(ctx, hp_instance_norm<{0}, {1}>, {2}, {3}, "
+                           "{4}, {5}, {6}, {7}, {8}, {9});",
+                           storageType(eltOf(X)), accType(eltOf(X)),
+                           s[0] * s[1], s[1], len,
+                           floatLiteral(floatAttr(o, "epsilon", 1e-5), false),
+                           ptr(X), ptr(o->getOperand(1)),
+                           ptr(o->getOperand(2)), ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::CumSumOp o) {
+        Value X = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(X);
+        int64_t axis = axisOf(X, constInts(o->getOperand(1))[0]);
+        int64_t inner = numel(s.drop_front(axis + 1));
+        if (numelOf(X) == 0)
+          return success();
+        line(llvm::formatv("hp_launch(ctx, hp_cumsum<{0}, {1}>, {2}, {3}, {4}, "
+                           "{5}, {6}, {7}, {8});",
+                           storageType(eltOf(X)), accType(eltOf(X)),
+                           numelOf(X) / s[axis], s[axis], inner,
+                           intAttr(o, "exclusive", 0), intAttr(o, "reverse", 0),
+                           ptr(X), ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::GatherOp o) {
+        Value data = o->getOperand(0), idx = o->getOperand(1);
+        llvm::ArrayRef<int64_t> s = shapeOf(data);
+        int64_t axis = axisOf(data, intAttr(o, "axis", 0));
+        line(llvm::formatv("hp_launch(ctx, hp_gather<{0}, {1}>, {2}, {3}, {4}, "
+                           "{5}, {6}, {7}, {8});",
+                           storageType(eltOf(data)), storageType(eltOf(idx)),
+                           numelOf(out), s[axis], numelOf(idx),
+                           numel(s.drop_front(axis + 1)), ptr(data), ptr(idx),
+                           ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::GatherElementsOp o) {
+        Value data = o->getOperand(0), idx = o->getOperand(1);
+        llvm::ArrayRef<int64_t> s = shapeOf(data);
+        int64_t axis = axisOf(data, intAttr(o, "axis", 0));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_gather_elements<{0}, {1}>, {2}, {3}, {4}, {5}, "
+            "{6}, {7}, {8}, {9}, {10});",
+            storageType(eltOf(data)), storageType(eltOf(idx)), numelOf(out),
+            s.size(), axis, dims(shapeOf(idx)), dims(stridesOf(s)), s[axis],
+            ptr(data), ptr(idx), ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::TransposeOp o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        llvm::SmallVector<int64_t> perm = intsAttr(o, "perm");
+        if (perm.empty())
+          for (int64_t d = static_cast<int64_t>(s.size()) - 1; d >= 0; --d)
+            perm.push_back(d);
+        llvm::SmallVector<int64_t> st = stridesOf(s), in_, mods;
+        for (int64_t p : perm)
+          in_.push_back(st[p]);
+        llvm::ArrayRef<int64_t> y = shapeOf(out);
+        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0,
+                        eltOf(in));
+        return success();
+      })
+      .Case([&](onnx::SliceOp o) -> LogicalResult {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        int64_t rank = static_cast<int64_t>(s.size());
+        llvm::SmallVector<int64_t> starts = constInts(o.getStarts()),
+                                   ends = constInts(o.getEnds()),
+                                   axes = constInts(o.getAxes()),
+                                   steps = constInts(o.getSteps());
+        if (axes.empty())
+          for (size_t i = 0; i < starts.size(); ++i)
+            axes.push_back(static_cast<int64_t>(i));
+        if (steps.empty())
+          steps.assign(starts.size(), 1);
+        llvm::SmallVector<int64_t> st = stridesOf(s), begin(rank, 0),
+                                   step_(rank, 1);
+        for (size_t i = 0; i < starts.size(); ++i) {
+          int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+          int64_t n = s[a], b = starts[i], stp = steps[i];
+          if (b < 0)
+            b = b < -n ? 0 : b + n;
+          b = stp > 0 ? std::min(b, n) : std::min(b, n - 1);
+          begin[a] = b;
+          step_[a] = stp;
+        }
+        int64_t inOff = 0;
+        llvm::SmallVector<int64_t> in_;
+        for (int64_t d = 0; d < rank; ++d) {
+          inOff += begin[d] * st[d];
+          in_.push_back(step_[d] * st[d]);
+        }
+        llvm::ArrayRef<int64_t> y = shapeOf(out);
+        emitStridedCopy(in, y, in_, y, inOff, ptr(out), stridesOf(y), 0,
+                        eltOf(in));
+        return success();
+      })
+      .Case([&](onnx::ExpandOp o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in), y = shapeOf(out);
+        llvm::SmallVector<int64_t> st = stridesOf(s), in_(y.size(), 0);
+        int off = static_cast<int>(y.size() - s.size());
+        for (int d = 0; d < static_cast<int>(s.size()); ++d)
+          if (s[d] != 1)
+            in_[off + d] = st[d];
+        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0,
+                        eltOf(in));
+        return success();
+      })
+      .Case([&](onnx::TileOp o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in), y = shapeOf(out);
+        emitStridedCopy(in, y, stridesOf(s), s, 0, ptr(out), stridesOf(y), 0,
+                        eltOf(in));
+        return success();
+      })
+      .Case([&](onnx::ConcatOp o) {
+        llvm::ArrayRef<int64_t> y = shapeOf(out);
+        int64_t axis = axisOf(out, intAttr(o, "axis", 0));
+        llvm::SmallVector<int64_t> ys = stridesOf(y);
+        int64_t at = 0;
+        for (Value in : o->getOperands()) {
+          llvm::ArrayRef<int64_t> s = shapeOf(in);
+          emitStridedCopy(in, s, stridesOf(s), s, 0, ptr(out), ys,
+                          at * ys[axis], eltOf(in));
+          at += s[axis];
+        }
+        return success();
+      })
+      .Case([&](onnx::SplitOp o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        int64_t axis = axisOf(in, intAttr(o, "axis", 0));
+        llvm::SmallVector<int64_t> st = stridesOf(s);
+        int64_t at = 0;
+        for (Value r : o->getResults()) {
+          llvm::ArrayRef<int64_t> y = shapeOf(r);
+          if (!r.use_empty())
+            emitStridedCopy(in, y, st, y, at * st[axis], ptr(r), stridesOf(y),
+                            0, eltOf(in));
+          at += y[axis];
+        }
+        return success();
+      })
+      .Case([&](onnx::PadOp o) -> LogicalResult {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in), y = shapeOf(out);
+        int64_t rank = static_cast<int64_t>(s.size());
+        llvm::SmallVector<int64_t> pads = constInts(o.getPads());
+        llvm::SmallVector<int64_t> axes = constInts(o.getAxes());
+        if (axes.empty())
+          for (int64_t d = 0; d < rank; ++d)
+            axes.push_back(d);
+        llvm::SmallVector<int64_t> begin(rank, 0);
+        for (size_t i = 0; i < axes.size(); ++i)
+          begin[axes[i] < 0 ? axes[i] + rank : axes[i]] = pads[i];
+        std::string mode = strAttr(o, "mode", "constant");
+        int m = mode == "reflect" ? 1 : mode == "edge" ? 2 : mode == "wrap" ? 3 : 0;
+        Value cv = o.getConstantValue();
+        std::string st = storageType(eltOf(in));
+        line(llvm::formatv("hp_launch(ctx, hp_pad<{0}>, {1}, {2}, {3}, {4}, {5}, "
+                           "{6}, {7}, {8}, {9});",
+                           st, numel(y), rank, m, dims(y), dims(s), dims(begin),
+                           ptr(in),
+                           cv && numelOf(cv) ? ptr(cv) : "(const " + st + " *)0",
+                           ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::TriluOp o) {
+        Value in = o->getOperand(0);
+        llvm::ArrayRef<int64_t> s = shapeOf(in);
+        llvm::SmallVector<int64_t> kv = constInts(o.getK());
+        line(llvm::formatv("hp_launch(ctx, hp_trilu<{0}>, {1}, {2}, {3}, {4}, "
+                           "{5}, {6}, {7});",
+                           storageType(eltOf(in)), numelOf(in),
+                           s[s.size() - 2], s.back(), kv.empty() ? 0 : kv[0],
+                           intAttr(o, "upper", 1), ptr(in), ptr(out)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Default([&](Operation *o) {
+        return o->emitError("no code generation for this op");
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+FailureOr<DeviceProgram> Emitter::run() {
+  planValues();
+  // Conv im2col scratch, sized before the arena is planned.
+  for (Operation *op : ops)
+    if (auto conv = dyn_cast<onnx::ConvOp>(op)) {
+      llvm::ArrayRef<int64_t> w = shapeOf(conv->getOperand(1)),
+                              y = shapeOf(conv->getResult(0));
+      int64_t kc = numel(w.drop_front(2)), outPlane = numel(y.drop_front(2));
+      int64_t bytes = w[1] * kc * outPlane * storageBytes(eltOf(conv->getResult(0)));
+      scratchBytes[op] = bytes;
+    }
+  if (failed(planMemory()))
+    return failure();
+
+  for (auto [i, unused] : inputConversions) {
+    BlockArgument arg = func.getArgument(i);
+    line(llvm::formatv("hp_launch(ctx, hp_convert<{0}, float>, {1}, (const float "
+                       "*)inputs[{2}], {3});",
+                       storageType(eltOf(arg)), numelOf(arg), i, ptr(arg)));
+  }
+  for (Operation *op : ops) {
+    if (fusedInto.count(op) || op->hasTrait<OpTrait::ConstantLike>())
+      continue;
+    if (auto drop = dyn_cast<onnx::DropoutOp>(op)) {
+      // Inference: the data passes through; a mask, when used, is all true.
+      if (op->getNumResults() > 1 && !op->getResult(1).use_empty()) {
+        comment(op);
+        line(llvm::formatv("hp_launch(ctx, hp_fill<bool>, {0}, true, {1});",
+                           numelOf(op->getResult(1)), ptr(op->getResult(1))));
+      }
+      continue;
+    }
+    if (isView(op))
+      continue;
+    if (failed(emitOp(op)))
+      return failure();
+  }
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [v, j] : outputCopies) {
+    Type elt = eltOf(v);
+    std::string dst = "((" + (converted(elt) ? std::string("float") : storageType(elt)) +
+                      " *)outputs[" + std::to_string(j) + "])";
+    body << "  // graph output " << j << "\n";
+    if (converted(elt)) {
+      line(llvm::formatv("hp_launch(ctx, hp_convert<float, {0}>, {1}, {2}, {3});",
+                         storageType(elt), numelOf(v), ptr(v), dst));
+      continue;
+    }
+    emitCopy(ptr(v), dst, numelOf(v), elt);
+  }
+  (void)returnOp;
+
+  // Boundary descriptions.
+  auto desc = [&](Value v, DictionaryAttr attrs, size_t i, llvm::StringRef kind) {
+    TensorDesc d;
+    if (attrs)
+      if (auto n = attrs.getAs<StringAttr>("onnx.name"))
+        d.name = n.getValue().str();
+    if (d.name.empty())
+      d.name = (kind + std::to_string(i)).str();
+    d.dtype = dtypeName(eltOf(v));
+    d.shape.assign(shapeOf(v).begin(), shapeOf(v).end());
+    return d;
+  };
+  for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+    program.inputs.push_back(desc(arg, func.getArgAttrDict(i), i, "input_"));
+  for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
+    program.outputs.push_back(desc(v, func.getResultAttrDict(j), j, "output_"));
+
+  program.weightsBytes = static_cast<int64_t>(program.weights.size());
+  llvm::json::Object index{{"file", "weights.bin"},
+                           {"bytes", program.weightsBytes},
+                           {"tensors", std::move(weightEntries)}};
+  llvm::raw_string_ostream(program.weightsIndex)
+      << llvm::formatv("{0:2}", llvm::json::Value(std::move(index))) << "\n";
+
+  llvm::raw_string_ostream src(program.source);
+  src << "// Generated by hetpar-compile: one device program (single source).\n"
+      << "// Float mode: " << floatModeName(opts.floatMode) << ". Arena "
+      << program.arenaBytes << " bytes (" << program.arenaBytesNoReuse
+      << " without reuse), weights " << program.weightsBytes << " bytes.\n"
+      << "// Build: see the header of include/hetpar/device/hetpar_device.h.\n"
+      << "#include \"hetpar/device/hetpar_device.h\"\n\n"
+      << "#define HP_ARENA_BYTES " << program.arenaBytes << "ULL\n"
+      << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"
+      << "#define HP_NUM_INPUTS " << func.getNumArguments() << "\n"
+      << "#define HP_NUM_OUTPUTS " << returnOp.getNumOperands() << "\n"
+      << "#define HETPAR_DEFINE_ABI\n"
+      << "#include \"hetpar/device/hetpar_device.h\"\n\n"
+      << kernelText
+      << "static int hp_program_run(hp_ctx *ctx, char *arena, const char "
+         "*weights,\n                          const void *const *inputs, void "
+         "*const *outputs) {\n"
+      << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n"
+      << bodyText << "  return 0;\n}\n";
+  return std::move(program);
+}
+
+FailureOr<DeviceProgram>
+hetpar::codegen::generateDeviceProgram(func::FuncOp func,
+                                       const CodegenOptions &opts) {
+  if (failed(checkCodegenSupport(func)))
+    return failure();
+  Emitter emitter(func, opts);
+  return emitter.run();
+}

@@ -1,0 +1,985 @@
+//===- hetpar_device.h - single-source device library for generated code ===//
+//
+// Included by every generated device_<i>.cu. The same file compiles with nvcc
+// (CUDA backend: kernels launch on a stream, GEMM goes to cuBLAS) and with the
+// host C++ compiler (CPU backend: kernels are loops, parallel with OpenMP where
+// the work is large enough, GEMM goes to OpenBLAS). Generated code only uses
+// the macros and templates below, so backend differences live here.
+//
+// Tensors are dense row-major. Element counts, strides and offsets are in
+// elements (int64), never bytes. float16 and bfloat16 are stored as 16-bit
+// values and computed in float32 (accumulation in float32 too).
+//
+// hetpar_device.h is copied into every output folder (OUT/include) so that a
+// generated source rebuilds without the HetPar source tree:
+//   c++ -O2 -fopenmp -fPIC -shared -x c++ -IOUT/include device_0.cu -lopenblas
+//   nvcc -O2 -shared -Xcompiler -fPIC -IOUT/include device_0.cu -lcublas
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_DEVICE_H
+#define HETPAR_DEVICE_H
+
+#include "hetpar/runtime/ProgramABI.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__CUDACC__)
+#define HP_CUDA 1
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#define HP_HD __host__ __device__ __forceinline__
+#define HP_DEV __device__ __forceinline__
+#else
+#define HP_CUDA 0
+#include <cblas.h>
+#include <limits>
+#define HP_HD inline
+#define HP_DEV inline
+#endif
+
+#define HP_MAX_RANK 8
+
+//===----------------------------------------------------------------------===//
+// 16-bit floating-point storage types
+//===----------------------------------------------------------------------===//
+
+HP_HD uint32_t hp_float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+HP_HD float hp_bits_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/// IEEE 754 binary16 from float, round to nearest even (overflow gives inf).
+HP_HD uint16_t hp_f2h(float f) {
+  uint32_t x = hp_float_bits(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) // inf or nan
+    return sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (absx >= 0x477ff000u) // rounds to >= 65520: overflow
+    return sign | 0x7c00u;
+  if (absx < 0x38800000u) { // subnormal half (or zero)
+    float a = hp_bits_float(absx);
+    // Scale so that the subnormal's units are integers, round to even.
+    float scaled = a * 16777216.0f; // 2^24
+    uint32_t m = (uint32_t)scaled;
+    float rem = scaled - (float)m;
+    if (rem > 0.5f || (rem == 0.5f && (m & 1u)))
+      ++m;
+    return sign | m;
+  }
+  uint32_t mant = absx & 0x7fffffu;
+  uint32_t exp = (absx >> 23) - 127 + 15;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+    ++h; // may carry into the exponent, which is correct rounding
+  return sign | h;
+}
+
+/// float from IEEE 754 binary16 (exact).
+HP_HD float hp_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    float f = (float)mant * 5.9604644775390625e-08f; // 2^-24
+    return sign ? -f : f;
+  }
+  if (exp == 31)
+    return hp_bits_float(sign | 0x7f800000u | (mant << 13));
+  return hp_bits_float(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+/// bfloat16 from float, round to nearest even; NaN stays NaN.
+HP_HD uint16_t hp_f2bf(float f) {
+  uint32_t x = hp_float_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+HP_HD float hp_bf2f(uint16_t b) { return hp_bits_float((uint32_t)b << 16); }
+
+struct hp_half {
+  uint16_t bits;
+  hp_half() = default;
+  HP_HD hp_half(float f) : bits(hp_f2h(f)) {}
+  HP_HD operator float() const { return hp_h2f(bits); }
+};
+struct hp_bf16 {
+  uint16_t bits;
+  hp_bf16() = default;
+  HP_HD hp_bf16(float f) : bits(hp_f2bf(f)) {}
+  HP_HD operator float() const { return hp_bf2f(bits); }
+};
+
+//===----------------------------------------------------------------------===//
+// Scalar functions used by generated kernels (float and double overloads)
+//===----------------------------------------------------------------------===//
+
+#define HP_MATH1(name, ffn, dfn)                                               \
+  HP_HD float name(float x) { return ffn(x); }                                 \
+  HP_HD double name(double x) { return dfn(x); }
+HP_MATH1(hp_exp, expf, exp)
+HP_MATH1(hp_log, logf, log)
+HP_MATH1(hp_sqrt, sqrtf, sqrt)
+HP_MATH1(hp_erf, erff, erf)
+HP_MATH1(hp_tanh, tanhf, tanh)
+HP_MATH1(hp_sin, sinf, sin)
+HP_MATH1(hp_cos, cosf, cos)
+HP_MATH1(hp_tan, tanf, tan)
+HP_MATH1(hp_asin, asinf, asin)
+HP_MATH1(hp_acos, acosf, acos)
+HP_MATH1(hp_atan, atanf, atan)
+HP_MATH1(hp_sinh, sinhf, sinh)
+HP_MATH1(hp_cosh, coshf, cosh)
+HP_MATH1(hp_asinh, asinhf, asinh)
+HP_MATH1(hp_acosh, acoshf, acosh)
+HP_MATH1(hp_atanh, atanhf, atanh)
+HP_MATH1(hp_floor, floorf, floor)
+HP_MATH1(hp_ceil, ceilf, ceil)
+HP_MATH1(hp_rint, rintf, rint) // round half to even in the default mode
+HP_MATH1(hp_fabs, fabsf, fabs)
+HP_MATH1(hp_log1p, log1pf, log1p)
+#undef HP_MATH1
+HP_HD float hp_pow(float a, float b) { return powf(a, b); }
+HP_HD double hp_pow(double a, double b) { return pow(a, b); }
+HP_HD float hp_fmod(float a, float b) { return fmodf(a, b); }
+HP_HD double hp_fmod(double a, double b) { return fmod(a, b); }
+HP_HD bool hp_isnan(float x) { return x != x; }
+HP_HD bool hp_isnan(double x) { return x != x; }
+template <typename T> HP_HD bool hp_isnan(T) { return false; }
+template <typename T> HP_HD T hp_abs(T x) { return x < T(0) ? T(0) - x : x; }
+HP_HD float hp_abs(float x) { return fabsf(x); }
+HP_HD double hp_abs(double x) { return fabs(x); }
+/// Integer power by squaring (ONNX Pow on integers; negative exponents give 0
+/// except for bases 1 and -1).
+template <typename T> HP_HD T hp_ipow(T base, int64_t e) {
+  if (e < 0)
+    return base == T(1) ? T(1) : (base == T(-1) ? ((e & 1) ? T(-1) : T(1)) : T(0));
+  T r = T(1);
+  while (e) {
+    if (e & 1)
+      r = r * base;
+    base = base * base;
+    e >>= 1;
+  }
+  return r;
+}
+/// ONNX Mod with fmod=0 on integers: the result has the sign of the divisor.
+template <typename T> HP_HD T hp_imod(T a, T b) {
+  if (b == T(0))
+    return T(0);
+  T r = a % b;
+  if (r != T(0) && ((r < T(0)) != (b < T(0))))
+    r += b;
+  return r;
+}
+/// ONNX Mod with fmod=0 on floats (Python semantics).
+template <typename T> HP_HD T hp_pymod(T a, T b) {
+  T r = hp_fmod(a, b);
+  if (r != T(0) && ((r < T(0)) != (b < T(0))))
+    r += b;
+  return r;
+}
+template <typename T> HP_HD T hp_max(T a, T b) {
+  return (hp_isnan(a) || a > b) ? a : b;
+}
+template <typename T> HP_HD T hp_min(T a, T b) {
+  return (hp_isnan(a) || a < b) ? a : b;
+}
+template <typename T> HP_HD T hp_sign(T x) {
+  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+}
+/// Float to integer conversion as ONNX Runtime does it (truncation; NaN and
+/// out-of-range values are undefined in ONNX, here they give 0 / saturate).
+template <typename To, typename From> HP_HD To hp_cast(From x) {
+  return (To)x;
+}
+
+//===----------------------------------------------------------------------===//
+// Backend context and kernel launch
+//===----------------------------------------------------------------------===//
+
+struct hp_ctx {
+  char error[512];
+#if HP_CUDA
+  cudaStream_t stream;
+  cublasHandle_t blas;
+#endif
+};
+
+struct hp_dims {
+  int64_t v[HP_MAX_RANK];
+};
+
+#if HP_CUDA
+/// Kernels are grid-stride loops; `hp_n` is the iteration count.
+#define HP_KERNEL(name, ...) __global__ void name(int64_t hp_n, __VA_ARGS__)
+#define HP_FOR(i)                                                              \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < hp_n;  \
+       i += (int64_t)blockDim.x * gridDim.x)
+#define HP_FOR_W(i, work) HP_FOR(i)
+static inline unsigned hp_blocks(int64_t n) {
+  int64_t b = (n + 255) / 256;
+  return (unsigned)(b > 65535 * 8 ? 65535 * 8 : b);
+}
+/// Launches kernel k over n iterations on the context's stream (nothing for
+/// n == 0). A function, not a macro, so template arguments may hold commas.
+template <typename... P, typename... A>
+static void hp_launch(hp_ctx *ctx, void (*k)(int64_t, P...), int64_t n,
+                      A... args) {
+  if (n > 0)
+    k<<<hp_blocks(n), 256, 0, ctx->stream>>>(n, args...);
+}
+#else
+#define HP_KERNEL(name, ...) static void name(int64_t hp_n, __VA_ARGS__)
+// Parallel only when the loop has enough work to pay for waking threads
+// (16384 element-operations; a measurement on the 2-core dev machine put
+// the break-even near 10^4).
+#define HP_FOR(i)                                                              \
+  _Pragma("omp parallel for schedule(static) if (hp_n >= 16384)") for (        \
+      int64_t i = 0; i < hp_n; ++i)
+#define HP_FOR_W(i, work)                                                      \
+  const int64_t hp_work = (work);                                              \
+  _Pragma("omp parallel for schedule(static) if (hp_n * hp_work >= 16384)")    \
+      for (int64_t i = 0; i < hp_n; ++i)
+/// Runs kernel k over n iterations (nothing for n == 0).
+template <typename... P, typename... A>
+static void hp_launch(hp_ctx *, void (*k)(int64_t, P...), int64_t n,
+                      A... args) {
+  if (n > 0)
+    k(n, args...);
+}
+#endif
+
+//===----------------------------------------------------------------------===//
+// Library kernels (layout, gather, reductions, normalization, pooling)
+//===----------------------------------------------------------------------===//
+
+/// out[outOffset + sum c_d*outStrides_d] = in[inOffset + sum (c_d % inMods_d) *
+/// inStrides_d] over the index space `dims` (rank <= 8). Covers Transpose,
+/// Slice (negative strides), Expand/broadcast (stride 0), Tile (mods), Concat
+/// and Split (offsets into the bigger tensor) and plain copies.
+template <typename T>
+HP_KERNEL(hp_strided_copy, int rank, hp_dims dims, hp_dims inStrides,
+          hp_dims inMods, int64_t inOffset, const T *in, hp_dims outStrides,
+          int64_t outOffset, T *out) {
+  HP_FOR(i) {
+    int64_t rem = i, src = inOffset, dst = outOffset;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % dims.v[d];
+      rem /= dims.v[d];
+      src += (c % inMods.v[d]) * inStrides.v[d];
+      dst += c * outStrides.v[d];
+    }
+    out[dst] = in[src];
+  }
+}
+
+/// Fills n elements with a value.
+template <typename T> HP_KERNEL(hp_fill, T value, T *out) {
+  HP_FOR(i) { out[i] = value; }
+}
+
+/// Element conversion (graph inputs and outputs under --dtype).
+template <typename To, typename From>
+HP_KERNEL(hp_convert, const From *in, To *out) {
+  HP_FOR(i) { out[i] = (To)(float)in[i]; }
+}
+
+/// Gather along one axis: data viewed as [outer, axisDim, inner], indices
+/// [nIdx] (negative values count from the end), out [outer, nIdx, inner].
+/// Indices outside [-axisDim, axisDim) give 0 (undefined in ONNX).
+template <typename T, typename I>
+HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
+          const T *data, const I *idx, T *out) {
+  HP_FOR(i) {
+    int64_t in_ = i % inner, t = i / inner;
+    int64_t j = t % nIdx, o = t / nIdx;
+    int64_t k = (int64_t)idx[j];
+    if (k < 0)
+      k += axisDim;
+    out[i] = (k >= 0 && k < axisDim) ? data[(o * axisDim + k) * inner + in_]
+                                     : T(0);
+  }
+}
+
+/// GatherElements: out has the indices' shape `dims`; along `axis` the index
+/// comes from idx, elsewhere the coordinate itself.
+template <typename T, typename I>
+HP_KERNEL(hp_gather_elements, int rank, int axis, hp_dims dims,
+          hp_dims dataStrides, int64_t axisDim, const T *data, const I *idx,
+          T *out) {
+  HP_FOR(i) {
+    int64_t rem = i, off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % dims.v[d];
+      rem /= dims.v[d];
+      if (d == axis) {
+        c = (int64_t)idx[i];
+        if (c < 0)
+          c += axisDim;
+      }
+      off += c * dataStrides.v[d];
+    }
+    out[i] = data[off];
+  }
+}
+
+enum { HP_RED_SUM, HP_RED_MEAN, HP_RED_MAX, HP_RED_MIN, HP_RED_PROD,
+       HP_RED_L1, HP_RED_L2, HP_RED_SUMSQ, HP_RED_LOGSUMEXP };
+
+template <typename Acc> HP_HD Acc hp_lowest() {
+#if HP_CUDA
+  return (Acc)-INFINITY;
+#else
+  return std::numeric_limits<Acc>::has_infinity
+             ? -std::numeric_limits<Acc>::infinity()
+             : std::numeric_limits<Acc>::lowest();
+#endif
+}
+template <typename Acc> HP_HD Acc hp_highest() {
+#if HP_CUDA
+  return (Acc)INFINITY;
+#else
+  return std::numeric_limits<Acc>::has_infinity
+             ? std::numeric_limits<Acc>::infinity()
+             : std::numeric_limits<Acc>::max();
+#endif
+}
+#if HP_CUDA
+template <> HP_HD int64_t hp_lowest<int64_t>() { return INT64_MIN; }
+template <> HP_HD int64_t hp_highest<int64_t>() { return INT64_MAX; }
+#endif
+
+/// Reduction: one output element per iteration. The output's coordinates
+/// (kept dims, `keptDims`) map to input offsets with `keptStrides`; the
+/// reduced coordinates (`redDims`) with `redStrides`. An empty reduction gives
+/// the operation's identity (0, 1, -inf or +inf), as ONNX specifies.
+template <typename T, typename Acc, int OP>
+HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
+          int redRank, hp_dims redDims, hp_dims redStrides, int64_t redCount,
+          const T *in, T *out) {
+  HP_FOR_W(o, redCount) {
+    int64_t rem = o, base = 0;
+    for (int d = keptRank - 1; d >= 0; --d) {
+      base += (rem % keptDims.v[d]) * keptStrides.v[d];
+      rem /= keptDims.v[d];
+    }
+    Acc acc = OP == HP_RED_PROD  ? Acc(1)
+              : OP == HP_RED_MAX ? hp_lowest<Acc>()
+              : OP == HP_RED_MIN ? hp_highest<Acc>()
+                                 : Acc(0);
+    Acc shift = Acc(0);
+    if (OP == HP_RED_LOGSUMEXP) {
+      shift = hp_lowest<Acc>();
+      for (int64_t r = 0; r < redCount; ++r) {
+        int64_t rr = r, off = base;
+        for (int d = redRank - 1; d >= 0; --d) {
+          off += (rr % redDims.v[d]) * redStrides.v[d];
+          rr /= redDims.v[d];
+        }
+        shift = hp_max(shift, (Acc)in[off]);
+      }
+      if (!(shift > hp_lowest<Acc>() && shift < hp_highest<Acc>()))
+        shift = Acc(0);
+    }
+    for (int64_t r = 0; r < redCount; ++r) {
+      int64_t rr = r, off = base;
+      for (int d = redRank - 1; d >= 0; --d) {
+        off += (rr % redDims.v[d]) * redStrides.v[d];
+        rr /= redDims.v[d];
+      }
+      Acc x = (Acc)in[off];
+      switch (OP) {
+      case HP_RED_SUM:
+      case HP_RED_MEAN: acc += x; break;
+      case HP_RED_MAX: acc = hp_max(acc, x); break;
+      case HP_RED_MIN: acc = hp_min(acc, x); break;
+      case HP_RED_PROD: acc *= x; break;
+      case HP_RED_L1: acc += hp_abs(x); break;
+      case HP_RED_L2:
+      case HP_RED_SUMSQ: acc += x * x; break;
+      case HP_RED_LOGSUMEXP: acc += (Acc)hp_exp((double)(x - shift)); break;
+      }
+    }
+    if (OP == HP_RED_MEAN && redCount > 0)
+      acc = acc / (Acc)redCount;
+    if (OP == HP_RED_L2)
+      acc = (Acc)hp_sqrt((double)acc);
+    if (OP == HP_RED_LOGSUMEXP)
+      acc = (Acc)hp_log((double)acc) + shift;
+    out[o] = (T)acc;
+  }
+}
+
+/// ArgMax (MAX=true) / ArgMin over the middle axis of [outer, len, inner];
+/// ties give the first index, or the last with selectLast.
+template <typename T, bool MAX>
+HP_KERNEL(hp_arg_reduce, int64_t len, int64_t inner, int selectLast,
+          const T *in, int64_t *out) {
+  HP_FOR_W(r, len) {
+    int64_t o = r / inner, j = r % inner;
+    const T *p = in + o * len * inner + j;
+    int64_t best = 0;
+    for (int64_t k = 1; k < len; ++k) {
+      bool better = MAX ? (p[k * inner] > p[best * inner])
+                        : (p[k * inner] < p[best * inner]);
+      bool equal = p[k * inner] == p[best * inner];
+      if (better || (selectLast && equal))
+        best = k;
+    }
+    out[r] = best;
+  }
+}
+
+/// Softmax or LogSoftmax over the middle axis of [outer, len, inner], with the
+/// maximum subtracted first.
+template <typename T, typename Acc, bool LOG>
+HP_KERNEL(hp_softmax, int64_t len, int64_t inner, const T *in, T *out) {
+  HP_FOR_W(r, len) {
+    int64_t base = (r / inner) * len * inner + r % inner;
+    Acc m = hp_lowest<Acc>();
+    for (int64_t k = 0; k < len; ++k)
+      m = hp_max(m, (Acc)in[base + k * inner]);
+    Acc s = 0;
+    for (int64_t k = 0; k < len; ++k)
+      s += hp_exp((Acc)in[base + k * inner] - m);
+    Acc ls = hp_log(s);
+    for (int64_t k = 0; k < len; ++k) {
+      Acc x = (Acc)in[base + k * inner] - m;
+      out[base + k * inner] = (T)(LOG ? x - ls : hp_exp(x) / s);
+    }
+  }
+}
+
+/// LayerNormalization over the last `len` elements of each of hp_n rows:
+/// y = (x - mean) / sqrt(var + eps) * scale + bias. scale and bias repeat
+/// every scaleLen / biasLen elements (broadcast); bias may be null. Mean and
+/// InvStdDev per row are written when their pointers are not null.
+template <typename T, typename S, typename Acc>
+HP_KERNEL(hp_layer_norm, int64_t len, float eps, const T *x, const S *scale,
+          int64_t scaleLen, const S *bias, int64_t biasLen, T *y, S *meanOut,
+          S *invStdOut) {
+  HP_FOR_W(r, len) {
+    const T *p = x + r * len;
+    Acc mean = 0;
+    for (int64_t k = 0; k < len; ++k)
+      mean += (Acc)p[k];
+    mean /= (Acc)len;
+    Acc var = 0;
+    for (int64_t k = 0; k < len; ++k) {
+      Acc d = (Acc)p[k] - mean;
+      var += d * d;
+    }
+    var /= (Acc)len;
+    Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    for (int64_t k = 0; k < len; ++k) {
+      Acc v = ((Acc)p[k] - mean) * inv * (Acc)scale[k % scaleLen];
+      if (bias)
+        v += (Acc)bias[k % biasLen];
+      y[r * len + k] = (T)v;
+    }
+    if (meanOut)
+      meanOut[r] = (S)mean;
+    if (invStdOut)
+      invStdOut[r] = (S)inv;
+  }
+}
+
+/// InstanceNormalization: rows are (n, c) pairs of `len` spatial elements.
+template <typename T, typename Acc>
+HP_KERNEL(hp_instance_norm, int64_t channels, int64_t len, float eps,
+          const T *x, const T *scale, const T *bias, T *y) {
+  HP_FOR_W(r, len) {
+    int64_t c = r % channels;
+    const T *p = x + r * len;
+    Acc mean = 0, var = 0;
+    for (int64_t k = 0; k < len; ++k)
+      mean += (Acc)p[k];
+    mean /= (Acc)len;
+    for (int64_t k = 0; k < len; ++k) {
+      Acc d = (Acc)p[k] - mean;
+      var += d * d;
+    }
+    var /= (Acc)len;
+    Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    for (int64_t k = 0; k < len; ++k)
+      y[r * len + k] =
+          (T)(((Acc)p[k] - mean) * inv * (Acc)scale[c] + (Acc)bias[c]);
+  }
+}
+
+/// CumSum along the middle axis of [outer, len, inner].
+template <typename T, typename Acc>
+HP_KERNEL(hp_cumsum, int64_t len, int64_t inner, int exclusive, int reverse,
+          const T *in, T *out) {
+  HP_FOR_W(r, len) {
+    int64_t base = (r / inner) * len * inner + r % inner;
+    Acc acc = 0;
+    for (int64_t s = 0; s < len; ++s) {
+      int64_t k = reverse ? len - 1 - s : s;
+      Acc x = (Acc)in[base + k * inner];
+      if (exclusive) {
+        out[base + k * inner] = (T)acc;
+        acc += x;
+      } else {
+        acc += x;
+        out[base + k * inner] = (T)acc;
+      }
+    }
+  }
+}
+
+/// Pooling over `nsp` spatial dims of [N*C, spatial...]: MAX=true takes the
+/// maximum (and its flat index when indices is not null), else the average.
+/// Windows start at out*stride - padBegin and step by dilation; positions
+/// outside [0, in) are skipped (max, average without count_include_pad) or
+/// counted when inside the padded extent [-padBegin, in + padEnd)
+/// (count_include_pad=1).
+template <typename T, typename Acc, bool MAX>
+HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
+          int countIncludePad, int64_t kernelCount, int64_t inPlane,
+          int64_t outPlane, const T *in, T *out, int64_t *indices) {
+  HP_FOR_W(i, kernelCount) {
+    int64_t plane = i / outPlane, rem = i % outPlane;
+    int64_t oc[HP_MAX_RANK];
+    for (int d = nsp - 1; d >= 0; --d) {
+      oc[d] = rem % outSp.v[d];
+      rem /= outSp.v[d];
+    }
+    Acc acc = MAX ? hp_lowest<Acc>() : Acc(0);
+    int64_t count = 0, best = -1;
+    for (int64_t k = 0; k < kernelCount; ++k) {
+      int64_t kr = k;
+      bool inside = true, inPadded = true;
+      for (int d = nsp - 1; d >= 0; --d) {
+        int64_t kc = kr % kernel.v[d];
+        kr /= kernel.v[d];
+        int64_t c = oc[d] * stride.v[d] - padBegin.v[d] + kc * dilation.v[d];
+        if (c < 0 || c >= inSp.v[d])
+          inside = false;
+        if (c < -padBegin.v[d] || c >= inSp.v[d] + padEnd.v[d])
+          inPadded = false;
+      }
+      if (!inside) {
+        if (!MAX && countIncludePad && inPadded)
+          ++count;
+        continue;
+      }
+      // Flat offset inside the plane.
+      kr = k;
+      int64_t flat = 0, mul = 1;
+      for (int d = nsp - 1; d >= 0; --d) {
+        int64_t kc = kr % kernel.v[d];
+        kr /= kernel.v[d];
+        int64_t c = oc[d] * stride.v[d] - padBegin.v[d] + kc * dilation.v[d];
+        flat += c * mul;
+        mul *= inSp.v[d];
+      }
+      Acc x = (Acc)in[plane * inPlane + flat];
+      if (MAX) {
+        if (best < 0 || x > acc) {
+          acc = x;
+          best = plane * inPlane + flat;
+        }
+      } else {
+        acc += x;
+      }
+      ++count;
+    }
+    if (MAX) {
+      out[i] = (T)acc;
+      if (indices)
+        indices[i] = best;
+    } else {
+      out[i] = (T)(count ? acc / (Acc)count : Acc(0));
+    }
+  }
+}
+
+/// im2col for one image of a grouped convolution: cols[(c*kernelCount + k),
+/// p] = x[c, p*stride - pad + k*dilation] (0 outside), c over `channels`
+/// channels, p over the output positions.
+template <typename T>
+HP_KERNEL(hp_im2col, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims dilation,
+          int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *x,
+          T *cols) {
+  HP_FOR(i) {
+    int64_t p = i % outPlane, row = i / outPlane;
+    int64_t k = row % kernelCount, c = row / kernelCount;
+    int64_t flat = 0, mul = 1;
+    bool inside = true;
+    int64_t pr = p, kr = k;
+    for (int d = nsp - 1; d >= 0; --d) {
+      int64_t oc = pr % outSp.v[d];
+      pr /= outSp.v[d];
+      int64_t kc = kr % kernel.v[d];
+      kr /= kernel.v[d];
+      int64_t ic = oc * stride.v[d] - padBegin.v[d] + kc * dilation.v[d];
+      if (ic < 0 || ic >= inSp.v[d])
+        inside = false;
+      flat += ic * mul;
+      mul *= inSp.v[d];
+    }
+    cols[i] = inside ? x[c * inPlane + flat] : T(0);
+  }
+}
+
+/// Pad: constant (mode 0), reflect (1), edge (2) or wrap (3).
+template <typename T>
+HP_KERNEL(hp_pad, int rank, int mode, hp_dims outDims, hp_dims inDims,
+          hp_dims padBegin, const T *in, const T *value, T *out) {
+  HP_FOR(i) {
+    int64_t rem = i, off = 0, mul = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rem % outDims.v[d] - padBegin.v[d];
+      rem /= outDims.v[d];
+      int64_t n = inDims.v[d];
+      if (c < 0 || c >= n) {
+        if (mode == 0 || n == 0) {
+          inside = false;
+        } else if (mode == 1) {
+          int64_t period = 2 * (n - 1);
+          if (period == 0) {
+            c = 0;
+          } else {
+            c = c % period;
+            if (c < 0)
+              c += period;
+            if (c >= n)
+              c = period - c;
+          }
+        } else if (mode == 2) {
+          c = c < 0 ? 0 : n - 1;
+        } else {
+          c = ((c % n) + n) % n;
+        }
+      }
+      off += c * mul;
+      mul *= n;
+    }
+    out[i] = inside ? in[off] : (value ? *value : T(0));
+  }
+}
+
+/// Trilu on [batch, rows, cols]: keeps j - i >= k (upper) or j - i <= k.
+template <typename T>
+HP_KERNEL(hp_trilu, int64_t rows, int64_t cols, int64_t k, int upper,
+          const T *in, T *out) {
+  HP_FOR(i) {
+    int64_t j = i % cols, r = (i / cols) % rows;
+    bool keep = upper ? (j - r >= k) : (j - r <= k);
+    out[i] = keep ? in[i] : T(0);
+  }
+}
+
+/// Plain GEMM for element types without a BLAS routine (integers; float16
+/// and bfloat16 on the CPU): row-major C = alpha*op(A)*op(B) + beta*C per
+/// batch, accumulated in Acc.
+template <typename T, typename Acc>
+HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
+          float alpha, const T *A, int64_t lda, int64_t sA, const T *B,
+          int64_t ldb, int64_t sB, float beta, T *C, int64_t ldc,
+          int64_t sC) {
+  HP_FOR_W(i, K) {
+    int64_t n = i % N, m = (i / N) % M, b = i / (M * N);
+    const T *a = A + b * sA;
+    const T *bb = B + b * sB;
+    Acc acc = 0;
+    for (int64_t k = 0; k < K; ++k)
+      acc += (Acc)(ta ? a[k * lda + m] : a[m * lda + k]) *
+             (Acc)(tb ? bb[n * ldb + k] : bb[k * ldb + n]);
+    T *c = C + b * sC + m * ldc + n;
+    Acc prior = beta != 0.0f ? (Acc)(*c) : Acc(0);
+    *c = (T)((Acc)alpha * acc + (Acc)beta * prior);
+  }
+}
+
+/// Row-major batched GEMM: C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b]
+/// for b < batch, with element strides sA, sB, sC between batches (0 repeats
+/// one matrix). cuBLAS (column-major) computes C^T = op(B)^T op(A)^T; the CPU
+/// calls OpenBLAS per batch. Returns 0 or non-zero with ctx->error set.
+template <typename T, typename Acc>
+static int hp_gemm(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                   int64_t K, float alpha, const T *A, int64_t lda,
+                   int64_t sA, const T *B, int64_t ldb, int64_t sB, float beta,
+                   T *C, int64_t ldc, int64_t sC, int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0)
+    return 0;
+  hp_launch(ctx, hp_gemm_loop<T, Acc>, batch * M * N, ta, tb, M, N, K, alpha,
+            A, lda, sA, B, ldb, sB, beta, C, ldc, sC);
+  return 0;
+}
+
+#if HP_CUDA
+static int hp_cublas_status(hp_ctx *ctx, cublasStatus_t s, const char *what) {
+  if (s == CUBLAS_STATUS_SUCCESS)
+    return 0;
+  snprintf(ctx->error, sizeof ctx->error, "%s failed: cuBLAS status %d", what,
+           (int)s);
+  return 1;
+}
+template <typename T>
+static int hp_gemm_ex(hp_ctx *ctx, cudaDataType type, int ta, int tb,
+                      int64_t M, int64_t N, int64_t K, float alpha, const T *A,
+                      int64_t lda, int64_t sA, const T *B, int64_t ldb,
+                      int64_t sB, float beta, T *C, int64_t ldc, int64_t sC,
+                      int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0)
+    return 0;
+  if (K == 0) // cuBLAS leaves C unscaled for K == 0 in some versions
+    return hp_gemm<T, float>(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb,
+                             sB, beta, C, ldc, sC, batch);
+  return hp_cublas_status(
+      ctx,
+      cublasGemmStridedBatchedEx(
+          ctx->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+          ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K, &alpha, B,
+          type, (int)ldb, sB, A, type, (int)lda, sA, &beta, C, type, (int)ldc,
+          sC, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
+}
+template <>
+int hp_gemm<float, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                          int64_t K, float alpha, const float *A, int64_t lda,
+                          int64_t sA, const float *B, int64_t ldb, int64_t sB,
+                          float beta, float *C, int64_t ldc, int64_t sC,
+                          int64_t batch) {
+  return hp_gemm_ex(ctx, CUDA_R_32F, ta, tb, M, N, K, alpha, A, lda, sA, B,
+                    ldb, sB, beta, C, ldc, sC, batch);
+}
+template <>
+int hp_gemm<hp_half, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const hp_half *A,
+                            int64_t lda, int64_t sA, const hp_half *B,
+                            int64_t ldb, int64_t sB, float beta, hp_half *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  return hp_gemm_ex(ctx, CUDA_R_16F, ta, tb, M, N, K, alpha, A, lda, sA, B,
+                    ldb, sB, beta, C, ldc, sC, batch);
+}
+template <>
+int hp_gemm<hp_bf16, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const hp_bf16 *A,
+                            int64_t lda, int64_t sA, const hp_bf16 *B,
+                            int64_t ldb, int64_t sB, float beta, hp_bf16 *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  return hp_gemm_ex(ctx, CUDA_R_16BF, ta, tb, M, N, K, alpha, A, lda, sA, B,
+                    ldb, sB, beta, C, ldc, sC, batch);
+}
+template <>
+int hp_gemm<double, double>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const double *A,
+                            int64_t lda, int64_t sA, const double *B,
+                            int64_t ldb, int64_t sB, float beta, double *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  if (M == 0 || N == 0 || batch == 0)
+    return 0;
+  double a = alpha, b = beta;
+  return hp_cublas_status(
+      ctx,
+      cublasDgemmStridedBatched(ctx->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M,
+                                (int)K, &a, B, (int)ldb, sB, A, (int)lda, sA,
+                                &b, C, (int)ldc, sC, (int)batch),
+      "cublasDgemmStridedBatched");
+}
+#else
+template <>
+int hp_gemm<float, float>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
+                          int64_t K, float alpha, const float *A, int64_t lda,
+                          int64_t sA, const float *B, int64_t ldb, int64_t sB,
+                          float beta, float *C, int64_t ldc, int64_t sC,
+                          int64_t batch) {
+  if (M == 0 || N == 0)
+    return 0;
+  for (int64_t b = 0; b < batch; ++b)
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
+                (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
+                (blasint)ldb, beta, C + b * sC, (blasint)ldc);
+  return 0;
+}
+template <>
+int hp_gemm<double, double>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const double *A,
+                            int64_t lda, int64_t sA, const double *B,
+                            int64_t ldb, int64_t sB, float beta, double *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  if (M == 0 || N == 0)
+    return 0;
+  for (int64_t b = 0; b < batch; ++b)
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
+                (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
+                (blasint)ldb, beta, C + b * sC, (blasint)ldc);
+  return 0;
+}
+#endif
+
+//===----------------------------------------------------------------------===//
+// The ABI functions (ProgramABI.h) shared by every generated program. The
+// program defines hp_program_run, HP_ARENA_BYTES, HP_WEIGHTS_BYTES,
+// HP_NUM_INPUTS and HP_NUM_OUTPUTS before including this part with
+// HETPAR_DEFINE_ABI (a second include of this file).
+//===----------------------------------------------------------------------===//
+#endif // HETPAR_DEVICE_H
+
+#if defined(HETPAR_DEFINE_ABI) && !defined(HETPAR_DEVICE_ABI_DEFINED)
+#define HETPAR_DEVICE_ABI_DEFINED
+static int hp_program_run(hp_ctx *ctx, char *arena, const char *weights,
+                          const void *const *inputs, void *const *outputs);
+
+extern "C" {
+int hetpar_abi_version(void) { return HETPAR_ABI_VERSION; }
+const char *hetpar_backend(void) { return HP_CUDA ? "cuda" : "cpu"; }
+uint64_t hetpar_arena_bytes(void) { return HP_ARENA_BYTES; }
+uint64_t hetpar_weights_bytes(void) { return HP_WEIGHTS_BYTES; }
+int hetpar_num_inputs(void) { return HP_NUM_INPUTS; }
+int hetpar_num_outputs(void) { return HP_NUM_OUTPUTS; }
+
+void *hetpar_create(char *err, size_t errlen) {
+  hp_ctx *ctx = (hp_ctx *)calloc(1, sizeof(hp_ctx));
+  if (!ctx) {
+    snprintf(err, errlen, "out of host memory");
+    return NULL;
+  }
+#if HP_CUDA
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    snprintf(err, errlen, "no CUDA device: %s",
+             e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    free(ctx);
+    return NULL;
+  }
+  if ((e = cudaStreamCreate(&ctx->stream)) != cudaSuccess) {
+    snprintf(err, errlen, "cudaStreamCreate: %s", cudaGetErrorString(e));
+    free(ctx);
+    return NULL;
+  }
+  if (cublasCreate(&ctx->blas) != CUBLAS_STATUS_SUCCESS) {
+    snprintf(err, errlen, "cublasCreate failed");
+    cudaStreamDestroy(ctx->stream);
+    free(ctx);
+    return NULL;
+  }
+  cublasSetStream(ctx->blas, ctx->stream);
+#else
+  (void)err;
+  (void)errlen;
+#endif
+  return ctx;
+}
+
+void hetpar_destroy(void *p) {
+  hp_ctx *ctx = (hp_ctx *)p;
+  if (!ctx)
+    return;
+#if HP_CUDA
+  cublasDestroy(ctx->blas);
+  cudaStreamDestroy(ctx->stream);
+#endif
+  free(ctx);
+}
+
+void *hetpar_alloc(void *p, uint64_t bytes) {
+  hp_ctx *ctx = (hp_ctx *)p;
+  size_t n = bytes ? (size_t)bytes : 1;
+#if HP_CUDA
+  void *ptr = NULL;
+  cudaError_t e = cudaMalloc(&ptr, n);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "cudaMalloc(%llu): %s",
+             (unsigned long long)bytes, cudaGetErrorString(e));
+    return NULL;
+  }
+  return ptr;
+#else
+  void *ptr = aligned_alloc(256, (n + 255) / 256 * 256);
+  if (!ptr)
+    snprintf(ctx->error, sizeof ctx->error, "out of memory allocating %llu bytes",
+             (unsigned long long)bytes);
+  return ptr;
+#endif
+}
+
+void hetpar_free(void *, void *ptr) {
+#if HP_CUDA
+  cudaFree(ptr);
+#else
+  free(ptr);
+#endif
+}
+
+int hetpar_upload(void *p, void *dst, const void *src, uint64_t bytes) {
+#if HP_CUDA
+  hp_ctx *ctx = (hp_ctx *)p;
+  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "upload: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+#else
+  (void)p;
+  if (bytes)
+    memcpy(dst, src, bytes);
+#endif
+  return 0;
+}
+
+int hetpar_download(void *p, void *dst, const void *src, uint64_t bytes) {
+#if HP_CUDA
+  hp_ctx *ctx = (hp_ctx *)p;
+  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "download: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+#else
+  (void)p;
+  if (bytes)
+    memcpy(dst, src, bytes);
+#endif
+  return 0;
+}
+
+int hetpar_run(void *p, void *arena, const void *weights,
+               const void *const *inputs, void *const *outputs) {
+  hp_ctx *ctx = (hp_ctx *)p;
+  ctx->error[0] = 0;
+  int rc = hp_program_run(ctx, (char *)arena, (const char *)weights, inputs,
+                          outputs);
+  if (rc)
+    return rc;
+#if HP_CUDA
+  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  if (e == cudaSuccess)
+    e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "CUDA error: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+#endif
+  return 0;
+}
+
+const char *hetpar_error(void *p) { return ((hp_ctx *)p)->error; }
+}
+#endif // HETPAR_DEFINE_ABI
