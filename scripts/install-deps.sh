@@ -15,6 +15,8 @@ PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   # CPU backend: GEMM and multi-process collectives
   libopenblas-dev libopenmpi-dev openmpi-bin
+  # runtime: manifest and weights index (JSON), weight checksums (CRC-32)
+  nlohmann-json3-dev zlib1g-dev
   # ILP solver for the sharding search
   coinor-libcbc-dev
   # benchmark model generators and test-model scripts (Debian's python3, not pyenv's)

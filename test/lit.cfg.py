@@ -25,10 +25,12 @@ config.substitutions.append(("%builddir", config.hetpar_obj_root))
 # Debian's Python (install-deps.sh gives it numpy and onnx), not whatever python3
 # comes first on PATH.
 config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"))
+# The hand-written fake program of the runtime's tests (runtime/test/FakeProgram.cpp).
+config.substitutions.append(("%fake_program", os.path.join(config.hetpar_lib_dir, "libhetpar_fake_program.so")))
 config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]
-tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster", "hetpar-profile"]
+tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster", "hetpar-profile", "HetParRuntimeTests", "hetpar-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.hetpar_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

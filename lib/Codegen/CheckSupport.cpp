@@ -48,9 +48,8 @@ static std::string unsupportedReason(Operation *op) {
       .Case<onnx::EinsumOp, onnx::NonZeroOp>(
           [](Operation *) { return "no code generation for this op yet"; })
       .Case<onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp,
-            onnx::RangeOp>([](Operation *) {
-        return "its result was not folded to a constant";
-      })
+            onnx::RangeOp>(
+          [](Operation *) { return "its result was not folded to a constant"; })
       .Case([](onnx::BatchNormalizationOp o) -> std::string {
         if (o.getTrainingMode() != 0 || o->getNumResults() > 1)
           return "training mode (running statistics)";
@@ -79,19 +78,20 @@ static std::string unsupportedReason(Operation *op) {
         return "";
       })
       .Case([](onnx::CumSumOp o) -> std::string {
-        return isConstant(o->getOperand(1)) ? "" : "an axis that is not a constant";
+        return isConstant(o->getOperand(1)) ? ""
+                                            : "an axis that is not a constant";
       })
       .Case([](onnx::TriluOp o) -> std::string {
         return isConstant(o.getK()) ? "" : "a k that is not a constant";
       })
       .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
             onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
-            onnx::ReduceL2Op, onnx::ReduceSumSquareOp,
-            onnx::ReduceLogSumExpOp>([](Operation *o) -> std::string {
-        if (o->getNumOperands() > 1 && !isConstant(o->getOperand(1)))
-          return "axes that are not constants";
-        return "";
-      })
+            onnx::ReduceL2Op, onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp>(
+          [](Operation *o) -> std::string {
+            if (o->getNumOperands() > 1 && !isConstant(o->getOperand(1)))
+              return "axes that are not constants";
+            return "";
+          })
       .Case([](onnx::MaxPoolOp o) -> std::string {
         if (o->getNumResults() > 1 && o->getResult(1) &&
             !o->getResult(1).use_empty() && o.getStorageOrder() != 0)
@@ -99,8 +99,8 @@ static std::string unsupportedReason(Operation *op) {
         return "";
       })
       .Case([](onnx::LayerNormalizationOp o) -> std::string {
-        Type s = llvm::cast<ShapedType>(o->getOperand(1).getType())
-                     .getElementType();
+        Type s =
+            llvm::cast<ShapedType>(o->getOperand(1).getType()).getElementType();
         for (Value r : o->getResults().drop_front())
           if (llvm::cast<ShapedType>(r.getType()).getElementType() != s)
             return "Mean/InvStdDev of a type other than Scale's";

@@ -241,23 +241,21 @@ static bool isView(Operation *op) {
 }
 
 static bool isElementwise(Operation *op) {
-  return isa<onnx::SqrtOp, onnx::ReciprocalOp, onnx::NegOp, onnx::AbsOp,
-             onnx::ExpOp, onnx::LogOp, onnx::ErfOp, onnx::TanhOp,
-             onnx::SigmoidOp, onnx::ReluOp, onnx::SinOp, onnx::CosOp,
-             onnx::TanOp, onnx::AsinOp, onnx::AcosOp, onnx::AtanOp,
-             onnx::SinhOp, onnx::CoshOp, onnx::AsinhOp, onnx::AcoshOp,
-             onnx::AtanhOp, onnx::FloorOp, onnx::CeilOp, onnx::RoundOp,
-             onnx::SignOp, onnx::SoftplusOp, onnx::SoftsignOp,
-             onnx::HardSwishOp, onnx::MishOp, onnx::NotOp, onnx::LeakyReluOp,
-             onnx::EluOp, onnx::CeluOp, onnx::SeluOp, onnx::HardSigmoidOp,
-             onnx::ThresholdedReluOp, onnx::GeluOp, onnx::IsNaNOp,
-             onnx::IsInfOp, onnx::ClipOp, onnx::CastOp, onnx::CastLikeOp,
-             onnx::AddOp, onnx::SubOp, onnx::MulOp, onnx::DivOp,
-             onnx::EqualOp, onnx::LessOp, onnx::LessOrEqualOp,
-             onnx::GreaterOp, onnx::GreaterOrEqualOp, onnx::AndOp, onnx::OrOp,
-             onnx::XorOp, onnx::PowOp, onnx::ModOp, onnx::PReluOp,
-             onnx::WhereOp, onnx::MaxOp, onnx::MinOp, onnx::SumOp,
-             onnx::MeanOp, onnx::BatchNormalizationOp>(op);
+  return isa<
+      onnx::SqrtOp, onnx::ReciprocalOp, onnx::NegOp, onnx::AbsOp, onnx::ExpOp,
+      onnx::LogOp, onnx::ErfOp, onnx::TanhOp, onnx::SigmoidOp, onnx::ReluOp,
+      onnx::SinOp, onnx::CosOp, onnx::TanOp, onnx::AsinOp, onnx::AcosOp,
+      onnx::AtanOp, onnx::SinhOp, onnx::CoshOp, onnx::AsinhOp, onnx::AcoshOp,
+      onnx::AtanhOp, onnx::FloorOp, onnx::CeilOp, onnx::RoundOp, onnx::SignOp,
+      onnx::SoftplusOp, onnx::SoftsignOp, onnx::HardSwishOp, onnx::MishOp,
+      onnx::NotOp, onnx::LeakyReluOp, onnx::EluOp, onnx::CeluOp, onnx::SeluOp,
+      onnx::HardSigmoidOp, onnx::ThresholdedReluOp, onnx::GeluOp, onnx::IsNaNOp,
+      onnx::IsInfOp, onnx::ClipOp, onnx::CastOp, onnx::CastLikeOp, onnx::AddOp,
+      onnx::SubOp, onnx::MulOp, onnx::DivOp, onnx::EqualOp, onnx::LessOp,
+      onnx::LessOrEqualOp, onnx::GreaterOp, onnx::GreaterOrEqualOp, onnx::AndOp,
+      onnx::OrOp, onnx::XorOp, onnx::PowOp, onnx::ModOp, onnx::PReluOp,
+      onnx::WhereOp, onnx::MaxOp, onnx::MinOp, onnx::SumOp, onnx::MeanOp,
+      onnx::BatchNormalizationOp>(op);
 }
 
 static int64_t intAttr(Operation *op, llvm::StringRef name, int64_t dflt) {
@@ -377,8 +375,7 @@ static uint16_t toHalf(float f) {
 static uint16_t toBF16(float f) {
   llvm::APFloat a(f);
   bool lost;
-  a.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
-            &lost);
+  a.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
   return static_cast<uint16_t>(a.bitcastToAPInt().getZExtValue());
 }
 
@@ -397,8 +394,7 @@ FailureOr<int64_t> Emitter::addWeight(Value v) {
     for (size_t i = 0; i < bytes->size() / 4; ++i) {
       float f;
       std::memcpy(&f, bytes->data() + 4 * i, 4);
-      uint16_t h =
-          opts.floatMode == FloatMode::F16 ? toHalf(f) : toBF16(f);
+      uint16_t h = opts.floatMode == FloatMode::F16 ? toHalf(f) : toBF16(f);
       std::memcpy(narrow.data() + 2 * i, &h, 2);
     }
     *bytes = std::move(narrow);
@@ -422,8 +418,8 @@ FailureOr<int64_t> Emitter::addWeight(Value v) {
       reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size()));
   weightEntries.push_back(llvm::json::Object{
       {"name", name},
-      {"dtype", converted(elt) ? floatModeName(opts.floatMode).str()
-                               : dtypeName(elt)},
+      {"dtype",
+       converted(elt) ? floatModeName(opts.floatMode).str() : dtypeName(elt)},
       {"shape", std::move(shape)},
       {"offset", offset},
       {"bytes", static_cast<int64_t>(bytes->size())},
@@ -633,7 +629,9 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
   Type resElt = eltOf(op->getResult(0));
   Type inElt = op->getNumOperands() ? eltOf(op->getOperand(0)) : resElt;
   std::string ct = computeType(inElt);
-  auto c = [&](double v) { return "((" + ct + ")" + floatLiteral(v, ct == "double") + ")"; };
+  auto c = [&](double v) {
+    return "((" + ct + ")" + floatLiteral(v, ct == "double") + ")";
+  };
   std::string x = a.empty() ? "" : a[0];
   auto f = [&](llvm::StringRef fn) { return (fn + "(" + x + ")").str(); };
   return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
@@ -667,20 +665,20 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       .Case([&](onnx::RoundOp) { return f("hp_rint"); })
       .Case([&](onnx::SignOp) { return f("hp_sign"); })
       .Case([&](onnx::SoftplusOp) {
-        return "(" + x + " > " + c(0) + " ? " + x + " + hp_log1p(hp_exp(-" +
-               x + ")) : hp_log1p(hp_exp(" + x + ")))";
+        return "(" + x + " > " + c(0) + " ? " + x + " + hp_log1p(hp_exp(-" + x +
+               ")) : hp_log1p(hp_exp(" + x + ")))";
       })
       .Case([&](onnx::SoftsignOp) {
         return x + " / (" + c(1) + " + hp_abs(" + x + "))";
       })
       .Case([&](onnx::HardSwishOp) {
-        return x + " * hp_max(" + c(0) + ", hp_min(" + c(1) + ", " + x +
-               " / " + c(6) + " + " + c(0.5) + "))";
+        return x + " * hp_max(" + c(0) + ", hp_min(" + c(1) + ", " + x + " / " +
+               c(6) + " + " + c(0.5) + "))";
       })
       .Case([&](onnx::MishOp) {
         std::string sp = "(" + x + " > " + c(0) + " ? " + x +
-                         " + hp_log1p(hp_exp(-" + x +
-                         ")) : hp_log1p(hp_exp(" + x + ")))";
+                         " + hp_log1p(hp_exp(-" + x + ")) : hp_log1p(hp_exp(" +
+                         x + ")))";
         return x + " * hp_tanh(" + sp + ")";
       })
       .Case([&](onnx::NotOp) { return "!" + x; })
@@ -748,17 +746,20 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
           return "(float)hp_bf16((float)" + x + ")";
         return "(" + to + ")" + x;
       })
-      .Case([&](onnx::AddOp) { return "(" + ct + ")(" + x + " + " + a[1] + ")"; })
-      .Case([&](onnx::SubOp) { return "(" + ct + ")(" + x + " - " + a[1] + ")"; })
-      .Case([&](onnx::MulOp) { return "(" + ct + ")(" + x + " * " + a[1] + ")"; })
-      .Case([&](onnx::DivOp) { return "(" + ct + ")(" + x + " / " + a[1] + ")"; })
+      .Case(
+          [&](onnx::AddOp) { return "(" + ct + ")(" + x + " + " + a[1] + ")"; })
+      .Case(
+          [&](onnx::SubOp) { return "(" + ct + ")(" + x + " - " + a[1] + ")"; })
+      .Case(
+          [&](onnx::MulOp) { return "(" + ct + ")(" + x + " * " + a[1] + ")"; })
+      .Case(
+          [&](onnx::DivOp) { return "(" + ct + ")(" + x + " / " + a[1] + ")"; })
       .Case([&](onnx::EqualOp) { return "(" + x + " == " + a[1] + ")"; })
       .Case([&](onnx::LessOp) { return "(" + x + " < " + a[1] + ")"; })
       .Case([&](onnx::LessOrEqualOp) { return "(" + x + " <= " + a[1] + ")"; })
       .Case([&](onnx::GreaterOp) { return "(" + x + " > " + a[1] + ")"; })
-      .Case([&](onnx::GreaterOrEqualOp) {
-        return "(" + x + " >= " + a[1] + ")";
-      })
+      .Case(
+          [&](onnx::GreaterOrEqualOp) { return "(" + x + " >= " + a[1] + ")"; })
       .Case([&](onnx::AndOp) { return "(" + x + " && " + a[1] + ")"; })
       .Case([&](onnx::OrOp) { return "(" + x + " || " + a[1] + ")"; })
       .Case([&](onnx::XorOp) { return "(" + x + " != " + a[1] + ")"; })
@@ -780,8 +781,8 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
                a[1] + ")";
       })
       .Case([&](onnx::PReluOp) {
-        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")(" + a[1] + " * " +
-               x + ") : " + x + ")";
+        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")(" + a[1] + " * " + x +
+               ") : " + x + ")";
       })
       .Case([&](onnx::WhereOp) {
         return "(" + x + " ? " + a[1] + " : " + a[2] + ")";
@@ -848,8 +849,8 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   llvm::DenseMap<Value, std::string> exprOf;
   std::string code;
   llvm::raw_string_ostream cs(code);
-  auto leafExpr = [&](Value v, Operation *user, unsigned operandNo)
-      -> std::string {
+  auto leafExpr = [&](Value v, Operation *user,
+                      unsigned operandNo) -> std::string {
     if (auto lit = literalOf(v))
       return *lit;
     llvm::SmallVector<int64_t> strides(rank, 0);
@@ -872,8 +873,7 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
     size_t idx = leaves.size();
     leaves.push_back({v, strides, contiguous});
     std::string st = storageType(eltOf(v));
-    params.push_back("const " + st + " *__restrict__ in" +
-                     std::to_string(idx));
+    params.push_back("const " + st + " *__restrict__ in" + std::to_string(idx));
     args.push_back(ptr(v));
     std::string off;
     if (contiguous) {
@@ -898,8 +898,7 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
     llvm::SmallVector<std::string> a;
     for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
       auto it = exprOf.find(operand);
-      a.push_back(it != exprOf.end() ? it->second
-                                     : leafExpr(operand, op, k));
+      a.push_back(it != exprOf.end() ? it->second : leafExpr(operand, op, k));
     }
     FailureOr<std::string> e = elementwiseExpr(op, a);
     if (failed(e))
@@ -974,9 +973,10 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
   };
   int64_t sA = uniform(batchA, M * K), sB = uniform(batchB, K * N);
   if (sA >= 0 && sB >= 0) {
-    call(llvm::formatv("{0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4}, {3}, {5}, {6}, "
-                       "{2}, {7}, 0.0f, {8}, {2}, {9}, {10})",
-                       fn, M, N, K, ptr(A), sA, ptr(B), sB, ptr(Y), M * N, nb));
+    call(
+        llvm::formatv("{0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4}, {3}, {5}, {6}, "
+                      "{2}, {7}, 0.0f, {8}, {2}, {9}, {10})",
+                      fn, M, N, K, ptr(A), sA, ptr(B), sB, ptr(Y), M * N, nb));
     ++program.libraryCalls;
     return success();
   }
@@ -1010,10 +1010,11 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
   line("  static const int64_t offB[] = {" + join(offsets(batchB, K * N)) +
        "};");
   line(llvm::formatv("  for (int64_t b = 0; b < {0}; ++b)", nb));
-  line(llvm::formatv("    if ({0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4} + offA[b], "
-                     "{3}, 0, {5} + offB[b], {2}, 0, 0.0f, {6} + b * {7}, {2}, "
-                     "0, 1))",
-                     fn, M, N, K, ptr(A), ptr(B), ptr(Y), M * N));
+  line(llvm::formatv(
+      "    if ({0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4} + offA[b], "
+      "{3}, 0, {5} + offB[b], {2}, 0, 0.0f, {6} + b * {7}, {2}, "
+      "0, 1))",
+      fn, M, N, K, ptr(A), ptr(B), ptr(Y), M * N));
   line("      return 1;");
   line("}");
   ++program.libraryCalls;
@@ -1040,11 +1041,12 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   } else {
     beta = 0.0;
   }
-  call(llvm::formatv("hp_gemm<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-                     "{9}, 0, {10}, {11}, 0, {12}, {13}, {5}, 0, 1)",
-                     storageType(elt), accType(elt), ta, tb, M, N, K,
-                     floatLiteral(alpha, false), ptr(A), a[1],
-                     ptr(B), b[1], floatLiteral(beta, false), ptr(Y)));
+  call(
+      llvm::formatv("hp_gemm<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+                    "{9}, 0, {10}, {11}, 0, {12}, {13}, {5}, 0, 1)",
+                    storageType(elt), accType(elt), ta, tb, M, N, K,
+                    floatLiteral(alpha, false), ptr(A), a[1], ptr(B), b[1],
+                    floatLiteral(beta, false), ptr(Y)));
   ++program.libraryCalls;
   return success();
 }
@@ -1096,7 +1098,8 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
-  bool pointwise = kc == 1 && llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
+  bool pointwise = kc == 1 &&
+                   llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
                    llvm::all_of(pb, [](int64_t p) { return p == 0; }) &&
                    llvm::all_of(pe, [](int64_t p) { return p == 0; });
   float beta = 0.0f;
@@ -1110,20 +1113,20 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
   line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
   line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
-  std::string xg = llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C,
-                                 Cg, inPlane);
+  std::string xg =
+      llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
   if (!pointwise)
     line(llvm::formatv("    hp_launch(ctx, hp_im2col<{0}>, {1}, {2}, {3}, {4}, "
                        "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
                        st, Cg * kc * outPlane, nsp, dims(inSp), dims(outSp),
                        dims(k), dims(stride), dims(pb), dims(dil), kc, inPlane,
                        outPlane, xg, cols));
-  line(llvm::formatv("    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
-                     "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
-                     "g * {2}) * {3}, {3}, 0, 1))",
-                     st, accType(elt), Mg, outPlane, Cg * kc, ptr(W),
-                     Mg * Cg * kc, pointwise ? xg : cols,
-                     floatLiteral(beta, false), ptr(Y), M));
+  line(llvm::formatv(
+      "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
+      "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
+      "g * {2}) * {3}, {3}, 0, 1))",
+      st, accType(elt), Mg, outPlane, Cg * kc, ptr(W), Mg * Cg * kc,
+      pointwise ? xg : cols, floatLiteral(beta, false), ptr(Y), M));
   line("      return 1;");
   line("  }");
   program.libraryCalls += 2;
@@ -1154,8 +1157,8 @@ LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
                      storageType(elt), accType(elt), isMax ? "true" : "false",
                      numel(y), nsp, dims(inSp), dims(outSp), dims(k),
                      dims(stride), dims(pb), dims(pe), dims(dil),
-                     intAttr(op, "count_include_pad", 0), numel(k),
-                     numel(inSp), numel(outSp), ptr(X), ptr(Y), indices));
+                     intAttr(op, "count_include_pad", 0), numel(k), numel(inSp),
+                     numel(outSp), ptr(X), ptr(Y), indices));
   ++program.libraryCalls;
   return success();
 }
@@ -1179,11 +1182,11 @@ LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
     }
   }
   Type elt = eltOf(in);
-  line(llvm::formatv("hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
-                     "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
-                     storageType(elt), accType(elt), kind, numelOf(out),
-                     kd.size(), dims(kd), dims(ks), rd.size(), dims(rd),
-                     dims(rs), numel(rd), ptr(in), ptr(out)));
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
+      storageType(elt), accType(elt), kind, numelOf(out), kd.size(), dims(kd),
+      dims(ks), rd.size(), dims(rd), dims(rs), numel(rd), ptr(in), ptr(out)));
   ++program.libraryCalls;
   return success();
 }
@@ -1227,36 +1230,36 @@ LogicalResult Emitter::emitOp(Operation *op) {
           })
       .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
             onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
-            onnx::ReduceL2Op, onnx::ReduceSumSquareOp,
-            onnx::ReduceLogSumExpOp>([&](Operation *o) -> LogicalResult {
-        Value in = o->getOperand(0);
-        int64_t rank = static_cast<int64_t>(shapeOf(in).size());
-        llvm::SmallVector<int64_t> axes =
-            o->getNumOperands() > 1 ? constInts(o->getOperand(1))
-                                    : llvm::SmallVector<int64_t>();
-        if (axes.empty()) {
-          if (intAttr(o, "noop_with_empty_axes", 0)) {
-            emitCopy(ptr(in), ptr(out), numelOf(in), eltOf(in));
-            return success();
-          }
-          for (int64_t d = 0; d < rank; ++d)
-            axes.push_back(d);
-        }
-        for (int64_t &a : axes)
-          a = a < 0 ? a + rank : a;
-        llvm::StringRef kind =
-            llvm::TypeSwitch<Operation *, llvm::StringRef>(o)
-                .Case<onnx::ReduceMeanOp>([](auto) { return "MEAN"; })
-                .Case<onnx::ReduceSumOp>([](auto) { return "SUM"; })
-                .Case<onnx::ReduceMaxOp>([](auto) { return "MAX"; })
-                .Case<onnx::ReduceMinOp>([](auto) { return "MIN"; })
-                .Case<onnx::ReduceProdOp>([](auto) { return "PROD"; })
-                .Case<onnx::ReduceL1Op>([](auto) { return "L1"; })
-                .Case<onnx::ReduceL2Op>([](auto) { return "L2"; })
-                .Case<onnx::ReduceSumSquareOp>([](auto) { return "SUMSQ"; })
-                .Default([](auto) { return "LOGSUMEXP"; });
-        return emitReduce(o, in, out, axes, kind);
-      })
+            onnx::ReduceL2Op, onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp>(
+          [&](Operation *o) -> LogicalResult {
+            Value in = o->getOperand(0);
+            int64_t rank = static_cast<int64_t>(shapeOf(in).size());
+            llvm::SmallVector<int64_t> axes =
+                o->getNumOperands() > 1 ? constInts(o->getOperand(1))
+                                        : llvm::SmallVector<int64_t>();
+            if (axes.empty()) {
+              if (intAttr(o, "noop_with_empty_axes", 0)) {
+                emitCopy(ptr(in), ptr(out), numelOf(in), eltOf(in));
+                return success();
+              }
+              for (int64_t d = 0; d < rank; ++d)
+                axes.push_back(d);
+            }
+            for (int64_t &a : axes)
+              a = a < 0 ? a + rank : a;
+            llvm::StringRef kind =
+                llvm::TypeSwitch<Operation *, llvm::StringRef>(o)
+                    .Case<onnx::ReduceMeanOp>([](auto) { return "MEAN"; })
+                    .Case<onnx::ReduceSumOp>([](auto) { return "SUM"; })
+                    .Case<onnx::ReduceMaxOp>([](auto) { return "MAX"; })
+                    .Case<onnx::ReduceMinOp>([](auto) { return "MIN"; })
+                    .Case<onnx::ReduceProdOp>([](auto) { return "PROD"; })
+                    .Case<onnx::ReduceL1Op>([](auto) { return "L1"; })
+                    .Case<onnx::ReduceL2Op>([](auto) { return "L2"; })
+                    .Case<onnx::ReduceSumSquareOp>([](auto) { return "SUMSQ"; })
+                    .Default([](auto) { return "LOGSUMEXP"; });
+            return emitReduce(o, in, out, axes, kind);
+          })
       .Case<onnx::ArgMaxOp, onnx::ArgMinOp>([&](Operation *o) {
         Value in = o->getOperand(0);
         llvm::ArrayRef<int64_t> s = shapeOf(in);
@@ -1278,12 +1281,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
         int64_t inner = numel(s.drop_front(axis + 1));
         if (numelOf(in) == 0)
           return success();
-        line(llvm::formatv("hp_launch(ctx, hp_softmax<{0}, {1}, {2}>, {3}, {4}, "
-                           "{5}, {6}, {7});",
-                           storageType(eltOf(in)), accType(eltOf(in)),
-                           isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
-                           numelOf(in) / s[axis], s[axis], inner, ptr(in),
-                           ptr(out)));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_softmax<{0}, {1}, {2}>, {3}, {4}, "
+            "{5}, {6}, {7});",
+            storageType(eltOf(in)), accType(eltOf(in)),
+            isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
+            numelOf(in) / s[axis], s[axis], inner, ptr(in), ptr(out)));
         ++program.libraryCalls;
         return success();
       })
@@ -1308,8 +1311,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
             storageType(eltOf(X)), S, accType(eltOf(X)), numelOf(X) / len, len,
             floatLiteral(floatAttr(o, "epsilon", 1e-5), false), ptr(X),
             ptr(scale), numelOf(scale),
-            bias ? ptr(bias) : "(const " + S + " *)0",
-            bias ? numelOf(bias) : 1, ptr(out), stat(1), stat(2)));
+            bias ? ptr(bias) : "(const " + S + " *)0", bias ? numelOf(bias) : 1,
+            ptr(out), stat(1), stat(2)));
         ++program.libraryCalls;
         return success();
       })
@@ -1317,13 +1320,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
         Value X = o->getOperand(0);
         llvm::ArrayRef<int64_t> s = shapeOf(X);
         int64_t len = numel(s.drop_front(2));
-        line(llvm::formatv("hp_launch(ctx, hp_instance_norm<{0}, {1}>, {2}, {3}, "
-                           "{4}, {5}, {6}, {7}, {8}, {9});",
-                           storageType(eltOf(X)), accType(eltOf(X)),
-                           s[0] * s[1], s[1], len,
-                           floatLiteral(floatAttr(o, "epsilon", 1e-5), false),
-                           ptr(X), ptr(o->getOperand(1)),
-                           ptr(o->getOperand(2)), ptr(out)));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_instance_norm<{0}, {1}>, {2}, {3}, "
+            "{4}, {5}, {6}, {7}, {8}, {9});",
+            storageType(eltOf(X)), accType(eltOf(X)), s[0] * s[1], s[1], len,
+            floatLiteral(floatAttr(o, "epsilon", 1e-5), false), ptr(X),
+            ptr(o->getOperand(1)), ptr(o->getOperand(2)), ptr(out)));
         ++program.libraryCalls;
         return success();
       })
@@ -1380,8 +1382,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         for (int64_t p : perm)
           in_.push_back(st[p]);
         llvm::ArrayRef<int64_t> y = shapeOf(out);
-        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0,
-                        eltOf(in));
+        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0, eltOf(in));
         return success();
       })
       .Case([&](onnx::SliceOp o) -> LogicalResult {
@@ -1427,8 +1428,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         for (int d = 0; d < static_cast<int>(s.size()); ++d)
           if (s[d] != 1)
             in_[off + d] = st[d];
-        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0,
-                        eltOf(in));
+        emitStridedCopy(in, y, in_, y, 0, ptr(out), stridesOf(y), 0, eltOf(in));
         return success();
       })
       .Case([&](onnx::TileOp o) {
@@ -1479,15 +1479,17 @@ LogicalResult Emitter::emitOp(Operation *op) {
         for (size_t i = 0; i < axes.size(); ++i)
           begin[axes[i] < 0 ? axes[i] + rank : axes[i]] = pads[i];
         std::string mode = strAttr(o, "mode", "constant");
-        int m = mode == "reflect" ? 1 : mode == "edge" ? 2 : mode == "wrap" ? 3 : 0;
+        int m = mode == "reflect" ? 1
+                : mode == "edge"  ? 2
+                : mode == "wrap"  ? 3
+                                  : 0;
         Value cv = o.getConstantValue();
         std::string st = storageType(eltOf(in));
-        line(llvm::formatv("hp_launch(ctx, hp_pad<{0}>, {1}, {2}, {3}, {4}, {5}, "
-                           "{6}, {7}, {8}, {9});",
-                           st, numel(y), rank, m, dims(y), dims(s), dims(begin),
-                           ptr(in),
-                           cv && numelOf(cv) ? ptr(cv) : "(const " + st + " *)0",
-                           ptr(out)));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_pad<{0}>, {1}, {2}, {3}, {4}, {5}, "
+            "{6}, {7}, {8}, {9});",
+            st, numel(y), rank, m, dims(y), dims(s), dims(begin), ptr(in),
+            cv && numelOf(cv) ? ptr(cv) : "(const " + st + " *)0", ptr(out)));
         ++program.libraryCalls;
         return success();
       })
@@ -1497,8 +1499,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
         llvm::SmallVector<int64_t> kv = constInts(o.getK());
         line(llvm::formatv("hp_launch(ctx, hp_trilu<{0}>, {1}, {2}, {3}, {4}, "
                            "{5}, {6}, {7});",
-                           storageType(eltOf(in)), numelOf(in),
-                           s[s.size() - 2], s.back(), kv.empty() ? 0 : kv[0],
+                           storageType(eltOf(in)), numelOf(in), s[s.size() - 2],
+                           s.back(), kv.empty() ? 0 : kv[0],
                            intAttr(o, "upper", 1), ptr(in), ptr(out)));
         ++program.libraryCalls;
         return success();
@@ -1520,7 +1522,8 @@ FailureOr<DeviceProgram> Emitter::run() {
       llvm::ArrayRef<int64_t> w = shapeOf(conv->getOperand(1)),
                               y = shapeOf(conv->getResult(0));
       int64_t kc = numel(w.drop_front(2)), outPlane = numel(y.drop_front(2));
-      int64_t bytes = w[1] * kc * outPlane * storageBytes(eltOf(conv->getResult(0)));
+      int64_t bytes =
+          w[1] * kc * outPlane * storageBytes(eltOf(conv->getResult(0)));
       scratchBytes[op] = bytes;
     }
   if (failed(planMemory()))
@@ -1528,9 +1531,10 @@ FailureOr<DeviceProgram> Emitter::run() {
 
   for (auto [i, unused] : inputConversions) {
     BlockArgument arg = func.getArgument(i);
-    line(llvm::formatv("hp_launch(ctx, hp_convert<{0}, float>, {1}, (const float "
-                       "*)inputs[{2}], {3});",
-                       storageType(eltOf(arg)), numelOf(arg), i, ptr(arg)));
+    line(llvm::formatv(
+        "hp_launch(ctx, hp_convert<{0}, float>, {1}, (const float "
+        "*)inputs[{2}], {3});",
+        storageType(eltOf(arg)), numelOf(arg), i, ptr(arg)));
   }
   for (Operation *op : ops) {
     if (fusedInto.count(op) || op->hasTrait<OpTrait::ConstantLike>())
@@ -1552,12 +1556,14 @@ FailureOr<DeviceProgram> Emitter::run() {
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [v, j] : outputCopies) {
     Type elt = eltOf(v);
-    std::string dst = "((" + (converted(elt) ? std::string("float") : storageType(elt)) +
-                      " *)outputs[" + std::to_string(j) + "])";
+    std::string dst =
+        "((" + (converted(elt) ? std::string("float") : storageType(elt)) +
+        " *)outputs[" + std::to_string(j) + "])";
     body << "  // graph output " << j << "\n";
     if (converted(elt)) {
-      line(llvm::formatv("hp_launch(ctx, hp_convert<float, {0}>, {1}, {2}, {3});",
-                         storageType(elt), numelOf(v), ptr(v), dst));
+      line(llvm::formatv(
+          "hp_launch(ctx, hp_convert<float, {0}>, {1}, {2}, {3});",
+          storageType(elt), numelOf(v), ptr(v), dst));
       continue;
     }
     emitCopy(ptr(v), dst, numelOf(v), elt);
@@ -1565,7 +1571,8 @@ FailureOr<DeviceProgram> Emitter::run() {
   (void)returnOp;
 
   // Boundary descriptions.
-  auto desc = [&](Value v, DictionaryAttr attrs, size_t i, llvm::StringRef kind) {
+  auto desc = [&](Value v, DictionaryAttr attrs, size_t i,
+                  llvm::StringRef kind) {
     TensorDesc d;
     if (attrs)
       if (auto n = attrs.getAs<StringAttr>("onnx.name"))

@@ -34,8 +34,8 @@ ArenaLayout hetpar::codegen::planArena(llvm::ArrayRef<BufferLifetime> buffers,
       const BufferLifetime &o = buffers[j];
       if (o.last < b.first || b.last < o.first)
         continue;
-      busy.push_back({layout.offsets[j],
-                      layout.offsets[j] + alignUp(o.bytes, alignment)});
+      busy.push_back(
+          {layout.offsets[j], layout.offsets[j] + alignUp(o.bytes, alignment)});
     }
     std::sort(busy.begin(), busy.end());
     int64_t offset = 0;

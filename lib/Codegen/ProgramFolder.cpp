@@ -42,8 +42,9 @@ static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
                                    path::parent_path(to).str().c_str());
   if (std::error_code ec = fs::copy_file(from, to))
     return llvm::createStringError(
-        ec, "cannot copy the runtime header '%s' (%s); set "
-            "HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/",
+        ec,
+        "cannot copy the runtime header '%s' (%s); set "
+        "HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/",
         from.c_str(), ec.message().c_str());
   return llvm::Error::success();
 }
@@ -57,15 +58,14 @@ static llvm::Error runBuild(llvm::StringRef program,
   llvm::SmallVector<llvm::StringRef> argv{program};
   for (const std::string &a : args)
     argv.push_back(a);
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile,
-                                                logFile};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile, logFile};
   auto start = std::chrono::steady_clock::now();
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0,
                                      0, &message);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (rc == 0) {
     log << llvm::formatv("hetpar-compile: built {0} in {1:f1} s\n", what,
                          seconds);
@@ -109,7 +109,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
   llvm::SmallString<256> tmp;
   if (std::error_code ec =
           fs::createUniqueDirectory(outDir.str() + ".tmp", tmp))
-    return llvm::createStringError(ec, "cannot create a folder next to '%s': %s",
+    return llvm::createStringError(ec,
+                                   "cannot create a folder next to '%s': %s",
                                    outDir.str().c_str(), ec.message().c_str());
   bool keep = false;
   auto cleanup = llvm::make_scope_exit([&] {
@@ -124,9 +125,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
 
   if (auto err = writeFile(file("device_0.cu"), program.source))
     return err;
-  if (auto err = writeFile(file("weights.bin"),
-                           llvm::StringRef(program.weights.data(),
-                                           program.weights.size())))
+  if (auto err = writeFile(
+          file("weights.bin"),
+          llvm::StringRef(program.weights.data(), program.weights.size())))
     return err;
   if (auto err = writeFile(file("weights.json"), program.weightsIndex))
     return err;
@@ -140,13 +141,22 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
   if (opts.buildCPU) {
     auto cxx = llvm::sys::findProgramByName(opts.hostCompiler);
     if (!cxx)
-      return llvm::createStringError(
-          cxx.getError(), "host C++ compiler '%s' not found",
-          opts.hostCompiler.c_str());
-    std::vector<std::string> args{
-        "-std=c++17", opt, "-fopenmp", "-fPIC", "-shared", "-w",
-        "-x", "c++", "-I" + file("include"), file("device_0.cu"),
-        "-o", file("device_0.cpu.so"), "-lopenblas"};
+      return llvm::createStringError(cxx.getError(),
+                                     "host C++ compiler '%s' not found",
+                                     opts.hostCompiler.c_str());
+    std::vector<std::string> args{"-std=c++17",
+                                  opt,
+                                  "-fopenmp",
+                                  "-fPIC",
+                                  "-shared",
+                                  "-w",
+                                  "-x",
+                                  "c++",
+                                  "-I" + file("include"),
+                                  file("device_0.cu"),
+                                  "-o",
+                                  file("device_0.cpu.so"),
+                                  "-lopenblas"};
     if (auto err = runBuild(*cxx, args, file("build-cpu.log"), log,
                             "the CPU program (device_0.cpu.so)"))
       return err;
@@ -155,20 +165,21 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
   }
   std::string nvcc = opts.buildCUDA ? findNvcc(opts) : "";
   if (!nvcc.empty()) {
-    std::vector<std::string> args{"-std=c++17", opt, "-shared",
-                                  "-Xcompiler", "-fPIC", "-w", "-x", "cu"};
+    std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
+                                  "-fPIC",      "-w", "-x",      "cu"};
     std::string archs;
     for (int a : opts.cudaArchs) {
       args.push_back("-gencode");
       args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
       archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
     }
-    for (std::string a : {"-I" + file("include"), file("device_0.cu"),
-                          std::string("-o"), file("device_0.cuda.so"),
-                          std::string("-lcublas")})
+    for (std::string a :
+         {"-I" + file("include"), file("device_0.cu"), std::string("-o"),
+          file("device_0.cuda.so"), std::string("-lcublas")})
       args.push_back(a);
-    if (auto err = runBuild(nvcc, args, file("build-cuda.log"), log,
-                            "the CUDA program (device_0.cuda.so, " + archs + ")"))
+    if (auto err =
+            runBuild(nvcc, args, file("build-cuda.log"), log,
+                     "the CUDA program (device_0.cuda.so, " + archs + ")"))
       return err;
     fs::remove(file("build-cuda.log"));
     libraries["cuda"] = "device_0.cuda.so";
@@ -207,8 +218,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
       {"devices", llvm::json::Array{std::move(device)}}};
   std::string text;
   llvm::raw_string_ostream(text)
-      << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
-      << "\n";
+      << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   if (auto err = writeFile(file("manifest.json"), text))
     return err;
 

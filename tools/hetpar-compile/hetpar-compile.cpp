@@ -1,4 +1,5 @@
-//===- hetpar-compile.cpp - the HetPar compiler driver ---------------------===//
+//===- hetpar-compile.cpp - the HetPar compiler driver
+//---------------------===//
 //
 // Usage:
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] [--dtype D] -o OUT
@@ -11,19 +12,20 @@
 // OUT/device_0.cu, its CPU build (device_0.cpu.so), its CUDA build when nvcc
 // is present (device_0.cuda.so), weights.bin, weights.json and manifest.json,
 // which hetpar-run loads. Otherwise it imports the model, makes it fully
-// static (hetpar-onnx-to-static) and writes the static module (--emit=mlir, or --emit=mlirbc for MLIR bytecode) or prints
-// a summary of its ops, parameters and FLOPs (--emit=summary). With --plan-only
-// it evaluates a plan (the given one, or the best of the baselines) on the
-// cluster and writes OUTDIR/plan.json and OUTDIR/trace.json, without reading
-// weight data. Output files are written atomically: a failed compile leaves
-// nothing behind. Exit status 0 on success, 1 on any error (with one diagnostic
-// naming the file and node, line or device).
+// static (hetpar-onnx-to-static) and writes the static module (--emit=mlir, or
+// --emit=mlirbc for MLIR bytecode) or prints a summary of its ops, parameters
+// and FLOPs (--emit=summary). With --plan-only it evaluates a plan (the given
+// one, or the best of the baselines) on the cluster and writes OUTDIR/plan.json
+// and OUTDIR/trace.json, without reading weight data. Output files are written
+// atomically: a failed compile leaves nothing behind. Exit status 0 on success,
+// 1 on any error (with one diagnostic naming the file and node, line or
+// device).
 //
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Analysis/ModelSummary.h"
-#include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Cluster/Cluster.h"
+#include "hetpar/Codegen/Codegen.h"
 #include "hetpar/CostModel/CostModel.h"
 #include "hetpar/CostModel/KernelList.h"
 #include "hetpar/Import/ONNXImporter.h"
@@ -454,8 +456,8 @@ static std::string runtimeIncludeDir(const char *argv0) {
     return env;
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&runtimeIncludeDir));
-  llvm::SmallString<256> installed(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(exe)));
+  llvm::SmallString<256> installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
   llvm::sys::path::append(installed, "include");
   if (has(installed))
     return std::string(installed);
@@ -521,9 +523,8 @@ int main(int argc, char **argv) {
     return fail(
         "--plan-only needs -o OUTDIR (plan.json and trace.json go there)");
   if (!planOnly && (!planPath.empty() || !clusterPath.empty()))
-    return fail(
-        "--plan and --cluster are used with --plan-only for now (code "
-        "generation covers one local device: drop --cluster)");
+    return fail("--plan and --cluster are used with --plan-only for now (code "
+                "generation covers one local device: drop --cluster)");
   auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +

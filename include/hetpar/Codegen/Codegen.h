@@ -1,4 +1,5 @@
-//===- Codegen.h - one-device programs from the static onnx dialect -*- C++ -*-===//
+//===- Codegen.h - one-device programs from the static onnx dialect -*- C++
+//-*-===//
 //
 // Turns a fully static onnx-dialect function into a device program: one
 // single-source file device_0.cu (generated kernels, cuBLAS / OpenBLAS GEMM
@@ -62,7 +63,7 @@ struct DeviceProgram {
   std::vector<char> weights; // weights.bin
   std::string weightsIndex;  // weights.json
   std::vector<TensorDesc> inputs, outputs;
-  int64_t arenaBytes = 0;       // peak of the liveness-based arena
+  int64_t arenaBytes = 0;        // peak of the liveness-based arena
   int64_t arenaBytesNoReuse = 0; // every intermediate in its own buffer
   int64_t weightsBytes = 0;
   int kernels = 0;      // generated kernels launched (fused groups count once)
@@ -76,8 +77,8 @@ mlir::LogicalResult checkCodegenSupport(mlir::func::FuncOp func);
 
 /// Generates the program of `func` (after checkCodegenSupport). Errors are
 /// MLIR diagnostics at the op concerned.
-mlir::FailureOr<DeviceProgram> generateDeviceProgram(mlir::func::FuncOp func,
-                                                     const CodegenOptions &opts);
+mlir::FailureOr<DeviceProgram>
+generateDeviceProgram(mlir::func::FuncOp func, const CodegenOptions &opts);
 
 /// Writes `program` into the folder `outDir` and builds it: manifest.json,
 /// device_0.cu, include/, weights.bin, weights.json, device_0.cpu.so and

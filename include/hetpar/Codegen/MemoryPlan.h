@@ -1,4 +1,5 @@
-//===- MemoryPlan.h - liveness-based arena layout -----------------*- C++ -*-===//
+//===- MemoryPlan.h - liveness-based arena layout -----------------*- C++
+//-*-===//
 //
 // Places buffers with known lifetimes in one arena so that buffers whose
 // lifetimes overlap never share bytes, reusing the space of dead buffers.

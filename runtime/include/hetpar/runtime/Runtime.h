@@ -1,0 +1,194 @@
+//===- Runtime.h - Load and run a compiled HetPar program -------*- C++ -*-===//
+//
+// The native runtime: loads the output folder of hetpar-compile (manifest.json,
+// weights.bin, weights.json and the per-device shared libraries that implement
+// ProgramABI.h), checks it, and runs it on host tensors. Also reads and writes
+// NumPy .npy files, the format of hetpar-run's inputs and outputs.
+//
+// Plain C++17; no MLIR, LLVM or CUDA dependency (the backend comes in with the
+// program's library, loaded with dlopen). No function here throws or aborts:
+// every failure is a Status with a one-line message.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_RUNTIME_RUNTIME_H
+#define HETPAR_RUNTIME_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetpar::rt {
+
+/// The result of an operation: success, or failure with a one-line message
+/// (no trailing newline, no "error:" prefix).
+class [[nodiscard]] Status {
+public:
+  static Status ok() { return Status(true, {}); }
+  static Status error(std::string message) {
+    return Status(false, std::move(message));
+  }
+  bool isOk() const { return ok_; }
+  /// Empty on success.
+  const std::string &message() const { return message_; }
+
+private:
+  Status(bool ok, std::string message)
+      : ok_(ok), message_(std::move(message)) {}
+  bool ok_;
+  std::string message_;
+};
+
+/// Element types of program inputs, outputs and weights.
+enum class DType {
+  Float32,
+  Float16,
+  BFloat16,
+  Float64,
+  Int64,
+  Int32,
+  Int16,
+  Int8,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Bool, // one byte per element
+};
+
+/// The dtype named `name` ("float32", "float16", "bfloat16", "float64",
+/// "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64",
+/// "bool"); nullopt for any
+/// other string.
+std::optional<DType> dtypeFromName(std::string_view name);
+/// The manifest name of `dtype`, e.g. "float32".
+const char *dtypeName(DType dtype);
+/// Bytes per element of `dtype` (1 for bool).
+size_t dtypeSize(DType dtype);
+
+/// "[2,3]" for shape {2, 3}, "[]" for a scalar.
+std::string formatShape(const std::vector<int64_t> &shape);
+/// The number of elements of `shape` (1 for a scalar, 0 when a dimension is
+/// 0); nullopt when a dimension is negative or the product overflows int64.
+std::optional<int64_t> shapeElements(const std::vector<int64_t> &shape);
+
+/// A graph input or output as the manifest lists it.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+};
+
+/// A dense row-major tensor in host memory, little-endian elements.
+struct HostTensor {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data; // numElements() * dtypeSize(dtype) bytes
+
+  /// The product of the dimensions (1 for a scalar); assumes a valid shape.
+  int64_t numElements() const;
+  /// numElements() * dtypeSize(dtype).
+  size_t numBytes() const;
+};
+
+/// Reads the NumPy .npy file at `path` (format versions 1.0, 2.0 and 3.0)
+/// into `out`. Accepts little-endian (or byte-order-free) descrs '<f4', '<f2',
+/// '<f8', '<i8', '<i4', '<i2', '|i1', '|u1', '<u2', '<u4', '<u8', '|b1'
+/// (and aliases such as
+/// '<u1', '=f4'), any shape including () and 0-size. Errors (each naming the
+/// file): unreadable file, bad magic, unsupported version, malformed header,
+/// fortran_order True, big-endian or unsupported descr, truncated data.
+/// `out` is unchanged on failure.
+Status readNpy(const std::string &path, HostTensor &out);
+
+/// Writes `tensor` to `path` as a .npy file, format 1.0, byte for byte what
+/// numpy.save writes for the same C-contiguous array. Atomic: the data goes to
+/// a temporary file next to `path` that is renamed over it. bfloat16 is
+/// written as its raw bits with dtype uint16 (NumPy has no bfloat16; this is
+/// what onnx.numpy_helper does). Errors: data size not matching the shape, I/O
+/// failures.
+Status writeNpy(const std::string &path, const HostTensor &tensor);
+
+struct ProgramABIFunctions;
+
+/// A loaded device program: its library, backend context, device arena,
+/// weights (uploaded and checksummed) and cached input/output buffers.
+/// Not copyable; destroying it frees the device memory, destroys the backend
+/// context and unloads the library.
+class Program {
+public:
+  /// Loads the program in the hetpar-compile output folder `outDir`.
+  /// `backend` is "cpu", "cuda" or "auto" (the CUDA library when the manifest
+  /// lists one and its hetpar_create succeeds, else the CPU library).
+  /// Parses OUT/manifest.json (version 1, one device for now), dlopens the
+  /// device library (a relative library path is relative to `outDir`), checks
+  /// the ABI version and that arena bytes, weights bytes and input/output
+  /// counts match the manifest, creates the backend context, allocates the
+  /// arena and the input/output buffers, reads weights.bin and checks its size
+  /// and every tensor's CRC-32 from weights.json, and uploads the weights.
+  /// On failure `out` is left empty and the message names the file and field
+  /// (or tensor) at fault.
+  static Status load(const std::string &outDir, const std::string &backend,
+                     std::unique_ptr<Program> &out);
+  ~Program();
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  /// Graph inputs and outputs, in graph order, as the manifest lists them.
+  const std::vector<TensorInfo> &inputs() const { return inputs_; }
+  const std::vector<TensorInfo> &outputs() const { return outputs_; }
+  /// "cpu" or "cuda": the library actually loaded.
+  const std::string &backend() const { return backend_; }
+  /// With backend "auto" on a program that has a CUDA library but fell back
+  /// to the CPU: why (e.g. "no CUDA device"); empty otherwise.
+  const std::string &fallbackReason() const { return fallbackReason_; }
+  /// Path of the loaded device library.
+  const std::string &libraryPath() const { return libraryPath_; }
+  /// Number of devices in the manifest (1 for now).
+  size_t numDevices() const { return 1; }
+  /// Device bytes of the intermediate arena and of the weights.
+  uint64_t arenaBytes() const { return arenaBytes_; }
+  uint64_t weightsBytes() const { return weightsBytes_; }
+
+  /// Runs the graph once: checkInputs, uploadInputs, runDevice,
+  /// downloadOutputs. `outputs` receives one tensor per graph output.
+  Status run(const std::vector<HostTensor> &inputs,
+             std::vector<HostTensor> &outputs);
+
+  /// Checks the count, dtype, shape and data size of `inputs` against the
+  /// manifest, e.g. "input 1 'mask': shape [2,3] does not match the model's
+  /// [1,3]".
+  Status checkInputs(const std::vector<HostTensor> &inputs) const;
+  /// checkInputs, then copies the inputs into the cached device buffers.
+  Status uploadInputs(const std::vector<HostTensor> &inputs);
+  /// Runs hetpar_run once on the device buffers (whatever the last
+  /// uploadInputs left there) and waits for it: the device-only part of run().
+  Status runDevice();
+  /// Copies the device output buffers into `outputs` (resized to the graph's
+  /// outputs, with their dtypes and shapes).
+  Status downloadOutputs(std::vector<HostTensor> &outputs);
+
+private:
+  Program();
+  Status openLibrary(const std::string &path, const std::string &backend);
+  Status setUp(const std::string &outDir, const std::string &weightsFile,
+               const std::string &weightsIndex);
+  void *allocDevice(uint64_t bytes);
+
+  std::unique_ptr<ProgramABIFunctions> abi_;
+  void *library_ = nullptr;
+  void *ctx_ = nullptr;
+  void *arena_ = nullptr;
+  void *weights_ = nullptr;
+  std::vector<void *> inputBuffers_, outputBuffers_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::string backend_, fallbackReason_, libraryPath_, libraryName_;
+  uint64_t arenaBytes_ = 0, weightsBytes_ = 0;
+};
+
+} // namespace hetpar::rt
+
+#endif // HETPAR_RUNTIME_RUNTIME_H

@@ -1,0 +1,63 @@
+//===- File.cpp - Whole-file reads ----------------------------------------===//
+#include "Internal.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace hetpar::rt::detail {
+
+Status readFile(const std::string &path, std::vector<uint8_t> &out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::error("cannot read '" + path + "': it is a directory");
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error("cannot read '" + path + "': " + std::strerror(errno));
+  out.clear();
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec)
+    out.reserve(size_t(size));
+  uint8_t buf[1 << 16];
+  for (;;) {
+    size_t n = std::fread(buf, 1, sizeof(buf), f);
+    out.insert(out.end(), buf, buf + n);
+    if (n < sizeof(buf))
+      break;
+  }
+  bool failed = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (failed)
+    return Status::error("cannot read '" + path + "': " + std::strerror(err));
+  return Status::ok();
+}
+
+Status readFileInto(const std::string &path, void *dst, uint64_t bytes) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return Status::error("cannot read '" + path + "': " + std::strerror(errno));
+  uint8_t *p = static_cast<uint8_t *>(dst);
+  uint64_t done = 0;
+  while (done < bytes) {
+    size_t chunk = size_t(std::min<uint64_t>(bytes - done, 1u << 26));
+    size_t n = std::fread(p + done, 1, chunk, f);
+    done += n;
+    if (n < chunk)
+      break;
+  }
+  bool failed = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (failed)
+    return Status::error("cannot read '" + path + "': " + std::strerror(err));
+  if (done < bytes)
+    return Status::error("cannot read '" + path + "': it ends after " +
+                         std::to_string(done) + " of " + std::to_string(bytes) +
+                         " bytes");
+  return Status::ok();
+}
+
+} // namespace hetpar::rt::detail

@@ -1,0 +1,582 @@
+//===- Program.cpp - Load and run a compiled device program ---------------===//
+#include "hetpar/runtime/Runtime.h"
+
+#include "Internal.h"
+#include "hetpar/runtime/ProgramABI.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+namespace hetpar::rt {
+
+/// The entry points of a loaded program library (ProgramABI.h).
+struct ProgramABIFunctions {
+  decltype(&hetpar_abi_version) abiVersion = nullptr;
+  decltype(&hetpar_backend) backend = nullptr;
+  decltype(&hetpar_arena_bytes) arenaBytes = nullptr;
+  decltype(&hetpar_weights_bytes) weightsBytes = nullptr;
+  decltype(&hetpar_num_inputs) numInputs = nullptr;
+  decltype(&hetpar_num_outputs) numOutputs = nullptr;
+  decltype(&hetpar_create) create = nullptr;
+  decltype(&hetpar_destroy) destroy = nullptr;
+  decltype(&hetpar_alloc) alloc = nullptr;
+  decltype(&hetpar_free) free = nullptr;
+  decltype(&hetpar_upload) upload = nullptr;
+  decltype(&hetpar_download) download = nullptr;
+  decltype(&hetpar_run) run = nullptr;
+  decltype(&hetpar_error) error = nullptr;
+};
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Load errors travel as this exception inside this file only; the public
+/// functions turn it into a Status.
+struct LoadError {
+  std::string message;
+  /// The backend is unavailable here (the library does not load, or
+  /// hetpar_create fails): "auto" then falls back to the CPU.
+  bool unavailable = false;
+};
+
+[[noreturn]] void fail(std::string message, bool unavailable = false) {
+  throw LoadError{std::move(message), unavailable};
+}
+
+std::string joinPath(const std::string &dir, const std::string &name) {
+  if (!name.empty() && name[0] == '/')
+    return name;
+  if (dir.empty())
+    return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+/// A json value with the file it came from and its path in that file
+/// ("devices[0].inputs[1]"), for error messages.
+struct Node {
+  const json &value;
+  const std::string &file;
+  std::string where;
+
+  [[noreturn]] void error(const std::string &what) const {
+    fail(file + ": " + (where.empty() ? "" : where + ": ") + what);
+  }
+  std::string child(const std::string &key) const {
+    return where.empty() ? key : where + "." + key;
+  }
+  Node field(const char *key) const {
+    if (!value.is_object())
+      error("expected an object");
+    auto it = value.find(key);
+    if (it == value.end())
+      fail(file + ": missing field " + child(key));
+    return {*it, file, child(key)};
+  }
+  bool has(const char *key) const {
+    return value.is_object() && value.contains(key);
+  }
+  Node at(size_t i) const {
+    return {value.at(i), file, where + "[" + std::to_string(i) + "]"};
+  }
+  size_t arraySize() const {
+    if (!value.is_array())
+      error("expected an array, got " + value.dump());
+    return value.size();
+  }
+  std::string str() const {
+    if (!value.is_string())
+      error("expected a string, got " + value.dump());
+    return value.get<std::string>();
+  }
+  uint64_t u64() const {
+    if (value.is_number_unsigned())
+      return value.get<uint64_t>();
+    if (value.is_number_integer() && value.get<int64_t>() >= 0)
+      return uint64_t(value.get<int64_t>());
+    error("expected a non-negative integer, got " + value.dump());
+  }
+  DType dtype() const {
+    std::optional<DType> d = dtypeFromName(str());
+    if (!d)
+      error("unknown dtype '" + str() + "'");
+    return *d;
+  }
+  std::vector<int64_t> shape() const {
+    std::vector<int64_t> dims;
+    size_t n = arraySize();
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t d = at(i).u64();
+      if (d > uint64_t(std::numeric_limits<int64_t>::max()))
+        at(i).error("dimension too large");
+      dims.push_back(int64_t(d));
+    }
+    if (!shapeElements(dims))
+      error("shape " + formatShape(dims) + " has too many elements");
+    return dims;
+  }
+  TensorInfo tensorInfo() const {
+    TensorInfo t{field("name").str(), field("dtype").dtype(),
+                 field("shape").shape()};
+    if (uint64_t(*shapeElements(t.shape)) >
+        std::numeric_limits<uint64_t>::max() / dtypeSize(t.dtype))
+      field("shape").error("more bytes than fit in 64 bits");
+    return t;
+  }
+};
+
+json parseJsonFile(const std::string &path) {
+  std::vector<uint8_t> bytes;
+  Status st = detail::readFile(path, bytes);
+  if (!st.isOk())
+    fail(st.message());
+  try {
+    return json::parse(bytes.begin(), bytes.end());
+  } catch (const json::exception &e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
+    std::string what = e.what();
+    if (!what.empty() && what[0] == '[') {
+      size_t close = what.find("] ");
+      if (close != std::string::npos)
+        what = what.substr(close + 2);
+    }
+    fail(path + ": not valid JSON: " + what);
+  }
+}
+
+std::string describe(const std::vector<TensorInfo> &infos) {
+  std::string s;
+  for (size_t i = 0; i < infos.size(); ++i)
+    s += (i ? ", " : "") + infos[i].name;
+  return s;
+}
+
+uint64_t tensorBytes(const TensorInfo &t) {
+  return uint64_t(shapeElements(t.shape).value_or(0)) * dtypeSize(t.dtype);
+}
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+/// The zlib CRC-32 of `n` bytes (any size).
+uint32_t crc32Of(const uint8_t *data, uint64_t n) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  return uint32_t(crc32_z(crc, data, z_size_t(n)));
+}
+
+/// What the manifest says about the one device we run.
+struct DeviceManifest {
+  std::string cpuLibrary, cudaLibrary; // empty when absent
+  uint64_t arenaBytes = 0, weightsBytes = 0;
+  std::string weights, weightsIndex;
+  std::vector<TensorInfo> inputs, outputs;
+};
+
+DeviceManifest parseManifest(const std::string &outDir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(outDir, ec))
+    fail("cannot read the program folder '" + outDir +
+         "': No such file or directory");
+  if (!std::filesystem::is_directory(outDir, ec))
+    fail("'" + outDir +
+         "' is not a directory (give the output folder of hetpar-compile)");
+  std::string path = joinPath(outDir, "manifest.json");
+  json doc = parseJsonFile(path);
+  Node root{doc, path, ""};
+  if (!doc.is_object())
+    root.error("expected a JSON object");
+  std::string format = root.field("format").str();
+  if (format != "hetpar-program")
+    fail(path + ": format is '" + format + "', expected 'hetpar-program'");
+  uint64_t version = root.field("version").u64();
+  if (version != 1)
+    fail(path + ": version " + std::to_string(version) +
+         " is not supported (this runtime reads version 1)");
+  Node devices = root.field("devices");
+  size_t numDevices = devices.arraySize();
+  if (numDevices == 0)
+    devices.error("no devices");
+  if (numDevices > 1)
+    fail(path + ": the program has " + std::to_string(numDevices) +
+         " devices; multi-device programs need the multi-device runtime, "
+         "which is not implemented yet");
+  Node dev = devices.at(0);
+  DeviceManifest m;
+  Node libraries = dev.field("libraries");
+  if (!libraries.value.is_object())
+    libraries.error("expected an object");
+  if (libraries.has("cpu"))
+    m.cpuLibrary = libraries.field("cpu").str();
+  if (libraries.has("cuda"))
+    m.cudaLibrary = libraries.field("cuda").str();
+  if (m.cpuLibrary.empty() && m.cudaLibrary.empty())
+    libraries.error("lists neither a 'cpu' nor a 'cuda' library");
+  m.arenaBytes = dev.field("arena_bytes").u64();
+  m.weightsBytes = dev.field("weights_bytes").u64();
+  m.weights = dev.field("weights").str();
+  m.weightsIndex = dev.field("weights_index").str();
+  Node inputs = dev.field("inputs"), outputs = dev.field("outputs");
+  for (size_t i = 0, n = inputs.arraySize(); i < n; ++i)
+    m.inputs.push_back(inputs.at(i).tensorInfo());
+  for (size_t i = 0, n = outputs.arraySize(); i < n; ++i)
+    m.outputs.push_back(outputs.at(i).tensorInfo());
+  return m;
+}
+
+} // namespace
+
+Program::Program() : abi_(std::make_unique<ProgramABIFunctions>()) {}
+
+Program::~Program() {
+  if (ctx_) {
+    for (void *p : inputBuffers_)
+      if (p)
+        abi_->free(ctx_, p);
+    for (void *p : outputBuffers_)
+      if (p)
+        abi_->free(ctx_, p);
+    if (arena_)
+      abi_->free(ctx_, arena_);
+    if (weights_)
+      abi_->free(ctx_, weights_);
+    abi_->destroy(ctx_);
+  }
+  if (library_)
+    dlclose(library_);
+}
+
+/// dlopens `path`, resolves the ABI, checks it against the manifest's numbers
+/// (already in arenaBytes_ etc.) and creates the backend context.
+Status Program::openLibrary(const std::string &path,
+                            const std::string &backend) {
+  libraryPath_ = path;
+  libraryName_ = std::filesystem::path(path).filename().string();
+  dlerror();
+  library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library_) {
+    const char *why = dlerror();
+    fail("cannot load the " + backend +
+             " library: " + (why ? why : path + ": unknown error"),
+         /*unavailable=*/true);
+  }
+  auto resolve = [&](auto &fn, const char *name) {
+    void *sym = dlsym(library_, name);
+    if (!sym)
+      fail(path + ": no symbol " + name + " (not a HetPar program library)");
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+  };
+  ProgramABIFunctions &f = *abi_;
+  resolve(f.abiVersion, "hetpar_abi_version");
+  int version = f.abiVersion();
+  if (version != HETPAR_ABI_VERSION)
+    fail(path + ": program ABI version " + std::to_string(version) +
+         ", this runtime needs " + std::to_string(HETPAR_ABI_VERSION) +
+         " (recompile the model with a matching hetpar-compile)");
+  resolve(f.backend, "hetpar_backend");
+  resolve(f.arenaBytes, "hetpar_arena_bytes");
+  resolve(f.weightsBytes, "hetpar_weights_bytes");
+  resolve(f.numInputs, "hetpar_num_inputs");
+  resolve(f.numOutputs, "hetpar_num_outputs");
+  resolve(f.create, "hetpar_create");
+  resolve(f.destroy, "hetpar_destroy");
+  resolve(f.alloc, "hetpar_alloc");
+  resolve(f.free, "hetpar_free");
+  resolve(f.upload, "hetpar_upload");
+  resolve(f.download, "hetpar_download");
+  resolve(f.run, "hetpar_run");
+  resolve(f.error, "hetpar_error");
+
+  const char *libBackend = f.backend();
+  if (!libBackend || backend != libBackend)
+    fail(path + ": the library is a '" +
+         std::string(libBackend ? libBackend : "(null)") +
+         "' program but manifest.json lists it as the " + backend + " library");
+  auto check = [&](const char *what, uint64_t got, uint64_t want,
+                   const char *field) {
+    if (got != want)
+      fail(path + ": " + what + " is " + std::to_string(got) +
+           " but manifest.json says " + std::to_string(want) + " (" + field +
+           ")");
+  };
+  check("hetpar_arena_bytes()", f.arenaBytes(), arenaBytes_,
+        "devices[0].arena_bytes");
+  check("hetpar_weights_bytes()", f.weightsBytes(), weightsBytes_,
+        "devices[0].weights_bytes");
+  check("hetpar_num_inputs()", uint64_t(int64_t(f.numInputs())), inputs_.size(),
+        "devices[0].inputs");
+  check("hetpar_num_outputs()", uint64_t(int64_t(f.numOutputs())),
+        outputs_.size(), "devices[0].outputs");
+
+  char err[1024] = {0};
+  ctx_ = f.create(err, sizeof(err));
+  if (!ctx_) {
+    err[sizeof(err) - 1] = 0;
+    fail(path + ": hetpar_create failed: " +
+             (err[0] ? std::string(err) : std::string("(no message)")),
+         /*unavailable=*/true);
+  }
+  backend_ = backend;
+  return Status::ok();
+}
+
+void *Program::allocDevice(uint64_t bytes) {
+  // hetpar_alloc(0) may return NULL; every buffer gets at least one byte so
+  // that the program always sees non-null pointers.
+  return abi_->alloc(ctx_, bytes ? bytes : 1);
+}
+
+static std::string programError(ProgramABIFunctions &f, void *ctx) {
+  const char *e = f.error(ctx);
+  return e && *e ? e : "(no message)";
+}
+
+/// Allocates the arena and the input/output buffers, reads and checks the
+/// weights and uploads them.
+Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
+                      const std::string &weightsIndex) {
+  ProgramABIFunctions &f = *abi_;
+  auto allocOrFail = [&](uint64_t bytes, const std::string &what) {
+    void *p = allocDevice(bytes);
+    if (!p)
+      fail("cannot allocate " + std::to_string(bytes) + " bytes for " + what +
+           " on the " + backend_ + " backend: " + programError(f, ctx_));
+    return p;
+  };
+  arena_ = allocOrFail(arenaBytes_, "the arena");
+  weights_ = allocOrFail(weightsBytes_, "the weights");
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    inputBuffers_.push_back(
+        allocOrFail(tensorBytes(inputs_[i]), "input " + std::to_string(i) +
+                                                 " '" + inputs_[i].name + "'"));
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    outputBuffers_.push_back(allocOrFail(tensorBytes(outputs_[i]),
+                                         "output " + std::to_string(i) + " '" +
+                                             outputs_[i].name + "'"));
+
+  // weights.json: the tensors of weights.bin with their checksums.
+  std::string indexPath = joinPath(outDir, weightsIndex);
+  std::string binPath = joinPath(outDir, weightsFile);
+  json index = parseJsonFile(indexPath);
+  Node root{index, indexPath, ""};
+  if (root.has("file") && root.field("file").str() != weightsFile)
+    root.field("file").error("'" + root.field("file").str() +
+                             "' but manifest.json names '" + weightsFile + "'");
+  uint64_t indexBytes = root.field("bytes").u64();
+  if (indexBytes != weightsBytes_)
+    root.field("bytes").error(std::to_string(indexBytes) +
+                              " but manifest.json's devices[0].weights_bytes "
+                              "is " +
+                              std::to_string(weightsBytes_));
+
+  // The CPU backend's device memory is host memory: weights.bin goes straight
+  // into it (one copy of the weights in memory, not two). Elsewhere it is
+  // staged in host memory and uploaded.
+  std::error_code ec;
+  uintmax_t fileBytes = std::filesystem::file_size(binPath, ec);
+  if (ec)
+    fail("cannot read '" + binPath + "': " + ec.message());
+  if (fileBytes != weightsBytes_)
+    fail(binPath + ": " + std::to_string(fileBytes) + " bytes, expected " +
+         std::to_string(weightsBytes_) +
+         " (devices[0].weights_bytes in manifest.json)");
+  bool direct = backend_ == "cpu";
+  std::vector<uint8_t> staging;
+  if (!direct)
+    staging.resize(weightsBytes_);
+  uint8_t *host = direct ? static_cast<uint8_t *>(weights_) : staging.data();
+  Status st = detail::readFileInto(binPath, host, weightsBytes_);
+  if (!st.isOk())
+    return st;
+  struct Span {
+    const uint8_t *data;
+    uint64_t size;
+  } bytes{host, weightsBytes_};
+
+  Node tensors = root.field("tensors");
+  for (size_t i = 0, n = tensors.arraySize(); i < n; ++i) {
+    Node t = tensors.at(i);
+    TensorInfo info = t.tensorInfo();
+    uint64_t offset = t.field("offset").u64();
+    uint64_t size = t.field("bytes").u64();
+    uint64_t crc = t.field("crc32").u64();
+    std::string name = "tensor '" + info.name + "'";
+    if (size != tensorBytes(info))
+      fail(indexPath + ": " + name + ": " + std::to_string(size) +
+           " bytes do not match " + dtypeName(info.dtype) + " " +
+           formatShape(info.shape) + " (" + std::to_string(tensorBytes(info)) +
+           " bytes)");
+    if (offset > bytes.size || size > bytes.size - offset)
+      fail(indexPath + ": " + name + " (offset " + std::to_string(offset) +
+           ", " + std::to_string(size) + " bytes) lies outside " + binPath +
+           " (" + std::to_string(bytes.size) + " bytes)");
+    uint32_t got = crc32Of(bytes.data + offset, size);
+    if (got != crc)
+      fail(binPath + ": " + name + " checksum mismatch (expected " +
+           std::to_string(crc) + ", got " + std::to_string(got) + ")");
+  }
+  if (!direct && bytes.size &&
+      f.upload(ctx_, weights_, bytes.data, bytes.size) != 0)
+    fail("uploading the weights failed: " + programError(f, ctx_));
+  return Status::ok();
+}
+
+Status Program::load(const std::string &outDir, const std::string &backend,
+                     std::unique_ptr<Program> &out) {
+  out.reset();
+  try {
+    if (backend != "cpu" && backend != "cuda" && backend != "auto")
+      return Status::error("unknown backend '" + backend +
+                           "' (cpu, cuda or auto)");
+    DeviceManifest m = parseManifest(outDir);
+    std::string manifestPath = joinPath(outDir, "manifest.json");
+
+    auto attempt = [&](const std::string &b, const std::string &library) {
+      std::unique_ptr<Program> p(new Program());
+      p->arenaBytes_ = m.arenaBytes;
+      p->weightsBytes_ = m.weightsBytes;
+      p->inputs_ = m.inputs;
+      p->outputs_ = m.outputs;
+      Status st = p->openLibrary(joinPath(outDir, library), b);
+      if (st.isOk())
+        st = p->setUp(outDir, m.weights, m.weightsIndex);
+      if (!st.isOk())
+        fail(st.message());
+      return p;
+    };
+
+    std::string fallback;
+    if (backend == "cuda" || (backend == "auto" && !m.cudaLibrary.empty())) {
+      if (m.cudaLibrary.empty())
+        return Status::error(manifestPath +
+                             ": the program has no CUDA library "
+                             "(devices[0].libraries.cuda); it was compiled "
+                             "without CUDA");
+      try {
+        out = attempt("cuda", m.cudaLibrary);
+        return Status::ok();
+      } catch (const LoadError &e) {
+        if (backend == "cuda" || !e.unavailable)
+          throw;
+        fallback = e.message;
+      }
+    }
+    if (m.cpuLibrary.empty())
+      return Status::error(
+          manifestPath +
+          ": the program has no CPU library (devices[0].libraries.cpu)" +
+          (fallback.empty() ? "" : "; CUDA is unavailable: " + fallback));
+    out = attempt("cpu", m.cpuLibrary);
+    out->fallbackReason_ = fallback;
+    return Status::ok();
+  } catch (const LoadError &e) {
+    out.reset();
+    return Status::error(e.message);
+  } catch (const std::bad_alloc &) {
+    out.reset();
+    return Status::error("out of memory loading '" + outDir + "'");
+  } catch (const std::exception &e) {
+    out.reset();
+    return Status::error("cannot load '" + outDir + "': " + e.what());
+  } catch (...) {
+    out.reset();
+    return Status::error("cannot load '" + outDir + "'");
+  }
+}
+
+Status Program::checkInputs(const std::vector<HostTensor> &inputs) const {
+  if (inputs.size() != inputs_.size())
+    return Status::error(
+        "expected " + plural(inputs_.size(), "input") +
+        (inputs_.empty() ? "" : " (" + describe(inputs_) + ")") + ", got " +
+        std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorInfo &want = inputs_[i];
+    const HostTensor &got = inputs[i];
+    std::string what = "input " + std::to_string(i) + " '" + want.name + "'";
+    // NumPy has no bfloat16: its raw bits come as uint16.
+    bool bf16Bits = want.dtype == DType::BFloat16 && got.dtype == DType::UInt16;
+    if (got.dtype != want.dtype && !bf16Bits)
+      return Status::error(what + ": dtype " + dtypeName(got.dtype) +
+                           " does not match the model's " +
+                           dtypeName(want.dtype));
+    if (got.shape != want.shape)
+      return Status::error(what + ": shape " + formatShape(got.shape) +
+                           " does not match the model's " +
+                           formatShape(want.shape));
+    if (got.data.size() != tensorBytes(want))
+      return Status::error(what + ": holds " + std::to_string(got.data.size()) +
+                           " bytes, " + std::to_string(tensorBytes(want)) +
+                           " expected for " + dtypeName(want.dtype) + " " +
+                           formatShape(want.shape));
+  }
+  return Status::ok();
+}
+
+Status Program::uploadInputs(const std::vector<HostTensor> &inputs) {
+  Status st = checkInputs(inputs);
+  if (!st.isOk())
+    return st;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].data.empty())
+      continue;
+    if (abi_->upload(ctx_, inputBuffers_[i], inputs[i].data.data(),
+                     inputs[i].data.size()) != 0)
+      return Status::error("uploading input " + std::to_string(i) + " '" +
+                           inputs_[i].name +
+                           "' failed: " + programError(*abi_, ctx_));
+  }
+  return Status::ok();
+}
+
+Status Program::runDevice() {
+  if (abi_->run(ctx_, arena_, weights_, inputBuffers_.data(),
+                outputBuffers_.data()) != 0)
+    return Status::error("hetpar_run failed on the " + backend_ +
+                         " backend: " + programError(*abi_, ctx_));
+  return Status::ok();
+}
+
+Status Program::downloadOutputs(std::vector<HostTensor> &outputs) {
+  try {
+    outputs.resize(outputs_.size());
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      HostTensor &t = outputs[i];
+      t.dtype = outputs_[i].dtype;
+      t.shape = outputs_[i].shape;
+      t.data.resize(tensorBytes(outputs_[i]));
+      if (t.data.empty())
+        continue;
+      if (abi_->download(ctx_, t.data.data(), outputBuffers_[i],
+                         t.data.size()) != 0)
+        return Status::error("downloading output " + std::to_string(i) + " '" +
+                             outputs_[i].name +
+                             "' failed: " + programError(*abi_, ctx_));
+    }
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error("out of memory for the outputs");
+  } catch (const std::exception &e) {
+    return Status::error(std::string("downloading the outputs failed: ") +
+                         e.what());
+  }
+}
+
+Status Program::run(const std::vector<HostTensor> &inputs,
+                    std::vector<HostTensor> &outputs) {
+  Status st = uploadInputs(inputs);
+  if (st.isOk())
+    st = runDevice();
+  if (st.isOk())
+    st = downloadOutputs(outputs);
+  return st;
+}
+
+} // namespace hetpar::rt

@@ -1,0 +1,299 @@
+//===- hetpar-run.cpp - Run a program compiled by hetpar-compile ----------===//
+//
+// hetpar-run OUT [--backend cpu|cuda|auto] [--inputs a.npy,b.npy]
+//                [--outputs DIR] [--repeat N]
+//
+// Loads the output folder of hetpar-compile, runs it on .npy inputs (graph
+// input order), optionally writes DIR/output_<i>.npy (graph output order) and
+// prints the latency. Links the runtime only (no MLIR, no LLVM, no CUDA).
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/runtime/Runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace hetpar::rt;
+
+namespace {
+
+const char *kSynopsis =
+    "usage: hetpar-run OUT [--backend cpu|cuda|auto] [--inputs a.npy,b.npy]\n"
+    "                  [--outputs DIR] [--repeat N]\n";
+const char *kHelp =
+    "\n"
+    "Runs the program that hetpar-compile wrote to the folder OUT.\n"
+    "\n"
+    "  --backend B   cpu, cuda, or auto (default: cuda when the program has a\n"
+    "                CUDA library and a GPU is usable, else cpu)\n"
+    "  --inputs L    comma-separated NumPy .npy files, one per graph input, "
+    "in\n"
+    "                graph input order\n"
+    "  --outputs DIR write DIR/output_0.npy, DIR/output_1.npy, ... in graph\n"
+    "                output order (DIR is created if needed)\n"
+    "  --repeat N    run N times after one warm-up run and print the median,\n"
+    "                min and max latency (default 1: one run, no warm-up)\n"
+    "  --help        print this help\n";
+
+struct Options {
+  std::string outDir;
+  std::string backend = "auto";
+  std::vector<std::string> inputs;
+  bool haveInputs = false;
+  std::string outputsDir;
+  long repeat = 1;
+};
+
+int usageError(const std::string &message) {
+  std::cerr << "hetpar-run: error: " << message << "\n"
+            << kSynopsis << "run 'hetpar-run --help' for the options\n";
+  return 2;
+}
+
+int error(const std::string &message) {
+  std::cerr << "hetpar-run: error: " << message << "\n";
+  return 1;
+}
+
+std::vector<std::string> splitList(const std::string &list) {
+  std::vector<std::string> items;
+  if (list.empty())
+    return items;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = list.find(',', start);
+    items.push_back(list.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+/// Parses argv; returns -1 to go on, else the exit code.
+int parseArgs(int argc, char **argv, Options &opts) {
+  bool haveOut = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kSynopsis << kHelp;
+      return 0;
+    }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        hasValue = true;
+      }
+      if (name != "--backend" && name != "--inputs" && name != "--outputs" &&
+          name != "--repeat")
+        return usageError("unknown option '" + name + "'");
+      if (!hasValue) {
+        if (i + 1 >= argc)
+          return usageError(name + " needs a value");
+        value = argv[++i];
+      }
+      if (name == "--backend") {
+        if (value != "cpu" && value != "cuda" && value != "auto")
+          return usageError("--backend is cpu, cuda or auto, not '" + value +
+                            "'");
+        opts.backend = value;
+      } else if (name == "--inputs") {
+        opts.inputs = splitList(value);
+        opts.haveInputs = true;
+        for (const std::string &f : opts.inputs)
+          if (f.empty())
+            return usageError("--inputs '" + value +
+                              "' has an empty file name");
+      } else if (name == "--outputs") {
+        if (value.empty())
+          return usageError("--outputs needs a folder");
+        opts.outputsDir = value;
+      } else {
+        char *end = nullptr;
+        errno = 0;
+        long n = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end || errno || n < 1 || n > 1000000000)
+          return usageError("--repeat needs a positive integer, not '" + value +
+                            "'");
+        opts.repeat = n;
+      }
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-')
+      return usageError("unknown option '" + arg + "'");
+    if (haveOut)
+      return usageError("more than one program folder ('" + opts.outDir +
+                        "' and '" + arg + "')");
+    opts.outDir = arg;
+    haveOut = true;
+  }
+  if (!haveOut)
+    return usageError("no program folder given");
+  return -1;
+}
+
+std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " B";
+  double v = double(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string describeTensor(const TensorInfo &t) {
+  return "'" + t.name + "' " + dtypeName(t.dtype) + " " + formatShape(t.shape);
+}
+
+/// "1.234 ms", or "12.34 us" below a millisecond.
+std::string ms(double seconds) {
+  char buf[64];
+  if (seconds < 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.2f us", seconds * 1e6);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3f ms", seconds * 1e3);
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int runTool(const Options &opts) {
+  std::unique_ptr<Program> program;
+  Status st = Program::load(opts.outDir, opts.backend, program);
+  if (!st.isOk())
+    return error(st.message());
+
+  std::cout << "hetpar-run: backend " << program->backend();
+  if (!program->fallbackReason().empty())
+    std::cout << " (CUDA unavailable: " << program->fallbackReason() << ")";
+  std::cout << ", " << program->numDevices() << " device"
+            << (program->numDevices() == 1 ? "" : "s") << ", arena "
+            << formatBytes(program->arenaBytes()) << ", weights "
+            << formatBytes(program->weightsBytes()) << "\n";
+
+  const std::vector<TensorInfo> &infos = program->inputs();
+  if (!opts.haveInputs && !infos.empty()) {
+    std::string list;
+    for (size_t i = 0; i < infos.size(); ++i)
+      list += (i ? ", " : "") + describeTensor(infos[i]);
+    return error(infos.size() == 1
+                     ? "the model has 1 input; give it with --inputs x.npy: " +
+                           list
+                     : "the model has " + std::to_string(infos.size()) +
+                           " inputs; give them in this order with --inputs "
+                           "a.npy,b.npy,...: " +
+                           list);
+  }
+  std::vector<HostTensor> inputs(opts.inputs.size());
+  for (size_t i = 0; i < opts.inputs.size(); ++i) {
+    st = readNpy(opts.inputs[i], inputs[i]);
+    if (!st.isOk())
+      return error(st.message());
+  }
+  st = program->checkInputs(inputs);
+  if (!st.isOk())
+    return error(st.message());
+
+  // Each run: upload, hetpar_run, download; hetpar_run is timed separately.
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  };
+  std::vector<HostTensor> outputs;
+  std::vector<double> total, device;
+  long runs = opts.repeat > 1 ? opts.repeat + 1 : 1;
+  for (long r = 0; r < runs; ++r) {
+    Clock::time_point t0 = Clock::now();
+    st = program->uploadInputs(inputs);
+    Clock::time_point t1 = Clock::now();
+    if (st.isOk())
+      st = program->runDevice();
+    Clock::time_point t2 = Clock::now();
+    if (st.isOk())
+      st = program->downloadOutputs(outputs);
+    Clock::time_point t3 = Clock::now();
+    if (!st.isOk())
+      return error(st.message());
+    if (runs > 1 && r == 0)
+      continue; // the warm-up run
+    total.push_back(seconds(t3 - t0));
+    device.push_back(seconds(t2 - t1));
+  }
+  if (total.size() == 1) {
+    std::cout << "latency: " << ms(total[0])
+              << " (1 run, no warm-up; host<->device copies included; "
+                 "hetpar_run alone "
+              << ms(device[0]) << ")\n";
+  } else {
+    auto [minT, maxT] = std::minmax_element(total.begin(), total.end());
+    auto [minD, maxD] = std::minmax_element(device.begin(), device.end());
+    std::cout << "latency: median " << ms(median(total)) << " over "
+              << total.size() << " runs (min " << ms(*minT) << ", max "
+              << ms(*maxT)
+              << "; 1 warm-up run; host<->device copies included)\n";
+    std::cout << "hetpar_run alone: median " << ms(median(device)) << " (min "
+              << ms(*minD) << ", max " << ms(*maxD) << ")\n";
+  }
+
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::cout << "output " << i << " " << describeTensor(program->outputs()[i])
+              << "\n";
+  if (!opts.outputsDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.outputsDir, ec);
+    if (ec)
+      return error("cannot create the output folder '" + opts.outputsDir +
+                   "': " + ec.message());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string path = (std::filesystem::path(opts.outputsDir) /
+                          ("output_" + std::to_string(i) + ".npy"))
+                             .string();
+      st = writeNpy(path, outputs[i]);
+      if (!st.isOk())
+        return error(st.message());
+    }
+    std::cout << "wrote " << outputs.size() << " output"
+              << (outputs.size() == 1 ? "" : "s") << " to " << opts.outputsDir
+              << "\n";
+  }
+  std::cout.flush();
+  if (!std::cout)
+    return error("cannot write to stdout");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  int rc = parseArgs(argc, argv, opts);
+  if (rc >= 0)
+    return rc;
+  try {
+    return runTool(opts);
+  } catch (const std::exception &e) {
+    return error(e.what());
+  }
+}
