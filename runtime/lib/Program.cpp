@@ -260,7 +260,9 @@ Status Program::openLibrary(const std::string &path,
   libraryPath_ = path;
   libraryName_ = std::filesystem::path(path).filename().string();
   dlerror();
-  library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: a program built with OpenMP leaves idle worker threads
+  // in libgomp; unmapping the library under them crashes at dlclose.
+  library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!library_) {
     const char *why = dlerror();
     fail("cannot load the " + backend +

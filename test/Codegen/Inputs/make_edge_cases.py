@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Writes the code generation edge cases into OUTDIR, one folder per case:
+model.onnx, input_<i>.npy and expected_<i>.npy.
+
+Usage: make_edge_cases.py OUTDIR
+
+Every expected value is written out by hand below (from the ONNX operator
+specification), never computed by a reference implementation. The data that
+matters comes in as graph inputs, so that folding cannot compute the result
+at compile time and the generated kernels do the work.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+INT64_MAX = 2 ** 63 - 1
+INT64_MIN = -(2 ** 63)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=18):
+    graph = helper.make_graph(nodes, "edge", inputs, outputs,
+                              initializer=list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="make_edge_cases.py")
+    onnx.checker.check_model(m)
+    return m
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+CASES = {}
+
+# Gather with indices [0, -1] on a 3x4 matrix: rows 0 and 2 (-1 is the last).
+CASES["gather_negative_index"] = (
+    model([helper.make_node("Gather", ["x", "idx"], ["y"], axis=0)],
+          [f32("x", [3, 4])], [f32("y", [2, 4])], [i64("idx", [0, -1])]),
+    [np.arange(12, dtype=np.float32).reshape(3, 4)],
+    [np.array([[0, 1, 2, 3], [8, 9, 10, 11]], dtype=np.float32)])
+
+# Slice of [1,2,3,4], start -1, step -1: end INT_MAX clamps to the last
+# element, so the range from 3 down to 3 is empty; end INT_MIN clamps to -1
+# (before the first element), so the whole tensor reversed.
+for end, expected, tag in [(INT64_MAX, [], "int_max"),
+                           (INT64_MIN, [4, 3, 2, 1], "int_min")]:
+    CASES["slice_reverse_end_" + tag] = (
+        model([helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+              [f32("x", [4])], [f32("y", [len(expected)])],
+              [i64("starts", [-1]), i64("ends", [end]), i64("axes", [0]),
+               i64("steps", [-1])]),
+        [np.array([1, 2, 3, 4], dtype=np.float32)],
+        [np.array(expected, dtype=np.float32)])
+
+# MatMul (2,3) x (4,3,5) -> (4,2,5): A broadcasts over B's batch. With A
+# selecting rows 0 and 1, out[b, i, j] = B[b, i, j] = 15b + 5i + j.
+CASES["matmul_broadcast_batch"] = (
+    model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+          [f32("a", [2, 3]), f32("b", [4, 3, 5])], [f32("y", [4, 2, 5])]),
+    [np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32),
+     np.arange(60, dtype=np.float32).reshape(4, 3, 5)],
+    [np.array([[[15 * b + 5 * i + j for j in range(5)] for i in range(2)]
+               for b in range(4)], dtype=np.float32)])
+
+# LayerNormalization over an extent of 1: x - mean is 0, so y = bias.
+CASES["layernorm_extent_1"] = (
+    model([helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y"], axis=-1)],
+          [f32("x", [2, 3, 1])], [f32("y", [2, 3, 1])],
+          [numpy_helper.from_array(np.array([2.0], dtype=np.float32), "scale"),
+           numpy_helper.from_array(np.array([0.5], dtype=np.float32), "bias")]),
+    [np.array([[[1.0], [-7.0], [3.5]], [[0.0], [100.0], [2.0]]], dtype=np.float32)],
+    [np.full((2, 3, 1), 0.5, dtype=np.float32)])
+
+# Expand of a [2,2] tensor to [1,2] keeps [2,2]; to [2,1,1] gives [2,2,2]
+# (numpy broadcasting of both shapes).
+x22 = np.array([[1, 2], [3, 4]], dtype=np.float32)
+CASES["expand_to_1x2"] = (
+    model([helper.make_node("Expand", ["x", "shape"], ["y"])],
+          [f32("x", [2, 2])], [f32("y", [2, 2])], [i64("shape", [1, 2])]),
+    [x22], [np.array([[1, 2], [3, 4]], dtype=np.float32)])
+CASES["expand_to_2x1x1"] = (
+    model([helper.make_node("Expand", ["x", "shape"], ["y"])],
+          [f32("x", [2, 2])], [f32("y", [2, 2, 2])], [i64("shape", [2, 1, 1])]),
+    [x22], [np.array([[[1, 2], [3, 4]], [[1, 2], [3, 4]]], dtype=np.float32)])
+
+# Concat of a [0] tensor and [1,2] gives [1,2].
+CASES["concat_empty"] = (
+    model([helper.make_node("Concat", ["a", "b"], ["y"], axis=0)],
+          [f32("a", [0]), f32("b", [2])], [f32("y", [2])]),
+    [np.zeros((0,), dtype=np.float32), np.array([1, 2], dtype=np.float32)],
+    [np.array([1, 2], dtype=np.float32)])
+
+# Reshape of [0,3,4] to [3,4,0] with allowzero=1: the 0 is an extent, not
+# "copy the input's dimension".
+CASES["reshape_allowzero"] = (
+    model([helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)],
+          [f32("x", [0, 3, 4])], [f32("y", [3, 4, 0])], [i64("shape", [3, 4, 0])]),
+    [np.zeros((0, 3, 4), dtype=np.float32)],
+    [np.zeros((3, 4, 0), dtype=np.float32)])
+
+
+def main():
+    out = sys.argv[1]
+    for name, (m, inputs, expected) in CASES.items():
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        for i, a in enumerate(inputs):
+            np.save(os.path.join(d, "input_%d.npy" % i), a)
+        for i, a in enumerate(expected):
+            np.save(os.path.join(d, "expected_%d.npy" % i), a)
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
