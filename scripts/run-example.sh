@@ -2,7 +2,10 @@
 # The main job on the bundled example: installs what HetPar needs, builds it, imports
 # the bundled GPT-2-style model exported with dynamic batch and sequence axes, fixes
 # the input shape, makes the model fully static (shape inference and folding), and
-# prints a summary of its ops, parameters and FLOPs. Then searches the best training
+# prints a summary of its ops, parameters and FLOPs. Compiles it for one device
+# (build/example-program: device_0.cu, its CPU build, its CUDA build when nvcc is
+# present, weights), runs it on the CPU backend and checks the outputs against
+# the stored ONNX Runtime outputs. Then searches the best training
 # plan for it on two servers (four A100s, four V100s) and prints it with its
 # alternatives and the baselines (plan.json and trace.json in build/example-plan/),
 # and evaluates the hand-written 2-stage plan on the same cluster
@@ -19,6 +22,11 @@ if [[ $# -gt 0 ]]; then
 fi
 model=$root/examples/models/gpt2/model-dynamic.onnx
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=1x16 --emit=summary
+echo
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 -o "$build/example-program"
+"$build/bin/hetpar-run" "$build/example-program" --backend cpu --repeat 20 \
+  --inputs "$root/examples/models/gpt2/input_0.npy" \
+  --check "$root/examples/models/gpt2"
 echo
 echo
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=64x64 \

@@ -106,9 +106,13 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                                                 llvm::StringRef model,
                                                 const CodegenOptions &opts,
                                                 llvm::raw_ostream &log) {
+  // Next to outDir (same file system, so the final rename is atomic); an
+  // absolute prefix, or LLVM would put a relative one under $TMPDIR.
+  llvm::SmallString<256> prefix(outDir);
+  fs::make_absolute(prefix);
+  prefix += ".tmp";
   llvm::SmallString<256> tmp;
-  if (std::error_code ec =
-          fs::createUniqueDirectory(outDir.str() + ".tmp", tmp))
+  if (std::error_code ec = fs::createUniqueDirectory(prefix, tmp))
     return llvm::createStringError(ec,
                                    "cannot create a folder next to '%s': %s",
                                    outDir.str().c_str(), ec.message().c_str());
@@ -136,7 +140,48 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
 
+  // The build commands, with paths relative to the program folder (as
+  // manifest.json records them, so that a copy of OUT rebuilds anywhere) or
+  // absolute (as run here).
   std::string opt = "-O" + std::to_string(opts.optLevel);
+  auto cpuArgs = [&](auto in) {
+    return std::vector<std::string>{"-std=c++17",
+                                    opt,
+                                    "-fopenmp",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-w",
+                                    "-x",
+                                    "c++",
+                                    "-I" + in("include"),
+                                    in("device_0.cu"),
+                                    "-o",
+                                    in("device_0.cpu.so"),
+                                    "-lopenblas"};
+  };
+  std::string archs;
+  auto cudaArgs = [&](auto in) {
+    std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
+                                  "-fPIC",      "-w", "-x",      "cu"};
+    archs.clear();
+    for (int a : opts.cudaArchs) {
+      args.push_back("-gencode");
+      args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
+      archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
+    }
+    for (std::string a :
+         {"-I" + in("include"), in("device_0.cu"), std::string("-o"),
+          in("device_0.cuda.so"), std::string("-lcublas")})
+      args.push_back(a);
+    return args;
+  };
+  auto relative = [](llvm::StringRef name) { return name.str(); };
+  auto command = [](llvm::StringRef program, llvm::ArrayRef<std::string> args) {
+    std::string cmd = program.str();
+    for (const std::string &a : args)
+      cmd += " " + a;
+    return cmd;
+  };
   llvm::json::Object libraries;
   if (opts.buildCPU) {
     auto cxx = llvm::sys::findProgramByName(opts.hostCompiler);
@@ -144,46 +189,32 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
       return llvm::createStringError(cxx.getError(),
                                      "host C++ compiler '%s' not found",
                                      opts.hostCompiler.c_str());
-    std::vector<std::string> args{"-std=c++17",
-                                  opt,
-                                  "-fopenmp",
-                                  "-fPIC",
-                                  "-shared",
-                                  "-w",
-                                  "-x",
-                                  "c++",
-                                  "-I" + file("include"),
-                                  file("device_0.cu"),
-                                  "-o",
-                                  file("device_0.cpu.so"),
-                                  "-lopenblas"};
-    if (auto err = runBuild(*cxx, args, file("build-cpu.log"), log,
+    if (auto err = runBuild(*cxx, cpuArgs(file), file("build-cpu.log"), log,
                             "the CPU program (device_0.cpu.so)"))
       return err;
     fs::remove(file("build-cpu.log"));
     libraries["cpu"] = "device_0.cpu.so";
   }
-  std::string nvcc = opts.buildCUDA ? findNvcc(opts) : "";
-  if (!nvcc.empty()) {
-    std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
-                                  "-fPIC",      "-w", "-x",      "cu"};
-    std::string archs;
-    for (int a : opts.cudaArchs) {
-      args.push_back("-gencode");
-      args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
-      archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
+  if (opts.buildCUDA) {
+    std::string nvcc = findNvcc(opts);
+    if (nvcc.empty() && opts.requireCUDA)
+      return llvm::createStringError(
+          std::errc::no_such_file_or_directory,
+          "the CUDA build needs nvcc, which is not on PATH or in "
+          "/usr/local/cuda/bin");
+    if (!nvcc.empty()) {
+      std::vector<std::string> args = cudaArgs(file);
+      if (auto err =
+              runBuild(nvcc, args, file("build-cuda.log"), log,
+                       "the CUDA program (device_0.cuda.so, " + archs + ")"))
+        return err;
+      fs::remove(file("build-cuda.log"));
+      libraries["cuda"] = "device_0.cuda.so";
     }
-    for (std::string a :
-         {"-I" + file("include"), file("device_0.cu"), std::string("-o"),
-          file("device_0.cuda.so"), std::string("-lcublas")})
-      args.push_back(a);
-    if (auto err =
-            runBuild(nvcc, args, file("build-cuda.log"), log,
-                     "the CUDA program (device_0.cuda.so, " + archs + ")"))
-      return err;
-    fs::remove(file("build-cuda.log"));
-    libraries["cuda"] = "device_0.cuda.so";
   }
+  llvm::json::Object build{
+      {"cpu", command(opts.hostCompiler, cpuArgs(relative))},
+      {"cuda", command("nvcc", cudaArgs(relative))}};
 
   auto tensors = [](llvm::ArrayRef<TensorDesc> ts) {
     llvm::json::Array a;
@@ -200,6 +231,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
       {"id", 0},
       {"source", "device_0.cu"},
       {"libraries", std::move(libraries)},
+      {"build", std::move(build)},
       {"arena_bytes", program.arenaBytes},
       {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
       {"weights_bytes", program.weightsBytes},

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <limits>
@@ -217,8 +218,21 @@ DeviceManifest parseManifest(const std::string &outDir) {
     m.cpuLibrary = libraries.field("cpu").str();
   if (libraries.has("cuda"))
     m.cudaLibrary = libraries.field("cuda").str();
+  // A program compiled with --targets=none and built afterwards with the
+  // commands of devices[0].build has its libraries under their usual names.
+  auto present = [&](const char *name) {
+    struct stat st;
+    return ::stat(joinPath(outDir, name).c_str(), &st) == 0 &&
+           S_ISREG(st.st_mode);
+  };
+  if (m.cpuLibrary.empty() && present("device_0.cpu.so"))
+    m.cpuLibrary = "device_0.cpu.so";
+  if (m.cudaLibrary.empty() && present("device_0.cuda.so"))
+    m.cudaLibrary = "device_0.cuda.so";
   if (m.cpuLibrary.empty() && m.cudaLibrary.empty())
-    libraries.error("lists neither a 'cpu' nor a 'cuda' library");
+    libraries.error("lists neither a 'cpu' nor a 'cuda' library, and the "
+                    "folder holds no device_0.cpu.so or device_0.cuda.so "
+                    "(build one with the commands in devices[0].build)");
   m.arenaBytes = dev.field("arena_bytes").u64();
   m.weightsBytes = dev.field("weights_bytes").u64();
   m.weights = dev.field("weights").str();

@@ -173,8 +173,8 @@ static cl::opt<std::string> dtypeOption(
     cl::init("float32"), cl::value_desc("TYPE"), cl::cat(category));
 static cl::list<std::string>
     targets("targets",
-            cl::desc("Builds to make: cpu, cuda (default: both; cuda only "
-                     "when nvcc is found)"),
+            cl::desc("Builds to make: cpu, cuda, or none (sources only; "
+                     "default: cpu, and cuda when nvcc is found)"),
             cl::CommaSeparated, cl::value_desc("cpu,cuda"), cl::cat(category));
 static cl::list<int>
     cudaArchs("cuda-arch",
@@ -475,6 +475,7 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode) {
   if (!targets.empty()) {
     opts.buildCPU = llvm::is_contained(targets, "cpu");
     opts.buildCUDA = llvm::is_contained(targets, "cuda");
+    opts.requireCUDA = opts.buildCUDA;
   }
   if (!cudaArchs.empty())
     opts.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
@@ -532,8 +533,8 @@ int main(int argc, char **argv) {
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   for (const std::string &t : targets)
-    if (t != "cpu" && t != "cuda")
-      return fail("--targets: unknown target '" + t + "' (cpu, cuda)");
+    if (t != "cpu" && t != "cuda" && t != "none")
+      return fail("--targets: unknown target '" + t + "' (cpu, cuda, none)");
   for (int a : cudaArchs)
     if (a < 50 || a > 200)
       return fail("--cuda-arch: " + std::to_string(a) +

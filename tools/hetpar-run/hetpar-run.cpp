@@ -27,7 +27,8 @@ namespace {
 
 const char *kSynopsis =
     "usage: hetpar-run OUT [--backend cpu|cuda|auto] [--inputs a.npy,b.npy]\n"
-    "                  [--outputs DIR] [--repeat N]\n";
+    "                  [--outputs DIR] [--repeat N]\n"
+    "                  [--check REF_DIR [--rtol R] [--atol A]]\n";
 const char *kHelp =
     "\n"
     "Runs the program that hetpar-compile wrote to the folder OUT.\n"
@@ -41,6 +42,11 @@ const char *kHelp =
     "                output order (DIR is created if needed)\n"
     "  --repeat N    run N times after one warm-up run and print the median,\n"
     "                min and max latency (default 1: one run, no warm-up)\n"
+    "  --check DIR   compare output i with DIR/output_<i>.npy: floats within\n"
+    "                atol + rtol * |reference| (NaN equals NaN), integers and\n"
+    "                bools exactly; exit status 1 on a mismatch\n"
+    "  --rtol R      relative tolerance of --check (default 1e-4)\n"
+    "  --atol A      absolute tolerance of --check (default 1e-5)\n"
     "  --help        print this help\n";
 
 struct Options {
@@ -50,6 +56,8 @@ struct Options {
   bool haveInputs = false;
   std::string outputsDir;
   long repeat = 1;
+  std::string checkDir;
+  double rtol = 1e-4, atol = 1e-5;
 };
 
 int usageError(const std::string &message) {
@@ -97,7 +105,8 @@ int parseArgs(int argc, char **argv, Options &opts) {
         hasValue = true;
       }
       if (name != "--backend" && name != "--inputs" && name != "--outputs" &&
-          name != "--repeat")
+          name != "--repeat" && name != "--check" && name != "--rtol" &&
+          name != "--atol")
         return usageError("unknown option '" + name + "'");
       if (!hasValue) {
         if (i + 1 >= argc)
@@ -116,6 +125,17 @@ int parseArgs(int argc, char **argv, Options &opts) {
           if (f.empty())
             return usageError("--inputs '" + value +
                               "' has an empty file name");
+      } else if (name == "--check") {
+        if (value.empty())
+          return usageError("--check needs a folder");
+        opts.checkDir = value;
+      } else if (name == "--rtol" || name == "--atol") {
+        char *end = nullptr;
+        double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end || !(v >= 0) || v > 1e30)
+          return usageError(name + " needs a non-negative number, not '" +
+                            value + "'");
+        (name == "--rtol" ? opts.rtol : opts.atol) = v;
       } else if (name == "--outputs") {
         if (value.empty())
           return usageError("--outputs needs a folder");
@@ -278,9 +298,29 @@ int runTool(const Options &opts) {
               << (outputs.size() == 1 ? "" : "s") << " to " << opts.outputsDir
               << "\n";
   }
+  bool allMatch = true;
+  if (!opts.checkDir.empty()) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string path = (std::filesystem::path(opts.checkDir) /
+                          ("output_" + std::to_string(i) + ".npy"))
+                             .string();
+      HostTensor ref;
+      st = readNpy(path, ref);
+      if (!st.isOk())
+        return error(st.message());
+      Comparison c = compareTensors(outputs[i], ref, opts.rtol, opts.atol);
+      allMatch &= c.match;
+      std::cout << "check output " << i << ": "
+                << (c.match ? "match" : "MISMATCH") << " (" << c.detail
+                << "; rtol " << opts.rtol << ", atol " << opts.atol << ")\n";
+    }
+  }
   std::cout.flush();
   if (!std::cout)
     return error("cannot write to stdout");
+  if (!allMatch)
+    return error("outputs differ from the reference in '" + opts.checkDir +
+                 "'");
   return 0;
 }
 

@@ -39,6 +39,8 @@ struct CodegenOptions {
   /// Build OUT/device_0.cuda.so with nvcc when one is found (`nvcc`, or PATH,
   /// /usr/local/cuda/bin).
   bool buildCUDA = true;
+  /// Fail when buildCUDA is set and no nvcc is found (the user asked for it).
+  bool requireCUDA = false;
   std::string hostCompiler = "c++";
   std::string nvcc;
   /// Optimization level of both builds (0-3).
@@ -82,10 +84,11 @@ generateDeviceProgram(mlir::func::FuncOp func, const CodegenOptions &opts);
 
 /// Writes `program` into the folder `outDir` and builds it: manifest.json,
 /// device_0.cu, include/, weights.bin, weights.json, device_0.cpu.so and
-/// device_0.cuda.so. Atomic: everything goes to a temporary folder next to
-/// `outDir` that replaces it only when complete; on error no `outDir` is left
-/// behind (an existing one is kept unchanged). `log` receives one line per
-/// build step.
+/// device_0.cuda.so. manifest.json records both build commands (paths relative
+/// to the folder), so the source rebuilds elsewhere. Atomic: everything goes to
+/// a temporary folder next to `outDir` that replaces it only when complete; on
+/// error no `outDir` is left behind (an existing one is kept unchanged). `log`
+/// receives one line per build step.
 llvm::Error writeProgramFolder(const DeviceProgram &program,
                                llvm::StringRef outDir, llvm::StringRef model,
                                const CodegenOptions &opts,

@@ -94,6 +94,26 @@ struct HostTensor {
   size_t numBytes() const;
 };
 
+/// Element `i` of `t` as a double (float16 and bfloat16 decoded exactly; bool
+/// as 0 or 1). `i` must be below t.numElements().
+double elementAsDouble(const HostTensor &t, size_t i);
+
+/// How far `got` is from a reference.
+struct Comparison {
+  bool match = false;     // shapes equal and every element within tolerance
+  std::string detail;     // why not, or the largest error
+  double maxAbsError = 0; // max |got - ref|
+  int64_t mismatches = 0; // elements outside atol + rtol * |ref|
+};
+
+/// Compares `got` with `ref` element by element: floating-point elements
+/// match when |got - ref| <= atol + rtol * |ref| (numpy.allclose; NaN matches
+/// NaN, an infinity matches the same infinity), integers and bools exactly.
+/// Shapes must be equal; dtypes may differ (a bfloat16 output against its
+/// uint16 bits from NumPy compares bits).
+Comparison compareTensors(const HostTensor &got, const HostTensor &ref,
+                          double rtol, double atol);
+
 /// Reads the NumPy .npy file at `path` (format versions 1.0, 2.0 and 3.0)
 /// into `out`. Accepts little-endian (or byte-order-free) descrs '<f4', '<f2',
 /// '<f8', '<i8', '<i4', '<i2', '|i1', '|u1', '<u2', '<u4', '<u8', '|b1'
