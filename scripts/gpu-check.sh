@@ -1,21 +1,65 @@
 #!/usr/bin/env bash
-# The GPU checks, in two halves.
+# The GPU checks. A GPU machine here has the CUDA toolkit, CMake and Ninja but
+# no LLVM/MLIR, so compiling happens where HetPar is built and the GPU machine
+# builds and runs the emitted CUDA sources.
 #
-# On a GPU machine (which needs only the CUDA toolkit, CMake and Ninja; no LLVM):
-#   scripts/gpu-check.sh OUTDIR
-# builds hetpar-profile with its CUDA backend, writes OUTDIR/profile.json (the
-# GPU's measured GEMM FLOP/s, bandwidths and launch overhead), times every kernel
-# of the real models' kernel lists in bench/kernels/ (OUTDIR/measured.txt), and
-# keeps nvidia-smi's report and the logs.
+# 1. Where HetPar is built:
+#      scripts/gpu-check.sh --prepare [PREP]          (PREP: build/gpu-check)
+#    writes sources-only programs (hetpar-compile --targets=none --cuda-arch=90)
+#    of every ONNX node test that compiles and of the real models (float32,
+#    float16, bfloat16), their inputs and reference outputs, the tolerance of
+#    each model (test/lib/compare-outputs.py's bound), and a copy of hetpar-run
+#    (libstdc++ linked in). About 30 MB.
 #
-# Then, where HetPar is built:
-#   scripts/gpu-check.sh --report OUTDIR
-# predicts every kernel again with the measured profile (bench/kernels/make-lists.sh)
-# and prints the median relative error of predicted against measured kernel
-# times, per model and overall (target: within 15%), and the same for the
-# datasheet-only predictions.
+# 2. On the GPU machine, one command, under 5 minutes:
+#      scripts/gpu-check.sh OUTDIR [PREP]
+#    builds hetpar-profile with its CUDA backend and measures the GPU
+#    (OUTDIR/profile.json) and the real models' kernels (OUTDIR/measured.txt);
+#    then, when PREP exists, builds every prepared program with nvcc (its
+#    manifest's build command, for this GPU's architecture), runs the node
+#    tests on the GPU against their stored outputs (ONNX's tolerances: rtol
+#    1e-3, atol 1e-7) and the real models against ONNX Runtime's outputs, and
+#    prints each model's median latency next to PyTorch eager's on the same
+#    GPU where torch is installed (bench/codegen/torch_eager.py).
+#
+# 3. Back where HetPar is built:
+#      scripts/gpu-check.sh --report OUTDIR
+#    predicts every kernel again with the measured profile and prints the
+#    median relative error of predicted against measured kernel times.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+if [[ "${1:-}" == "--prepare" ]]; then
+  prep=${2:-$root/build/gpu-check}
+  bin=${HETPAR_BUILD_DIR:-$root/build}/bin
+  rm -rf "$prep"
+  mkdir -p "$prep/bin" "$prep/models"
+  cp "$bin/hetpar-run" "$prep/bin/"
+  for m in "$root"/examples/models/*/; do
+    m=$(basename "$m")
+    for dt in float32 float16 bfloat16; do
+      d=$prep/models/$m-$dt
+      mkdir -p "$d/ref"
+      "$bin/hetpar-compile" "$root/examples/models/$m/model.onnx" -o "$d/out" \
+        --targets=none --cuda-arch=90 --dtype=$dt > /dev/null
+      cp "$root"/examples/models/$m/input_*.npy "$d/"
+      cp "$root"/examples/models/$m/output_*.npy "$d/ref/"
+      # The tolerance of compare-outputs.py, as hetpar-run's --rtol/--atol.
+      /usr/bin/python3 "$root/test/lib/compare-outputs.py" \
+        "$root/examples/models/$m/model.onnx" "$root/examples/models/$m" \
+        "$root/examples/models/$m" --dtype $dt |
+        sed -n 's/.*tolerance \([0-9.e+-]*\),.*/\1/p' | head -1 > "$d/tolerance"
+    done
+  done
+  /usr/bin/python3 "$root/test/lib/run-node-tests.py" /usr/share/libonnx-testdata/data \
+    --bin "$bin" --prepare "$prep/node"
+  # One copy of the runtime headers instead of one per program (the carry to
+  # a GPU machine is limited to 64 MiB); build_one adds -I for it.
+  cp -r "$prep/models/mlp-float32/out/include" "$prep/include"
+  find "$prep" -mindepth 3 -type d -name include -prune -exec rm -rf {} +
+  echo "$(du -sb "$prep" | cut -f1) bytes in $prep"
+  exit 0
+fi
 
 if [[ "${1:-}" == "--report" ]]; then
   dir=${2:?usage: gpu-check.sh --report OUTDIR}
@@ -38,21 +82,85 @@ if [[ "${1:-}" == "--report" ]]; then
     --measured "$dir/measured.txt" --max-median 0.15
 fi
 
-out=${1:?usage: gpu-check.sh OUTDIR | gpu-check.sh --report OUTDIR}
+out=${1:?usage: gpu-check.sh OUTDIR [PREP] | --prepare [PREP] | --report OUTDIR}
+prep=${2:-$root/build/gpu-check}
 mkdir -p "$out"
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ' || true)
+cc=${cc:-90}
+jobs=$(nproc)
+
+# --- the generated programs (first: they are the product) -------------------
+if [[ -d "$prep" ]]; then
+  run=$prep/bin/hetpar-run
+  echo "== building $(find "$prep" -name manifest.json | wc -l) programs with nvcc for sm_$cc ($jobs jobs)"
+  build_one() {
+    local dir=$1 cc=$2 prep=$3 cmd
+    cmd=$(sed -n 's/.*"cuda": "\(nvcc[^"]*\)".*/\1/p' "$dir/manifest.json")
+    cmd="${cmd//compute_90,code=sm_90/compute_$cc,code=sm_$cc} -I$prep/include"
+    (cd "$dir" && PATH=$PATH:/usr/local/cuda/bin $cmd > build-cuda.log 2>&1) ||
+      echo "BUILD FAILED $dir: $(head -3 "$dir/build-cuda.log" | tr '\n' ' ')"
+  }
+  export -f build_one
+  start=$(date +%s)
+  find "$prep" -name manifest.json -printf '%h\n' |
+    xargs -P "$jobs" -I{} bash -c "build_one {} $cc $prep" | tee "$out/build-failures.txt" | head -5
+  echo "built in $(( $(date +%s) - start )) s"
+
+  echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7)"
+  pass=0; fail=0
+  : > "$out/node-failures.txt"
+  for d in "$prep"/node/*/; do
+    ins=$(ls "$d"input_*.npy 2>/dev/null | sort -V | paste -sd, || true)
+    if "$run" "$d/out" --backend cuda ${ins:+--inputs "$ins"} --check "$d/expected" \
+         --rtol 1e-3 --atol 1e-7 > "$d/run.log" 2>&1; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      echo "$(basename "$d"): $(grep -m1 -E 'error|MISMATCH' "$d/run.log")" >> "$out/node-failures.txt"
+    fi
+  done
+  echo "node tests on the GPU: passed $pass, failed $fail (of $((pass + fail)) that compile)"
+  head -20 "$out/node-failures.txt"
+
+  echo "== real models on the GPU against ONNX Runtime's outputs (median of 100 runs)"
+  for d in "$prep"/models/*/; do
+    name=$(basename "$d")
+    tol=$(cat "$d/tolerance")
+    ins=$(ls "$d"input_*.npy | sort -V | paste -sd,)
+    if "$run" "$d/out" --backend cuda --repeat 100 --inputs "$ins" --check "$d/ref" \
+         --rtol "$tol" --atol "$tol" > "$d/run.log" 2>&1; then
+      status=match
+    elif grep -q MISMATCH "$d/run.log"; then
+      status=MISMATCH
+    else
+      status=FAILED
+    fi
+    printf '%-18s %-8s %s\n' "$name" "$status" \
+      "$(grep -m1 'hetpar_run alone' "$d/run.log" || grep -m1 error "$d/run.log")"
+  done | tee "$out/models.txt"
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    echo "== PyTorch eager on the same GPU"
+    python3 "$root/bench/codegen/torch_eager.py" --device cuda --repeat 100 | tee "$out/torch.txt"
+  else
+    echo "== PyTorch eager: torch with CUDA is not installed here; skipped"
+  fi
+else
+  echo "== no prepared programs in $prep (run scripts/gpu-check.sh --prepare where HetPar is built)"
+fi
+
+# --- calibration: microbenchmarks and the real models' kernels ---------------
 build=${TMPDIR:-/tmp}/hetpar-profile-build
-echo "== building hetpar-profile for sm_${cc:-90}"
+echo "== building hetpar-profile for sm_$cc"
 cmake -S "$root/tools/hetpar-profile" -B "$build" -G Ninja \
-  -DCMAKE_CUDA_ARCHITECTURES="${cc:-90}" > "$out/build.log" 2>&1
+  -DCMAKE_CUDA_ARCHITECTURES="$cc" > "$out/build.log" 2>&1
 cmake --build "$build" >> "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 echo "== microbenchmarks"
-"$build/hetpar-profile" --backend cuda -o "$out/profile.json" 2>&1 | tee "$out/profile.log"
+"$build/hetpar-profile" --backend cuda -o "$out/profile.json" > "$out/profile.log" 2>&1
+tail -3 "$out/profile.log"
 echo "== the real models' kernels"
 lists=()
 for f in "$root"/bench/kernels/*.txt; do lists+=(--kernels "$f"); done
 "$build/hetpar-profile" --backend cuda --quick "${lists[@]}" --measured "$out/measured.txt" \
   2> "$out/kernels.log"
 tail -1 "$out/kernels.log"
-cat "$out/profile.json"

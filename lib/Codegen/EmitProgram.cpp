@@ -924,17 +924,26 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
           << ") {\n  HP_FOR(i) {\n";
   if (needCoords) {
+    // Coordinates of the output element, innermost first, as far out as a
+    // broadcast operand needs them.
+    int outermost = rank;
+    for (const Leaf &leaf : leaves)
+      for (int d = 0; d < rank; ++d)
+        if (!leaf.contiguous && leaf.strides[d]) {
+          outermost = std::min(outermost, d);
+          break;
+        }
     kernels << "    int64_t r = i;\n";
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = rank - 1; d >= outermost; --d) {
       kernels << "    const int64_t c" << d << " = r % " << outShape[d]
               << ";\n";
-      if (d > 0)
+      if (d > outermost)
         kernels << "    r /= " << outShape[d] << ";\n";
     }
-    kernels << "    (void)r;\n";
   }
   kernels << code << "    out[i] = (" << outType << ")" << result
           << ";\n  }\n}\n\n";
+  body << "  // " << name << "\n";
   line("hp_launch(ctx, " + name + ", " + std::to_string(n) + ", " +
        llvm::join(args, ", ") + ");");
   ++program.kernels;
@@ -1203,10 +1212,8 @@ static llvm::SmallVector<int64_t> constInts(Value v) {
 }
 
 LogicalResult Emitter::emitOp(Operation *op) {
-  if (isElementwise(op)) {
-    comment(op);
+  if (isElementwise(op))
     return emitElementwiseGroup(op);
-  }
   Value out = op->getNumResults() ? op->getResult(0) : Value();
   auto axisOf = [&](Value v, int64_t axis) {
     int64_t r = static_cast<int64_t>(shapeOf(v).size());

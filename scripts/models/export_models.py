@@ -26,8 +26,6 @@ import os
 import sys
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 import torch
 
 OPSET = 17  # the newest opset torch 1.13 exports
@@ -163,6 +161,11 @@ MODELS = {"gpt2": tiny_gpt2, "bert": tiny_bert, "llama": tiny_llama, "vit": tiny
 
 
 def export(name, out_root):
+    # Imported here so that the model builders (MODELS) need only torch, as
+    # bench/codegen/torch_eager.py does on GPU machines.
+    import onnx
+    import onnxruntime as ort
+
     torch.manual_seed(0)
     np.random.seed(0)
     model, args, in_names, out_names, dyn_axes = MODELS[name]()

@@ -6,6 +6,10 @@ with the stored reference.
 Usage:
   run-node-tests.py TESTDATA_DIR --bin BUILD/bin [--jobs N] [--filter REGEX]
                     [--min-pass-rate 0.95] [--markdown FILE] [--keep DIR]
+  run-node-tests.py TESTDATA_DIR --bin BUILD/bin --prepare DIR
+                    (sources only, for scripts/gpu-check.sh: DIR/<test>/out,
+                    input_<i>.npy, expected/output_<i>.npy for every test that
+                    compiles)
 
 Each test in TESTDATA_DIR/node/test_* is one of:
   passed       compiled, ran, every output within tolerance
@@ -60,16 +64,21 @@ def reason_of(stderr):
     return lines[0].strip() if lines else "no message"
 
 
-def run_test(test_dir, bindir, keep):
+def run_test(test_dir, bindir, keep, prepare=None):
     name = os.path.basename(test_dir)
     data = os.path.join(test_dir, "test_data_set_0")
     if not os.path.isdir(data):
         return name, "unsupported", "no test_data_set_0"
-    work = tempfile.mkdtemp(prefix="hp-node-", dir=keep)
+    if prepare:
+        work = os.path.join(prepare, name)
+        os.makedirs(work)
+    else:
+        work = tempfile.mkdtemp(prefix="hp-node-", dir=keep)
     out = os.path.join(work, "out")
     compile_cmd = [os.path.join(bindir, "hetpar-compile"),
                    os.path.join(test_dir, "model.onnx"), "-o", out,
-                   "--targets=cpu", "--opt-level=1"]
+                   "--targets=none" if prepare else "--targets=cpu",
+                   "--opt-level=1"]
     p = subprocess.run(compile_cmd, capture_output=True, text=True)
     if p.returncode != 0:
         reason = reason_of(p.stderr)
@@ -101,6 +110,12 @@ def run_test(test_dir, bindir, keep):
         return name, "unsupported", "input is not a tensor: %s" % e
     if len(npys) != len(graph_inputs):
         return name, "unsupported", "optional inputs left out"
+    if prepare:
+        os.makedirs(os.path.join(work, "expected"))
+        for i, path in enumerate(expected):
+            np.save(os.path.join(work, "expected", "output_%d.npy" % i),
+                    load_tensor(path))
+        return name, "prepared", ""
     results = os.path.join(work, "results")
     run_cmd = [os.path.join(bindir, "hetpar-run"), out, "--backend", "cpu",
                "--outputs", results]
@@ -145,6 +160,7 @@ def main():
     ap.add_argument("--min-pass-rate", type=float, default=0.0)
     ap.add_argument("--markdown", help="write the failure and unsupported lists here")
     ap.add_argument("--keep", help="keep work folders under this folder")
+    ap.add_argument("--prepare", help="write sources-only programs and data here")
     args = ap.parse_args()
 
     tests = sorted(glob.glob(os.path.join(args.testdata, "node", "test_*")))
@@ -155,8 +171,17 @@ def main():
         return 1
     results = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for r in pool.map(lambda t: run_test(t, args.bin, args.keep), tests):
+        for r in pool.map(lambda t: run_test(t, args.bin, args.keep,
+                                             args.prepare), tests):
             results.append(r)
+    if args.prepare:
+        ready = [n for n, status, _ in results if status == "prepared"]
+        for n, status, _ in results:
+            if status != "prepared":
+                subprocess.run(["rm", "-rf", os.path.join(args.prepare, n)])
+        print("prepared %d of %d node tests in %s" % (len(ready), len(results),
+                                                      args.prepare))
+        return 0
     counts = {"passed": 0, "failed": 0, "unsupported": 0}
     for _, status, _ in results:
         counts[status] += 1

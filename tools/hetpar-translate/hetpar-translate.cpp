@@ -1,12 +1,17 @@
-//===- hetpar-translate.cpp - ONNX import -------------------------------===//
+//===- hetpar-translate.cpp - ONNX import, device source export ----------===//
 //
 // Usage: hetpar-translate --import-onnx MODEL.onnx [--input-shape NAME=2x128
-// ...]
-//                         [--no-external-data] [--emit-bytecode] [-o OUT.mlir]
+//                         ...] [--no-external-data] [--emit-bytecode] [-o F]
+//        hetpar-translate --emit-device-source STATIC.mlir [--dtype D] [-o F]
 //
-// Imports an ONNX model (binary .onnx, or ONNX text syntax .onnxtxt) into the
-// onnx dialect. Import only: each op's shape rule runs as it is built, but
-// nothing is folded (use hetpar-compile --emit=mlir for the static module).
+// --import-onnx imports an ONNX model (binary .onnx, or ONNX text syntax
+// .onnxtxt) into the onnx dialect. Import only: each op's shape rule runs as it
+// is built, but nothing is folded (use hetpar-compile --emit=mlir for the
+// static module).
+//
+// --emit-device-source prints the device_0.cu that hetpar-compile would
+// generate for a fully static onnx-dialect module (for instance one a user's
+// passes rewrote with hetpar-opt), without weights or builds.
 //
 // This is not built on mlirTranslateMain, which reads the whole input file into
 // memory before translating: the importer streams the model itself, so that
@@ -14,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Support/Diagnostics.h"
 #include "hetpar/Support/Output.h"
@@ -23,6 +29,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
@@ -35,6 +42,16 @@ static cl::opt<bool>
     importONNX("import-onnx",
                cl::desc("Import an ONNX model into the onnx dialect"),
                cl::cat(category));
+static cl::opt<bool> emitDeviceSource(
+    "emit-device-source",
+    cl::desc("Print the device program (device_0.cu) of a static onnx-dialect "
+             "module"),
+    cl::cat(category));
+static cl::opt<std::string>
+    dtypeOption("dtype",
+                cl::desc("With --emit-device-source: float32 (default), "
+                         "float16 or bfloat16 storage of float32 tensors"),
+                cl::init("float32"), cl::cat(category));
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string>
@@ -58,14 +75,50 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// --emit-device-source: parse, generate, print.
+static int deviceSource() {
+  auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
+  if (!floatMode)
+    return fail("--dtype: unknown type '" + dtypeOption +
+                "' (float32, float16 or bfloat16)");
+  DialectRegistry registry;
+  hetpar::registerImportDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  hetpar::DiagnosticPrinter diagnostics(&context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputPath, &context);
+  if (!module)
+    return 1;
+  func::FuncOp func;
+  for (auto f : module->getOps<func::FuncOp>())
+    if (!f.isDeclaration()) {
+      func = f;
+      break;
+    }
+  if (!func)
+    return fail("'" + inputPath + "' has no function to generate code for");
+  hetpar::codegen::CodegenOptions opts;
+  opts.floatMode = *floatMode;
+  auto program = hetpar::codegen::generateDeviceProgram(func, opts);
+  if (failed(program))
+    return 1;
+  if (llvm::Error err = hetpar::writeOutput(
+          outputPath, [&](llvm::raw_ostream &os) { os << program->source; }))
+    return fail(llvm::toString(std::move(err)));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
-  if (!importONNX)
-    return fail("choose a translation (--import-onnx)");
+  if (importONNX == emitDeviceSource)
+    return fail(
+        "choose one translation (--import-onnx or --emit-device-source)");
+  if (emitDeviceSource)
+    return deviceSource();
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;

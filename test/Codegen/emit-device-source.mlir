@@ -1,0 +1,43 @@
+// The generated source for hand-written IR: fusion, broadcasting, literals,
+// GEMM calls, arena reuse and outputs written in place.
+// RUN: hetpar-translate --emit-device-source %s | FileCheck %s
+// RUN: hetpar-translate --emit-device-source %s --dtype=float16 | FileCheck %s --check-prefix=F16
+
+func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx.name = "w"}) -> (tensor<2x3xf32> {onnx.name = "y"}) {
+  %bias = onnx.Constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %half = onnx.Constant dense<0.5> : tensor<f32>
+  // Add (broadcast bias) -> Mul (scalar literal) -> Tanh: one kernel.
+  %0 = onnx.Add(%x, %bias) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("add")
+  %1 = onnx.Mul(%0, %half) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32> loc("mul")
+  %2 = onnx.Tanh(%1) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("tanh")
+  %3 = onnx.MatMul(%2, %w) : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32> loc("matmul")
+  %4 = onnx.Softmax(%3) {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("softmax")
+  return %4 : tensor<2x3xf32>
+}
+
+// CHECK: #define HP_NUM_INPUTS 2
+// CHECK: #define HP_NUM_OUTPUTS 1
+// The fused kernel names its ONNX nodes; the bias is read through the
+// column coordinate (stride 1 along dim 1, 0 along dim 0); 0.5 is a literal.
+// CHECK: // k0_Add_Mul_Tanh: Add 'add' Mul 'mul' Tanh 'tanh'
+// CHECK-NEXT: HP_KERNEL(k0_Add_Mul_Tanh, const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out) {
+// CHECK: const int64_t c1 = r % 4;
+// CHECK: const float v0 = (float)in0[i];
+// CHECK: const float v1 = (float)in1[c1 * 1];
+// CHECK: const float t0 = (float)(v0 + v1);
+// CHECK: const float t1 = (float)(t0 * 5.00000000e-01f);
+// CHECK: const float t2 = hp_tanh(t1);
+// CHECK: static int hp_program_run(
+// CHECK: hp_launch(ctx, k0_Add_Mul_Tanh, 8, ((const float *)inputs[0]), ((const float *)(weights + 0)), ((float *)(arena + [[T:[0-9]+]])));
+// MatMul: M=2, N=3, K=4, one batch, into the arena.
+// CHECK: // MatMul matmul
+// CHECK: hp_gemm<float, float>(ctx, 0, 0, 2, 3, 4, 1.0f, ((float *)(arena + [[T]])), 4, 0, ((const float *)inputs[1]), 3, 0, 0.0f, ((float *)(arena + [[M:[0-9]+]])), 3, 6, 1)
+// Softmax writes the graph output in place: 2 rows of 3.
+// CHECK: hp_launch(ctx, hp_softmax<float, float, false>, 2, 3, 1, ((float *)(arena + [[M]])), ((float *)outputs[0]));
+
+// Under --dtype=float16 the input converts on entry, the weight is 16-bit,
+// and the output converts on exit.
+// F16: HP_KERNEL(k0_Add_Mul_Tanh, const hp_half *__restrict__ in0, const hp_half *__restrict__ in1, hp_half *__restrict__ out)
+// F16: hp_launch(ctx, hp_convert<hp_half, float>, 8, (const float *)inputs[0],
+// F16: hp_gemm<hp_half, float>
+// F16: hp_launch(ctx, hp_convert<float, hp_half>, 6,
