@@ -81,9 +81,6 @@ static std::string unsupportedReason(Operation *op) {
         return isConstant(o->getOperand(1)) ? ""
                                             : "an axis that is not a constant";
       })
-      .Case([](onnx::TriluOp o) -> std::string {
-        return isConstant(o.getK()) ? "" : "a k that is not a constant";
-      })
       .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
             onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
             onnx::ReduceL2Op, onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp>(

@@ -1501,13 +1501,18 @@ LogicalResult Emitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](onnx::TriluOp o) {
-        Value in = o->getOperand(0);
+        Value in = o->getOperand(0), k = o.getK();
         llvm::ArrayRef<int64_t> s = shapeOf(in);
-        llvm::SmallVector<int64_t> kv = constInts(o.getK());
-        line(llvm::formatv("hp_launch(ctx, hp_trilu<{0}>, {1}, {2}, {3}, {4}, "
-                           "{5}, {6}, {7});",
-                           storageType(eltOf(in)), numelOf(in), s[s.size() - 2],
-                           s.back(), kv.empty() ? 0 : kv[0],
+        llvm::SmallVector<int64_t> kv = constInts(k);
+        // A constant k is a literal; a k computed at run time is read by
+        // the kernel from device memory.
+        bool runtimeK = k && kv.empty();
+        std::string kType = k ? storageType(eltOf(k)) : "int64_t";
+        line(llvm::formatv("hp_launch(ctx, hp_trilu<{0}, {1}>, {2}, {3}, {4}, "
+                           "{5}, {6}, {7}, {8}, {9});",
+                           storageType(eltOf(in)), kType, numelOf(in),
+                           s[s.size() - 2], s.back(), kv.empty() ? 0 : kv[0],
+                           runtimeK ? ptr(k) : "(const " + kType + " *)0",
                            intAttr(o, "upper", 1), ptr(in), ptr(out)));
         ++program.libraryCalls;
         return success();

@@ -676,11 +676,13 @@ HP_KERNEL(hp_pad, int rank, int mode, hp_dims outDims, hp_dims inDims,
   }
 }
 
-/// Trilu on [batch, rows, cols]: keeps j - i >= k (upper) or j - i <= k.
-template <typename T>
-HP_KERNEL(hp_trilu, int64_t rows, int64_t cols, int64_t k, int upper,
-          const T *in, T *out) {
+/// Trilu on [batch, rows, cols]: keeps j - i >= k (upper) or j - i <= k; k
+/// is `kConst`, or *kPtr when kPtr is not null (a graph input).
+template <typename T, typename K>
+HP_KERNEL(hp_trilu, int64_t rows, int64_t cols, int64_t kConst, const K *kPtr,
+          int upper, const T *in, T *out) {
   HP_FOR(i) {
+    int64_t k = kPtr ? (int64_t)*kPtr : kConst;
     int64_t j = i % cols, r = (i / cols) % rows;
     bool keep = upper ? (j - r >= k) : (j - r <= k);
     out[i] = keep ? in[i] : T(0);
