@@ -601,7 +601,7 @@ void Emitter::emitStridedCopy(Value in, llvm::ArrayRef<int64_t> d,
                               int64_t outOffset, Type elt) {
   if (numel(d) == 0)
     return;
-  line(llvm::formatv("hp_launch(ctx, hp_strided_copy<{0}>, {1}, {2}, {3}, {4}, "
+  line(llvm::formatv("hp_copy_launch<{0}>(ctx, {1}, {2}, {3}, {4}, "
                      "{5}, {6}, {7}, {8}, {9}, {10});",
                      storageType(elt), numel(d), d.size(), dims(d),
                      dims(inStrides), dims(inMods), inOffset, ptr(in),
@@ -613,7 +613,7 @@ void Emitter::emitCopy(const std::string &src, const std::string &dst,
                        int64_t n, Type elt) {
   if (n == 0)
     return;
-  line(llvm::formatv("hp_launch(ctx, hp_strided_copy<{0}>, {1}, 1, {2}, {3}, "
+  line(llvm::formatv("hp_copy_launch<{0}>(ctx, {1}, 1, {2}, {3}, "
                      "{4}, 0, {5}, {6}, 0, {7});",
                      storageType(elt), n, dims({n}), dims({1}), dims({n}), src,
                      dims({1}), dst));
@@ -1125,11 +1125,11 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   std::string xg =
       llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
   if (!pointwise)
-    line(llvm::formatv("    hp_launch(ctx, hp_im2col<{0}>, {1}, {2}, {3}, {4}, "
-                       "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-                       st, Cg * kc * outPlane, nsp, dims(inSp), dims(outSp),
-                       dims(k), dims(stride), dims(pb), dims(dil), kc, inPlane,
-                       outPlane, xg, cols));
+    line(llvm::formatv("    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
+                       "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+                       st, nsp, dims(inSp), dims(outSp), dims(k), dims(stride),
+                       dims(pb), dims(dil), Cg, kc, inPlane, outPlane, xg,
+                       cols));
   line(llvm::formatv(
       "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
       "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "

