@@ -105,6 +105,18 @@ CASES["reshape_allowzero"] = (
     [np.zeros((0, 3, 4), dtype=np.float32)],
     [np.zeros((3, 4, 0), dtype=np.float32)])
 
+# Scalars (rank 0) through layout kernels: Transpose of a scalar is the
+# scalar, Neg of it -2.5; Expand of a scalar fills the shape.
+CASES["scalar_transpose"] = (
+    model([helper.make_node("Transpose", ["x"], ["t"]),
+           helper.make_node("Neg", ["t"], ["y"])],
+          [f32("x", [])], [f32("y", [])]),
+    [np.array(2.5, dtype=np.float32)], [np.array(-2.5, dtype=np.float32)])
+CASES["scalar_expand"] = (
+    model([helper.make_node("Expand", ["x", "shape"], ["y"])],
+          [f32("x", [])], [f32("y", [2, 3])], [i64("shape", [2, 3])]),
+    [np.array(2.5, dtype=np.float32)], [np.full((2, 3), 2.5, dtype=np.float32)])
+
 
 def main():
     out = sys.argv[1]

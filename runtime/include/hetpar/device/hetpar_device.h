@@ -327,6 +327,11 @@ static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
 #else
   if (n == 0)
     return;
+  if (rank == 0) { // a scalar
+    hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods,
+              inOffset, in, outStrides, outOffset, out);
+    return;
+  }
   hp_launch(ctx, hp_strided_copy_rows<T>, n / dims.v[rank - 1], rank, dims,
             inStrides, inMods, inOffset, in, outStrides, outOffset, out);
 #endif
