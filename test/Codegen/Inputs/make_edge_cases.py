@@ -117,6 +117,14 @@ CASES["scalar_expand"] = (
           [f32("x", [])], [f32("y", [2, 3])], [i64("shape", [2, 3])]),
     [np.array(2.5, dtype=np.float32)], [np.full((2, 3), 2.5, dtype=np.float32)])
 
+# MatMul with an empty contraction: (2,0) x (0,3) is a 2x3 matrix of zeros
+# (a sum of no terms).
+CASES["matmul_empty_k"] = (
+    model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+          [f32("a", [2, 0]), f32("b", [0, 3])], [f32("y", [2, 3])]),
+    [np.zeros((2, 0), dtype=np.float32), np.zeros((0, 3), dtype=np.float32)],
+    [np.zeros((2, 3), dtype=np.float32)])
+
 
 def main():
     out = sys.argv[1]

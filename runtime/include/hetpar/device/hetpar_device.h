@@ -828,20 +828,31 @@ HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
   }
 }
 
-/// Row-major batched GEMM: C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b]
-/// for b < batch, with element strides sA, sB, sC between batches (0 repeats
-/// one matrix). cuBLAS (column-major) computes C^T = op(B)^T op(A)^T; the CPU
-/// calls OpenBLAS per batch. Returns 0 or non-zero with ctx->error set.
+// The parameters and arguments of hp_gemm and its implementations.
+#define HP_GEMM_PARAMS(T)                                                      \
+  hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,   \
+      const T *A, int64_t lda, int64_t sA, const T *B, int64_t ldb,            \
+      int64_t sB, float beta, T *C, int64_t ldc, int64_t sC, int64_t batch
+#define HP_GEMM_ARGS                                                           \
+  ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch
+
+/// The GEMM loop kernel over every output element.
 template <typename T, typename Acc>
-static int hp_gemm(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                   int64_t K, float alpha, const T *A, int64_t lda,
-                   int64_t sA, const T *B, int64_t ldb, int64_t sB, float beta,
-                   T *C, int64_t ldc, int64_t sC, int64_t batch) {
+static int hp_gemm_naive(HP_GEMM_PARAMS(T)) {
   if (M == 0 || N == 0 || batch == 0)
     return 0;
   hp_launch(ctx, hp_gemm_loop<T, Acc>, batch * M * N, ta, tb, M, N, K, alpha,
             A, lda, sA, B, ldb, sB, beta, C, ldc, sC);
   return 0;
+}
+
+/// Row-major batched GEMM: C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b]
+/// for b < batch, with element strides sA, sB, sC between batches (0 repeats
+/// one matrix). cuBLAS on the GPU and OpenBLAS on the CPU (the
+/// specializations below), the loop kernel for other element types. Returns
+/// 0, or non-zero with ctx->error set.
+template <typename T, typename Acc> static int hp_gemm(HP_GEMM_PARAMS(T)) {
+  return hp_gemm_naive<T, Acc>(HP_GEMM_ARGS);
 }
 
 #if HP_CUDA
@@ -852,17 +863,14 @@ static int hp_cublas_status(hp_ctx *ctx, cublasStatus_t s, const char *what) {
            (int)s);
   return 1;
 }
+/// cuBLAS computes column-major C^T = op(B)^T op(A)^T, which is the
+/// row-major product; CUBLAS_COMPUTE_32F: float32 accumulation (no TF32).
 template <typename T>
-static int hp_gemm_ex(hp_ctx *ctx, cudaDataType type, int ta, int tb,
-                      int64_t M, int64_t N, int64_t K, float alpha, const T *A,
-                      int64_t lda, int64_t sA, const T *B, int64_t ldb,
-                      int64_t sB, float beta, T *C, int64_t ldc, int64_t sC,
-                      int64_t batch) {
+static int hp_gemm_ex(cudaDataType type, HP_GEMM_PARAMS(T)) {
   if (M == 0 || N == 0 || batch == 0)
     return 0;
   if (K == 0) // cuBLAS leaves C unscaled for K == 0 in some versions
-    return hp_gemm<T, float>(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb,
-                             sB, beta, C, ldc, sC, batch);
+    return hp_gemm_naive<T, float>(HP_GEMM_ARGS);
   return hp_cublas_status(
       ctx,
       cublasGemmStridedBatchedEx(
@@ -872,39 +880,16 @@ static int hp_gemm_ex(hp_ctx *ctx, cudaDataType type, int ta, int tb,
           sC, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx");
 }
-template <>
-int hp_gemm<float, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                          int64_t K, float alpha, const float *A, int64_t lda,
-                          int64_t sA, const float *B, int64_t ldb, int64_t sB,
-                          float beta, float *C, int64_t ldc, int64_t sC,
-                          int64_t batch) {
-  return hp_gemm_ex(ctx, CUDA_R_32F, ta, tb, M, N, K, alpha, A, lda, sA, B,
-                    ldb, sB, beta, C, ldc, sC, batch);
+template <> int hp_gemm<float, float>(HP_GEMM_PARAMS(float)) {
+  return hp_gemm_ex(CUDA_R_32F, HP_GEMM_ARGS);
 }
-template <>
-int hp_gemm<hp_half, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const hp_half *A,
-                            int64_t lda, int64_t sA, const hp_half *B,
-                            int64_t ldb, int64_t sB, float beta, hp_half *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
-  return hp_gemm_ex(ctx, CUDA_R_16F, ta, tb, M, N, K, alpha, A, lda, sA, B,
-                    ldb, sB, beta, C, ldc, sC, batch);
+template <> int hp_gemm<hp_half, float>(HP_GEMM_PARAMS(hp_half)) {
+  return hp_gemm_ex(CUDA_R_16F, HP_GEMM_ARGS);
 }
-template <>
-int hp_gemm<hp_bf16, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const hp_bf16 *A,
-                            int64_t lda, int64_t sA, const hp_bf16 *B,
-                            int64_t ldb, int64_t sB, float beta, hp_bf16 *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
-  return hp_gemm_ex(ctx, CUDA_R_16BF, ta, tb, M, N, K, alpha, A, lda, sA, B,
-                    ldb, sB, beta, C, ldc, sC, batch);
+template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
+  return hp_gemm_ex(CUDA_R_16BF, HP_GEMM_ARGS);
 }
-template <>
-int hp_gemm<double, double>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const double *A,
-                            int64_t lda, int64_t sA, const double *B,
-                            int64_t ldb, int64_t sB, float beta, double *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
+template <> int hp_gemm<double, double>(HP_GEMM_PARAMS(double)) {
   if (M == 0 || N == 0 || batch == 0)
     return 0;
   double a = alpha, b = beta;
@@ -917,12 +902,9 @@ int hp_gemm<double, double>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
       "cublasDgemmStridedBatched");
 }
 #else
-template <>
-int hp_gemm<float, float>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
-                          int64_t K, float alpha, const float *A, int64_t lda,
-                          int64_t sA, const float *B, int64_t ldb, int64_t sB,
-                          float beta, float *C, int64_t ldc, int64_t sC,
-                          int64_t batch) {
+/// OpenBLAS, one call per batch (row-major).
+template <> int hp_gemm<float, float>(HP_GEMM_PARAMS(float)) {
+  (void)ctx;
   if (M == 0 || N == 0)
     return 0;
   for (int64_t b = 0; b < batch; ++b)
@@ -932,15 +914,21 @@ int hp_gemm<float, float>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
                 (blasint)ldb, beta, C + b * sC, (blasint)ldc);
   return 0;
 }
+template <> int hp_gemm<double, double>(HP_GEMM_PARAMS(double)) {
+  (void)ctx;
+  if (M == 0 || N == 0)
+    return 0;
+  for (int64_t b = 0; b < batch; ++b)
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
+                (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
+                (blasint)ldb, beta, C + b * sC, (blasint)ldc);
+  return 0;
+}
 /// 16-bit floats on the CPU: widen each batch's matrices to float, run
 /// OpenBLAS's sgemm (float32 accumulation, like cuBLAS with
 /// CUBLAS_COMPUTE_32F) and round the result back.
-template <typename T>
-static int hp_gemm_widened(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                           int64_t K, float alpha, const T *A, int64_t lda,
-                           int64_t sA, const T *B, int64_t ldb, int64_t sB,
-                           float beta, T *C, int64_t ldc, int64_t sC,
-                           int64_t batch) {
+template <typename T> static int hp_gemm_widened(HP_GEMM_PARAMS(T)) {
   if (M == 0 || N == 0)
     return 0;
   int64_t rowsA = ta ? K : M, rowsB = tb ? N : K;
@@ -975,38 +963,11 @@ static int hp_gemm_widened(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
   free(c);
   return 0;
 }
-template <>
-int hp_gemm<hp_half, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const hp_half *A,
-                            int64_t lda, int64_t sA, const hp_half *B,
-                            int64_t ldb, int64_t sB, float beta, hp_half *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
-  return hp_gemm_widened(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB,
-                         beta, C, ldc, sC, batch);
+template <> int hp_gemm<hp_half, float>(HP_GEMM_PARAMS(hp_half)) {
+  return hp_gemm_widened(HP_GEMM_ARGS);
 }
-template <>
-int hp_gemm<hp_bf16, float>(hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const hp_bf16 *A,
-                            int64_t lda, int64_t sA, const hp_bf16 *B,
-                            int64_t ldb, int64_t sB, float beta, hp_bf16 *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
-  return hp_gemm_widened(ctx, ta, tb, M, N, K, alpha, A, lda, sA, B, ldb, sB,
-                         beta, C, ldc, sC, batch);
-}
-template <>
-int hp_gemm<double, double>(hp_ctx *, int ta, int tb, int64_t M, int64_t N,
-                            int64_t K, float alpha, const double *A,
-                            int64_t lda, int64_t sA, const double *B,
-                            int64_t ldb, int64_t sB, float beta, double *C,
-                            int64_t ldc, int64_t sC, int64_t batch) {
-  if (M == 0 || N == 0)
-    return 0;
-  for (int64_t b = 0; b < batch; ++b)
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
-                (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
-                (blasint)ldb, beta, C + b * sC, (blasint)ldc);
-  return 0;
+template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
+  return hp_gemm_widened(HP_GEMM_ARGS);
 }
 #endif
 
