@@ -325,8 +325,16 @@ HETPAR_BROADCAST(LessOp, IntegerType::get(getContext(), 1))
 HETPAR_BROADCAST(LessOrEqualOp, IntegerType::get(getContext(), 1))
 HETPAR_BROADCAST(GreaterOp, IntegerType::get(getContext(), 1))
 HETPAR_BROADCAST(GreaterOrEqualOp, IntegerType::get(getContext(), 1))
-HETPAR_BROADCAST(WhereOp, elementTypeOf(getX()))
 #undef HETPAR_BROADCAST
+
+LogicalResult WhereOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (elementTypeOf(getX()) != elementTypeOf(getY()))
+    return emitOpError() << "X and Y have different element types ("
+                         << elementTypeOf(getX()) << " and "
+                         << elementTypeOf(getY()) << ")";
+  return inferBroadcast(*this, getOperation()->getOperands(),
+                        elementTypeOf(getX()), r);
+}
 
 LogicalResult ModOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (getFmod() != 0 && getFmod() != 1)

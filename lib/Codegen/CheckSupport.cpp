@@ -56,10 +56,18 @@ static std::string unsupportedReason(Operation *op) {
         return "";
       })
       .Case([](onnx::DropoutOp o) -> std::string {
+        // Training mode drops elements at random, unless the ratio is 0
+        // (PyTorch exports F.dropout(x, p=0.0) so): then it is the identity.
         if (Value tm = o.getTrainingMode()) {
           auto v = getConstantIntValues(tm);
-          if (!v || (!v->empty() && (*v)[0] != 0))
-            return "training mode";
+          bool training = !v || (!v->empty() && (*v)[0] != 0);
+          std::optional<llvm::SmallVector<double>> ratio;
+          if (Value r = o.getRatio())
+            if (ElementsAttr a = getConstantElements(r))
+              ratio = readFloatElements(a);
+          bool zeroRatio = ratio && !ratio->empty() && (*ratio)[0] == 0.0;
+          if (training && !zeroRatio)
+            return "training mode (random drops)";
         }
         return "";
       })
@@ -109,6 +117,16 @@ static std::string unsupportedReason(Operation *op) {
 LogicalResult hetpar::codegen::checkCodegenSupport(func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("code generation needs a function of one block");
+  // A module that is not static at all gets one error, not one per op.
+  for (BlockArgument arg : func.getArguments()) {
+    auto t = llvm::dyn_cast<RankedTensorType>(arg.getType());
+    if (!t || !t.hasStaticShape())
+      return func.emitError()
+             << "input " << arg.getArgNumber() << " has type " << arg.getType()
+             << ": code generation needs a fully static module (fix the input "
+                "shapes: hetpar-compile --input-shape, or hetpar-opt "
+                "--hetpar-onnx-to-static)";
+  }
   bool ok = true;
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op) || op.hasTrait<OpTrait::ConstantLike>())

@@ -646,8 +646,8 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       .Case([&](onnx::SigmoidOp) {
         return c(1) + " / (" + c(1) + " + hp_exp(-" + x + "))";
       })
-      .Case([&](onnx::ReluOp) {
-        return "(" + x + " > (" + ct + ")0 ? " + x + " : (" + ct + ")0)";
+      .Case([&](onnx::ReluOp) { // NaN stays NaN, as in PyTorch and ORT
+        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")0 : " + x + ")";
       })
       .Case([&](onnx::SinOp) { return f("hp_sin"); })
       .Case([&](onnx::CosOp) { return f("hp_cos"); })
@@ -1125,11 +1125,11 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   std::string xg =
       llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
   if (!pointwise)
-    line(llvm::formatv("    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
-                       "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-                       st, nsp, dims(inSp), dims(outSp), dims(k), dims(stride),
-                       dims(pb), dims(dil), Cg, kc, inPlane, outPlane, xg,
-                       cols));
+    line(llvm::formatv(
+        "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
+        "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+        st, nsp, dims(inSp), dims(outSp), dims(k), dims(stride), dims(pb),
+        dims(dil), Cg, kc, inPlane, outPlane, xg, cols));
   line(llvm::formatv(
       "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
       "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
@@ -1526,6 +1526,19 @@ LogicalResult Emitter::emitOp(Operation *op) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// "b0, b1, " : the byte sizes of graph inputs or outputs in the model's
+/// dtypes (what the caller's buffers hold).
+static std::string boundaryBytes(TypeRange types) {
+  std::string s;
+  for (Type t : types) {
+    auto tt = llvm::cast<RankedTensorType>(t);
+    unsigned bits = tt.getElementType().getIntOrFloatBitWidth();
+    s += std::to_string(numel(tt.getShape()) * (bits == 1 ? 1 : bits / 8)) +
+         "ULL, ";
+  }
+  return s;
+}
+
 FailureOr<DeviceProgram> Emitter::run() {
   planValues();
   // Conv im2col scratch, sized before the arena is planned.
@@ -1618,6 +1631,10 @@ FailureOr<DeviceProgram> Emitter::run() {
       << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"
       << "#define HP_NUM_INPUTS " << func.getNumArguments() << "\n"
       << "#define HP_NUM_OUTPUTS " << returnOp.getNumOperands() << "\n"
+      << "#define HP_INPUT_BYTES " << boundaryBytes(func.getArgumentTypes())
+      << "\n"
+      << "#define HP_OUTPUT_BYTES " << boundaryBytes(returnOp.getOperandTypes())
+      << "\n"
       << "#define HETPAR_DEFINE_ABI\n"
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << kernelText

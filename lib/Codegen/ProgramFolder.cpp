@@ -9,9 +9,16 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
+#include <ftw.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
 
 using namespace hetpar::codegen;
 namespace fs = llvm::sys::fs;
@@ -91,6 +98,99 @@ static llvm::Error runBuild(llvm::StringRef program,
       cmd.c_str(), output.c_str());
 }
 
+/// The output folder as written: without trailing separators, and through a
+/// symbolic link to a folder (the link stays, its target is replaced).
+static std::string resolveOutDir(llvm::StringRef outDir) {
+  std::string dir = outDir.str();
+  while (dir.size() > 1 && path::is_separator(dir.back()))
+    dir.pop_back();
+  bool isLink = false;
+  if (!fs::is_symlink_file(dir, isLink) && isLink) {
+    llvm::SmallString<256> real;
+    if (!fs::real_path(dir, real) && fs::is_directory(real))
+      return std::string(real);
+  }
+  return dir;
+}
+
+llvm::Error
+hetpar::codegen::checkOutputFolder(llvm::StringRef outDir,
+                                   llvm::ArrayRef<std::string> inputs) {
+  std::string dir = resolveOutDir(outDir);
+  if (!fs::exists(dir))
+    return llvm::Error::success();
+  if (!fs::is_directory(dir))
+    return llvm::createStringError(std::errc::not_a_directory,
+                                   "'%s' exists and is not a folder",
+                                   outDir.str().c_str());
+  // Replacing OUT deletes what it holds: only ever an earlier program.
+  llvm::SmallString<256> manifest(dir);
+  path::append(manifest, "manifest.json");
+  bool isProgram = false;
+  if (auto buf = llvm::MemoryBuffer::getFile(manifest)) {
+    if (auto json = llvm::json::parse((*buf)->getBuffer())) {
+      if (auto *obj = json->getAsObject())
+        isProgram = obj->getString("format") == "hetpar-program";
+    } else {
+      llvm::consumeError(json.takeError());
+    }
+  }
+  std::error_code ec;
+  bool empty = fs::directory_iterator(dir, ec) == fs::directory_iterator();
+  if (!isProgram && !empty)
+    return llvm::createStringError(
+        std::errc::file_exists,
+        "'%s' exists and is not a HetPar program folder (no manifest.json "
+        "of one); compiling would delete what it holds: remove it or choose "
+        "another -o",
+        outDir.str().c_str());
+  llvm::SmallString<256> realDir;
+  if (fs::real_path(dir, realDir))
+    return llvm::Error::success();
+  for (const std::string &input : inputs) {
+    llvm::SmallString<256> realInput;
+    if (fs::real_path(input, realInput))
+      continue;
+    if (llvm::StringRef(realInput).starts_with((realDir + "/").str()))
+      return llvm::createStringError(
+          std::errc::file_exists,
+          "'%s' holds '%s', which the compile reads; compiling would delete "
+          "it: choose another -o",
+          outDir.str().c_str(), input.c_str());
+  }
+  return llvm::Error::success();
+}
+
+/// The temporary folder of the compile in progress, removed when the process
+/// is interrupted (Ctrl-C, SIGTERM). LLVM calls the interrupt function in
+/// place of the default action, so it ends the process itself (status 130,
+/// as a shell reports an interrupted command). The signal may run on another
+/// thread while the main thread, whose compiler child died of the same
+/// signal, cleans up too: whoever claims `cleanupState` first removes the
+/// folder, and the handler exits only once it is gone (two concurrent
+/// removals, or a removal cut short, left subfolders behind).
+static std::string interruptedFolder;
+static std::atomic<int> cleanupState{2}; // 0 armed, 1 removing, 2 done
+static int removeEntry(const char *path, const struct stat *, int, FTW *) {
+  ::remove(path);
+  return 0; // keep going past failures
+}
+static void removeInterruptedFolder() {
+  // LLVM restored the default actions before calling this; a second signal
+  // (timeout(1) signals the process and then its group) would end the
+  // process halfway through the removal.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  int armed = 0;
+  if (cleanupState.compare_exchange_strong(armed, 1)) {
+    ::nftw(interruptedFolder.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+    cleanupState = 2;
+  }
+  while (cleanupState.load() != 2)
+    ::usleep(1000);
+  std::_Exit(130);
+}
+
 static std::string findNvcc(const CodegenOptions &opts) {
   if (!opts.nvcc.empty())
     return opts.nvcc;
@@ -106,9 +206,12 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                                                 llvm::StringRef model,
                                                 const CodegenOptions &opts,
                                                 llvm::raw_ostream &log) {
+  if (auto err = checkOutputFolder(outDir, {}))
+    return err;
+  std::string target = resolveOutDir(outDir);
   // Next to outDir (same file system, so the final rename is atomic); an
   // absolute prefix, or LLVM would put a relative one under $TMPDIR.
-  llvm::SmallString<256> prefix(outDir);
+  llvm::SmallString<256> prefix(target);
   fs::make_absolute(prefix);
   prefix += ".tmp";
   llvm::SmallString<256> tmp;
@@ -117,9 +220,21 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                                    "cannot create a folder next to '%s': %s",
                                    outDir.str().c_str(), ec.message().c_str());
   bool keep = false;
+  interruptedFolder = std::string(tmp);
+  cleanupState = 0;
+  llvm::sys::SetInterruptFunction(removeInterruptedFolder);
   auto cleanup = llvm::make_scope_exit([&] {
+    int armed = 0;
+    if (!cleanupState.compare_exchange_strong(armed, 1)) {
+      // The interrupt handler is removing it: wait, or exiting now would
+      // end that thread halfway.
+      while (cleanupState.load() != 2)
+        ::usleep(1000);
+      return;
+    }
     if (!keep)
       fs::remove_directories(tmp);
+    cleanupState = 2;
   });
   auto file = [&](llvm::StringRef name) {
     llvm::SmallString<256> p(tmp);
@@ -192,6 +307,10 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
     if (auto err = runBuild(*cxx, cpuArgs(file), file("build-cpu.log"), log,
                             "the CPU program (device_0.cpu.so)"))
       return err;
+    if (!fs::exists(file("device_0.cpu.so")))
+      return llvm::createStringError(
+          std::errc::io_error, "'%s' exited 0 but wrote no device_0.cpu.so",
+          cxx->c_str());
     fs::remove(file("build-cpu.log"));
     libraries["cpu"] = "device_0.cpu.so";
   }
@@ -208,6 +327,10 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
               runBuild(nvcc, args, file("build-cuda.log"), log,
                        "the CUDA program (device_0.cuda.so, " + archs + ")"))
         return err;
+      if (!fs::exists(file("device_0.cuda.so")))
+        return llvm::createStringError(
+            std::errc::io_error, "'%s' exited 0 but wrote no device_0.cuda.so",
+            nvcc.c_str());
       fs::remove(file("build-cuda.log"));
       libraries["cuda"] = "device_0.cuda.so";
     }
@@ -257,22 +380,22 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
   // Swap the finished folder in: an existing outDir is moved aside first and
   // removed only after the rename succeeded.
   llvm::SmallString<256> old;
-  bool hadOld = fs::exists(outDir);
+  bool hadOld = fs::exists(target);
   if (hadOld) {
-    if (!fs::is_directory(outDir))
+    if (!fs::is_directory(target))
       return llvm::createStringError(std::errc::not_a_directory,
                                      "'%s' exists and is not a folder",
                                      outDir.str().c_str());
-    old = (outDir + ".old").str();
+    old = target + ".old";
     fs::remove_directories(old);
-    if (std::error_code ec = fs::rename(outDir, old))
+    if (std::error_code ec = fs::rename(target, old))
       return llvm::createStringError(ec, "cannot replace '%s': %s",
                                      outDir.str().c_str(),
                                      ec.message().c_str());
   }
-  if (std::error_code ec = fs::rename(tmp, outDir)) {
+  if (std::error_code ec = fs::rename(tmp, target)) {
     if (hadOld)
-      fs::rename(old, outDir);
+      fs::rename(old, target);
     return llvm::createStringError(ec, "cannot create '%s': %s",
                                    outDir.str().c_str(), ec.message().c_str());
   }

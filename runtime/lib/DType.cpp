@@ -151,14 +151,16 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &ref,
     refView.dtype = DType::BFloat16;
   bool floating = isFloating(got.dtype) || isFloating(refView.dtype);
   size_t n = size_t(got.numElements());
+  int64_t nanMismatches = 0;
   for (size_t i = 0; i < n; ++i) {
     double g = elementAsDouble(got, i), r = elementAsDouble(refView, i);
     bool ok;
     if (!floating)
       ok = g == r;
-    else if (std::isnan(r) || std::isnan(g))
+    else if (std::isnan(r) || std::isnan(g)) {
       ok = std::isnan(r) && std::isnan(g);
-    else if (std::isinf(r) || std::isinf(g))
+      nanMismatches += !ok;
+    } else if (std::isinf(r) || std::isinf(g))
       ok = g == r;
     else
       ok = std::fabs(g - r) <= atol + rtol * std::fabs(r);
@@ -174,6 +176,9 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &ref,
                 "outside tolerance",
                 c.maxAbsError, static_cast<long long>(c.mismatches), n);
   c.detail = buf;
+  if (nanMismatches)
+    c.detail += " (" + std::to_string(nanMismatches) +
+                " of them NaN against a number or a number against NaN)";
   return c;
 }
 

@@ -25,6 +25,8 @@ struct ProgramABIFunctions {
   decltype(&hetpar_weights_bytes) weightsBytes = nullptr;
   decltype(&hetpar_num_inputs) numInputs = nullptr;
   decltype(&hetpar_num_outputs) numOutputs = nullptr;
+  decltype(&hetpar_input_bytes) inputBytes = nullptr;
+  decltype(&hetpar_output_bytes) outputBytes = nullptr;
   decltype(&hetpar_create) create = nullptr;
   decltype(&hetpar_destroy) destroy = nullptr;
   decltype(&hetpar_alloc) alloc = nullptr;
@@ -301,6 +303,8 @@ Status Program::openLibrary(const std::string &path,
   resolve(f.weightsBytes, "hetpar_weights_bytes");
   resolve(f.numInputs, "hetpar_num_inputs");
   resolve(f.numOutputs, "hetpar_num_outputs");
+  resolve(f.inputBytes, "hetpar_input_bytes");
+  resolve(f.outputBytes, "hetpar_output_bytes");
   resolve(f.create, "hetpar_create");
   resolve(f.destroy, "hetpar_destroy");
   resolve(f.alloc, "hetpar_alloc");
@@ -330,6 +334,15 @@ Status Program::openLibrary(const std::string &path,
         "devices[0].inputs");
   check("hetpar_num_outputs()", uint64_t(int64_t(f.numOutputs())),
         outputs_.size(), "devices[0].outputs");
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    check("hetpar_input_bytes()", f.inputBytes(int(i)), tensorBytes(inputs_[i]),
+          ("devices[0].inputs[" + std::to_string(i) + "] dtype and shape")
+              .c_str());
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    check("hetpar_output_bytes()", f.outputBytes(int(i)),
+          tensorBytes(outputs_[i]),
+          ("devices[0].outputs[" + std::to_string(i) + "] dtype and shape")
+              .c_str());
 
   char err[1024] = {0};
   ctx_ = f.create(err, sizeof(err));

@@ -43,6 +43,12 @@ uint64_t hetpar_arena_bytes(void) { return FAKE_ARENA_BYTES; }
 uint64_t hetpar_weights_bytes(void) { return kCols * sizeof(float); }
 int hetpar_num_inputs(void) { return 1; }
 int hetpar_num_outputs(void) { return 1; }
+uint64_t hetpar_input_bytes(int i) {
+  return i == 0 ? kRows * kCols * sizeof(float) : 0;
+}
+uint64_t hetpar_output_bytes(int i) {
+  return i == 0 ? kRows * kCols * sizeof(float) : 0;
+}
 
 void *hetpar_create(char *err, size_t errlen) {
 #ifdef FAKE_CREATE_FAILS

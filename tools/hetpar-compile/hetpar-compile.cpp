@@ -467,7 +467,8 @@ static std::string runtimeIncludeDir(const char *argv0) {
 static const char *argv0 = "hetpar-compile";
 
 /// Code generation for one local device: OUT is complete or absent.
-static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode) {
+static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
+                        llvm::ArrayRef<std::string> inputsRead) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
@@ -487,20 +488,29 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode) {
     }
   if (!func)
     return fail("the model has no graph to compile");
+  // Before any work: OUT must be replaceable without losing anything.
+  if (llvm::Error err =
+          hetpar::codegen::checkOutputFolder(outputPath, inputsRead))
+    return fail(llvm::toString(std::move(err)));
   auto program = hetpar::codegen::generateDeviceProgram(func, opts);
   if (failed(program))
     return 1;
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           *program, outputPath, modelPath, opts, llvm::errs()))
     return fail(llvm::toString(std::move(err)));
+  // Binary units, as hetpar-run prints them.
+  auto kib = [](int64_t bytes) {
+    return bytes < 1024 * 1024
+               ? llvm::formatv("{0:f1} KiB", bytes / 1024.0).str()
+               : llvm::formatv("{0:f1} MiB", bytes / (1024.0 * 1024)).str();
+  };
   llvm::outs() << llvm::formatv(
       "hetpar-compile: wrote {0}: {1} generated kernels ({2} ops fused into "
-      "them), {3} library calls; arena {4} (peak, {5} without reuse), weights "
+      "them), {3} library calls; arena {4} (peak; {5} without reuse), weights "
       "{6}\n",
       outputPath, program->kernels, program->fusedOps, program->libraryCalls,
-      hetpar::formatBytes(program->arenaBytes),
-      hetpar::formatBytes(program->arenaBytesNoReuse),
-      hetpar::formatBytes(program->weightsBytes));
+      kib(program->arenaBytes), kib(program->arenaBytesNoReuse),
+      kib(program->weightsBytes));
   return 0;
 }
 
@@ -596,7 +606,7 @@ int main(int argc, char **argv) {
   if (planOnly)
     return planModel(*module, inputsRead);
   if (codegen)
-    return compileModel(*module, *floatMode);
+    return compileModel(*module, *floatMode, inputsRead);
 
   // Complete or absent: see hetpar::writeOutput.
   auto write = [&](llvm::function_ref<void(llvm::raw_ostream &)> body) -> int {

@@ -82,12 +82,21 @@ mlir::LogicalResult checkCodegenSupport(mlir::func::FuncOp func);
 mlir::FailureOr<DeviceProgram>
 generateDeviceProgram(mlir::func::FuncOp func, const CodegenOptions &opts);
 
+/// Fails when compiling into `outDir` could destroy something: `outDir` is a
+/// file, a folder that is neither empty nor an earlier program (no
+/// manifest.json of format hetpar-program), or a folder holding one of
+/// `inputs` (the model, its external data). A symbolic link to a folder is
+/// checked (and later replaced) through the link.
+llvm::Error checkOutputFolder(llvm::StringRef outDir,
+                              llvm::ArrayRef<std::string> inputs);
+
 /// Writes `program` into the folder `outDir` and builds it: manifest.json,
 /// device_0.cu, include/, weights.bin, weights.json, device_0.cpu.so and
 /// device_0.cuda.so. manifest.json records both build commands (paths relative
 /// to the folder), so the source rebuilds elsewhere. Atomic: everything goes to
 /// a temporary folder next to `outDir` that replaces it only when complete; on
-/// error no `outDir` is left behind (an existing one is kept unchanged). `log`
+/// error no `outDir` is left behind (an existing one is kept unchanged), also
+/// when the process is interrupted. `outDir` must pass checkOutputFolder. `log`
 /// receives one line per build step.
 llvm::Error writeProgramFolder(const DeviceProgram &program,
                                llvm::StringRef outDir, llvm::StringRef model,

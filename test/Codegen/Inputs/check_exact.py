@@ -7,7 +7,9 @@ import numpy as np
 
 name, got_path, want_path = sys.argv[1:4]
 got, want = np.load(got_path), np.load(want_path)
-if got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want):
+nan_ok = want.dtype.kind == "f"  # NaN where NaN is expected
+if got.shape == want.shape and got.dtype == want.dtype and \
+        np.array_equal(got, want, equal_nan=nan_ok):
     print("%s: ok %s" % (name, list(got.shape)))
 else:
     print("%s: WRONG got %s %s %s, expected %s %s" % (

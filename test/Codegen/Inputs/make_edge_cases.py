@@ -125,6 +125,23 @@ CASES["matmul_empty_k"] = (
     [np.zeros((2, 0), dtype=np.float32), np.zeros((0, 3), dtype=np.float32)],
     [np.zeros((2, 3), dtype=np.float32)])
 
+# Relu keeps NaN (max(x, 0) with NaN propagating, as ONNX Runtime and
+# PyTorch do); -1 becomes 0.
+CASES["relu_nan"] = (
+    model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [3])], [f32("y", [3])]),
+    [np.array([np.nan, -1.0, 2.0], dtype=np.float32)],
+    [np.array([np.nan, 0.0, 2.0], dtype=np.float32)])
+
+# Dropout in training mode with ratio 0 (PyTorch's F.dropout(x, p=0.0)) is
+# the identity, and its mask is all true.
+CASES["dropout_ratio_0_training"] = (
+    model([helper.make_node("Dropout", ["x", "ratio", "training"], ["y"])],
+          [f32("x", [2, 2])], [f32("y", [2, 2])],
+          [numpy_helper.from_array(np.array(0.0, dtype=np.float32), "ratio"),
+           numpy_helper.from_array(np.array(True), "training")]),
+    [np.array([[1, 2], [3, 4]], dtype=np.float32)],
+    [np.array([[1, 2], [3, 4]], dtype=np.float32)])
+
 
 def main():
     out = sys.argv[1]

@@ -932,3 +932,11 @@ func.func @split_overflow(%x: tensor<10xf32>) {
   %0:2 = onnx.Split(%x, %s) : (tensor<10xf32>, tensor<2xi64>) -> (tensor<?xf32>, tensor<?xf32>)
   return
 }
+
+// -----
+
+func.func @where_mixed_types(%c: tensor<2xi1>, %x: tensor<2xf64>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{X and Y have different element types ('f64' and 'f32')}}
+  %0 = onnx.Where(%c, %x, %y) : (tensor<2xi1>, tensor<2xf64>, tensor<2xf32>) -> tensor<2xf64>
+  return
+}

@@ -974,7 +974,8 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 //===----------------------------------------------------------------------===//
 // The ABI functions (ProgramABI.h) shared by every generated program. The
 // program defines hp_program_run, HP_ARENA_BYTES, HP_WEIGHTS_BYTES,
-// HP_NUM_INPUTS and HP_NUM_OUTPUTS before including this part with
+// HP_NUM_INPUTS, HP_NUM_OUTPUTS, HP_INPUT_BYTES and HP_OUTPUT_BYTES (byte
+// counts, each followed by a comma) before including this part with
 // HETPAR_DEFINE_ABI (a second include of this file).
 //===----------------------------------------------------------------------===//
 #endif // HETPAR_DEVICE_H
@@ -991,6 +992,14 @@ uint64_t hetpar_arena_bytes(void) { return HP_ARENA_BYTES; }
 uint64_t hetpar_weights_bytes(void) { return HP_WEIGHTS_BYTES; }
 int hetpar_num_inputs(void) { return HP_NUM_INPUTS; }
 int hetpar_num_outputs(void) { return HP_NUM_OUTPUTS; }
+uint64_t hetpar_input_bytes(int i) {
+  static const uint64_t bytes[] = {HP_INPUT_BYTES 0};
+  return i >= 0 && i < HP_NUM_INPUTS ? bytes[i] : 0;
+}
+uint64_t hetpar_output_bytes(int i) {
+  static const uint64_t bytes[] = {HP_OUTPUT_BYTES 0};
+  return i >= 0 && i < HP_NUM_OUTPUTS ? bytes[i] : 0;
+}
 
 void *hetpar_create(char *err, size_t errlen) {
   hp_ctx *ctx = (hp_ctx *)calloc(1, sizeof(hp_ctx));

@@ -39,6 +39,11 @@ uint64_t hetpar_weights_bytes(void);
 /* Graph input and output counts. */
 int hetpar_num_inputs(void);
 int hetpar_num_outputs(void);
+/* Bytes of graph input i / output i (i < the count; 0 otherwise). The runtime
+ * checks them against the manifest's dtypes and shapes, so that an edited
+ * manifest cannot make the program read or write past a buffer. */
+uint64_t hetpar_input_bytes(int i);
+uint64_t hetpar_output_bytes(int i);
 
 /* Creates the backend state (CUDA stream and cuBLAS handle, or nothing on the
  * CPU). Returns NULL and writes a message into err (errlen bytes) on failure,
