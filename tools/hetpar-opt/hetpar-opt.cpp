@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Transforms/Passes.h"
@@ -18,6 +19,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   hetpar::registerImportDialects(registry);
+  registry.insert<hetpar::dist::DistDialect>();
   mlir::registerTransformsPasses();
   hetpar::registerAllHetParPasses();
   return mlir::asMainReturnCode(

@@ -1,0 +1,500 @@
+//===- DistOps.cpp - dist dialect: registration and verifiers ------------===//
+
+#include "hetpar/Dialect/Dist/DistOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace hetpar::dist;
+
+#include "hetpar/Dialect/Dist/DistDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "hetpar/Dialect/Dist/DistAttrs.cpp.inc"
+
+void DistDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "hetpar/Dialect/Dist/DistAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "hetpar/Dialect/Dist/DistOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static std::string list(llvm::ArrayRef<int64_t> v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+static int64_t sum(llvm::ArrayRef<int64_t> v) {
+  int64_t s = 0;
+  for (int64_t x : v)
+    s += x;
+  return s;
+}
+
+/// A device group: not empty, no repeats, no negative ids.
+template <typename EmitFn>
+static LogicalResult verifyGroup(llvm::ArrayRef<int64_t> devices,
+                                 EmitFn emitError) {
+  if (devices.empty())
+    return emitError() << "the device group is empty";
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t d : devices) {
+    if (d < 0)
+      return emitError() << "device id " << d << " is negative";
+    if (!seen.insert(d).second)
+      return emitError() << "device " << d << " appears twice in the group "
+                         << list(devices);
+  }
+  return success();
+}
+
+/// The mesh `ref` names, with every device of `devices` in it.
+static LogicalResult verifyMeshDevices(Operation *op,
+                                       SymbolTableCollection &symbols,
+                                       FlatSymbolRefAttr ref,
+                                       llvm::ArrayRef<int64_t> devices) {
+  auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, ref);
+  if (!mesh)
+    return op->emitOpError()
+           << "refers to " << ref << ", which is not a dist.mesh";
+  for (int64_t d : devices)
+    if (!mesh.kindOf(d))
+      return op->emitOpError() << "device " << d << " is not in mesh " << ref;
+  return success();
+}
+
+/// The device of the enclosing per-device function (local form).
+static FailureOr<int64_t> localDevice(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (auto a = p->getAttrOfType<IntegerAttr>(kDeviceAttrName))
+      return a.getInt();
+  return op->emitOpError()
+         << "is a local-form op: it must be inside a function with a '"
+         << kDeviceAttrName << "' attribute (the per-device form)";
+}
+
+static bool isReduction(llvm::StringRef r) {
+  return r == "sum" || r == "max" || r == "min" || r == "prod";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t id, StringAttr kind) {
+  if (id < 0)
+    return emitError() << "device id " << id << " is negative";
+  if (!kind || kind.getValue().empty())
+    return emitError() << "device " << id << " has an empty kind";
+  return success();
+}
+
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   llvm::ArrayRef<int64_t> devices,
+                                   int64_t splitDim,
+                                   llvm::ArrayRef<int64_t> sizes,
+                                   StringAttr partial) {
+  if (failed(verifyGroup(devices, emitError)))
+    return failure();
+  if (splitDim < -1)
+    return emitError() << "split dimension " << splitDim << " is negative";
+  if (splitDim >= 0) {
+    if (sizes.size() != devices.size())
+      return emitError() << "a split over " << devices.size()
+                         << " devices needs " << devices.size()
+                         << " extents, got " << sizes.size();
+    for (int64_t s : sizes)
+      if (s < 0)
+        return emitError() << "extent " << s << " is negative";
+  } else if (!sizes.empty()) {
+    return emitError() << "extents without a split dimension";
+  }
+  if (partial) {
+    llvm::StringRef p = partial.getValue();
+    if (p != "sum" && p != "max" && p != "min")
+      return emitError()
+             << "partial must be \"sum\", \"max\" or \"min\", not \"" << p
+             << "\"";
+    if (splitDim >= 0)
+      return emitError() << "a split value cannot also be partial";
+  }
+  return success();
+}
+
+LogicalResult
+ShardingAttr::verifyFor(Type type,
+                        function_ref<InFlightDiagnostic()> emitError) const {
+  if (!isSplit())
+    return success();
+  auto t = llvm::dyn_cast<RankedTensorType>(type);
+  if (!t)
+    return emitError() << "a split sharding needs a ranked tensor, not "
+                       << type;
+  if (getSplitDim() >= t.getRank())
+    return emitError() << "split dimension " << getSplitDim()
+                       << " does not exist in " << type;
+  int64_t extent = t.getDimSize(getSplitDim());
+  if (!ShapedType::isDynamic(extent) && sum(getSizes()) != extent)
+    return emitError() << "the extents " << list(getSizes()) << " add up to "
+                       << sum(getSizes()) << ", but dimension " << getSplitDim()
+                       << " of " << type << " has " << extent;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// dist.mesh
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  if (getDevices().empty())
+    return emitOpError() << "has no devices";
+  llvm::SmallSet<int64_t, 16> ids;
+  for (Attribute a : getDevices()) {
+    int64_t id = llvm::cast<DeviceAttr>(a).getId();
+    if (!ids.insert(id).second)
+      return emitOpError() << "lists device " << id << " twice";
+  }
+  return success();
+}
+
+std::optional<llvm::StringRef> MeshOp::kindOf(int64_t id) {
+  for (Attribute a : getDevices()) {
+    auto d = llvm::cast<DeviceAttr>(a);
+    if (d.getId() == id)
+      return d.getKind().getValue();
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives (local form)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The checks every collective shares; `position` is the index of the local
+/// device in the group.
+struct CollectiveInfo {
+  RankedTensorType in, out;
+  int64_t position = 0;
+};
+} // namespace
+
+static FailureOr<CollectiveInfo> verifyCollective(Operation *op,
+                                                  llvm::ArrayRef<int64_t> group,
+                                                  Value input, Value result) {
+  auto emit = [&]() { return op->emitOpError(); };
+  if (failed(verifyGroup(group, emit)))
+    return failure();
+  FailureOr<int64_t> me = localDevice(op);
+  if (failed(me))
+    return failure();
+  auto it = llvm::find(group, *me);
+  if (it == group.end())
+    return op->emitOpError() << "runs on device " << *me
+                             << ", which is not in its group " << list(group);
+  CollectiveInfo info;
+  info.position = it - group.begin();
+  info.in = llvm::cast<RankedTensorType>(input.getType());
+  info.out = llvm::cast<RankedTensorType>(result.getType());
+  if (!info.in.hasStaticShape() || !info.out.hasStaticShape())
+    return op->emitOpError() << "needs static local shapes, got " << info.in
+                             << " and " << info.out;
+  if (info.in.getElementType() != info.out.getElementType())
+    return op->emitOpError()
+           << "changes the element type from " << info.in.getElementType()
+           << " to " << info.out.getElementType();
+  return info;
+}
+
+/// `dim` exists, one non-negative size per device; other dims equal.
+static LogicalResult verifySplitSizes(Operation *op, const CollectiveInfo &c,
+                                      int64_t dim,
+                                      llvm::ArrayRef<int64_t> sizes,
+                                      size_t groupSize, llvm::StringRef what) {
+  if (dim < 0 || dim >= c.in.getRank())
+    return op->emitOpError()
+           << what << " dimension " << dim << " does not exist in " << c.in;
+  if (sizes.size() != groupSize)
+    return op->emitOpError() << "needs one " << what << " size per device ("
+                             << groupSize << "), got " << sizes.size();
+  for (int64_t s : sizes)
+    if (s < 0)
+      return op->emitOpError() << what << " size " << s << " is negative";
+  return success();
+}
+
+static LogicalResult expectExtent(Operation *op, llvm::StringRef which,
+                                  RankedTensorType t, int64_t dim, int64_t want,
+                                  llvm::StringRef why) {
+  if (t.getDimSize(dim) != want)
+    return op->emitOpError()
+           << which << " has " << t.getDimSize(dim) << " along dimension "
+           << dim << ", expected " << want << " (" << why << ")";
+  return success();
+}
+
+static LogicalResult expectOtherDimsEqual(Operation *op,
+                                          const CollectiveInfo &c,
+                                          llvm::ArrayRef<int64_t> dims) {
+  if (c.in.getRank() != c.out.getRank())
+    return op->emitOpError() << "changes the rank: " << c.in << " to " << c.out;
+  for (int64_t d = 0; d < c.in.getRank(); ++d)
+    if (!llvm::is_contained(dims, d) &&
+        c.in.getDimSize(d) != c.out.getDimSize(d))
+      return op->emitOpError()
+             << "changes dimension " << d << ": " << c.in << " to " << c.out;
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  if (!isReduction(getReduction()))
+    return emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
+                            "\"prod\", not \""
+                         << getReduction() << "\"";
+  if (c->in != c->out)
+    return emitOpError() << "result type " << c->out
+                         << " differs from the operand type " << c->in;
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  int64_t root = getRootAttr().getInt();
+  if (!llvm::is_contained(getDevices(), root))
+    return emitOpError() << "root " << root << " is not in the group "
+                         << list(getDevices());
+  if (c->in != c->out)
+    return emitOpError() << "result type " << c->out
+                         << " differs from the operand type " << c->in;
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  int64_t dim = getDimAttr().getInt();
+  if (failed(verifySplitSizes(*this, *c, dim, getSizes(), getDevices().size(),
+                              "gather")) ||
+      failed(expectOtherDimsEqual(*this, *c, {dim})))
+    return failure();
+  if (failed(expectExtent(*this, "the operand", c->in, dim,
+                          getSizes()[c->position], "this device's size")) ||
+      failed(expectExtent(*this, "the result", c->out, dim, sum(getSizes()),
+                          "the sum of the sizes")))
+    return failure();
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  if (!isReduction(getReduction()))
+    return emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
+                            "\"prod\", not \""
+                         << getReduction() << "\"";
+  int64_t dim = getDimAttr().getInt();
+  if (failed(verifySplitSizes(*this, *c, dim, getSizes(), getDevices().size(),
+                              "scatter")) ||
+      failed(expectOtherDimsEqual(*this, *c, {dim})))
+    return failure();
+  if (failed(expectExtent(*this, "the operand", c->in, dim, sum(getSizes()),
+                          "the sum of the sizes")) ||
+      failed(expectExtent(*this, "the result", c->out, dim,
+                          getSizes()[c->position], "this device's size")))
+    return failure();
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  int64_t split = getSplitDimAttr().getInt(),
+          concat = getConcatDimAttr().getInt();
+  size_t n = getDevices().size();
+  if (split == concat)
+    return emitOpError() << "splits and concatenates the same dimension "
+                         << split;
+  if (failed(verifySplitSizes(*this, *c, split, getSplitSizes(), n, "split")) ||
+      failed(
+          verifySplitSizes(*this, *c, concat, getConcatSizes(), n, "concat")) ||
+      failed(expectOtherDimsEqual(*this, *c, {split, concat})))
+    return failure();
+  if (failed(expectExtent(*this, "the operand", c->in, split,
+                          sum(getSplitSizes()),
+                          "the sum of the split sizes")) ||
+      failed(expectExtent(*this, "the result", c->out, split,
+                          getSplitSizes()[c->position],
+                          "this device's split size")) ||
+      failed(expectExtent(*this, "the operand", c->in, concat,
+                          getConcatSizes()[c->position],
+                          "this device's concat size")) ||
+      failed(expectExtent(*this, "the result", c->out, concat,
+                          sum(getConcatSizes()),
+                          "the sum of the concat sizes")))
+    return failure();
+  return success();
+}
+
+#define HETPAR_COLLECTIVE_SYMBOLS(OP)                                          \
+  LogicalResult OP::verifySymbolUses(SymbolTableCollection &symbols) {         \
+    return verifyMeshDevices(*this, symbols, getMeshAttr(), getDevices());     \
+  }
+HETPAR_COLLECTIVE_SYMBOLS(AllReduceOp)
+HETPAR_COLLECTIVE_SYMBOLS(AllGatherOp)
+HETPAR_COLLECTIVE_SYMBOLS(ReduceScatterOp)
+HETPAR_COLLECTIVE_SYMBOLS(AllToAllOp)
+HETPAR_COLLECTIVE_SYMBOLS(BroadcastOp)
+#undef HETPAR_COLLECTIVE_SYMBOLS
+
+//===----------------------------------------------------------------------===//
+// send / recv
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyPeer(Operation *op, int64_t peer, int64_t tag,
+                                Type type) {
+  FailureOr<int64_t> me = localDevice(op);
+  if (failed(me))
+    return failure();
+  if (peer == *me)
+    return op->emitOpError() << "exchanges with its own device " << peer;
+  if (peer < 0)
+    return op->emitOpError() << "peer " << peer << " is negative";
+  if (tag < 0)
+    return op->emitOpError() << "tag " << tag << " is negative";
+  if (!llvm::cast<RankedTensorType>(type).hasStaticShape())
+    return op->emitOpError() << "needs a static local shape, got " << type;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyPeer(*this, getPeerAttr().getInt(), getTagAttr().getInt(),
+                    getInput().getType());
+}
+LogicalResult RecvOp::verify() {
+  return verifyPeer(*this, getPeerAttr().getInt(), getTagAttr().getInt(),
+                    getResult().getType());
+}
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshDevices(*this, symbols, getMeshAttr(),
+                           {getPeerAttr().getInt()});
+}
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshDevices(*this, symbols, getMeshAttr(),
+                           {getPeerAttr().getInt()});
+}
+
+//===----------------------------------------------------------------------===//
+// Global form
+//===----------------------------------------------------------------------===//
+
+LogicalResult AnnotateOp::verify() {
+  return getSharding().verifyFor(getInput().getType(),
+                                 [&] { return emitOpError(); });
+}
+LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshDevices(*this, symbols, getSharding().getMesh(),
+                           getSharding().getDevices());
+}
+
+LogicalResult TransferOp::verify() {
+  if (failed(getSource().verifyFor(
+          getInput().getType(), [&] { return emitOpError() << "source: "; })) ||
+      failed(getTarget().verifyFor(
+          getInput().getType(), [&] { return emitOpError() << "target: "; })))
+    return failure();
+  if (getSource().getMesh() != getTarget().getMesh())
+    return emitOpError() << "moves between meshes " << getSource().getMesh()
+                         << " and " << getTarget().getMesh()
+                         << " (one mesh expected)";
+  return success();
+}
+LogicalResult TransferOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(verifyMeshDevices(*this, symbols, getSource().getMesh(),
+                               getSource().getDevices())))
+    return failure();
+  return verifyMeshDevices(*this, symbols, getTarget().getMesh(),
+                           getTarget().getDevices());
+}
+
+/// One sharding per value, each fitting its value's type and using only the
+/// stage's devices.
+static LogicalResult verifyStageShardings(StageOp op, ArrayAttr shardings,
+                                          TypeRange types,
+                                          llvm::StringRef what) {
+  if (!shardings)
+    return success();
+  if (shardings.size() != types.size())
+    return op.emitOpError() << "has " << shardings.size() << " " << what
+                            << " shardings for " << types.size() << " values";
+  for (auto [i, a] : llvm::enumerate(shardings)) {
+    auto s = llvm::dyn_cast<ShardingAttr>(a);
+    if (!s)
+      return op.emitOpError()
+             << what << " sharding #" << i << " is not a #dist.sharding";
+    if (failed(s.verifyFor(types[i], [&] {
+          return op.emitOpError() << what << " sharding #" << i << ": ";
+        })))
+      return failure();
+    for (int64_t d : s.getDevices())
+      if (!llvm::is_contained(op.getDevices(), d))
+        return op.emitOpError() << what << " sharding #" << i << " uses device "
+                                << d << ", which does not run the stage";
+  }
+  return success();
+}
+
+LogicalResult StageOp::verify() {
+  // I64Attr getters are unsigned: read the index signed.
+  int64_t index = getIndexAttr().getInt();
+  if (index < 0)
+    return emitOpError() << "stage index " << index << " is negative";
+  if (failed(verifyGroup(getDevices(), [&] { return emitOpError(); })))
+    return failure();
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "body arguments do not match the operands' types";
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end with dist.yield";
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().getTypes()
+                         << " but the stage returns " << getResultTypes();
+  if (failed(verifyStageShardings(*this, getInShardingsAttr(),
+                                  getInputs().getTypes(), "input")) ||
+      failed(verifyStageShardings(*this, getOutShardingsAttr(),
+                                  getResultTypes(), "output")))
+    return failure();
+  return success();
+}
+
+LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMeshDevices(*this, symbols, getMeshAttr(), getDevices());
+}
+
+#define GET_OP_CLASSES
+#include "hetpar/Dialect/Dist/DistOps.cpp.inc"

@@ -1,0 +1,590 @@
+// Negative tests: one per constraint the dist verifiers check (made by
+// hand; every expected message is the verifier's).
+// RUN: hetpar-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{device id -1 is negative}}
+dist.mesh @m devices [#dist.device<-1, "A100">]
+
+// -----
+
+// expected-error @+1 {{device 1 has an empty kind}}
+dist.mesh @m devices [#dist.device<1, "">]
+
+// -----
+
+// expected-error @+1 {{has no devices}}
+dist.mesh @m devices []
+
+// -----
+
+// expected-error @+1 {{lists device 0 twice}}
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<0, "V100">]
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+2 {{expected integer value}}
+  // expected-error @+1 {{failed to parse Dist_ShardingAttr parameter}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, []>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{device 1 appears twice in the group [1, 1]}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [1, 1]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{device id -2 is negative}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [-2]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{split dimension -3 is negative}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split -3 sizes [3, 3]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{a split over 2 devices needs 2 extents, got 3}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [2, 2, 2]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{extent -1 is negative}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [7, -1]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{partial must be "sum", "max" or "min", not "avg"}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] partial "avg">
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{a split value cannot also be partial}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [3, 3] partial "sum">
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{split dimension 2 does not exist in 'tensor<8x6xf32>'}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 2 sizes [3, 3]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{the extents [4, 3] add up to 7, but dimension 1 of 'tensor<8x6xf32>' has 6}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [4, 3]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{device 7 is not in mesh @m}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 7]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{refers to @nope, which is not a dist.mesh}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@nope, [0]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{target: the extents [4, 4] add up to 8}}
+  %a = dist.transfer %x : tensor<8x6xf32> from #dist.sharding<@m, [0, 1]> to #dist.sharding<@m, [2, 3] split 1 sizes [4, 4]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+dist.mesh @n devices [#dist.device<0, "A100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{moves between meshes @m and @n (one mesh expected)}}
+  %a = dist.transfer %x : tensor<8x6xf32> from #dist.sharding<@m, [0]> to #dist.sharding<@n, [0]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{device 9 is not in mesh @m}}
+  %a = dist.transfer %x : tensor<8x6xf32> from #dist.sharding<@m, [0]> to #dist.sharding<@m, [9]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{stage index -1 is negative}}
+  %s0 = dist.stage -1 on @m [0, 1] ins(%x)  {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{the device group is empty}}
+  %s0 = dist.stage 0 on @m [] ins(%x)  {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{device 5 is not in mesh @m}}
+  %s0 = dist.stage 0 on @m [0, 5] ins(%x)  {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{body arguments do not match the operands' types}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x)  {
+  ^bb0(%a: tensor<8x7xf32>):
+    dist.yield %a : tensor<8x7xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x7xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{yields 'tensor<8x6xf32>' but the stage returns 'tensor<6x8xf32>'}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x)  {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<6x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{has 2 input shardings for 1 values}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) attributes {in_shardings = [#dist.sharding<@m, [0]>, #dist.sharding<@m, [1]>]} {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{input sharding #0 is not a #dist.sharding}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) attributes {in_shardings = [1 : i64]} {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{output sharding #0 uses device 2, which does not run the stage}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) attributes {out_shardings = [#dist.sharding<@m, [2]>]} {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{input sharding #0: the extents [3, 4] add up to 7}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) attributes {in_shardings = [#dist.sharding<@m, [0, 1] split 1 sizes [3, 4]>]} {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{is a local-form op: it must be inside a function with a 'dist.device' attribute}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x6xf32> -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{runs on device 1, which is not in its group [2, 3]}}
+  %r = dist.all_reduce %x on @m [2, 3] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the device group is empty}}
+  %r = dist.all_reduce %x on @m [] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 1 appears twice in the group [1, 1]}}
+  %r = dist.all_reduce %x on @m [1, 1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 6 is not in mesh @m}}
+  %r = dist.all_reduce %x on @m [1, 6] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{refers to @q, which is not a dist.mesh}}
+  %r = dist.all_reduce %x on @q [1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<?x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{needs static local shapes}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{changes the element type from 'f32' to 'f16'}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf16>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{reduction must be "sum", "max", "min" or "prod", not "mean"}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction "mean" : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{result type 'tensor<4x8xf32>' differs from the operand type 'tensor<8x4xf32>'}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{root 3 is not in the group [0, 1]}}
+  %r = dist.broadcast %x on @m [0, 1] root 3 : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{result type 'tensor<8x5xf32>' differs from the operand type 'tensor<8x4xf32>'}}
+  %r = dist.broadcast %x on @m [0, 1] root 0 : tensor<8x4xf32> -> tensor<8x5xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{gather dimension 2 does not exist in 'tensor<8x4xf32>'}}
+  %r = dist.all_gather %x on @m [0, 1] dim 2 sizes [5, 4] : tensor<8x4xf32> -> tensor<8x9xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{needs one gather size per device (2), got 3}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [5, 4, 1] : tensor<8x4xf32> -> tensor<8x9xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{gather size -5 is negative}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [-5, 4] : tensor<8x4xf32> -> tensor<8x9xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the operand has 4 along dimension 1, expected 5 (this device's size)}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [4, 5] : tensor<8x4xf32> -> tensor<8x9xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the result has 8 along dimension 1, expected 9 (the sum of the sizes)}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [5, 4] : tensor<8x4xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{changes dimension 0: 'tensor<8x4xf32>' to 'tensor<7x9xf32>'}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [5, 4] : tensor<8x4xf32> -> tensor<7x9xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{changes the rank: 'tensor<8x4xf32>' to 'tensor<8x9x1xf32>'}}
+  %r = dist.all_gather %x on @m [0, 1] dim 1 sizes [5, 4] : tensor<8x4xf32> -> tensor<8x9x1xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{reduction must be "sum", "max", "min" or "prod", not "any"}}
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction "any" dim 1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{scatter dimension -1 does not exist in 'tensor<8x4xf32>'}}
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim -1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the operand has 4 along dimension 1, expected 5 (the sum of the sizes)}}
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim 1 sizes [3, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the result has 2 along dimension 1, expected 1 (this device's size)}}
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim 1 sizes [3, 1] : tensor<8x4xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{splits and concatenates the same dimension 1}}
+  %r = dist.all_to_all %x on @m [0, 1] split 1 [2, 2] concat 1 [4, 4] : tensor<8x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{needs one concat size per device (2), got 1}}
+  %r = dist.all_to_all %x on @m [0, 1] split 0 [4, 4] concat 1 [4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{split dimension 3 does not exist}}
+  %r = dist.all_to_all %x on @m [0, 1] split 3 [4, 4] concat 1 [4, 4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the operand has 8 along dimension 0, expected 9 (the sum of the split sizes)}}
+  %r = dist.all_to_all %x on @m [0, 1] split 0 [5, 4] concat 1 [4, 4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the result has 4 along dimension 0, expected 3 (this device's split size)}}
+  %r = dist.all_to_all %x on @m [0, 1] split 0 [5, 3] concat 1 [4, 4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the operand has 4 along dimension 1, expected 3 (this device's concat size)}}
+  %r = dist.all_to_all %x on @m [0, 1] split 0 [4, 4] concat 1 [4, 3] : tensor<8x4xf32> -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{the result has 8 along dimension 1, expected 9 (the sum of the concat sizes)}}
+  %r = dist.all_to_all %x on @m [0, 1] split 0 [4, 4] concat 1 [5, 4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{exchanges with its own device 1}}
+  dist.send %x on @m to 1 tag 0 : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{peer -2 is negative}}
+  dist.send %x on @m to -2 tag 0 : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{tag -1 is negative}}
+  %r = dist.recv on @m from 0 tag -1 : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 8 is not in mesh @m}}
+  %r = dist.recv on @m from 8 tag 0 : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{needs a static local shape}}
+  %r = dist.recv on @m from 0 tag 0 : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{is a local-form op}}
+  dist.send %x on @m to 1 tag 0 : tensor<8x6xf32>
+  return
+}
