@@ -1289,7 +1289,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         if (numelOf(in) == 0)
           return success();
         line(llvm::formatv(
-            "hp_launch(ctx, hp_softmax<{0}, {1}, {2}>, {3}, {4}, "
+            "hp_softmax_launch<{0}, {1}, {2}>(ctx, {3}, {4}, "
             "{5}, {6}, {7});",
             storageType(eltOf(in)), accType(eltOf(in)),
             isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
@@ -1313,7 +1313,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         if (numelOf(X) == 0)
           return success();
         line(llvm::formatv(
-            "hp_launch(ctx, hp_layer_norm<{0}, {1}, {2}>, {3}, {4}, {5}, {6}, "
+            "hp_layer_norm_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, {6}, "
             "{7}, {8}, {9}, {10}, {11}, {12}, {13});",
             storageType(eltOf(X)), S, accType(eltOf(X)), numelOf(X) / len, len,
             floatLiteral(floatAttr(o, "epsilon", 1e-5), false), ptr(X),

@@ -33,7 +33,7 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // CHECK: // MatMul matmul
 // CHECK: hp_gemm<float, float>(ctx, 0, 0, 2, 3, 4, 1.0f, ((float *)(arena + [[T]])), 4, 0, ((const float *)inputs[1]), 3, 0, 0.0f, ((float *)(arena + [[M:[0-9]+]])), 3, 6, 1)
 // Softmax writes the graph output in place: 2 rows of 3.
-// CHECK: hp_launch(ctx, hp_softmax<float, float, false>, 2, 3, 1, ((float *)(arena + [[M]])), ((float *)outputs[0]));
+// CHECK: hp_softmax_launch<float, float, false>(ctx, 2, 3, 1, ((float *)(arena + [[M]])), ((float *)outputs[0]));
 
 // Under --dtype=float16 the input converts on entry, the weight is 16-bit,
 // and the output converts on exit.

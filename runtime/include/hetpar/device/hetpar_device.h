@@ -548,6 +548,107 @@ HP_KERNEL(hp_layer_norm, int64_t len, float eps, const T *x, const S *scale,
   }
 }
 
+#if HP_CUDA
+/// Sum / maximum over the 32 lanes of a warp (every lane gets the result).
+template <typename Acc> __device__ __forceinline__ Acc hp_warp_sum(Acc v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+template <typename Acc> __device__ __forceinline__ Acc hp_warp_max(Acc v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = hp_max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// hp_softmax with one warp per row: iteration i is lane i % 32 of row
+/// i / 32 (the grid-stride step is a multiple of 32, so a warp's lanes
+/// always share a row and every shuffle has all 32 lanes).
+template <typename T, typename Acc, bool LOG>
+HP_KERNEL(hp_softmax_warp, int64_t len, int64_t inner, const T *in, T *out) {
+  HP_FOR(i) {
+    const int64_t r = i >> 5;
+    const int lane = (int)(i & 31);
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    Acc m = hp_lowest<Acc>();
+    for (int64_t k = lane; k < len; k += 32)
+      m = hp_max(m, (Acc)in[base + k * inner]);
+    m = hp_warp_max(m);
+    Acc s = 0;
+    for (int64_t k = lane; k < len; k += 32)
+      s += hp_exp((Acc)in[base + k * inner] - m);
+    s = hp_warp_sum(s);
+    const Acc ls = hp_log(s);
+    for (int64_t k = lane; k < len; k += 32) {
+      Acc x = (Acc)in[base + k * inner] - m;
+      out[base + k * inner] = (T)(LOG ? x - ls : hp_exp(x) / s);
+    }
+  }
+}
+
+/// hp_layer_norm with one warp per row (see hp_softmax_warp).
+template <typename T, typename S, typename Acc>
+HP_KERNEL(hp_layer_norm_warp, int64_t len, float eps, const T *x,
+          const S *scale, int64_t scaleLen, const S *bias, int64_t biasLen,
+          T *y, S *meanOut, S *invStdOut) {
+  HP_FOR(i) {
+    const int64_t r = i >> 5;
+    const int lane = (int)(i & 31);
+    const T *p = x + r * len;
+    Acc mean = 0;
+    for (int64_t k = lane; k < len; k += 32)
+      mean += (Acc)p[k];
+    mean = hp_warp_sum(mean) / (Acc)len;
+    Acc var = 0;
+    for (int64_t k = lane; k < len; k += 32) {
+      Acc d = (Acc)p[k] - mean;
+      var += d * d;
+    }
+    var = hp_warp_sum(var) / (Acc)len;
+    const Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    for (int64_t k = lane; k < len; k += 32) {
+      Acc v = ((Acc)p[k] - mean) * inv * (Acc)scale[k % scaleLen];
+      if (bias)
+        v += (Acc)bias[k % biasLen];
+      y[r * len + k] = (T)v;
+    }
+    if (lane == 0 && meanOut)
+      meanOut[r] = (S)mean;
+    if (lane == 0 && invStdOut)
+      invStdOut[r] = (S)inv;
+  }
+}
+#endif
+
+/// Softmax / LogSoftmax of `rows` rows: a warp per row on the GPU, a thread
+/// per row on the CPU.
+template <typename T, typename Acc, bool LOG>
+static void hp_softmax_launch(hp_ctx *ctx, int64_t rows, int64_t len,
+                              int64_t inner, const T *in, T *out) {
+#if HP_CUDA
+  hp_launch(ctx, hp_softmax_warp<T, Acc, LOG>, rows * 32, len, inner, in, out);
+#else
+  hp_launch(ctx, hp_softmax<T, Acc, LOG>, rows, len, inner, in, out);
+#endif
+}
+
+/// LayerNormalization of `rows` rows: a warp per row on the GPU, a thread
+/// per row on the CPU.
+template <typename T, typename S, typename Acc>
+static void hp_layer_norm_launch(hp_ctx *ctx, int64_t rows, int64_t len,
+                                 float eps, const T *x, const S *scale,
+                                 int64_t scaleLen, const S *bias,
+                                 int64_t biasLen, T *y, S *meanOut,
+                                 S *invStdOut) {
+#if HP_CUDA
+  hp_launch(ctx, hp_layer_norm_warp<T, S, Acc>, rows * 32, len, eps, x, scale,
+            scaleLen, bias, biasLen, y, meanOut, invStdOut);
+#else
+  hp_launch(ctx, hp_layer_norm<T, S, Acc>, rows, len, eps, x, scale, scaleLen,
+            bias, biasLen, y, meanOut, invStdOut);
+#endif
+}
+
 /// InstanceNormalization: rows are (n, c) pairs of `len` spatial elements.
 template <typename T, typename Acc>
 HP_KERNEL(hp_instance_norm, int64_t channels, int64_t len, float eps,
