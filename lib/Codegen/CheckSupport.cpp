@@ -45,8 +45,9 @@ static std::string unsupportedReason(Operation *op) {
   }
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([](onnx::GenericOp) { return "no code generation for this op"; })
-      .Case<onnx::EinsumOp, onnx::NonZeroOp>(
-          [](Operation *) { return "no code generation for this op yet"; })
+      .Case<onnx::NonZeroOp>([](Operation *) {
+        return "its result shape depends on the input values";
+      })
       .Case<onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp,
             onnx::RangeOp>(
           [](Operation *) { return "its result was not folded to a constant"; })

@@ -195,6 +195,7 @@ private:
   LogicalResult emitMatMul(Operation *op);
   LogicalResult emitGemm(onnx::GemmOp op);
   LogicalResult emitConv(onnx::ConvOp op);
+  LogicalResult emitEinsum(onnx::EinsumOp op);
   LogicalResult emitPool(Operation *op, bool isMax);
   LogicalResult emitReduce(Operation *op, Value in, Value out,
                            llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
@@ -1142,6 +1143,149 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   return success();
 }
 
+/// Einsum as one generated kernel: a thread per output element sums, over
+/// every combination of the contracted axes, the product of the operands'
+/// elements. Axes are letters, "..." expands to right-aligned broadcast axes;
+/// a letter repeated in one term (a diagonal) adds its strides. The implicit
+/// output is "..." then the letters used once, in alphabetical order.
+LogicalResult Emitter::emitEinsum(onnx::EinsumOp op) {
+  std::string eq;
+  for (char c : op.getEquation())
+    if (c != ' ')
+      eq += c;
+  auto [lhs, rhs] = llvm::StringRef(eq).split("->");
+  bool explicitOutput = llvm::StringRef(eq).contains("->");
+  llvm::SmallVector<llvm::StringRef> terms;
+  lhs.split(terms, ',');
+  auto inputs = op->getOperands();
+  if (terms.size() != inputs.size())
+    return op->emitError("einsum terms do not match the inputs");
+  // Axis ids: letters 'a'..'z', 'A'..'Z' -> 0..51; ellipsis axis k -> 52 + k.
+  auto letterId = [](char c) {
+    return llvm::isLower(c) ? c - 'a' : c - 'A' + 26;
+  };
+  size_t ellipsisRank = 0;
+  for (auto [term, v] : llvm::zip(terms, inputs)) {
+    size_t named = 0;
+    for (char c : term)
+      named += llvm::isAlpha(c);
+    if (term.contains("..."))
+      ellipsisRank = std::max(ellipsisRank, shapeOf(v).size() - named);
+  }
+  auto expand = [&](llvm::StringRef term, size_t rank) {
+    llvm::SmallVector<int> axes;
+    size_t named = 0;
+    for (char c : term)
+      named += llvm::isAlpha(c);
+    for (size_t i = 0; i < term.size();) {
+      if (term.substr(i).starts_with("...")) {
+        size_t e = rank - named;
+        for (size_t k = ellipsisRank - e; k < ellipsisRank; ++k)
+          axes.push_back(52 + static_cast<int>(k));
+        i += 3;
+        continue;
+      }
+      axes.push_back(letterId(term[i++]));
+    }
+    return axes;
+  };
+  std::map<int, int64_t> extent;
+  std::map<int, int> uses;
+  llvm::SmallVector<llvm::SmallVector<int>> operandAxes;
+  for (auto [term, v] : llvm::zip(terms, inputs)) {
+    llvm::SmallVector<int> axes = expand(term, shapeOf(v).size());
+    llvm::ArrayRef<int64_t> sh = shapeOf(v);
+    for (auto [k, a] : llvm::enumerate(axes)) {
+      int64_t &e = extent[a];
+      e = std::max(e, sh[k]);
+      if (sh[k] == 0)
+        e = 0;
+      ++uses[a];
+    }
+    operandAxes.push_back(axes);
+  }
+  llvm::SmallVector<int> outAxes;
+  if (explicitOutput) {
+    outAxes = expand(rhs, ellipsisRank + llvm::count_if(rhs, llvm::isAlpha));
+  } else {
+    for (size_t k = 0; k < ellipsisRank; ++k)
+      outAxes.push_back(52 + static_cast<int>(k));
+    for (int a = 0; a < 52; ++a)
+      if (uses.count(a) && uses[a] == 1)
+        outAxes.push_back(a);
+  }
+  llvm::SmallVector<int> contracted;
+  for (auto &[a, e] : extent)
+    if (!llvm::is_contained(outAxes, a))
+      contracted.push_back(a);
+  // Strides of each operand per axis (0 for broadcast extents of 1).
+  auto strideOf = [&](size_t i, int axis) {
+    llvm::ArrayRef<int64_t> sh = shapeOf(inputs[i]);
+    llvm::SmallVector<int64_t> st = stridesOf(sh);
+    int64_t s = 0;
+    for (auto [k, a] : llvm::enumerate(operandAxes[i]))
+      if (a == axis && !(sh[k] == 1 && extent[axis] != 1))
+        s += st[k];
+    return s;
+  };
+  Value out = op->getResult(0);
+  Type elt = eltOf(out);
+  std::string ct = computeType(elt), acc = accType(elt);
+  int64_t outCount = numelOf(out), redCount = 1;
+  for (int a : contracted)
+    redCount *= extent[a];
+  std::string name = "k" + std::to_string(kernelCount++) + "_Einsum";
+  llvm::SmallVector<std::string> params, args;
+  for (auto [i, v] : llvm::enumerate(inputs)) {
+    params.push_back("const " + storageType(eltOf(v)) + " *__restrict__ in" +
+                     std::to_string(i));
+    args.push_back(ptr(v));
+  }
+  params.push_back(storageType(elt) + " *__restrict__ out");
+  args.push_back(ptr(out));
+  // Axis variables: "ax_" and the letter (never the loop variables i, c).
+  auto axisName = [](int a) {
+    return a < 52 ? "ax_" + std::string(1, a < 26 ? 'a' + a : 'A' + a - 26)
+                  : "ax_e" + std::to_string(a - 52);
+  };
+  kernels << "// " << name << ": Einsum '" << onnx::getNodeName(op.getLoc())
+          << "' \"" << op.getEquation() << "\"\n";
+  kernels << "HP_KERNEL(" << name << ", " << llvm::join(params, ", ")
+          << ") {\n  HP_FOR_W(i, " << redCount << ") {\n    int64_t r = i;\n";
+  for (int k = static_cast<int>(outAxes.size()) - 1; k >= 0; --k)
+    kernels << "    const int64_t " << axisName(outAxes[k]) << " = r % "
+            << extent[outAxes[k]] << ";\n    r /= " << extent[outAxes[k]]
+            << ";\n";
+  auto offset = [&](size_t i, llvm::ArrayRef<int> axes) {
+    std::string off;
+    for (int a : axes)
+      if (int64_t st = strideOf(i, a))
+        off += (off.empty() ? "" : " + ") + axisName(a) + " * " +
+               std::to_string(st);
+    return off.empty() ? std::string("0") : off;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    kernels << "    const int64_t base" << i << " = " << offset(i, outAxes)
+            << ";\n";
+  kernels << "    " << acc << " acc = 0;\n    for (int64_t c = 0; c < "
+          << redCount << "; ++c) {\n      int64_t q = c;\n";
+  for (int k = static_cast<int>(contracted.size()) - 1; k >= 0; --k)
+    kernels << "      const int64_t " << axisName(contracted[k]) << " = q % "
+            << extent[contracted[k]]
+            << ";\n      q /= " << extent[contracted[k]] << ";\n";
+  std::string product;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    product += (i ? " * " : "") + std::string("(") + acc + ")(" + ct + ")in" +
+               std::to_string(i) + "[base" + std::to_string(i) + " + " +
+               offset(i, contracted) + "]";
+  kernels << "      acc += " << product << ";\n    }\n    out[i] = ("
+          << storageType(elt) << ")(" << ct << ")acc;\n  }\n}\n\n";
+  line("hp_launch(ctx, " + name + ", " + std::to_string(outCount) + ", " +
+       llvm::join(args, ", ") + ");");
+  ++program.kernels;
+  return success();
+}
+
 LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   Value X = op->getOperand(0), Y = op->getResult(0);
   llvm::ArrayRef<int64_t> x = shapeOf(X), y = shapeOf(Y);
@@ -1224,6 +1368,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case<onnx::MatMulOp>([&](Operation *o) { return emitMatMul(o); })
       .Case([&](onnx::GemmOp o) { return emitGemm(o); })
       .Case([&](onnx::ConvOp o) { return emitConv(o); })
+      .Case([&](onnx::EinsumOp o) { return emitEinsum(o); })
       .Case<onnx::MaxPoolOp>([&](Operation *o) { return emitPool(o, true); })
       .Case<onnx::AveragePoolOp>(
           [&](Operation *o) { return emitPool(o, false); })
@@ -1288,12 +1433,12 @@ LogicalResult Emitter::emitOp(Operation *op) {
         int64_t inner = numel(s.drop_front(axis + 1));
         if (numelOf(in) == 0)
           return success();
-        line(llvm::formatv(
-            "hp_softmax_launch<{0}, {1}, {2}>(ctx, {3}, {4}, "
-            "{5}, {6}, {7});",
-            storageType(eltOf(in)), accType(eltOf(in)),
-            isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
-            numelOf(in) / s[axis], s[axis], inner, ptr(in), ptr(out)));
+        line(llvm::formatv("hp_softmax_launch<{0}, {1}, {2}>(ctx, {3}, {4}, "
+                           "{5}, {6}, {7});",
+                           storageType(eltOf(in)), accType(eltOf(in)),
+                           isa<onnx::LogSoftmaxOp>(o) ? "true" : "false",
+                           numelOf(in) / s[axis], s[axis], inner, ptr(in),
+                           ptr(out)));
         ++program.libraryCalls;
         return success();
       })

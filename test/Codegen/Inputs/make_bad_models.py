@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make_bad_models.py OUTDIR: models code generation must refuse.
-einsum.onnx: an Einsum node named 'my_einsum' (an op without code generation);
+hardmax.onnx: a Hardmax node named 'my_hardmax' (an op without code generation);
 custom.onnx: an op of a custom domain ('MyOp' in 'com.example')."""
 import os
 import sys
@@ -10,12 +10,12 @@ from onnx import TensorProto, helper
 
 out = sys.argv[1]
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
-y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])
-einsum = helper.make_graph(
-    [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")],
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+hardmax = helper.make_graph(
+    [helper.make_node("Hardmax", ["x"], ["y"], name="my_hardmax")],
     "bad", [x], [y])
-onnx.save(helper.make_model(einsum, opset_imports=[helper.make_opsetid("", 17)]),
-          os.path.join(out, "einsum.onnx"))
+onnx.save(helper.make_model(hardmax, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(out, "hardmax.onnx"))
 z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])
 custom = helper.make_graph(
     [helper.make_node("MyOp", ["x"], ["z"], name="mine", domain="com.example")],

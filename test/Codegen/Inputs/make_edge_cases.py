@@ -142,6 +142,25 @@ CASES["dropout_ratio_0_training"] = (
     [np.array([[1, 2], [3, 4]], dtype=np.float32)],
     [np.array([[1, 2], [3, 4]], dtype=np.float32)])
 
+# Einsum: the implicit output of "ij,jk" is "ik" (a matmul: 1*5 + 2*7 = 19,
+# ...); "ii->" is the trace (1 + 4); "..." broadcasts a batch of 1 against 2:
+# out[b] = A[b] (1x2) times B[0] (2x1): 1*10 + 2*20 = 50, 3*10 + 4*20 = 110.
+def einsum(eq, shapes, out_shape):
+    names = ["x%d" % i for i in range(len(shapes))]
+    return model([helper.make_node("Einsum", names, ["y"], equation=eq)],
+                 [f32(n, s) for n, s in zip(names, shapes)], [f32("y", out_shape)])
+CASES["einsum_implicit_output"] = (
+    einsum("ij,jk", [[2, 2], [2, 2]], [2, 2]),
+    [np.array([[1, 2], [3, 4]], dtype=np.float32), np.array([[5, 6], [7, 8]], dtype=np.float32)],
+    [np.array([[19, 22], [43, 50]], dtype=np.float32)])
+CASES["einsum_trace"] = (
+    einsum("ii->", [[2, 2]], []),
+    [np.array([[1, 2], [3, 4]], dtype=np.float32)], [np.array(5, dtype=np.float32)])
+CASES["einsum_ellipsis_broadcast"] = (
+    einsum("...ij,...jk->...ik", [[2, 1, 2], [1, 2, 1]], [2, 1, 1]),
+    [np.array([[[1, 2]], [[3, 4]]], dtype=np.float32), np.array([[[10], [20]]], dtype=np.float32)],
+    [np.array([[[50]], [[110]]], dtype=np.float32)])
+
 
 def main():
     out = sys.argv[1]
