@@ -88,8 +88,13 @@ static FailureOr<int64_t> localDevice(Operation *op) {
          << kDeviceAttrName << "' attribute (the per-device form)";
 }
 
-static bool isReduction(llvm::StringRef r) {
-  return r == "sum" || r == "max" || r == "min" || r == "prod";
+/// The reductions NCCL and MPI both provide.
+static LogicalResult verifyReduction(Operation *op, llvm::StringRef r) {
+  if (r == "sum" || r == "max" || r == "min" || r == "prod")
+    return success();
+  return op->emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
+                              "\"prod\", not \""
+                           << r << "\"";
 }
 
 //===----------------------------------------------------------------------===//
@@ -267,10 +272,8 @@ LogicalResult AllReduceOp::verify() {
   auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
   if (failed(c))
     return failure();
-  if (!isReduction(getReduction()))
-    return emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
-                            "\"prod\", not \""
-                         << getReduction() << "\"";
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
   if (c->in != c->out)
     return emitOpError() << "result type " << c->out
                          << " differs from the operand type " << c->in;
@@ -312,10 +315,8 @@ LogicalResult ReduceScatterOp::verify() {
   auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
   if (failed(c))
     return failure();
-  if (!isReduction(getReduction()))
-    return emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
-                            "\"prod\", not \""
-                         << getReduction() << "\"";
+  if (failed(verifyReduction(*this, getReduction())))
+    return failure();
   int64_t dim = getDimAttr().getInt();
   if (failed(verifySplitSizes(*this, *c, dim, getSizes(), getDevices().size(),
                               "scatter")) ||

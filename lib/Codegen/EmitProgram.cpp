@@ -137,13 +137,7 @@ private:
       return "hp_half";
     if (t.isBF16())
       return "hp_bf16";
-    if (t.isF64())
-      return "double";
-    auto i = llvm::cast<IntegerType>(t);
-    if (i.getWidth() == 1)
-      return "bool";
-    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
-           "_t";
+    return computeType(t); // float64, integers and bool store as computed
   }
   static std::string computeType(Type t) {
     if (isFloatLike(t))

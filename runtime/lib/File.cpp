@@ -13,26 +13,14 @@ Status readFile(const std::string &path, std::vector<uint8_t> &out) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::error("cannot read '" + path + "': it is a directory");
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return Status::error("cannot read '" + path + "': " + std::strerror(errno));
-  out.clear();
   uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec)
-    out.reserve(size_t(size));
-  uint8_t buf[1 << 16];
-  for (;;) {
-    size_t n = std::fread(buf, 1, sizeof(buf), f);
-    out.insert(out.end(), buf, buf + n);
-    if (n < sizeof(buf))
-      break;
-  }
-  bool failed = std::ferror(f);
-  int err = errno;
-  std::fclose(f);
-  if (failed)
-    return Status::error("cannot read '" + path + "': " + std::strerror(err));
-  return Status::ok();
+  if (ec)
+    return Status::error("cannot read '" + path + "': " + ec.message());
+  std::vector<uint8_t> data(static_cast<size_t>(size));
+  Status st = readFileInto(path, data.data(), size);
+  if (st.isOk())
+    out = std::move(data);
+  return st;
 }
 
 Status readFileInto(const std::string &path, void *dst, uint64_t bytes) {

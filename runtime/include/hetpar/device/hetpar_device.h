@@ -1176,38 +1176,34 @@ void hetpar_free(void *, void *ptr) {
 #endif
 }
 
-int hetpar_upload(void *p, void *dst, const void *src, uint64_t bytes) {
+/// A synchronous copy in either direction (cudaMemcpy, or memcpy on the CPU).
+static int hp_copy(void *p, void *dst, const void *src, uint64_t bytes,
+                   int toDevice) {
 #if HP_CUDA
   hp_ctx *ctx = (hp_ctx *)p;
-  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+  cudaError_t e = cudaMemcpy(dst, src, bytes,
+                             toDevice ? cudaMemcpyHostToDevice
+                                      : cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
-    snprintf(ctx->error, sizeof ctx->error, "upload: %s",
-             cudaGetErrorString(e));
+    snprintf(ctx->error, sizeof ctx->error, "%s: %s",
+             toDevice ? "upload" : "download", cudaGetErrorString(e));
     return 1;
   }
 #else
   (void)p;
+  (void)toDevice;
   if (bytes)
     memcpy(dst, src, bytes);
 #endif
   return 0;
 }
 
+int hetpar_upload(void *p, void *dst, const void *src, uint64_t bytes) {
+  return hp_copy(p, dst, src, bytes, 1);
+}
+
 int hetpar_download(void *p, void *dst, const void *src, uint64_t bytes) {
-#if HP_CUDA
-  hp_ctx *ctx = (hp_ctx *)p;
-  cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
-  if (e != cudaSuccess) {
-    snprintf(ctx->error, sizeof ctx->error, "download: %s",
-             cudaGetErrorString(e));
-    return 1;
-  }
-#else
-  (void)p;
-  if (bytes)
-    memcpy(dst, src, bytes);
-#endif
-  return 0;
+  return hp_copy(p, dst, src, bytes, 0);
 }
 
 int hetpar_run(void *p, void *arena, const void *weights,
