@@ -78,6 +78,21 @@ static LogicalResult verifyMeshDevices(Operation *op,
   return success();
 }
 
+/// verifyMeshDevices for a local-form op: the enclosing function's device
+/// must be in the mesh too.
+static LogicalResult verifyLocalMeshDevices(Operation *op,
+                                            SymbolTableCollection &symbols,
+                                            FlatSymbolRefAttr ref,
+                                            llvm::ArrayRef<int64_t> devices) {
+  llvm::SmallVector<int64_t> all(devices);
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (auto a = p->getAttrOfType<IntegerAttr>(kDeviceAttrName)) {
+      all.push_back(a.getInt());
+      break;
+    }
+  return verifyMeshDevices(op, symbols, ref, all);
+}
+
 /// The device of the enclosing per-device function (local form).
 static FailureOr<int64_t> localDevice(Operation *op) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
@@ -100,6 +115,19 @@ static LogicalResult verifyReduction(Operation *op, llvm::StringRef r) {
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
+
+LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kDeviceAttrName)
+    return op->emitError() << "unknown dist attribute '"
+                           << attr.getName().getValue() << "'";
+  auto id = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+  if (!id || id.getInt() < 0)
+    return op->emitError() << "'" << kDeviceAttrName
+                           << "' must be a non-negative integer device id, got "
+                           << attr.getValue();
+  return success();
+}
 
 LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t id, StringAttr kind) {
@@ -133,10 +161,10 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   }
   if (partial) {
     llvm::StringRef p = partial.getValue();
-    if (p != "sum" && p != "max" && p != "min")
-      return emitError()
-             << "partial must be \"sum\", \"max\" or \"min\", not \"" << p
-             << "\"";
+    if (p != "sum" && p != "max" && p != "min" && p != "prod")
+      return emitError() << "partial must be \"sum\", \"max\", \"min\" or "
+                            "\"prod\", not \""
+                         << p << "\"";
     if (splitDim >= 0)
       return emitError() << "a split value cannot also be partial";
   }
@@ -363,7 +391,8 @@ LogicalResult AllToAllOp::verify() {
 
 #define HETPAR_COLLECTIVE_SYMBOLS(OP)                                          \
   LogicalResult OP::verifySymbolUses(SymbolTableCollection &symbols) {         \
-    return verifyMeshDevices(*this, symbols, getMeshAttr(), getDevices());     \
+    return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),               \
+                                  getDevices());                               \
   }
 HETPAR_COLLECTIVE_SYMBOLS(AllReduceOp)
 HETPAR_COLLECTIVE_SYMBOLS(AllGatherOp)
@@ -401,12 +430,12 @@ LogicalResult RecvOp::verify() {
                     getResult().getType());
 }
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  return verifyMeshDevices(*this, symbols, getMeshAttr(),
-                           {getPeerAttr().getInt()});
+  return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),
+                                {getPeerAttr().getInt()});
 }
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  return verifyMeshDevices(*this, symbols, getMeshAttr(),
-                           {getPeerAttr().getInt()});
+  return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),
+                                {getPeerAttr().getInt()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -457,6 +486,10 @@ static LogicalResult verifyStageShardings(StageOp op, ArrayAttr shardings,
     if (!s)
       return op.emitOpError()
              << what << " sharding #" << i << " is not a #dist.sharding";
+    if (s.getMesh() != op.getMeshAttr())
+      return op.emitOpError()
+             << what << " sharding #" << i << " uses mesh " << s.getMesh()
+             << ", not the stage's " << op.getMeshAttr();
     if (failed(s.verifyFor(types[i], [&] {
           return op.emitOpError() << what << " sharding #" << i << ": ";
         })))
@@ -474,6 +507,8 @@ LogicalResult StageOp::verify() {
   int64_t index = getIndexAttr().getInt();
   if (index < 0)
     return emitOpError() << "stage index " << index << " is negative";
+  if ((*this)->getParentOfType<StageOp>())
+    return emitOpError() << "is nested in another stage";
   if (failed(verifyGroup(getDevices(), [&] { return emitOpError(); })))
     return failure();
   Block &body = getBody().front();

@@ -79,7 +79,7 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
-  // expected-error @+1 {{partial must be "sum", "max" or "min", not "avg"}}
+  // expected-error @+1 {{partial must be "sum", "max", "min" or "prod", not "avg"}}
   %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] partial "avg">
   return
 }
@@ -532,6 +532,68 @@ dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.de
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{the result has 8 along dimension 1, expected 9 (the sum of the concat sizes)}}
   %r = dist.all_to_all %x on @m [0, 1] split 0 [4, 4] concat 1 [5, 4] : tensor<8x4xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+// expected-error @+1 {{'dist.device' must be a non-negative integer device id, got "one"}}
+func.func @f() attributes {dist.device = "one"} {
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+// expected-error @+1 {{'dist.device' must be a non-negative integer device id, got -1}}
+func.func @f() attributes {dist.device = -1 : i64} {
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+// expected-error @+1 {{unknown dist attribute 'dist.stagez'}}
+func.func @f() attributes {dist.stagez = 1 : i64} {
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 9 : i64} {
+  // expected-error @+1 {{device 9 is not in mesh @m}}
+  dist.send %x on @m to 0 tag 0 : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+dist.mesh @n devices [#dist.device<0, "A100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{input sharding #0 uses mesh @n, not the stage's @m}}
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) attributes {in_shardings = [#dist.sharding<@n, [0]>]} {
+  ^bb0(%a: tensor<8x6xf32>):
+    dist.yield %a : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  %s0 = dist.stage 0 on @m [0, 1] ins(%x) {
+  ^bb0(%a: tensor<8x6xf32>):
+    // expected-error @+1 {{is nested in another stage}}
+    %s1 = dist.stage 1 on @m [0] ins(%a) {
+    ^bb0(%b: tensor<8x6xf32>):
+      dist.yield %b : tensor<8x6xf32>
+    } : (tensor<8x6xf32>) -> tensor<8x6xf32>
+    dist.yield %s1 : tensor<8x6xf32>
+  } : (tensor<8x6xf32>) -> tensor<8x6xf32>
   return
 }
 

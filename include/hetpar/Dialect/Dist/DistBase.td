@@ -40,6 +40,8 @@ def Dist_Dialect : Dialect {
       their verifiers check the local shapes against the group's extents.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // `dist.device` on a function: a non-negative integer.
+  let hasOperationAttrVerify = 1;
   let usePropertiesForAttributes = 1;
 }
 
@@ -70,12 +72,12 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
     the first 32 indices, device 3 the last 31. Without `split` the tensor is
     replicated on every device of the group; `partial "sum"` says each device
     holds a summand (the state after a row-parallel matmul, before its
-    all-reduce).
+    all-reduce; "max", "min" and "prod" likewise).
 
     Constraints: the group is not empty and has no repeated device; device ids
     are non-negative; `split` names a dimension >= 0 and comes with one
-    non-negative extent per device; `partial` is "sum", "max" or "min" and is
-    not combined with `split`. Where the sharding is attached to a value, the
+    non-negative extent per device; `partial` is "sum", "max", "min" or "prod"
+    and is not combined with `split`. Where the sharding is attached to a value, the
     split dimension must exist and the extents must add up to its size; the
     devices must be in the mesh.
   }];

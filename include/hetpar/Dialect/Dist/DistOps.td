@@ -54,8 +54,8 @@ class Dist_CollectiveOp<string mnemonic, dag extraArgs, string extraFormat,
 
     Common constraints: the mesh exists; the group is not empty, has no
     repeated device, contains only devices of the mesh and contains the
-    enclosing function's `dist.device`; operand and result have static shapes
-    and the same element type.
+    enclosing function's `dist.device` (a device of the mesh); operand and
+    result have static shapes and the same element type.
   }];
   let arguments = !con((ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                             DenseI64ArrayAttr:$devices), extraArgs);
@@ -139,8 +139,8 @@ def Dist_SendOp : Dist_Op<"send",
     of every exchange (ncclGroupStart/End), so pipelines cannot deadlock.
 
     Constraints: inside a function with `dist.device`; the mesh exists and
-    has the peer; the peer is another device; the tag is non-negative; the
-    operand has a static shape.
+    has the peer and the local device; the peer is another device; the tag is
+    non-negative; the operand has a static shape.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        I64Attr:$peer, I64Attr:$tag);
@@ -201,11 +201,11 @@ def Dist_StageOp : Dist_Op<"stage", [IsolatedFromAbove, RecursiveMemoryEffects,
     `in_shardings` / `out_shardings` give one `#dist.sharding` per operand /
     result.
 
-    Constraints: the index is non-negative; the group is not empty, has no
-    repeated device and only devices of the mesh; the body's arguments have
-    the operands' types and its `dist.yield` the results' types; each given
-    sharding fits its value and uses only the stage's devices, and there is
-    one per operand (result).
+    Constraints: the index is non-negative; stages do not nest; the group is
+    not empty, has no repeated device and only devices of the mesh; the
+    body's arguments have the operands' types and its `dist.yield` the
+    results' types; each given sharding fits its value, uses the stage's mesh
+    and only the stage's devices, and there is one per operand (result).
   }];
   let arguments = (ins Variadic<AnyType>:$inputs, I64Attr:$index,
                        FlatSymbolRefAttr:$mesh, DenseI64ArrayAttr:$devices,
