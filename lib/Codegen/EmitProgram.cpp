@@ -223,6 +223,7 @@ private:
   llvm::raw_string_ostream kernels{kernelText};
   llvm::raw_string_ostream body{bodyText};
   int kernelCount = 0;
+  bool weightError = false; // a constant's data could not be read
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
 };
@@ -439,6 +440,8 @@ std::string Emitter::ptr(Value v) {
   }
   // A constant: stored in weights.bin on first use.
   FailureOr<int64_t> off = addWeight(r);
+  if (failed(off)) // the error is reported; run() fails at its end
+    weightError = true;
   return "((const " + t + " *)(weights + " +
          std::to_string(succeeded(off) ? *off : 0) + "))";
 }
@@ -1732,7 +1735,8 @@ FailureOr<DeviceProgram> Emitter::run() {
     }
     emitCopy(ptr(v), dst, numelOf(v), elt);
   }
-  (void)returnOp;
+  if (weightError)
+    return failure();
 
   // Boundary descriptions.
   auto desc = [&](Value v, DictionaryAttr attrs, size_t i,

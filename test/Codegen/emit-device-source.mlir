@@ -41,3 +41,9 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // F16: hp_launch(ctx, hp_convert<hp_half, float>, 8, (const float *)inputs[0],
 // F16: hp_gemm<hp_half, float>
 // F16: hp_launch(ctx, hp_convert<float, hp_half>, 6,
+
+// A constant whose bytes are missing is one error naming its node, and no
+// output is written.
+// RUN: %expect-exit 1 hetpar-translate --emit-device-source %S/Inputs/missing-constant-data.mlir -o %t.cu 2>&1 | FileCheck %s --check-prefix=NODATA
+// NODATA: error: node 'w': constant data is missing
+// RUN: test ! -e %t.cu
