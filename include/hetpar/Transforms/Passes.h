@@ -3,6 +3,8 @@
 #ifndef HETPAR_TRANSFORMS_PASSES_H
 #define HETPAR_TRANSFORMS_PASSES_H
 
+#include "hetpar/Dialect/Dist/DistOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

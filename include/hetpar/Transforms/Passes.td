@@ -124,4 +124,27 @@ def SearchPlanPass : Pass<"hetpar-search-plan", "mlir::ModuleOp"> {
   ];
 }
 
+def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::ModuleOp"> {
+  let summary = "Check that the per-device programs' exchanges match up";
+  let description = [{
+    Looks at the per-device functions of the module (those with `dist.device`,
+    the local form of the `dist` dialect) together, and fails where running
+    them would hang or corrupt data:
+
+    * no two functions run on the same device;
+    * every `dist.send` from device A to device B is matched, in program order,
+      by a `dist.recv` on B from A with the same tag and tensor type (NCCL
+      pairs point-to-point calls by their order per pair of devices), and
+      every `dist.recv` by a send; the peer has a function;
+    * every device of a collective's group has a function, and all of them
+      run the same collectives on that group in the same order with the same
+      op, reduction, dimensions, sizes, root and element type (and the same
+      element count where every rank passes one: all_reduce, broadcast).
+
+    Errors point at the op that disagrees and name both devices. The check
+    needs no cost model or cluster: it reads the IR only.
+  }];
+  let dependentDialects = ["hetpar::dist::DistDialect"];
+}
+
 #endif // HETPAR_TRANSFORMS_PASSES_TD
