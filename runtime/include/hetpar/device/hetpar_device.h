@@ -1079,6 +1079,238 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 // counts, each followed by a comma) before including this part with
 // HETPAR_DEFINE_ABI (a second include of this file).
 //===----------------------------------------------------------------------===//
+//===----------------------------------------------------------------------===//
+// Collectives over explicit device groups, for multi-device programs (the
+// local form of the dist dialect). Compiled only with HETPAR_MULTI_DEVICE, so
+// one-device programs need no MPI. The CPU backend runs them with MPI (one
+// process per device, the device id is the rank in MPI_COMM_WORLD); the
+// CUDA backend's NCCL path comes with the partitioner (issue 6) and reports
+// an error until then. Groups are ordered device lists, as in the dist ops;
+// counts are elements. Every function returns 0, or non-zero with
+// ctx->error set.
+//===----------------------------------------------------------------------===//
+#if defined(HETPAR_MULTI_DEVICE) && !HP_CUDA
+#include <mpi.h>
+
+enum { HP_SUM, HP_MAX, HP_MIN, HP_PROD };
+
+template <typename T> static MPI_Datatype hp_mpi_type();
+template <> MPI_Datatype hp_mpi_type<float>() { return MPI_FLOAT; }
+template <> MPI_Datatype hp_mpi_type<double>() { return MPI_DOUBLE; }
+template <> MPI_Datatype hp_mpi_type<int64_t>() { return MPI_INT64_T; }
+template <> MPI_Datatype hp_mpi_type<int32_t>() { return MPI_INT32_T; }
+template <> MPI_Datatype hp_mpi_type<int8_t>() { return MPI_INT8_T; }
+template <> MPI_Datatype hp_mpi_type<uint8_t>() { return MPI_UINT8_T; }
+template <> MPI_Datatype hp_mpi_type<bool>() { return MPI_C_BOOL; }
+// 16-bit floats move as raw bits; reductions on them are not offered (the
+// dist verifier's types are the storage types: reduce in float32).
+template <> MPI_Datatype hp_mpi_type<hp_half>() { return MPI_UINT16_T; }
+template <> MPI_Datatype hp_mpi_type<hp_bf16>() { return MPI_UINT16_T; }
+
+static MPI_Op hp_mpi_op(int op) {
+  return op == HP_SUM ? MPI_SUM
+         : op == HP_MAX ? MPI_MAX
+         : op == HP_MIN ? MPI_MIN
+                        : MPI_PROD;
+}
+
+static int hp_mpi_status(hp_ctx *ctx, int rc, const char *what) {
+  if (rc == MPI_SUCCESS)
+    return 0;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  snprintf(ctx->error, sizeof ctx->error, "%s failed: %.*s", what, len, text);
+  return 1;
+}
+
+/// The communicator of an ordered device group, created on first use by the
+/// group's members only (MPI_Comm_create_group) and kept for the process's
+/// life. Rank i of it is devices[i].
+struct hp_group_cache {
+  int64_t devices[64];
+  int n;
+  MPI_Comm comm;
+};
+static hp_group_cache hp_groups[64];
+static int hp_group_count = 0;
+
+static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
+                         MPI_Comm *out) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (hp_mpi_status(ctx, MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED,
+                                           &provided),
+                      "MPI_Init_thread"))
+      return 1;
+  }
+  for (int g = 0; g < hp_group_count; ++g)
+    if (hp_groups[g].n == n &&
+        !memcmp(hp_groups[g].devices, devices, sizeof(int64_t) * n)) {
+      *out = hp_groups[g].comm;
+      return 0;
+    }
+  if (n > 64 || hp_group_count == 64) {
+    snprintf(ctx->error, sizeof ctx->error,
+             "more than 64 device groups or devices per group");
+    return 1;
+  }
+  int ranks[64];
+  for (int i = 0; i < n; ++i)
+    ranks[i] = (int)devices[i];
+  MPI_Group world, group;
+  MPI_Comm comm;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  if (hp_mpi_status(ctx, MPI_Group_incl(world, n, ranks, &group),
+                    "MPI_Group_incl") ||
+      hp_mpi_status(ctx, MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &comm),
+                    "MPI_Comm_create_group"))
+    return 1;
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  hp_group_cache &c = hp_groups[hp_group_count++];
+  memcpy(c.devices, devices, sizeof(int64_t) * n);
+  c.n = n;
+  c.comm = comm;
+  *out = comm;
+  return 0;
+}
+
+/// Element-wise reduction of `count` elements over the group; in == out is
+/// allowed.
+template <typename T>
+static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, int64_t count, int op) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  return hp_mpi_status(ctx,
+                       MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out,
+                                     (int)count, hp_mpi_type<T>(),
+                                     hp_mpi_op(op), comm),
+                       "MPI_Allreduce");
+}
+
+/// Concatenation of the members' blocks in group order; member i sends
+/// counts[i] elements.
+template <typename T>
+static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, const int64_t *counts) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  int me = 0, c[64], d[64], at = 0;
+  MPI_Comm_rank(comm, &me);
+  for (int i = 0; i < n; ++i) {
+    c[i] = (int)counts[i];
+    d[i] = at;
+    at += c[i];
+  }
+  return hp_mpi_status(ctx,
+                       MPI_Allgatherv(in, c[me], hp_mpi_type<T>(), out, c, d,
+                                      hp_mpi_type<T>(), comm),
+                       "MPI_Allgatherv");
+}
+
+/// Reduction over the group of sum(counts) elements; member i keeps block i
+/// (counts[i] elements).
+template <typename T>
+static int hp_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
+                             const T *in, T *out, const int64_t *counts,
+                             int op) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  int c[64];
+  for (int i = 0; i < n; ++i)
+    c[i] = (int)counts[i];
+  return hp_mpi_status(ctx,
+                       MPI_Reduce_scatter(in, out, c, hp_mpi_type<T>(),
+                                          hp_mpi_op(op), comm),
+                       "MPI_Reduce_scatter");
+}
+
+/// Member i sends sendCounts[j] elements (consecutive blocks of `in`) to
+/// member j and receives recvCounts[j] from it (consecutive blocks of
+/// `out`).
+template <typename T>
+static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, const int64_t *sendCounts, T *out,
+                         const int64_t *recvCounts) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  int sc[64], sd[64], rc[64], rd[64], sa = 0, ra = 0;
+  for (int i = 0; i < n; ++i) {
+    sc[i] = (int)sendCounts[i];
+    sd[i] = sa;
+    sa += sc[i];
+    rc[i] = (int)recvCounts[i];
+    rd[i] = ra;
+    ra += rc[i];
+  }
+  return hp_mpi_status(ctx,
+                       MPI_Alltoallv(in, sc, sd, hp_mpi_type<T>(), out, rc, rd,
+                                     hp_mpi_type<T>(), comm),
+                       "MPI_Alltoallv");
+}
+
+/// Every member gets the root's `count` elements (root is a device id).
+template <typename T>
+static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                        int64_t count, int64_t root) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  int r = 0;
+  while (r < n && devices[r] != root)
+    ++r;
+  return hp_mpi_status(
+      ctx, MPI_Bcast(buf, (int)count, hp_mpi_type<T>(), r, comm), "MPI_Bcast");
+}
+
+/// Point-to-point exchanges of one step, posted together and completed by
+/// hp_exchange_end (the MPI counterpart of ncclGroupStart/End: no ordering
+/// between the two sides can deadlock).
+struct hp_exchange {
+  MPI_Request requests[64];
+  int n;
+};
+template <typename T>
+static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
+                            int64_t count, int64_t peer, int64_t tag) {
+  if (x->n == 64) {
+    snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
+    return 1;
+  }
+  return hp_mpi_status(ctx,
+                       MPI_Isend(buf, (int)count, hp_mpi_type<T>(), (int)peer,
+                                 (int)tag, MPI_COMM_WORLD,
+                                 &x->requests[x->n++]),
+                       "MPI_Isend");
+}
+template <typename T>
+static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf,
+                            int64_t count, int64_t peer, int64_t tag) {
+  if (x->n == 64) {
+    snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
+    return 1;
+  }
+  return hp_mpi_status(ctx,
+                       MPI_Irecv(buf, (int)count, hp_mpi_type<T>(), (int)peer,
+                                 (int)tag, MPI_COMM_WORLD,
+                                 &x->requests[x->n++]),
+                       "MPI_Irecv");
+}
+static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
+  int rc = MPI_Waitall(x->n, x->requests, MPI_STATUSES_IGNORE);
+  x->n = 0;
+  return hp_mpi_status(ctx, rc, "MPI_Waitall");
+}
+#endif // HETPAR_MULTI_DEVICE && !HP_CUDA
+
 #endif // HETPAR_DEVICE_H
 
 #if defined(HETPAR_DEFINE_ABI) && !defined(HETPAR_DEVICE_ABI_DEFINED)
