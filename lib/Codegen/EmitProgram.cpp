@@ -17,6 +17,7 @@
 
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
@@ -190,6 +191,8 @@ private:
   LogicalResult emitGemm(onnx::GemmOp op);
   LogicalResult emitConv(onnx::ConvOp op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
+  LogicalResult emitCollective(Operation *op);
+  void closeExchange();
   LogicalResult emitPool(Operation *op, bool isMax);
   LogicalResult emitReduce(Operation *op, Value in, Value out,
                            llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
@@ -202,10 +205,20 @@ private:
   void emitCopy(const std::string &src, const std::string &dst, int64_t n,
                 Type elt);
   void comment(Operation *op);
-  void line(const llvm::Twine &text) { body << "  " << text << "\n"; }
+  void line(const llvm::Twine &text) { body << indent << text << "\n"; }
   void call(const llvm::Twine &text) {
-    body << "  if (" << text << ")\n    return 1;\n";
+    body << indent << "if (" << text << ")\n" << indent << "  return 1;\n";
   }
+  /// Opens / closes a C block in the host function.
+  void open() {
+    line("{");
+    indent += "  ";
+  }
+  void close() {
+    indent.resize(indent.size() - 2);
+    line("}");
+  }
+  std::string indent = "  ";
   std::string scratch(Operation *op);
 
   func::FuncOp func;
@@ -223,7 +236,8 @@ private:
   llvm::raw_string_ostream kernels{kernelText};
   llvm::raw_string_ostream body{bodyText};
   int kernelCount = 0;
-  bool weightError = false; // a constant's data could not be read
+  bool weightError = false;  // a constant's data could not be read
+  bool exchangeOpen = false; // consecutive send/recv form one exchange step
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
 };
@@ -585,7 +599,7 @@ void Emitter::comment(Operation *op) {
   for (char &c : name)
     if (!llvm::isPrint(c))
       c = '?';
-  body << "  // " << op->getName().stripDialect();
+  body << indent << "// " << op->getName().stripDialect();
   if (!name.empty())
     body << " " << name;
   body << "\n";
@@ -1283,6 +1297,133 @@ LogicalResult Emitter::emitEinsum(onnx::EinsumOp op) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives and point-to-point exchanges (dist local form)
+//===----------------------------------------------------------------------===//
+
+/// "{0, 1, 2}" for a C array initializer.
+static std::string cArray(llvm::ArrayRef<int64_t> v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
+}
+
+static const char *reductionEnum(llvm::StringRef r) {
+  return r == "sum"   ? "HP_SUM"
+         : r == "max" ? "HP_MAX"
+         : r == "min" ? "HP_MIN"
+                      : "HP_PROD";
+}
+
+/// Ends the open exchange step: every send and receive posted since it
+/// began completes together (no order between the two sides can deadlock).
+void Emitter::closeExchange() {
+  if (!exchangeOpen)
+    return;
+  call("hp_exchange_end(ctx, &step)");
+  close();
+  exchangeOpen = false;
+}
+
+/// The dist collectives call the hp_* collectives of hetpar_device.h over the
+/// op's group. Gathers and scatters move contiguous blocks, so their
+/// dimension must be the outermost non-unit one (others need packing, not
+/// done yet).
+LogicalResult Emitter::emitCollective(Operation *op) {
+  program.multiDevice = true;
+  if (isa<dist::SendOp, dist::RecvOp>(op)) {
+    if (!exchangeOpen) {
+      open();
+      line("hp_exchange step{};");
+      exchangeOpen = true;
+    }
+    if (auto send = dyn_cast<dist::SendOp>(op))
+      call(llvm::formatv("hp_exchange_send(ctx, &step, {0}, {1}, {2}, {3})",
+                         ptr(send.getInput()), numelOf(send.getInput()),
+                         send.getPeerAttr().getInt(),
+                         send.getTagAttr().getInt()));
+    else {
+      auto recv = cast<dist::RecvOp>(op);
+      call(llvm::formatv("hp_exchange_recv(ctx, &step, {0}, {1}, {2}, {3})",
+                         ptr(recv.getResult()), numelOf(recv.getResult()),
+                         recv.getPeerAttr().getInt(),
+                         recv.getTagAttr().getInt()));
+    }
+    ++program.libraryCalls;
+    return success();
+  }
+  auto group = op->getAttrOfType<DenseI64ArrayAttr>("devices").asArrayRef();
+  Value in = op->getOperand(0), out = op->getResult(0);
+  std::string T = storageType(eltOf(in));
+  std::string g = "static const int64_t group[] = " + cArray(group) + ";";
+  std::string n = std::to_string(group.size());
+  // Elements per index of `dim`, after checking that blocks are contiguous.
+  auto blockElems = [&](int64_t dim) -> FailureOr<int64_t> {
+    llvm::ArrayRef<int64_t> sh = shapeOf(in);
+    for (int64_t d = 0; d < dim; ++d)
+      if (sh[d] != 1)
+        return op->emitError()
+               << "code generation of a gather or scatter along dimension "
+               << dim << " behind a non-unit dimension needs packing, which "
+               << "is not implemented yet";
+    return numel(sh.drop_front(dim + 1));
+  };
+  auto counts = [&](llvm::ArrayRef<int64_t> sizes, int64_t block) {
+    llvm::SmallVector<int64_t> c;
+    for (int64_t sz : sizes)
+      c.push_back(sz * block);
+    return cArray(c);
+  };
+  open();
+  line(g);
+  LogicalResult result = success();
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](dist::AllReduceOp o) {
+        call(llvm::formatv("hp_all_reduce<{0}>(ctx, group, {1}, {2}, {3}, "
+                           "{4}, {5})",
+                           T, n, ptr(in), ptr(out), numelOf(in),
+                           reductionEnum(o.getReduction())));
+      })
+      .Case<dist::AllGatherOp, dist::ReduceScatterOp>([&](Operation *o) {
+        // Both move whole blocks of the split dimension: the group's sizes
+        // in elements, and the reduction for reduce_scatter.
+        auto dim = o->getAttrOfType<IntegerAttr>("dim").getInt();
+        auto sizes = o->getAttrOfType<DenseI64ArrayAttr>("sizes");
+        auto block = blockElems(dim);
+        if (failed(block)) {
+          result = failure();
+          return;
+        }
+        line("static const int64_t counts[] = " +
+             counts(sizes.asArrayRef(), *block) + ";");
+        if (auto rs = dyn_cast<dist::ReduceScatterOp>(o))
+          call(llvm::formatv("hp_reduce_scatter<{0}>(ctx, group, {1}, {2}, "
+                             "{3}, counts, {4})",
+                             T, n, ptr(in), ptr(out),
+                             reductionEnum(rs.getReduction())));
+        else
+          call(llvm::formatv("hp_all_gather<{0}>(ctx, group, {1}, {2}, {3}, "
+                             "counts)",
+                             T, n, ptr(in), ptr(out)));
+      })
+      .Case([&](dist::BroadcastOp o) {
+        emitCopy(ptr(in), ptr(out), numelOf(in), eltOf(in));
+        call(llvm::formatv("hp_broadcast<{0}>(ctx, group, {1}, {2}, {3}, "
+                           "{4})",
+                           T, n, ptr(out), numelOf(out),
+                           o.getRootAttr().getInt()));
+      })
+      .Default([&](Operation *o) {
+        result = o->emitError(
+            "no code generation for this collective yet (all_to_all needs "
+            "packing per peer)");
+      });
+  close();
+  ++program.libraryCalls;
+  return result;
+}
+
 LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   Value X = op->getOperand(0), Y = op->getResult(0);
   llvm::ArrayRef<int64_t> x = shapeOf(X), y = shapeOf(Y);
@@ -1353,6 +1494,13 @@ static llvm::SmallVector<int64_t> constInts(Value v) {
 }
 
 LogicalResult Emitter::emitOp(Operation *op) {
+  if (!isa<dist::SendOp, dist::RecvOp>(op))
+    closeExchange();
+  if (op->getDialect() && op->getDialect()->getNamespace() ==
+                              dist::DistDialect::getDialectNamespace()) {
+    comment(op);
+    return emitCollective(op);
+  }
   if (isElementwise(op))
     return emitElementwiseGroup(op);
   Value out = op->getNumResults() ? op->getResult(0) : Value();
@@ -1720,6 +1868,7 @@ FailureOr<DeviceProgram> Emitter::run() {
     if (failed(emitOp(op)))
       return failure();
   }
+  closeExchange();
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [v, j] : outputCopies) {
     Type elt = eltOf(v);
@@ -1769,6 +1918,10 @@ FailureOr<DeviceProgram> Emitter::run() {
       << program.arenaBytes << " bytes (" << program.arenaBytesNoReuse
       << " without reuse), weights " << program.weightsBytes << " bytes.\n"
       << "// Build: see the header of include/hetpar/device/hetpar_device.h.\n"
+      << (program.multiDevice
+              ? "// One device of a multi-device program: MPI collectives.\n"
+                "#define HETPAR_MULTI_DEVICE\n"
+              : "")
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << "#define HP_ARENA_BYTES " << program.arenaBytes << "ULL\n"
       << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"

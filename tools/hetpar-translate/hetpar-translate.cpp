@@ -2,7 +2,8 @@
 //
 // Usage: hetpar-translate --import-onnx MODEL.onnx [--input-shape NAME=2x128
 //                         ...] [--no-external-data] [--emit-bytecode] [-o F]
-//        hetpar-translate --emit-device-source STATIC.mlir [--dtype D] [-o F]
+//        hetpar-translate --emit-device-source STATIC.mlir [--dtype D]
+//                         [--device N] [-o F]
 //
 // --import-onnx imports an ONNX model (binary .onnx, or ONNX text syntax
 // .onnxtxt) into the onnx dialect. Import only: each op's shape rule runs as it
@@ -20,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Codegen/Codegen.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Support/Diagnostics.h"
 #include "hetpar/Support/Output.h"
@@ -52,6 +54,12 @@ static cl::opt<std::string>
                 cl::desc("With --emit-device-source: float32 (default), "
                          "float16 or bfloat16 storage of float32 tensors"),
                 cl::init("float32"), cl::cat(category));
+static cl::opt<int> deviceOption(
+    "device",
+    cl::desc("With --emit-device-source: the function with dist.device = N "
+             "(one device's program of a multi-device module); default: the "
+             "first function"),
+    cl::init(-1), cl::value_desc("N"), cl::cat(category));
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string>
@@ -83,6 +91,7 @@ static int deviceSource() {
                 "' (float32, float16 or bfloat16)");
   DialectRegistry registry;
   hetpar::registerImportDialects(registry);
+  registry.insert<hetpar::dist::DistDialect>();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   hetpar::DiagnosticPrinter diagnostics(&context);
@@ -90,11 +99,18 @@ static int deviceSource() {
   if (!module)
     return 1;
   func::FuncOp func;
-  for (auto f : module->getOps<func::FuncOp>())
-    if (!f.isDeclaration()) {
+  for (auto f : module->getOps<func::FuncOp>()) {
+    if (f.isDeclaration())
+      continue;
+    auto id = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (deviceOption < 0 || (id && id.getInt() == deviceOption)) {
       func = f;
       break;
     }
+  }
+  if (!func && deviceOption >= 0)
+    return fail("'" + inputPath + "' has no function with dist.device = " +
+                std::to_string(deviceOption));
   if (!func)
     return fail("'" + inputPath + "' has no function to generate code for");
   hetpar::codegen::CodegenOptions opts;

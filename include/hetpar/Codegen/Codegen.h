@@ -71,6 +71,9 @@ struct DeviceProgram {
   int kernels = 0;      // generated kernels launched (fused groups count once)
   int libraryCalls = 0; // GEMM calls and library kernel launches
   int fusedOps = 0;     // elementwise ops folded into another op's kernel
+  /// The function is one device's program of several (dist collectives):
+  /// the CPU build needs MPI (mpicxx), the CUDA build NCCL (not yet).
+  bool multiDevice = false;
 };
 
 /// Fails with one error per unsupported op (naming op and node) when `func`
