@@ -191,6 +191,20 @@ static void removeInterruptedFolder() {
   std::_Exit(130);
 }
 
+std::string hetpar::codegen::findRuntimeIncludeDir(const char *argv0,
+                                                   void *mainAddr) {
+  if (const char *env = std::getenv("HETPAR_RUNTIME_INCLUDE"))
+    return env;
+  std::string exe = fs::getMainExecutable(argv0, mainAddr);
+  llvm::SmallString<256> installed(path::parent_path(path::parent_path(exe)));
+  path::append(installed, "include");
+  llvm::SmallString<256> header(installed);
+  path::append(header, "hetpar", "device", "hetpar_device.h");
+  if (fs::exists(header))
+    return std::string(installed);
+  return HETPAR_SOURCE_RUNTIME_INCLUDE;
+}
+
 static std::string findNvcc(const CodegenOptions &opts) {
   if (!opts.nvcc.empty())
     return opts.nvcc;
@@ -206,6 +220,17 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                                                 llvm::StringRef model,
                                                 const CodegenOptions &opts,
                                                 llvm::raw_ostream &log) {
+  return writeProgramFolder(llvm::ArrayRef(program), {0}, outDir, model, opts,
+                            log);
+}
+
+llvm::Error hetpar::codegen::writeProgramFolder(
+    llvm::ArrayRef<DeviceProgram> programs, llvm::ArrayRef<int64_t> deviceIds,
+    llvm::StringRef outDir, llvm::StringRef model, const CodegenOptions &opts,
+    llvm::raw_ostream &log) {
+  if (programs.empty() || programs.size() != deviceIds.size())
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "one device id per device program expected");
   if (auto err = checkOutputFolder(outDir, {}))
     return err;
   std::string target = resolveOutDir(outDir);
@@ -241,103 +266,10 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
     path::append(p, name);
     return std::string(p);
   };
-
-  if (auto err = writeFile(file("device_0.cu"), program.source))
-    return err;
-  if (auto err = writeFile(
-          file("weights.bin"),
-          llvm::StringRef(program.weights.data(), program.weights.size())))
-    return err;
-  if (auto err = writeFile(file("weights.json"), program.weightsIndex))
-    return err;
   for (llvm::StringRef h :
        {"hetpar/device/hetpar_device.h", "hetpar/runtime/ProgramABI.h"})
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
-
-  // The build commands, with paths relative to the program folder (as
-  // manifest.json records them, so that a copy of OUT rebuilds anywhere) or
-  // absolute (as run here).
-  std::string opt = "-O" + std::to_string(opts.optLevel);
-  auto cpuArgs = [&](auto in) {
-    return std::vector<std::string>{"-std=c++17",
-                                    opt,
-                                    "-fopenmp",
-                                    "-fPIC",
-                                    "-shared",
-                                    "-w",
-                                    "-x",
-                                    "c++",
-                                    "-I" + in("include"),
-                                    in("device_0.cu"),
-                                    "-o",
-                                    in("device_0.cpu.so"),
-                                    "-lopenblas"};
-  };
-  std::string archs;
-  auto cudaArgs = [&](auto in) {
-    std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
-                                  "-fPIC",      "-w", "-x",      "cu"};
-    archs.clear();
-    for (int a : opts.cudaArchs) {
-      args.push_back("-gencode");
-      args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
-      archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
-    }
-    for (std::string a :
-         {"-I" + in("include"), in("device_0.cu"), std::string("-o"),
-          in("device_0.cuda.so"), std::string("-lcublas")})
-      args.push_back(a);
-    return args;
-  };
-  auto relative = [](llvm::StringRef name) { return name.str(); };
-  auto command = [](llvm::StringRef program, llvm::ArrayRef<std::string> args) {
-    std::string cmd = program.str();
-    for (const std::string &a : args)
-      cmd += " " + a;
-    return cmd;
-  };
-  llvm::json::Object libraries;
-  if (opts.buildCPU) {
-    auto cxx = llvm::sys::findProgramByName(opts.hostCompiler);
-    if (!cxx)
-      return llvm::createStringError(cxx.getError(),
-                                     "host C++ compiler '%s' not found",
-                                     opts.hostCompiler.c_str());
-    if (auto err = runBuild(*cxx, cpuArgs(file), file("build-cpu.log"), log,
-                            "the CPU program (device_0.cpu.so)"))
-      return err;
-    if (!fs::exists(file("device_0.cpu.so")))
-      return llvm::createStringError(
-          std::errc::io_error, "'%s' exited 0 but wrote no device_0.cpu.so",
-          cxx->c_str());
-    fs::remove(file("build-cpu.log"));
-    libraries["cpu"] = "device_0.cpu.so";
-  }
-  if (opts.buildCUDA) {
-    std::string nvcc = findNvcc(opts);
-    if (nvcc.empty() && opts.requireCUDA)
-      return llvm::createStringError(
-          std::errc::no_such_file_or_directory,
-          "the CUDA build needs nvcc, which is not on PATH or in "
-          "/usr/local/cuda/bin");
-    if (!nvcc.empty()) {
-      std::vector<std::string> args = cudaArgs(file);
-      if (auto err =
-              runBuild(nvcc, args, file("build-cuda.log"), log,
-                       "the CUDA program (device_0.cuda.so, " + archs + ")"))
-        return err;
-      if (!fs::exists(file("device_0.cuda.so")))
-        return llvm::createStringError(
-            std::errc::io_error, "'%s' exited 0 but wrote no device_0.cuda.so",
-            nvcc.c_str());
-      fs::remove(file("build-cuda.log"));
-      libraries["cuda"] = "device_0.cuda.so";
-    }
-  }
-  llvm::json::Object build{
-      {"cpu", command(opts.hostCompiler, cpuArgs(relative))},
-      {"cuda", command("nvcc", cudaArgs(relative))}};
 
   auto tensors = [](llvm::ArrayRef<TensorDesc> ts) {
     llvm::json::Array a;
@@ -350,27 +282,143 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
     }
     return a;
   };
-  llvm::json::Object device{
-      {"id", 0},
-      {"source", "device_0.cu"},
-      {"libraries", std::move(libraries)},
-      {"build", std::move(build)},
-      {"arena_bytes", program.arenaBytes},
-      {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
-      {"weights_bytes", program.weightsBytes},
-      {"weights", "weights.bin"},
-      {"weights_index", "weights.json"},
-      {"kernels", program.kernels},
-      {"library_calls", program.libraryCalls},
-      {"fused_ops", program.fusedOps},
-      {"inputs", tensors(program.inputs)},
-      {"outputs", tensors(program.outputs)}};
-  llvm::json::Object manifest{
-      {"format", "hetpar-program"},
-      {"version", 1},
-      {"model", path::filename(model).str()},
-      {"dtype", floatModeName(opts.floatMode).str()},
-      {"devices", llvm::json::Array{std::move(device)}}};
+  auto command = [](llvm::StringRef program, llvm::ArrayRef<std::string> args) {
+    std::string cmd = program.str();
+    for (const std::string &a : args)
+      cmd += " " + a;
+    return cmd;
+  };
+  auto relative = [](llvm::StringRef name) { return name.str(); };
+  std::string opt = "-O" + std::to_string(opts.optLevel);
+  bool single = programs.size() == 1;
+  llvm::json::Array devices;
+  for (auto [program, id] : llvm::zip(programs, deviceIds)) {
+    // One device keeps the plain names (weights.bin); several number them.
+    std::string stem = "device_" + std::to_string(id);
+    std::string source = stem + ".cu", cpuLib = stem + ".cpu.so",
+                cudaLib = stem + ".cuda.so";
+    std::string weights =
+        single ? "weights.bin" : "weights_" + std::to_string(id) + ".bin";
+    std::string index =
+        single ? "weights.json" : "weights_" + std::to_string(id) + ".json";
+    if (auto err = writeFile(file(source), program.source))
+      return err;
+    if (auto err =
+            writeFile(file(weights), llvm::StringRef(program.weights.data(),
+                                                     program.weights.size())))
+      return err;
+    std::string indexText = program.weightsIndex;
+    if (!single) { // the index names its data file
+      auto json = llvm::json::parse(indexText);
+      if (!json)
+        return json.takeError();
+      if (auto *obj = json->getAsObject())
+        (*obj)["file"] = weights;
+      indexText.clear();
+      llvm::raw_string_ostream(indexText)
+          << llvm::formatv("{0:2}", *json) << "\n";
+    }
+    if (auto err = writeFile(file(index), indexText))
+      return err;
+
+    // The build commands, with paths relative to the program folder (as
+    // manifest.json records them, so that a copy of OUT rebuilds anywhere)
+    // or absolute (as run here). One device of several calls MPI
+    // collectives: Open MPI's compiler wrapper adds its flags.
+    std::string cxxName = program.multiDevice ? "mpicxx" : opts.hostCompiler;
+    auto cpuArgs = [&](auto in) {
+      return std::vector<std::string>{
+          "-std=c++17", opt,       "-fopenmp",
+          "-fPIC",      "-shared", "-w",
+          "-x",         "c++",     "-I" + in("include"),
+          in(source),   "-o",      in(cpuLib),
+          "-lopenblas"};
+    };
+    std::string archs;
+    auto cudaArgs = [&](auto in) {
+      std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
+                                    "-fPIC",      "-w", "-x",      "cu"};
+      archs.clear();
+      for (int a : opts.cudaArchs) {
+        args.push_back("-gencode");
+        args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
+        archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
+      }
+      for (std::string a : {"-I" + in("include"), in(source), std::string("-o"),
+                            in(cudaLib), std::string("-lcublas")})
+        args.push_back(a);
+      return args;
+    };
+    llvm::json::Object libraries;
+    if (opts.buildCPU) {
+      auto cxx = llvm::sys::findProgramByName(cxxName);
+      if (!cxx)
+        return llvm::createStringError(cxx.getError(),
+                                       "host C++ compiler '%s' not found",
+                                       cxxName.c_str());
+      if (auto err = runBuild(*cxx, cpuArgs(file), file("build-cpu.log"), log,
+                              "the CPU program (" + cpuLib + ")"))
+        return err;
+      if (!fs::exists(file(cpuLib)))
+        return llvm::createStringError(std::errc::io_error,
+                                       "'%s' exited 0 but wrote no %s",
+                                       cxx->c_str(), cpuLib.c_str());
+      fs::remove(file("build-cpu.log"));
+      libraries["cpu"] = cpuLib;
+    }
+    if (opts.buildCUDA && program.multiDevice) {
+      // The collectives' NCCL path is not written yet.
+      if (opts.requireCUDA)
+        return llvm::createStringError(
+            std::errc::not_supported,
+            "multi-device CUDA programs need NCCL collectives, which are not "
+            "implemented yet (build with --targets=cpu)");
+      log << "hetpar-compile: no CUDA build of " << source
+          << ": multi-device CUDA programs need NCCL (not implemented yet)\n";
+    } else if (opts.buildCUDA) {
+      std::string nvcc = findNvcc(opts);
+      if (nvcc.empty() && opts.requireCUDA)
+        return llvm::createStringError(
+            std::errc::no_such_file_or_directory,
+            "the CUDA build needs nvcc, which is not on PATH or in "
+            "/usr/local/cuda/bin");
+      if (!nvcc.empty()) {
+        std::vector<std::string> args = cudaArgs(file);
+        if (auto err =
+                runBuild(nvcc, args, file("build-cuda.log"), log,
+                         "the CUDA program (" + cudaLib + ", " + archs + ")"))
+          return err;
+        if (!fs::exists(file(cudaLib)))
+          return llvm::createStringError(std::errc::io_error,
+                                         "'%s' exited 0 but wrote no %s",
+                                         nvcc.c_str(), cudaLib.c_str());
+        fs::remove(file("build-cuda.log"));
+        libraries["cuda"] = cudaLib;
+      }
+    }
+    llvm::json::Object build{{"cpu", command(cxxName, cpuArgs(relative))},
+                             {"cuda", command("nvcc", cudaArgs(relative))}};
+    devices.push_back(llvm::json::Object{
+        {"id", id},
+        {"source", source},
+        {"libraries", std::move(libraries)},
+        {"build", std::move(build)},
+        {"arena_bytes", program.arenaBytes},
+        {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
+        {"weights_bytes", program.weightsBytes},
+        {"weights", weights},
+        {"weights_index", index},
+        {"kernels", program.kernels},
+        {"library_calls", program.libraryCalls},
+        {"fused_ops", program.fusedOps},
+        {"inputs", tensors(program.inputs)},
+        {"outputs", tensors(program.outputs)}});
+  }
+  llvm::json::Object manifest{{"format", "hetpar-program"},
+                              {"version", 1},
+                              {"model", path::filename(model).str()},
+                              {"dtype", floatModeName(opts.floatMode).str()},
+                              {"devices", std::move(devices)}};
   std::string text;
   llvm::raw_string_ostream(text)
       << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

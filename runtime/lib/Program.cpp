@@ -10,9 +10,11 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <new>
+#include <optional>
 #include <type_traits>
 
 namespace hetpar::rt {
@@ -177,6 +179,8 @@ uint32_t crc32Of(const uint8_t *data, uint64_t n) {
 
 /// What the manifest says about the one device we run.
 struct DeviceManifest {
+  size_t numDevices = 1;
+  int64_t id = 0;
   std::string cpuLibrary, cudaLibrary; // empty when absent
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
@@ -207,12 +211,38 @@ DeviceManifest parseManifest(const std::string &outDir) {
   size_t numDevices = devices.arraySize();
   if (numDevices == 0)
     devices.error("no devices");
-  if (numDevices > 1)
-    fail(path + ": the program has " + std::to_string(numDevices) +
-         " devices; multi-device programs need the multi-device runtime, "
-         "which is not implemented yet");
-  Node dev = devices.at(0);
+  // Several devices: one process each, under mpirun (or srun); this process
+  // runs the device whose id is its rank.
+  size_t pick = 0;
+  std::optional<int64_t> rank;
+  if (numDevices > 1) {
+    for (const char *var : {"HETPAR_DEVICE", "OMPI_COMM_WORLD_RANK",
+                            "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+      if (const char *v = std::getenv(var)) {
+        char *end = nullptr;
+        long long r = std::strtoll(v, &end, 10);
+        if (*v && !*end && r >= 0) {
+          rank = r;
+          break;
+        }
+      }
+    if (!rank)
+      fail(path + ": the program has " + std::to_string(numDevices) +
+           " devices: run one process per device, e.g. mpirun -np " +
+           std::to_string(numDevices) + " hetpar-run OUT");
+    pick = numDevices;
+    for (size_t k = 0; k < numDevices; ++k)
+      if (devices.at(k).has("id") &&
+          int64_t(devices.at(k).field("id").u64()) == *rank)
+        pick = k;
+    if (pick == numDevices)
+      fail(path + ": no device has id " + std::to_string(*rank) +
+           " (this process's rank)");
+  }
+  Node dev = devices.at(pick);
   DeviceManifest m;
+  m.numDevices = numDevices;
+  m.id = rank ? *rank : 0;
   Node libraries = dev.field("libraries");
   if (!libraries.value.is_object())
     libraries.error("expected an object");
@@ -471,6 +501,8 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       std::unique_ptr<Program> p(new Program());
       p->arenaBytes_ = m.arenaBytes;
       p->weightsBytes_ = m.weightsBytes;
+      p->numDevices_ = m.numDevices;
+      p->deviceId_ = m.id;
       p->inputs_ = m.inputs;
       p->outputs_ = m.outputs;
       Status st = p->openLibrary(joinPath(outDir, library), b);

@@ -589,10 +589,17 @@ TEST_F(ProgramTest, ManifestErrors) {
                   ": format is 'other', expected 'hetpar-program'");
   manifest["format"] = "hetpar-program";
 
+  // Two devices outside a launcher: the message says how to start them.
   manifest["devices"].push_back(manifest["devices"][0]);
+  unsetenv("HETPAR_DEVICE");
   expectLoadError(path("manifest.json") +
-                  ": the program has 2 devices; multi-device programs need "
-                  "the multi-device runtime, which is not implemented yet");
+                  ": the program has 2 devices: run one process per device, "
+                  "e.g. mpirun -np 2 hetpar-run OUT");
+  // A rank with no device of that id.
+  setenv("HETPAR_DEVICE", "5", 1);
+  expectLoadError(path("manifest.json") +
+                  ": no device has id 5 (this process's rank)");
+  unsetenv("HETPAR_DEVICE");
   manifest["devices"].erase(1);
 
   writeOut();

@@ -443,27 +443,6 @@ static int planModel(ModuleOp module,
   return 0;
 }
 
-/// The folder holding hetpar/device/hetpar_device.h: $HETPAR_RUNTIME_INCLUDE,
-/// the install tree (bin/../include) or the source tree this tool was built
-/// from.
-static std::string runtimeIncludeDir(const char *argv0) {
-  auto has = [](llvm::StringRef dir) {
-    llvm::SmallString<256> p(dir);
-    llvm::sys::path::append(p, "hetpar", "device", "hetpar_device.h");
-    return llvm::sys::fs::exists(p);
-  };
-  if (const char *env = std::getenv("HETPAR_RUNTIME_INCLUDE"))
-    return env;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&runtimeIncludeDir));
-  llvm::SmallString<256> installed(
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-  llvm::sys::path::append(installed, "include");
-  if (has(installed))
-    return std::string(installed);
-  return HETPAR_SOURCE_RUNTIME_INCLUDE;
-}
-
 static const char *argv0 = "hetpar-compile";
 
 /// Code generation for one local device: OUT is complete or absent.
@@ -472,7 +451,8 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
-  opts.runtimeIncludeDir = runtimeIncludeDir(argv0);
+  opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
+      argv0, reinterpret_cast<void *>(&fail));
   if (!targets.empty()) {
     opts.buildCPU = llvm::is_contained(targets, "cpu");
     opts.buildCUDA = llvm::is_contained(targets, "cuda");

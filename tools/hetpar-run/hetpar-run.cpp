@@ -280,14 +280,20 @@ int runTool(const Options &opts) {
   for (size_t i = 0; i < outputs.size(); ++i)
     std::cout << "output " << i << " " << describeTensor(program->outputs()[i])
               << "\n";
-  if (!opts.outputsDir.empty()) {
+  // Each process of a multi-device program writes its own device's outputs.
+  std::string outputsDir = opts.outputsDir;
+  if (!outputsDir.empty() && program->numDevices() > 1)
+    outputsDir = (std::filesystem::path(outputsDir) /
+                  ("device_" + std::to_string(program->deviceId())))
+                     .string();
+  if (!outputsDir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(opts.outputsDir, ec);
+    std::filesystem::create_directories(outputsDir, ec);
     if (ec)
-      return error("cannot create the output folder '" + opts.outputsDir +
+      return error("cannot create the output folder '" + outputsDir +
                    "': " + ec.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string path = (std::filesystem::path(opts.outputsDir) /
+      std::string path = (std::filesystem::path(outputsDir) /
                           ("output_" + std::to_string(i) + ".npy"))
                              .string();
       st = writeNpy(path, outputs[i]);
@@ -295,7 +301,7 @@ int runTool(const Options &opts) {
         return error(st.message());
     }
     std::cout << "wrote " << outputs.size() << " output"
-              << (outputs.size() == 1 ? "" : "s") << " to " << opts.outputsDir
+              << (outputs.size() == 1 ? "" : "s") << " to " << outputsDir
               << "\n";
   }
   bool allMatch = true;

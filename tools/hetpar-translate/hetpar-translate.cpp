@@ -33,7 +33,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -54,6 +56,12 @@ static cl::opt<std::string>
                 cl::desc("With --emit-device-source: float32 (default), "
                          "float16 or bfloat16 storage of float32 tensors"),
                 cl::init("float32"), cl::cat(category));
+static cl::opt<bool> emitProgram(
+    "emit-program",
+    cl::desc("Compile a static onnx-dialect module into the program folder "
+             "-o OUT (one device, or one program per dist.device function), "
+             "built for the CPU"),
+    cl::cat(category));
 static cl::opt<int> deviceOption(
     "device",
     cl::desc("With --emit-device-source: the function with dist.device = N "
@@ -83,8 +91,9 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// --emit-device-source: parse, generate, print.
-static int deviceSource() {
+/// --emit-device-source: parse, generate, print. --emit-program: generate
+/// every device's program and write the folder.
+static int deviceSource(const char *argv0) {
   auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
@@ -108,6 +117,40 @@ static int deviceSource() {
       break;
     }
   }
+  if (emitProgram) {
+    if (outputPath == "-")
+      return fail("--emit-program needs -o OUTDIR");
+    hetpar::codegen::CodegenOptions opts;
+    opts.floatMode = *floatMode;
+    opts.buildCUDA = false;
+    opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
+        argv0, reinterpret_cast<void *>(&fail));
+    std::vector<hetpar::codegen::DeviceProgram> programs;
+    std::vector<int64_t> ids;
+    for (auto f : module->getOps<func::FuncOp>()) {
+      if (f.isDeclaration())
+        continue;
+      auto id = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+      if (!id && !programs.empty())
+        continue;
+      auto program = hetpar::codegen::generateDeviceProgram(f, opts);
+      if (failed(program))
+        return 1;
+      programs.push_back(std::move(*program));
+      ids.push_back(id ? id.getInt() : 0);
+      if (!id)
+        break; // a one-device module: its first function
+    }
+    if (programs.empty())
+      return fail("'" + inputPath + "' has no function to generate code for");
+    if (llvm::Error err =
+            hetpar::codegen::checkOutputFolder(outputPath, {inputPath}))
+      return fail(llvm::toString(std::move(err)));
+    if (llvm::Error err = hetpar::codegen::writeProgramFolder(
+            programs, ids, outputPath, inputPath, opts, llvm::errs()))
+      return fail(llvm::toString(std::move(err)));
+    return 0;
+  }
   if (!func && deviceOption >= 0)
     return fail("'" + inputPath + "' has no function with dist.device = " +
                 std::to_string(deviceOption));
@@ -130,11 +173,11 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "HetPar translation tool\n");
-  if (importONNX == emitDeviceSource)
-    return fail(
-        "choose one translation (--import-onnx or --emit-device-source)");
-  if (emitDeviceSource)
-    return deviceSource();
+  if (int(importONNX) + int(emitDeviceSource) + int(emitProgram) != 1)
+    return fail("choose one translation (--import-onnx, --emit-device-source "
+                "or --emit-program)");
+  if (emitDeviceSource || emitProgram)
+    return deviceSource(argv[0]);
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;

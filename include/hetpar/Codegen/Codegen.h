@@ -85,6 +85,12 @@ mlir::LogicalResult checkCodegenSupport(mlir::func::FuncOp func);
 mlir::FailureOr<DeviceProgram>
 generateDeviceProgram(mlir::func::FuncOp func, const CodegenOptions &opts);
 
+/// The folder holding hetpar/device/hetpar_device.h for generated programs:
+/// $HETPAR_RUNTIME_INCLUDE, else `include/` of the install tree the running
+/// tool (argv0; mainAddr: any function of the tool) belongs to, else the
+/// source tree HetPar was built from.
+std::string findRuntimeIncludeDir(const char *argv0, void *mainAddr);
+
 /// Fails when compiling into `outDir` could destroy something: `outDir` is a
 /// file, a folder that is neither empty nor an earlier program (no
 /// manifest.json of format hetpar-program), or a folder holding one of
@@ -102,6 +108,15 @@ llvm::Error checkOutputFolder(llvm::StringRef outDir,
 /// when the process is interrupted. `outDir` must pass checkOutputFolder. `log`
 /// receives one line per build step.
 llvm::Error writeProgramFolder(const DeviceProgram &program,
+                               llvm::StringRef outDir, llvm::StringRef model,
+                               const CodegenOptions &opts,
+                               llvm::raw_ostream &log);
+
+/// The same for the programs of several devices (one per device id, in
+/// manifest order): device_<id>.cu, weights_<id>.bin and weights_<id>.json
+/// each, built with mpicxx when they call collectives.
+llvm::Error writeProgramFolder(llvm::ArrayRef<DeviceProgram> programs,
+                               llvm::ArrayRef<int64_t> deviceIds,
                                llvm::StringRef outDir, llvm::StringRef model,
                                const CodegenOptions &opts,
                                llvm::raw_ostream &log);

@@ -1372,6 +1372,14 @@ void hetpar_destroy(void *p) {
   hp_ctx *ctx = (hp_ctx *)p;
   if (!ctx)
     return;
+#if defined(HETPAR_MULTI_DEVICE) && !HP_CUDA
+  // The collectives initialized MPI on first use; end it with the program.
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized)
+    MPI_Finalize();
+#endif
 #if HP_CUDA
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);

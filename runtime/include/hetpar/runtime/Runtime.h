@@ -167,8 +167,12 @@ public:
   const std::string &fallbackReason() const { return fallbackReason_; }
   /// Path of the loaded device library.
   const std::string &libraryPath() const { return libraryPath_; }
-  /// Number of devices in the manifest (1 for now).
-  size_t numDevices() const { return 1; }
+  /// Number of devices in the manifest. A program of several runs one
+  /// process per device (mpirun, srun): this one loaded the device whose id
+  /// is its rank (HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK
+  /// or SLURM_PROCID), `deviceId()`.
+  size_t numDevices() const { return numDevices_; }
+  int64_t deviceId() const { return deviceId_; }
   /// Device bytes of the intermediate arena and of the weights.
   uint64_t arenaBytes() const { return arenaBytes_; }
   uint64_t weightsBytes() const { return weightsBytes_; }
@@ -207,6 +211,8 @@ private:
   std::vector<TensorInfo> inputs_, outputs_;
   std::string backend_, fallbackReason_, libraryPath_, libraryName_;
   uint64_t arenaBytes_ = 0, weightsBytes_ = 0;
+  size_t numDevices_ = 1;
+  int64_t deviceId_ = 0;
 };
 
 } // namespace hetpar::rt
