@@ -187,7 +187,23 @@ struct DeviceManifest {
   std::vector<TensorInfo> inputs, outputs;
 };
 
-DeviceManifest parseManifest(const std::string &outDir) {
+/// The rank a launcher gave this process, if any.
+std::optional<int64_t> launcherRank() {
+  for (const char *var : {"HETPAR_DEVICE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                          "PMI_RANK", "SLURM_PROCID"})
+    if (const char *v = std::getenv(var)) {
+      char *end = nullptr;
+      long long r = std::strtoll(v, &end, 10);
+      if (*v && !*end && r >= 0)
+        return r;
+    }
+  return std::nullopt;
+}
+
+/// Reads and checks manifest.json. With `countOnly`, stops after the device
+/// count (a multi-device program outside a launcher is then no error).
+DeviceManifest parseManifest(const std::string &outDir,
+                             bool countOnly = false) {
   std::error_code ec;
   if (!std::filesystem::exists(outDir, ec))
     fail("cannot read the program folder '" + outDir +
@@ -211,21 +227,17 @@ DeviceManifest parseManifest(const std::string &outDir) {
   size_t numDevices = devices.arraySize();
   if (numDevices == 0)
     devices.error("no devices");
+  if (countOnly) {
+    DeviceManifest m;
+    m.numDevices = numDevices;
+    return m;
+  }
   // Several devices: one process each, under mpirun (or srun); this process
   // runs the device whose id is its rank.
   size_t pick = 0;
   std::optional<int64_t> rank;
   if (numDevices > 1) {
-    for (const char *var : {"HETPAR_DEVICE", "OMPI_COMM_WORLD_RANK",
-                            "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-      if (const char *v = std::getenv(var)) {
-        char *end = nullptr;
-        long long r = std::strtoll(v, &end, 10);
-        if (*v && !*end && r >= 0) {
-          rank = r;
-          break;
-        }
-      }
+    rank = launcherRank();
     if (!rank)
       fail(path + ": the program has " + std::to_string(numDevices) +
            " devices: run one process per device, e.g. mpirun -np " +
@@ -484,6 +496,20 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
   if (!direct && bytes.size &&
       f.upload(ctx_, weights_, bytes.data, bytes.size) != 0)
     fail("uploading the weights failed: " + programError(f, ctx_));
+  return Status::ok();
+}
+
+Status programDevices(const std::string &outDir, size_t &devices,
+                      int64_t &rank) {
+  try {
+    devices = parseManifest(outDir, /*countOnly=*/true).numDevices;
+  } catch (const LoadError &e) {
+    return Status::error(e.message);
+  } catch (const std::exception &e) {
+    return Status::error(e.what());
+  }
+  std::optional<int64_t> r = launcherRank();
+  rank = r ? *r : -1;
   return Status::ok();
 }
 

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace hetpar::rt;
@@ -332,11 +333,46 @@ int runTool(const Options &opts) {
 
 } // namespace
 
+/// A program of several devices started without a launcher: run it as one
+/// process per device on this machine through Open MPI's mpirun, with this
+/// same command line (each process then loads the device of its rank).
+/// Returns only when that cannot be done.
+int launchDevices(size_t devices, char **argv) {
+  std::vector<std::string> args{"mpirun"};
+  if (geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  // More devices than cores is normal for the CPU backend on one machine.
+  args.push_back("--oversubscribe");
+  args.push_back("-np");
+  args.push_back(std::to_string(devices));
+  for (char **a = argv; *a; ++a)
+    args.push_back(*a);
+  std::string shown;
+  for (const std::string &a : args)
+    shown += (shown.empty() ? "" : " ") + a;
+  std::cerr << "hetpar-run: " << devices << " devices: " << shown << "\n";
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  execvp("mpirun", cargs.data());
+  return error("the program has " + std::to_string(devices) +
+               " devices and starting 'mpirun' failed (" +
+               std::strerror(errno) +
+               "); install Open MPI (openmpi-bin) or start one process per "
+               "device with your launcher");
+}
+
 int main(int argc, char **argv) {
   Options opts;
   int rc = parseArgs(argc, argv, opts);
   if (rc >= 0)
     return rc;
+  size_t devices = 1;
+  int64_t rank = -1;
+  if (programDevices(opts.outDir, devices, rank).isOk() && devices > 1 &&
+      rank < 0)
+    return launchDevices(devices, argv);
   try {
     return runTool(opts);
   } catch (const std::exception &e) {

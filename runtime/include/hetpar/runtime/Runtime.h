@@ -132,6 +132,13 @@ Status readNpy(const std::string &path, HostTensor &out);
 /// failures.
 Status writeNpy(const std::string &path, const HostTensor &tensor);
 
+/// How many devices the program in `outDir` has (manifest.json's devices),
+/// and the rank of this process when a launcher (mpirun, srun) started it:
+/// HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID;
+/// -1 without one. Errors name the manifest and what is wrong.
+Status programDevices(const std::string &outDir, size_t &devices,
+                      int64_t &rank);
+
 struct ProgramABIFunctions;
 
 /// A loaded device program: its library, backend context, device arena,
