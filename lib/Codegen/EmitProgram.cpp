@@ -1072,30 +1072,45 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   return success();
 }
 
-/// Begin and end padding per spatial dim from pads / auto_pad and the static
-/// output size.
-static void convPads(Operation *op, llvm::ArrayRef<int64_t> inSp,
-                     llvm::ArrayRef<int64_t> outSp, llvm::ArrayRef<int64_t> k,
-                     llvm::ArrayRef<int64_t> stride,
-                     llvm::ArrayRef<int64_t> dil,
-                     llvm::SmallVectorImpl<int64_t> &begin,
-                     llvm::SmallVectorImpl<int64_t> &end) {
-  size_t n = inSp.size();
-  begin.assign(n, 0);
-  end.assign(n, 0);
+/// The sliding window of a Conv or pooling op over its spatial dims: kernel
+/// extents, strides and dilations (default 1), begin and end padding (from
+/// `pads` or auto_pad and the static output size), input and output extents.
+namespace {
+struct Window {
+  llvm::SmallVector<int64_t> kernel, stride, dilation, padBegin, padEnd;
+  llvm::ArrayRef<int64_t> in, out;
+};
+} // namespace
+
+static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
+  Window w;
+  w.in = shapeOf(op->getOperand(0)).drop_front(2);
+  w.out = shapeOf(op->getResult(0)).drop_front(2);
+  size_t n = w.in.size();
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.stride = intsAttr(op, "strides");
+  w.dilation = intsAttr(op, "dilations");
+  if (w.stride.empty())
+    w.stride.assign(n, 1);
+  if (w.dilation.empty())
+    w.dilation.assign(n, 1);
+  w.padBegin.assign(n, 0);
+  w.padEnd.assign(n, 0);
   std::string autoPad = strAttr(op, "auto_pad", "NOTSET");
   llvm::SmallVector<int64_t> pads = intsAttr(op, "pads");
   for (size_t d = 0; d < n; ++d) {
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       int64_t total = std::max<int64_t>(
-          0, (outSp[d] - 1) * stride[d] + (k[d] - 1) * dil[d] + 1 - inSp[d]);
-      begin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end[d] = total - begin[d];
+          0, (w.out[d] - 1) * w.stride[d] + (w.kernel[d] - 1) * w.dilation[d] +
+                 1 - w.in[d]);
+      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.padEnd[d] = total - w.padBegin[d];
     } else if (autoPad == "NOTSET" && pads.size() == 2 * n) {
-      begin[d] = pads[d];
-      end[d] = pads[n + d];
+      w.padBegin[d] = pads[d];
+      w.padEnd[d] = pads[n + d];
     }
   }
+  return w;
 }
 
 LogicalResult Emitter::emitConv(onnx::ConvOp op) {
@@ -1106,23 +1121,16 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   int64_t N = x[0], C = x[1], M = y[1];
   int64_t G = intAttr(op, "group", 1);
   int64_t Cg = C / G, Mg = M / G;
-  llvm::SmallVector<int64_t> k(w.begin() + 2, w.end());
-  llvm::SmallVector<int64_t> stride = intsAttr(op, "strides"),
-                             dil = intsAttr(op, "dilations");
-  if (stride.empty())
-    stride.assign(nsp, 1);
-  if (dil.empty())
-    dil.assign(nsp, 1);
-  llvm::ArrayRef<int64_t> inSp = x.drop_front(2), outSp = y.drop_front(2);
-  llvm::SmallVector<int64_t> pb, pe;
-  convPads(op, inSp, outSp, k, stride, dil, pb, pe);
+  Window win = windowOf(op, w.drop_front(2));
+  llvm::ArrayRef<int64_t> k = win.kernel, inSp = win.in, outSp = win.out;
   int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
-  bool pointwise = kc == 1 &&
-                   llvm::all_of(stride, [](int64_t s) { return s == 1; }) &&
-                   llvm::all_of(pb, [](int64_t p) { return p == 0; }) &&
-                   llvm::all_of(pe, [](int64_t p) { return p == 0; });
+  auto allEqual = [](llvm::ArrayRef<int64_t> v, int64_t x) {
+    return llvm::all_of(v, [&](int64_t e) { return e == x; });
+  };
+  bool pointwise = kc == 1 && allEqual(win.stride, 1) &&
+                   allEqual(win.padBegin, 0) && allEqual(win.padEnd, 0);
   float beta = 0.0f;
   if (Bias) {
     emitStridedCopy(Bias, {N, M, outPlane}, {0, 1, 0}, {1, M, 1}, 0, ptr(Y),
@@ -1137,11 +1145,12 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   std::string xg =
       llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
   if (!pointwise)
-    line(llvm::formatv(
-        "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
-        "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-        st, nsp, dims(inSp), dims(outSp), dims(k), dims(stride), dims(pb),
-        dims(dil), Cg, kc, inPlane, outPlane, xg, cols));
+    line(
+        llvm::formatv("    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
+                      "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+                      st, nsp, dims(inSp), dims(outSp), dims(k),
+                      dims(win.stride), dims(win.padBegin), dims(win.dilation),
+                      Cg, kc, inPlane, outPlane, xg, cols));
   line(llvm::formatv(
       "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
       "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
@@ -1426,30 +1435,22 @@ LogicalResult Emitter::emitCollective(Operation *op) {
 
 LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   Value X = op->getOperand(0), Y = op->getResult(0);
-  llvm::ArrayRef<int64_t> x = shapeOf(X), y = shapeOf(Y);
-  size_t nsp = x.size() - 2;
-  llvm::SmallVector<int64_t> k = intsAttr(op, "kernel_shape");
-  llvm::SmallVector<int64_t> stride = intsAttr(op, "strides"),
-                             dil = intsAttr(op, "dilations");
-  if (stride.empty())
-    stride.assign(nsp, 1);
-  if (dil.empty())
-    dil.assign(nsp, 1);
-  llvm::ArrayRef<int64_t> inSp = x.drop_front(2), outSp = y.drop_front(2);
-  llvm::SmallVector<int64_t> pb, pe;
-  convPads(op, inSp, outSp, k, stride, dil, pb, pe);
+  llvm::ArrayRef<int64_t> y = shapeOf(Y);
+  size_t nsp = shapeOf(X).size() - 2;
+  Window win = windowOf(op, intsAttr(op, "kernel_shape"));
+  llvm::ArrayRef<int64_t> k = win.kernel, inSp = win.in, outSp = win.out;
   Type elt = eltOf(Y);
   std::string indices = "(int64_t *)0";
   if (op->getNumResults() > 1 && op->getResult(1))
     indices = ptr(op->getResult(1));
-  line(llvm::formatv("hp_launch(ctx, hp_pool<{0}, {1}, {2}>, {3}, {4}, {5}, "
-                     "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
-                     "{16}, {17}, {18});",
-                     storageType(elt), accType(elt), isMax ? "true" : "false",
-                     numel(y), nsp, dims(inSp), dims(outSp), dims(k),
-                     dims(stride), dims(pb), dims(pe), dims(dil),
-                     intAttr(op, "count_include_pad", 0), numel(k), numel(inSp),
-                     numel(outSp), ptr(X), ptr(Y), indices));
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_pool<{0}, {1}, {2}>, {3}, {4}, {5}, "
+      "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+      "{16}, {17}, {18});",
+      storageType(elt), accType(elt), isMax ? "true" : "false", numel(y), nsp,
+      dims(inSp), dims(outSp), dims(k), dims(win.stride), dims(win.padBegin),
+      dims(win.padEnd), dims(win.dilation), intAttr(op, "count_include_pad", 0),
+      numel(k), numel(inSp), numel(outSp), ptr(X), ptr(Y), indices));
   ++program.libraryCalls;
   return success();
 }
