@@ -7,6 +7,8 @@
 #include "hetpar/runtime/Runtime.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
@@ -713,3 +715,39 @@ TEST_F(ProgramTest, ZeroByteArena) {
 }
 
 } // namespace
+
+// compareTensors: numpy.allclose semantics. Values by hand: |1.001 - 1| =
+// 0.001 <= 1e-3 * 1 + 0, but 1.01 is not; NaN equals NaN only; integers
+// exactly; bfloat16 against its uint16 bits (0x3f80 is 1.0, 0x4000 is 2.0).
+TEST(Compare, Tolerances) {
+  HostTensor ref = makeTensor<float>(DType::Float32, {2}, {1.0f, 2.0f});
+  HostTensor close = makeTensor<float>(DType::Float32, {2}, {1.001f, 2.0f});
+  HostTensor far = makeTensor<float>(DType::Float32, {2}, {1.01f, 2.0f});
+  EXPECT_TRUE(compareTensors(close, ref, 1.1e-3, 0).match);
+  Comparison c = compareTensors(far, ref, 1.1e-3, 0);
+  EXPECT_FALSE(c.match);
+  EXPECT_EQ(c.mismatches, 1);
+
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  HostTensor nans = makeTensor<float>(DType::Float32, {2}, {nan, 2.0f});
+  EXPECT_TRUE(compareTensors(nans, nans, 0, 0).match);
+  c = compareTensors(nans, ref, 1, 1);
+  EXPECT_FALSE(c.match);
+  EXPECT_NE(c.detail.find("1 of them NaN against a number"), std::string::npos)
+      << c.detail;
+
+  HostTensor i1 = makeTensor<int64_t>(DType::Int64, {2}, {3, 4});
+  HostTensor i2 = makeTensor<int64_t>(DType::Int64, {2}, {3, 5});
+  EXPECT_FALSE(compareTensors(i1, i2, 1, 1).match); // integers: exactly
+
+  HostTensor bf = makeTensor<uint16_t>(DType::BFloat16, {2}, {0x3f80, 0x4000});
+  HostTensor bits = makeTensor<uint16_t>(DType::UInt16, {2}, {0x3f80, 0x4000});
+  EXPECT_TRUE(compareTensors(bf, bits, 0, 0).match);
+  EXPECT_TRUE(compareTensors(bf, ref, 0, 0).match);
+
+  HostTensor other = makeTensor<float>(DType::Float32, {1, 2}, {1.0f, 2.0f});
+  c = compareTensors(other, ref, 1, 1);
+  EXPECT_FALSE(c.match);
+  EXPECT_NE(c.detail.find("shape [1,2], reference [2]"), std::string::npos)
+      << c.detail;
+}
