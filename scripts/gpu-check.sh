@@ -107,22 +107,6 @@ if [[ -d "$prep" ]]; then
     xargs -P "$jobs" -I{} bash -c "build_one {} $cc $prep" | tee "$out/build-failures.txt" | head -5
   echo "built in $(( $(date +%s) - start )) s"
 
-  echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7)"
-  pass=0; fail=0
-  : > "$out/node-failures.txt"
-  for d in "$prep"/node/*/; do
-    ins=$(ls "$d"input_*.npy 2>/dev/null | sort -V | paste -sd, || true)
-    if "$run" "$d/out" --backend cuda ${ins:+--inputs "$ins"} --check "$d/expected" \
-         --rtol 1e-3 --atol 1e-7 > "$d/run.log" 2>&1; then
-      pass=$((pass + 1))
-    else
-      fail=$((fail + 1))
-      echo "$(basename "$d"): $(grep -m1 -E 'error|MISMATCH' "$d/run.log")" >> "$out/node-failures.txt"
-    fi
-  done
-  echo "node tests on the GPU: passed $pass, failed $fail (of $((pass + fail)) that compile)"
-  head -20 "$out/node-failures.txt"
-
   echo "== real models on the GPU against ONNX Runtime's outputs (median of 100 runs)"
   for d in "$prep"/models/*/; do
     name=$(basename "$d")
@@ -139,6 +123,31 @@ if [[ -d "$prep" ]]; then
     printf '%-18s %-8s %s\n' "$name" "$status" \
       "$(grep -m1 'hetpar_run alone' "$d/run.log" || grep -m1 error "$d/run.log")"
   done | tee "$out/models.txt"
+  echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7; $jobs at a time)"
+  run_node() {
+    local d=$1 run=$2 ins
+    ins=$(ls "$d"input_*.npy 2>/dev/null | sort -V | paste -sd, || true)
+    if timeout 60 "$run" "$d/out" --backend cuda ${ins:+--inputs "$ins"} --check "$d/expected" \
+         --rtol 1e-3 --atol 1e-7 > "$d/run.log" 2>&1; then
+      echo "PASS $(basename "$d")"
+    else
+      echo "FAIL $(basename "$d"): $(grep -m1 -E 'error|MISMATCH' "$d/run.log")"
+    fi
+  }
+  export -f run_node
+  find "$prep"/node -mindepth 1 -maxdepth 1 -type d | sort |
+    xargs -P "$jobs" -I{} bash -c "run_node {}/ $run" > "$out/node-results.txt"
+  grep '^FAIL' "$out/node-results.txt" > "$out/node-failures.txt" || true
+  echo "node tests on the GPU: passed $(grep -c '^PASS' "$out/node-results.txt"), failed $(grep -c '^FAIL' "$out/node-results.txt") (of $(wc -l < "$out/node-results.txt") that compile)"
+  head -40 "$out/node-failures.txt"
+  # The logs of what failed, for reading back where HetPar is built.
+  mkdir -p "$out/logs"
+  sed -n 's/^FAIL \([^:]*\):.*/\1/p' "$out/node-failures.txt" | head -200 |
+    while read -r n; do cp "$prep/node/$n/run.log" "$out/logs/node-$n.log"; done
+  for d in "$prep"/models/*/; do cp "$d/run.log" "$out/logs/model-$(basename "$d").log"; done
+  find "$prep" -name build-cuda.log -size +0 | head -50 |
+    while read -r f; do cp "$f" "$out/logs/build-$(basename "$(dirname "$(dirname "$f")")").log"; done
+
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     echo "== PyTorch eager on the same GPU"
     python3 "$root/bench/codegen/torch_eager.py" --device cuda --repeat 100 | tee "$out/torch.txt"
