@@ -118,6 +118,13 @@ static LogicalResult verifyReduction(Operation *op, llvm::StringRef r) {
 
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kMicrobatchesAttrName) {
+    auto n = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !n || n.getInt() < 1)
+      return op->emitError() << "'" << kMicrobatchesAttrName
+                             << "' must be a positive integer on a module";
+    return success();
+  }
   if (attr.getName() != kDeviceAttrName)
     return op->emitError() << "unknown dist attribute '"
                            << attr.getName().getValue() << "'";
@@ -127,6 +134,47 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                            << "' must be a non-negative integer device id, got "
                            << attr.getValue();
   return success();
+}
+
+/// `dist.batch_dim` on an argument or result of a per-device function: the
+/// dimension that holds the batch (the runtime cuts and joins microbatches
+/// along it).
+static LogicalResult verifyBatchDim(Operation *op, unsigned index, Type type,
+                                    NamedAttribute attr, StringRef what) {
+  if (attr.getName() != kBatchDimAttrName)
+    return op->emitError() << "unknown dist attribute '"
+                           << attr.getName().getValue() << "' on " << what
+                           << " " << index;
+  auto dim = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+  auto ranked = llvm::dyn_cast<RankedTensorType>(type);
+  if (!dim || !ranked || dim.getInt() < 0 || dim.getInt() >= ranked.getRank())
+    return op->emitError() << "'" << kBatchDimAttrName << "' of " << what << " "
+                           << index
+                           << " must be a dimension of its tensor type";
+  return success();
+}
+
+LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned region,
+                                                    unsigned index,
+                                                    NamedAttribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || index >= fn.getNumArguments())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' belongs on a function argument";
+  return verifyBatchDim(op, index, fn.getArgumentTypes()[index], attr,
+                        "argument");
+}
+
+LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned region,
+                                                       unsigned index,
+                                                       NamedAttribute attr) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || index >= fn.getNumResults())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' belongs on a function result";
+  return verifyBatchDim(op, index, fn.getResultTypes()[index], attr, "result");
 }
 
 LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -227,7 +227,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
 llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::ArrayRef<DeviceProgram> programs, llvm::ArrayRef<int64_t> deviceIds,
     llvm::StringRef outDir, llvm::StringRef model, const CodegenOptions &opts,
-    llvm::raw_ostream &log) {
+    llvm::raw_ostream &log, const PlanFiles &plan) {
   if (programs.empty() || programs.size() != deviceIds.size())
     return llvm::createStringError(std::errc::invalid_argument,
                                    "one device id per device program expected");
@@ -277,8 +277,11 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       llvm::json::Array shape;
       for (int64_t d : t.shape)
         shape.push_back(d);
-      a.push_back(llvm::json::Object{
-          {"name", t.name}, {"dtype", t.dtype}, {"shape", std::move(shape)}});
+      llvm::json::Object o{
+          {"name", t.name}, {"dtype", t.dtype}, {"shape", std::move(shape)}};
+      if (t.batchDim >= 0)
+        o["batch_dim"] = t.batchDim;
+      a.push_back(std::move(o));
     }
     return a;
   };
@@ -419,6 +422,13 @@ llvm::Error hetpar::codegen::writeProgramFolder(
                               {"model", path::filename(model).str()},
                               {"dtype", floatModeName(opts.floatMode).str()},
                               {"devices", std::move(devices)}};
+  if (plan.microbatches > 1)
+    manifest["microbatches"] = plan.microbatches;
+  if (plan.outputDevice >= 0)
+    manifest["output_device"] = plan.outputDevice;
+  for (const auto &[name, content] : plan.files)
+    if (auto err = writeFile(file(name), content))
+      return err;
   std::string text;
   llvm::raw_string_ostream(text)
       << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

@@ -1130,7 +1130,8 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   return result;
 }
 
-llvm::Error annotateModule(ModuleOp module, const Plan &plan) {
+llvm::Error annotateModule(ModuleOp module, const Plan &plan,
+                           const Cluster *cluster) {
   auto funcs = module.getOps<func::FuncOp>();
   if (funcs.empty())
     return fail("the module has no function");
@@ -1183,15 +1184,26 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan) {
                b.getNamedAttr("parts", b.getDenseI64ArrayAttr(parts)),
                b.getNamedAttr("collective", b.getStringAttr(sh.collective))}));
     }
-    SmallVector<int64_t> shares;
-    for (double x : stage.batchShares)
-      shares.push_back(static_cast<int64_t>(std::llround(x)));
-    stages.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("devices", b.getDenseI32ArrayAttr(stage.devices)),
-         b.getNamedAttr("data", b.getI64IntegerAttr(stage.data)),
-         b.getNamedAttr("tensor", b.getI64IntegerAttr(stage.tensor)),
-         b.getNamedAttr("batch_shares", b.getDenseI64ArrayAttr(shares)),
-         b.getNamedAttr("recompute", b.getBoolAttr(stage.recompute))}));
+    // Shares are relative ([3, 1] or [0.75, 0.25]): kept as given.
+    SmallVector<double> shares(stage.batchShares.begin(),
+                               stage.batchShares.end());
+    if (shares.empty())
+      shares.assign(stage.data, 1.0);
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("devices", b.getDenseI32ArrayAttr(stage.devices)),
+        b.getNamedAttr("data", b.getI64IntegerAttr(stage.data)),
+        b.getNamedAttr("tensor", b.getI64IntegerAttr(stage.tensor)),
+        b.getNamedAttr("batch_shares", b.getDenseF64ArrayAttr(shares)),
+        b.getNamedAttr("recompute", b.getBoolAttr(stage.recompute))};
+    if (cluster) {
+      SmallVector<Attribute> kinds;
+      for (int id : stage.devices) {
+        const Device *d = cluster->findDevice(id);
+        kinds.push_back(b.getStringAttr(d ? d->kind : "unknown"));
+      }
+      fields.push_back(b.getNamedAttr("kinds", b.getArrayAttr(kinds)));
+    }
+    stages.push_back(b.getDictionaryAttr(fields));
   }
   module->setAttr(
       "hetpar.plan",

@@ -237,4 +237,86 @@ parseInputShapeSpec(StringRef spec) {
   return std::make_pair(name.str(), shape);
 }
 
+/// The model's bytes of a constant (little-endian, bool one byte), or failure
+/// when a dense_resource blob is missing or short.
+FailureOr<std::vector<char>> getElementsBytes(ElementsAttr attr) {
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type elt = type.getElementType();
+  int64_t n = getNumElements(type.getShape()).value_or(0);
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  int64_t w = bits == 1 ? 1 : bits / 8;
+  std::vector<char> out(n * w);
+  if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob || static_cast<int64_t>(blob->getData().size()) < n * w)
+      return failure();
+    std::memcpy(out.data(), blob->getData().data(), n * w);
+    return out;
+  }
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return failure();
+  int64_t i = 0;
+  if (llvm::isa<FloatType>(elt)) {
+    for (const llvm::APFloat &f : dense.getValues<llvm::APFloat>()) {
+      uint64_t raw = f.bitcastToAPInt().getZExtValue();
+      std::memcpy(out.data() + w * i++, &raw, w);
+    }
+  } else if (bits == 1) {
+    for (bool b : dense.getValues<bool>())
+      out[i++] = b ? 1 : 0;
+  } else {
+    for (const llvm::APInt &v : dense.getValues<llvm::APInt>()) {
+      uint64_t raw = v.getZExtValue();
+      std::memcpy(out.data() + w * i++, &raw, w);
+    }
+  }
+  return out;
+}
+
+FailureOr<ElementsAttr> sliceElements(ElementsAttr attr, int dim, int64_t outer,
+                                      int64_t start, int64_t size) {
+  auto type = llvm::cast<RankedTensorType>(attr.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (dim < 0 || dim >= type.getRank() || outer <= 0 || shape[dim] % outer ||
+      start < 0 || size < 0 || start + size > shape[dim] / outer)
+    return failure();
+  SmallVector<int64_t> newShape(shape);
+  newShape[dim] = outer * size;
+  auto newType = RankedTensorType::get(newShape, type.getElementType());
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+      dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(newType));
+  auto bytes = getElementsBytes(attr);
+  if (failed(bytes))
+    return failure();
+  unsigned bits = type.getElementTypeBitWidth();
+  int64_t w = bits == 1 ? 1 : bits / 8;
+  // Rows of the dimensions before `dim`, each a run of `chunk` indices of
+  // `dim` (outer chunks) times `inner` elements.
+  int64_t rows = 1, inner = w;
+  for (int d = 0; d < dim; ++d)
+    rows *= shape[d];
+  for (int64_t d = dim + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  int64_t chunk = shape[dim] / outer;
+  std::vector<char> out;
+  out.reserve(rows * outer * size * inner);
+  for (int64_t r = 0; r < rows * outer; ++r) {
+    const char *from = bytes->data() + (r * chunk + start) * inner;
+    out.insert(out.end(), from, from + size * inner);
+  }
+  if (bits == 1) {
+    SmallVector<bool> values;
+    for (char c : out)
+      values.push_back(c != 0);
+    return ElementsAttr(DenseElementsAttr::get(newType, values));
+  }
+  if (out.size() <= 4096)
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(newType, out));
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      newType, "shard",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<char>(out))));
+}
+
 } // namespace hetpar

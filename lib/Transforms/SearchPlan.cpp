@@ -70,7 +70,7 @@ struct SearchPlanPass
         return failWith(llvm::toString(result.takeError()));
       chosen = std::move(result->best.plan);
     }
-    if (llvm::Error err = hetpar::annotateModule(module, chosen))
+    if (llvm::Error err = hetpar::annotateModule(module, chosen, &*c))
       return failWith(llvm::toString(std::move(err)));
   }
 };

@@ -130,6 +130,13 @@ struct Node {
   TensorInfo tensorInfo() const {
     TensorInfo t{field("name").str(), field("dtype").dtype(),
                  field("shape").shape()};
+    if (has("batch_dim")) {
+      uint64_t d = field("batch_dim").u64();
+      if (d >= t.shape.size())
+        field("batch_dim")
+            .error("is not a dimension of shape " + formatShape(t.shape));
+      t.batchDim = int64_t(d);
+    }
     if (uint64_t(*shapeElements(t.shape)) >
         std::numeric_limits<uint64_t>::max() / dtypeSize(t.dtype))
       field("shape").error("more bytes than fit in 64 bits");
@@ -181,6 +188,8 @@ uint32_t crc32Of(const uint8_t *data, uint64_t n) {
 struct DeviceManifest {
   size_t numDevices = 1;
   int64_t id = 0;
+  int64_t microbatches = 1;
+  int64_t outputDevice = -1;
   std::string cpuLibrary, cudaLibrary; // empty when absent
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
@@ -232,29 +241,32 @@ DeviceManifest parseManifest(const std::string &outDir,
     m.numDevices = numDevices;
     return m;
   }
-  // Several devices: one process each, under mpirun (or srun); this process
-  // runs the device whose id is its rank.
+  // Several devices: one process each, under mpirun (or srun); rank r runs
+  // devices[r] (the mesh order of the plan).
   size_t pick = 0;
-  std::optional<int64_t> rank;
   if (numDevices > 1) {
-    rank = launcherRank();
+    std::optional<int64_t> rank = launcherRank();
     if (!rank)
       fail(path + ": the program has " + std::to_string(numDevices) +
            " devices: run one process per device, e.g. mpirun -np " +
            std::to_string(numDevices) + " hetpar-run OUT");
-    pick = numDevices;
-    for (size_t k = 0; k < numDevices; ++k)
-      if (devices.at(k).has("id") &&
-          int64_t(devices.at(k).field("id").u64()) == *rank)
-        pick = k;
-    if (pick == numDevices)
-      fail(path + ": no device has id " + std::to_string(*rank) +
-           " (this process's rank)");
+    if (uint64_t(*rank) >= numDevices)
+      fail(path + ": this process has rank " + std::to_string(*rank) +
+           " but the program has " + std::to_string(numDevices) +
+           " devices (start exactly one process per device)");
+    pick = size_t(*rank);
   }
   Node dev = devices.at(pick);
   DeviceManifest m;
   m.numDevices = numDevices;
-  m.id = rank ? *rank : 0;
+  m.id = dev.has("id") ? int64_t(dev.field("id").u64()) : 0;
+  if (root.has("microbatches")) {
+    m.microbatches = int64_t(root.field("microbatches").u64());
+    if (m.microbatches < 1)
+      root.field("microbatches").error("must be at least 1");
+  }
+  if (root.has("output_device"))
+    m.outputDevice = int64_t(root.field("output_device").u64());
   Node libraries = dev.field("libraries");
   if (!libraries.value.is_object())
     libraries.error("expected an object");
@@ -529,6 +541,8 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->weightsBytes_ = m.weightsBytes;
       p->numDevices_ = m.numDevices;
       p->deviceId_ = m.id;
+      p->microbatches_ = m.microbatches;
+      p->outputDevice_ = m.outputDevice;
       p->inputs_ = m.inputs;
       p->outputs_ = m.outputs;
       Status st = p->openLibrary(joinPath(outDir, library), b);
@@ -578,14 +592,23 @@ Status Program::load(const std::string &outDir, const std::string &backend,
   }
 }
 
-Status Program::checkInputs(const std::vector<HostTensor> &inputs) const {
-  if (inputs.size() != inputs_.size())
-    return Status::error(
-        "expected " + plural(inputs_.size(), "input") +
-        (inputs_.empty() ? "" : " (" + describe(inputs_) + ")") + ", got " +
-        std::to_string(inputs.size()));
+namespace {
+/// The tensors of a step: `infos` with the batch dimension `m` times larger.
+std::vector<TensorInfo> scaled(std::vector<TensorInfo> infos, int64_t m) {
+  for (TensorInfo &t : infos)
+    if (t.batchDim >= 0)
+      t.shape[t.batchDim] *= m;
+  return infos;
+}
+
+Status checkAgainst(const std::vector<TensorInfo> &wanted,
+                    const std::vector<HostTensor> &inputs) {
+  if (inputs.size() != wanted.size())
+    return Status::error("expected " + plural(wanted.size(), "input") +
+                         (wanted.empty() ? "" : " (" + describe(wanted) + ")") +
+                         ", got " + std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo &want = inputs_[i];
+    const TensorInfo &want = wanted[i];
     const HostTensor &got = inputs[i];
     std::string what = "input " + std::to_string(i) + " '" + want.name + "'";
     // NumPy has no bfloat16: its raw bits come as uint16.
@@ -604,6 +627,90 @@ Status Program::checkInputs(const std::vector<HostTensor> &inputs) const {
                            " expected for " + dtypeName(want.dtype) + " " +
                            formatShape(want.shape));
   }
+  return Status::ok();
+}
+} // namespace
+
+Status Program::checkInputs(const std::vector<HostTensor> &inputs) const {
+  return checkAgainst(inputs_, inputs);
+}
+
+std::vector<TensorInfo> Program::stepInputs() const {
+  return scaled(inputs_, microbatches_);
+}
+
+std::vector<TensorInfo> Program::stepOutputs() const {
+  return scaled(outputs_, microbatches_);
+}
+
+Status Program::checkStepInputs(const std::vector<HostTensor> &inputs) const {
+  return checkAgainst(stepInputs(), inputs);
+}
+
+Status splitAlong(const HostTensor &t, int64_t dim, size_t parts,
+                  std::vector<HostTensor> &out) {
+  out.clear();
+  if (dim < 0 || size_t(dim) >= t.shape.size() || parts == 0 ||
+      t.shape[dim] % int64_t(parts))
+    return Status::error("cannot cut shape " + formatShape(t.shape) + " into " +
+                         std::to_string(parts) +
+                         " equal parts along dimension " + std::to_string(dim));
+  // Rows of everything before `dim`, each `extent * inner` bytes.
+  size_t rows = 1, inner = dtypeSize(t.dtype);
+  for (int64_t d = 0; d < dim; ++d)
+    rows *= size_t(t.shape[d]);
+  for (size_t d = size_t(dim) + 1; d < t.shape.size(); ++d)
+    inner *= size_t(t.shape[d]);
+  size_t piece = size_t(t.shape[dim]) / parts * inner;
+  for (size_t p = 0; p < parts; ++p) {
+    HostTensor h;
+    h.dtype = t.dtype;
+    h.shape = t.shape;
+    h.shape[dim] /= int64_t(parts);
+    h.data.reserve(rows * piece);
+    for (size_t r = 0; r < rows; ++r) {
+      const uint8_t *from = t.data.data() + r * parts * piece + p * piece;
+      h.data.insert(h.data.end(), from, from + piece);
+    }
+    out.push_back(std::move(h));
+  }
+  return Status::ok();
+}
+
+Status joinAlong(const std::vector<HostTensor> &pieces, int64_t dim,
+                 HostTensor &out) {
+  if (pieces.empty())
+    return Status::error("nothing to join");
+  const HostTensor &first = pieces.front();
+  if (dim < 0 || size_t(dim) >= first.shape.size())
+    return Status::error("cannot join along dimension " + std::to_string(dim) +
+                         " of shape " + formatShape(first.shape));
+  out = HostTensor();
+  out.dtype = first.dtype;
+  out.shape = first.shape;
+  out.shape[dim] = 0;
+  for (const HostTensor &p : pieces) {
+    std::vector<int64_t> a = p.shape, b = first.shape;
+    if (a.size() == b.size())
+      a[dim] = b[dim] = 0;
+    if (p.dtype != first.dtype || a != b)
+      return Status::error("cannot join " + formatShape(p.shape) + " to " +
+                           formatShape(first.shape) + " along dimension " +
+                           std::to_string(dim));
+    out.shape[dim] += p.shape[dim];
+  }
+  size_t rows = 1, inner = dtypeSize(first.dtype);
+  for (int64_t d = 0; d < dim; ++d)
+    rows *= size_t(first.shape[d]);
+  for (size_t d = size_t(dim) + 1; d < first.shape.size(); ++d)
+    inner *= size_t(first.shape[d]);
+  out.data.reserve(rows * size_t(out.shape[dim]) * inner);
+  for (size_t r = 0; r < rows; ++r)
+    for (const HostTensor &p : pieces) {
+      size_t run = size_t(p.shape[dim]) * inner;
+      const uint8_t *from = p.data.data() + r * run;
+      out.data.insert(out.data.end(), from, from + run);
+    }
   return Status::ok();
 }
 

@@ -597,10 +597,11 @@ TEST_F(ProgramTest, ManifestErrors) {
   expectLoadError(path("manifest.json") +
                   ": the program has 2 devices: run one process per device, "
                   "e.g. mpirun -np 2 hetpar-run OUT");
-  // A rank with no device of that id.
+  // A rank past the device list (rank r runs devices[r]).
   setenv("HETPAR_DEVICE", "5", 1);
   expectLoadError(path("manifest.json") +
-                  ": no device has id 5 (this process's rank)");
+                  ": this process has rank 5 but the program has 2 devices "
+                  "(start exactly one process per device)");
   unsetenv("HETPAR_DEVICE");
   manifest["devices"].erase(1);
 

@@ -12,6 +12,8 @@
 // PACK: error: code generation of a gather or scatter along dimension 1 behind a non-unit dimension needs packing, which is not implemented yet
 
 // CHECK: #define HETPAR_MULTI_DEVICE
+// The rank of each device id: its place among the meshes' devices.
+// CHECK-NEXT: #define HETPAR_MESH_DEVICES 0, 1, 2, 3
 // CHECK-NEXT: #include "hetpar/device/hetpar_device.h"
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]

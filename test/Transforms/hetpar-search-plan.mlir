@@ -15,7 +15,7 @@
 // op of the first layer, so the layer boundary, where values are whole, does
 // not fall between the pair.)
 // CHECK-LABEL: module attributes
-// CHECK-SAME: hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "1f1b", stages = [{batch_shares = array<i64>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}
+// CHECK-SAME: hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "1f1b", stages = [{batch_shares = array<f64: 1.000000e+00>, data = 1 : i64, devices = array<i32: 0, 1>, kinds = ["A100-SXM4-80GB", "A100-SXM4-80GB"], recompute = false, tensor = 2 : i64}]}
 // CHECK: onnx.MatMul
 // CHECK-SAME: hetpar.sharding = {collective = "none", dim = 1 : i64, parts = array<i64: 16384, 16384>}
 // CHECK-SAME: hetpar.stage = 0 : i64

@@ -107,6 +107,12 @@ static cl::opt<std::string> planPath(
     cl::desc(
         "Evaluate this plan (docs/plan-format.md) instead of choosing one"),
     cl::value_desc("PLAN.json"), cl::cat(category));
+static cl::opt<std::string> baselinePlan(
+    "baseline",
+    cl::desc("Use this baseline's plan instead of searching: data_parallel, "
+             "pipeline or tensor_parallel (each mechanism on its own, built "
+             "as the search builds its baselines)"),
+    cl::value_desc("NAME"), cl::cat(category));
 static cl::opt<bool> planOnly("plan-only",
                               cl::desc("Write OUT/plan.json and OUT/trace.json "
                                        "(the predicted timeline); never "
@@ -240,10 +246,19 @@ static void printStageTable(const hetpar::Plan &plan,
   }
 }
 
-/// --plan-only: evaluate the given plan, or choose the best baseline, and write
-/// OUT/plan.json and OUT/trace.json.
+static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
+                       const hetpar::Cluster &cluster, std::string planText,
+                       std::string traceText,
+                       hetpar::codegen::FloatMode floatMode,
+                       llvm::ArrayRef<std::string> inputsRead);
+
+/// --plan-only: evaluate the given plan, or search one, and write
+/// OUT/plan.json and OUT/trace.json. With `generate` (--cluster or --plan
+/// without --plan-only), compile the plan instead: OUT is then a program
+/// folder with one program per device, plan.json and trace.json.
 static int planModel(ModuleOp module,
-                     const std::vector<std::string> &inputsRead) {
+                     const std::vector<std::string> &inputsRead,
+                     std::optional<hetpar::codegen::FloatMode> generate) {
   // Everything that can fail is checked before anything is written.
   if (clusterPath.empty() && !hetpar::lookupDeviceKind(deviceKind))
     return fail("--device-kind: unknown device kind '" + deviceKind +
@@ -291,6 +306,24 @@ static int planModel(ModuleOp module,
     prediction = std::move(*pred);
     // Compared in the plan's mode.
     baselines = hetpar::makeBaselines(module, *cluster, plan.mode, **model);
+  } else if (!baselinePlan.empty()) {
+    baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
+    const hetpar::Baseline *chosen = nullptr;
+    for (const hetpar::Baseline &b : baselines)
+      if (b.name == baselinePlan)
+        chosen = &b;
+    if (!chosen)
+      return fail("--baseline: unknown baseline '" + baselinePlan +
+                  "' (data_parallel, pipeline or tensor_parallel)");
+    if (!chosen->prediction)
+      return fail("--baseline " + baselinePlan +
+                  " is not applicable here: " + chosen->notApplicable);
+    if (!chosen->fits())
+      return fail("--baseline " + baselinePlan + " does not fit in memory: " +
+                  chosen->prediction->memoryProblems.front());
+    plan = chosen->plan;
+    plan.origin = "baseline: " + baselinePlan;
+    prediction = chosen->prediction;
   } else {
     if (!(searchBudget > 0) || !std::isfinite(searchBudget))
       return fail("--search-budget must be a positive number of seconds");
@@ -387,31 +420,45 @@ static int planModel(ModuleOp module,
   }
   planJSON["baselines"] = hetpar::baselinesToJSON(baselines);
 
-  // OUT is a directory; its two files are each complete or absent.
-  if (llvm::sys::fs::exists(outputPath) &&
-      !llvm::sys::fs::is_directory(outputPath))
-    return fail("-o '" + outputPath + "' exists and is not a directory");
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
-    return fail("cannot create '" + outputPath + "': " + ec.message());
-  llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
-  llvm::sys::path::append(planFile, "plan.json");
-  llvm::sys::path::append(traceFile, "trace.json");
-  for (llvm::StringRef file : {planFile.str(), traceFile.str()})
-    if (llvm::Error err = hetpar::checkNotAnInput(file, inputsRead))
+  if (generate) {
+    std::string planText, traceText;
+    llvm::raw_string_ostream(planText)
+        << llvm::formatv("{0:2}", llvm::json::Value(std::move(planJSON)))
+        << "\n";
+    llvm::raw_string_ostream traceOS(traceText);
+    hetpar::writeTraceJSON(traceOS, *prediction, *cluster);
+    traceOS << "\n";
+    if (int rc = compilePlan(module, plan, *cluster, std::move(planText),
+                             std::move(traceText), *generate, inputsRead))
+      return rc;
+  } else {
+    // OUT is a directory; its two files are each complete or absent.
+    if (llvm::sys::fs::exists(outputPath) &&
+        !llvm::sys::fs::is_directory(outputPath))
+      return fail("-o '" + outputPath + "' exists and is not a directory");
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+      return fail("cannot create '" + outputPath + "': " + ec.message());
+    llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
+    llvm::sys::path::append(planFile, "plan.json");
+    llvm::sys::path::append(traceFile, "trace.json");
+    for (llvm::StringRef file : {planFile.str(), traceFile.str()})
+      if (llvm::Error err = hetpar::checkNotAnInput(file, inputsRead))
+        return fail(llvm::toString(std::move(err)));
+    if (llvm::Error err =
+            hetpar::writeOutput(planFile, [&](llvm::raw_ostream &os) {
+              os << llvm::formatv("{0:2}",
+                                  llvm::json::Value(std::move(planJSON)))
+                 << "\n";
+            }))
       return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err =
-          hetpar::writeOutput(planFile, [&](llvm::raw_ostream &os) {
-            os << llvm::formatv("{0:2}", llvm::json::Value(std::move(planJSON)))
-               << "\n";
-          }))
-    return fail(llvm::toString(std::move(err)));
-  if (llvm::Error err =
-          hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
-            hetpar::writeTraceJSON(os, *prediction, *cluster);
-            os << "\n";
-          })) {
-    llvm::sys::fs::remove(planFile);
-    return fail(llvm::toString(std::move(err)));
+    if (llvm::Error err =
+            hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
+              hetpar::writeTraceJSON(os, *prediction, *cluster);
+              os << "\n";
+            })) {
+      llvm::sys::fs::remove(planFile);
+      return fail(llvm::toString(std::move(err)));
+    }
   }
 
   // A short report on stdout.
@@ -439,15 +486,19 @@ static int planModel(ModuleOp module,
                                     b.fits() ? ""
                                              : " (does not fit in memory)");
   }
-  llvm::outs() << "wrote " << planFile << " and " << traceFile << "\n";
+  if (generate)
+    llvm::outs() << "wrote " << outputPath << ": one program per device ("
+                 << plan.stages.size() << " stage(s)), plan.json, trace.json\n";
+  else
+    llvm::outs() << "wrote " << outputPath << "/plan.json and " << outputPath
+                 << "/trace.json\n";
   return 0;
 }
 
 static const char *argv0 = "hetpar-compile";
 
-/// Code generation for one local device: OUT is complete or absent.
-static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
-                        llvm::ArrayRef<std::string> inputsRead) {
+static hetpar::codegen::CodegenOptions
+codegenOptions(hetpar::codegen::FloatMode floatMode) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
@@ -460,6 +511,13 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
   }
   if (!cudaArchs.empty())
     opts.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
+  return opts;
+}
+
+/// Code generation for one local device: OUT is complete or absent.
+static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
+                        llvm::ArrayRef<std::string> inputsRead) {
+  hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration()) {
@@ -494,6 +552,60 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
   return 0;
 }
 
+/// Code generation for a plan: annotate, partition (hetpar-dist-partition),
+/// check the exchanges, one program per device. OUT is complete or absent.
+static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
+                       const hetpar::Cluster &cluster, std::string planText,
+                       std::string traceText,
+                       hetpar::codegen::FloatMode floatMode,
+                       llvm::ArrayRef<std::string> inputsRead) {
+  if (plan.mode != hetpar::Mode::Inference)
+    return fail("code generation covers inference plans; this plan is for "
+                "training (use --plan-only, or --mode inference)");
+  if (llvm::Error err =
+          hetpar::codegen::checkOutputFolder(outputPath, inputsRead))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = hetpar::annotateModule(module, plan, &cluster))
+    return fail(llvm::toString(std::move(err)));
+  PassManager pm(module.getContext());
+  pm.addPass(hetpar::createDistPartitionPass());
+  pm.addPass(hetpar::createDistVerifyExchangesPass());
+  if (failed(pm.run(module)))
+    return 1;
+  hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
+  std::vector<hetpar::codegen::DeviceProgram> programs;
+  std::vector<int64_t> ids;
+  int64_t kernels = 0, weights = 0, arena = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto id = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (!id)
+      continue;
+    auto program = hetpar::codegen::generateDeviceProgram(f, opts);
+    if (failed(program))
+      return 1;
+    kernels += program->kernels;
+    weights += program->weightsBytes;
+    arena = std::max(arena, program->arenaBytes);
+    programs.push_back(std::move(*program));
+    ids.push_back(id.getInt());
+  }
+  hetpar::codegen::PlanFiles files;
+  files.microbatches = plan.microbatches;
+  files.outputDevice = plan.stages.back().devices.front();
+  files.files = {{"plan.json", std::move(planText)},
+                 {"trace.json", std::move(traceText)}};
+  if (llvm::Error err = hetpar::codegen::writeProgramFolder(
+          programs, ids, outputPath, modelPath, opts, llvm::errs(), files))
+    return fail(llvm::toString(std::move(err)));
+  llvm::outs() << llvm::formatv(
+      "programs: {0} device(s), {1} kernel launches per microbatch in all, "
+      "weights {2:F1} KiB in all (sharded), largest arena {3:F1} KiB; device "
+      "{4} returns the outputs\n",
+      programs.size(), kernels, weights / 1024.0, arena / 1024.0,
+      files.outputDevice);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   argv0 = argv[0];
   llvm::InitLLVM init(argc, argv);
@@ -513,9 +625,11 @@ int main(int argc, char **argv) {
   if (planOnly && outputPath.empty())
     return fail(
         "--plan-only needs -o OUTDIR (plan.json and trace.json go there)");
-  if (!planOnly && (!planPath.empty() || !clusterPath.empty()))
-    return fail("--plan and --cluster are used with --plan-only for now (code "
-                "generation covers one local device: drop --cluster)");
+  // --cluster, --plan or --baseline without --plan-only: compile the plan.
+  bool planned =
+      !planPath.empty() || !clusterPath.empty() || !baselinePlan.empty();
+  if (!planPath.empty() && !baselinePlan.empty())
+    return fail("--plan and --baseline both choose the plan; give one");
   auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
@@ -584,7 +698,9 @@ int main(int argc, char **argv) {
     return 1;
 
   if (planOnly)
-    return planModel(*module, inputsRead);
+    return planModel(*module, inputsRead, std::nullopt);
+  if (codegen && planned)
+    return planModel(*module, inputsRead, *floatMode);
   if (codegen)
     return compileModel(*module, *floatMode, inputsRead);
 

@@ -206,6 +206,12 @@ int runTool(const Options &opts) {
   if (!st.isOk())
     return error(st.message());
 
+  // A partitioned program: one device returns the graph's outputs and alone
+  // reports, writes and checks them; the others only run.
+  bool partitioned = program->outputDevice() >= 0;
+  bool quiet = partitioned && program->deviceId() != program->outputDevice();
+  if (quiet)
+    std::cout.setstate(std::ios::badbit);
   std::cout << "hetpar-run: backend " << program->backend();
   if (!program->fallbackReason().empty())
     std::cout << " (CUDA unavailable: " << program->fallbackReason() << ")";
@@ -214,7 +220,8 @@ int runTool(const Options &opts) {
             << formatBytes(program->arenaBytes()) << ", weights "
             << formatBytes(program->weightsBytes()) << "\n";
 
-  const std::vector<TensorInfo> &infos = program->inputs();
+  // A step: the whole batch, run as `microbatches` runs of the program.
+  const std::vector<TensorInfo> infos = program->stepInputs();
   if (!opts.haveInputs && !infos.empty()) {
     std::string list;
     for (size_t i = 0; i < infos.size(); ++i)
@@ -233,11 +240,24 @@ int runTool(const Options &opts) {
     if (!st.isOk())
       return error(st.message());
   }
-  st = program->checkInputs(inputs);
+  st = program->checkStepInputs(inputs);
   if (!st.isOk())
     return error(st.message());
+  size_t m = size_t(program->microbatches());
+  std::vector<std::vector<HostTensor>> micro(m, inputs);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (m == 1 || infos[i].batchDim < 0)
+      continue;
+    std::vector<HostTensor> parts;
+    st = splitAlong(inputs[i], infos[i].batchDim, m, parts);
+    if (!st.isOk())
+      return error("input " + std::to_string(i) + ": " + st.message());
+    for (size_t k = 0; k < m; ++k)
+      micro[k][i] = std::move(parts[k]);
+  }
 
-  // Each run: upload, hetpar_run, download; hetpar_run is timed separately.
+  // Each run: per microbatch upload, hetpar_run, download; hetpar_run is
+  // timed separately.
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::duration d) {
     return std::chrono::duration<double>(d).count();
@@ -246,22 +266,43 @@ int runTool(const Options &opts) {
   std::vector<double> total, device;
   long runs = opts.repeat > 1 ? opts.repeat + 1 : 1;
   for (long r = 0; r < runs; ++r) {
+    std::vector<std::vector<HostTensor>> pieces(m);
+    double deviceTime = 0;
     Clock::time_point t0 = Clock::now();
-    st = program->uploadInputs(inputs);
-    Clock::time_point t1 = Clock::now();
-    if (st.isOk())
-      st = program->runDevice();
-    Clock::time_point t2 = Clock::now();
-    if (st.isOk())
-      st = program->downloadOutputs(outputs);
+    for (size_t k = 0; k < m && st.isOk(); ++k) {
+      st = program->uploadInputs(micro[k]);
+      Clock::time_point t1 = Clock::now();
+      if (st.isOk())
+        st = program->runDevice();
+      deviceTime += seconds(Clock::now() - t1);
+      if (st.isOk())
+        st = program->downloadOutputs(pieces[k]);
+    }
+    if (st.isOk()) {
+      outputs = pieces.back();
+      const std::vector<TensorInfo> &outInfo = program->outputs();
+      for (size_t j = 0; m > 1 && j < outputs.size(); ++j) {
+        if (outInfo[j].batchDim < 0)
+          continue;
+        std::vector<HostTensor> parts;
+        for (auto &p : pieces)
+          parts.push_back(std::move(p[j]));
+        st = joinAlong(parts, outInfo[j].batchDim, outputs[j]);
+      }
+    }
     Clock::time_point t3 = Clock::now();
     if (!st.isOk())
       return error(st.message());
     if (runs > 1 && r == 0)
       continue; // the warm-up run
     total.push_back(seconds(t3 - t0));
-    device.push_back(seconds(t2 - t1));
+    device.push_back(deviceTime);
   }
+  if (quiet)
+    return 0;
+  if (program->microbatches() > 1)
+    std::cout << "step: " << program->microbatches()
+              << " microbatches, each a run of every device's program\n";
   if (total.size() == 1) {
     std::cout << "latency: " << ms(total[0])
               << " (1 run, no warm-up; host<->device copies included; "
@@ -279,11 +320,12 @@ int runTool(const Options &opts) {
   }
 
   for (size_t i = 0; i < outputs.size(); ++i)
-    std::cout << "output " << i << " " << describeTensor(program->outputs()[i])
-              << "\n";
-  // Each process of a multi-device program writes its own device's outputs.
+    std::cout << "output " << i << " "
+              << describeTensor(program->stepOutputs()[i]) << "\n";
+  // Otherwise each process of a multi-device program writes its own
+  // device's outputs.
   std::string outputsDir = opts.outputsDir;
-  if (!outputsDir.empty() && program->numDevices() > 1)
+  if (!outputsDir.empty() && program->numDevices() > 1 && !partitioned)
     outputsDir = (std::filesystem::path(outputsDir) /
                   ("device_" + std::to_string(program->deviceId())))
                      .string();

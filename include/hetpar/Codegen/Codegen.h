@@ -57,6 +57,10 @@ struct TensorDesc {
   std::string name;
   std::string dtype; // numpy-style name: float32, int64, bool, ...
   std::vector<int64_t> shape;
+  /// The dimension holding the batch (dist.batch_dim), -1 when none: the
+  /// runtime cuts a step's inputs into microbatches and joins the outputs
+  /// along it.
+  int64_t batchDim = -1;
 };
 
 /// Everything generated for one device before anything is written.
@@ -112,14 +116,28 @@ llvm::Error writeProgramFolder(const DeviceProgram &program,
                                const CodegenOptions &opts,
                                llvm::raw_ostream &log);
 
+/// What a plan adds to a multi-device folder.
+struct PlanFiles {
+  /// Microbatches per step: the runtime runs every device's program this
+  /// many times per step (manifest.json's "microbatches").
+  int64_t microbatches = 1;
+  /// The device whose program returns the graph's outputs (the others return
+  /// none); -1 when every device returns its own (a hand-written local form).
+  int64_t outputDevice = -1;
+  /// Extra files written into the folder with the programs (plan.json,
+  /// trace.json), name and content.
+  std::vector<std::pair<std::string, std::string>> files;
+};
+
 /// The same for the programs of several devices (one per device id, in
-/// manifest order): device_<id>.cu, weights_<id>.bin and weights_<id>.json
-/// each, built with mpicxx when they call collectives.
+/// manifest order = process rank): device_<id>.cu, weights_<id>.bin and
+/// weights_<id>.json each, built with mpicxx when they call collectives.
 llvm::Error writeProgramFolder(llvm::ArrayRef<DeviceProgram> programs,
                                llvm::ArrayRef<int64_t> deviceIds,
                                llvm::StringRef outDir, llvm::StringRef model,
                                const CodegenOptions &opts,
-                               llvm::raw_ostream &log);
+                               llvm::raw_ostream &log,
+                               const PlanFiles &plan = {});
 
 } // namespace hetpar::codegen
 

@@ -128,9 +128,12 @@ shardingChoices(const OpCatalog &catalog, int i, llvm::ArrayRef<int> group,
 
 /// Writes `plan` onto the module's ops as attributes for the partition:
 /// `hetpar.stage` (i64) and `hetpar.sharding` ({dim, parts, collective}) on
-/// ops, and `hetpar.plan` (stages with devices, data, tensor, batch_shares,
-/// recompute; microbatches, schedule, mode) on the module.
-llvm::Error annotateModule(mlir::ModuleOp module, const Plan &plan);
+/// ops, and `hetpar.plan` (stages with devices, data, tensor, batch_shares
+/// (f64, relative), recompute and, when `cluster` is given, each device's
+/// kind; microbatches, schedule, mode) on the module. The partition
+/// (hetpar-dist-partition) reads these.
+llvm::Error annotateModule(mlir::ModuleOp module, const Plan &plan,
+                           const Cluster *cluster = nullptr);
 
 } // namespace hetpar
 

@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hetpar {
 
@@ -52,6 +53,18 @@ std::optional<llvm::SmallVector<int64_t>> getConstantIntValues(mlir::Value v);
 
 /// The constant attribute of `v` when it is produced by a constant-like op.
 mlir::ElementsAttr getConstantElements(mlir::Value v);
+
+/// The raw bytes of a constant (little-endian, bool one byte per element), or
+/// failure when a dense_resource blob is missing or shorter than the type.
+mlir::FailureOr<std::vector<char>> getElementsBytes(mlir::ElementsAttr attr);
+
+/// Indices [start, start + size) of each of `outer` equal chunks of dimension
+/// `dim` of a constant (a weight's shard): the result has `outer * size`
+/// indices along `dim`. Fails when the range is outside the chunk or the data
+/// is missing. Large results are dense_resource blobs (no uniquing cost).
+mlir::FailureOr<mlir::ElementsAttr> sliceElements(mlir::ElementsAttr attr,
+                                                  int dim, int64_t outer,
+                                                  int64_t start, int64_t size);
 
 /// Reads every element of an integer ElementsAttr (dense or dense_resource) as
 /// int64.

@@ -147,4 +147,37 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
   let dependentDialects = ["hetpar::dist::DistDialect"];
 }
 
+def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
+  let summary = "Split an annotated model into one program per device";
+  let description = [{
+    Applies the plan written onto the module (`hetpar.plan` on the module,
+    `hetpar.stage` and `hetpar.sharding` on ops: what hetpar-search-plan,
+    hetpar-compile or a hand-written plan leaves) and replaces the model
+    function by one function per device of the plan, `@device_<id>` with
+    `dist.device = <id>` (the local form of the dist dialect), and a
+    `dist.mesh @mesh` of the plan's devices in plan order (the process ranks).
+
+    Each function runs one microbatch of its data-parallel replica: it takes
+    every graph input at microbatch size (`dist.batch_dim = 0` on inputs
+    whose first dimension is the batch), slices its replica's rows, runs its
+    stage's ops on local shapes (weights sliced at compile time), and inserts
+    the collectives its tensor sharding implies: an operand whose layout
+    differs from what the op's sharding rule needs is all-gathered (split to
+    whole), all-reduced (partial sums), or sliced (whole to split). Values
+    that later stages use leave replicated and travel by `dist.send` /
+    `dist.recv`, cut and joined along the batch. The first device of the last
+    stage receives and joins every graph output (its function alone has
+    results, with `dist.batch_dim` where they carry the batch); the module
+    gets `dist.microbatches`.
+
+    Fails with an error at the op when a plan cannot be applied: an op
+    without a sharding rule whose operand carries a split batch, a sharding
+    whose parts do not add up to the factor it splits, a contraction split
+    of an op whose partial results do not add (ReduceMean), a stage that uses
+    a later stage's value, a training plan (inference only for now).
+  }];
+  let dependentDialects = ["hetpar::dist::DistDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // HETPAR_TRANSFORMS_PASSES_TD

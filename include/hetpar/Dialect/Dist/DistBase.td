@@ -40,8 +40,11 @@ def Dist_Dialect : Dialect {
       their verifiers check the local shapes against the group's extents.
   }];
   let useDefaultAttributePrinterParser = 1;
-  // `dist.device` on a function: a non-negative integer.
+  // `dist.device` on a function (a non-negative integer), `dist.microbatches`
+  // on a module, `dist.batch_dim` on per-device function arguments/results.
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;
 }
 

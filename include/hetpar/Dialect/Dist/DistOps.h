@@ -29,6 +29,13 @@ namespace hetpar::dist {
 /// The name of the function attribute that marks a per-device function
 /// (local form) with its device id.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "dist.device";
+/// Module attribute: microbatches per step (the runtime runs each device's
+/// function once per microbatch).
+inline constexpr llvm::StringLiteral kMicrobatchesAttrName =
+    "dist.microbatches";
+/// Argument / result attribute of a per-device function: the dimension of
+/// the batch (microbatches are cut and joined along it).
+inline constexpr llvm::StringLiteral kBatchDimAttrName = "dist.batch_dim";
 } // namespace hetpar::dist
 
 #endif // HETPAR_DIALECT_DIST_DISTOPS_H

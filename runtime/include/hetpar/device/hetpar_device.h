@@ -1083,7 +1083,8 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 // Collectives over explicit device groups, for multi-device programs (the
 // local form of the dist dialect). Compiled only with HETPAR_MULTI_DEVICE, so
 // one-device programs need no MPI. The CPU backend runs them with MPI (one
-// process per device, the device id is the rank in MPI_COMM_WORLD); the
+// process per device; the rank in MPI_COMM_WORLD is the device's place in the
+// mesh, hp_rank_of); the
 // CUDA backend's NCCL path comes with the partitioner (issue 6) and reports
 // an error until then. Groups are ordered device lists, as in the dist ops;
 // counts are elements. Every function returns 0, or non-zero with
@@ -1114,6 +1115,21 @@ static MPI_Op hp_mpi_op(int op) {
                         : MPI_PROD;
 }
 
+/// The process rank of device `id`: its place in the program's mesh
+/// (HETPAR_MESH_DEVICES, the device ids in rank order, which the code
+/// generator defines from dist.mesh), or the id itself without one.
+#ifdef HETPAR_MESH_DEVICES
+static const int64_t hp_mesh_devices[] = {HETPAR_MESH_DEVICES};
+static int hp_rank_of(int64_t id) {
+  for (size_t r = 0; r < sizeof hp_mesh_devices / sizeof *hp_mesh_devices; ++r)
+    if (hp_mesh_devices[r] == id)
+      return (int)r;
+  return -1;
+}
+#else
+static int hp_rank_of(int64_t id) { return (int)id; }
+#endif
+
 static int hp_mpi_status(hp_ctx *ctx, int rc, const char *what) {
   if (rc == MPI_SUCCESS)
     return 0;
@@ -1135,17 +1151,22 @@ struct hp_group_cache {
 static hp_group_cache hp_groups[64];
 static int hp_group_count = 0;
 
-static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
-                         MPI_Comm *out) {
+/// Starts MPI on first use (collectives and exchanges call it).
+static int hp_mpi_start(hp_ctx *ctx) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    if (hp_mpi_status(ctx, MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED,
-                                           &provided),
-                      "MPI_Init_thread"))
-      return 1;
-  }
+  if (initialized)
+    return 0;
+  int provided = 0;
+  return hp_mpi_status(
+      ctx, MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided),
+      "MPI_Init_thread");
+}
+
+static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
+                         MPI_Comm *out) {
+  if (hp_mpi_start(ctx))
+    return 1;
   for (int g = 0; g < hp_group_count; ++g)
     if (hp_groups[g].n == n &&
         !memcmp(hp_groups[g].devices, devices, sizeof(int64_t) * n)) {
@@ -1159,7 +1180,7 @@ static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
   }
   int ranks[64];
   for (int i = 0; i < n; ++i)
-    ranks[i] = (int)devices[i];
+    ranks[i] = hp_rank_of(devices[i]);
   MPI_Group world, group;
   MPI_Comm comm;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
@@ -1285,8 +1306,10 @@ static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
     snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
     return 1;
   }
+  if (hp_mpi_start(ctx))
+    return 1;
   return hp_mpi_status(ctx,
-                       MPI_Isend(buf, (int)count, hp_mpi_type<T>(), (int)peer,
+                       MPI_Isend(buf, (int)count, hp_mpi_type<T>(), hp_rank_of(peer),
                                  (int)tag, MPI_COMM_WORLD,
                                  &x->requests[x->n++]),
                        "MPI_Isend");
@@ -1298,8 +1321,10 @@ static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf,
     snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
     return 1;
   }
+  if (hp_mpi_start(ctx))
+    return 1;
   return hp_mpi_status(ctx,
-                       MPI_Irecv(buf, (int)count, hp_mpi_type<T>(), (int)peer,
+                       MPI_Irecv(buf, (int)count, hp_mpi_type<T>(), hp_rank_of(peer),
                                  (int)tag, MPI_COMM_WORLD,
                                  &x->requests[x->n++]),
                        "MPI_Irecv");

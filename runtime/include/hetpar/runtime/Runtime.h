@@ -80,6 +80,10 @@ struct TensorInfo {
   std::string name;
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
+  /// The dimension that holds the batch (manifest "batch_dim"), -1 when the
+  /// tensor has none: a step's inputs are cut into microbatches along it and
+  /// the microbatches' outputs joined along it.
+  int64_t batchDim = -1;
 };
 
 /// A dense row-major tensor in host memory, little-endian elements.
@@ -93,6 +97,14 @@ struct HostTensor {
   /// numElements() * dtypeSize(dtype).
   size_t numBytes() const;
 };
+
+/// Cuts `t` into `parts` equal pieces along dimension `dim` (a step's input
+/// into microbatches). Errors when the extent is not divisible.
+Status splitAlong(const HostTensor &t, int64_t dim, size_t parts,
+                  std::vector<HostTensor> &out);
+/// Joins `pieces` (same dtype, equal shapes but along `dim`) along `dim`.
+Status joinAlong(const std::vector<HostTensor> &pieces, int64_t dim,
+                 HostTensor &out);
 
 /// Element `i` of `t` as a double (float16 and bfloat16 decoded exactly; bool
 /// as 0 or 1). `i` must be below t.numElements().
@@ -158,6 +170,9 @@ public:
   /// and every tensor's CRC-32 from weights.json, and uploads the weights.
   /// On failure `out` is left empty and the message names the file and field
   /// (or tensor) at fault.
+  ///
+  /// A program of several devices runs one process per device (mpirun, srun):
+  /// process rank r loads the manifest's devices[r] (the plan's mesh order).
   static Status load(const std::string &outDir, const std::string &backend,
                      std::unique_ptr<Program> &out);
   ~Program();
@@ -175,11 +190,23 @@ public:
   /// Path of the loaded device library.
   const std::string &libraryPath() const { return libraryPath_; }
   /// Number of devices in the manifest. A program of several runs one
-  /// process per device (mpirun, srun): this one loaded the device whose id
-  /// is its rank (HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK
-  /// or SLURM_PROCID), `deviceId()`.
+  /// process per device (mpirun, srun): this one loaded devices[rank] (rank
+  /// from HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or
+  /// SLURM_PROCID), whose id is `deviceId()`.
   size_t numDevices() const { return numDevices_; }
   int64_t deviceId() const { return deviceId_; }
+  /// Microbatches per step (manifest "microbatches", 1 by default): each run
+  /// of the program is one microbatch; a step runs it this many times.
+  int64_t microbatches() const { return microbatches_; }
+  /// The device that returns the graph's outputs (manifest "output_device"),
+  /// or -1 when every device returns its own.
+  int64_t outputDevice() const { return outputDevice_; }
+  /// A whole step's inputs and outputs: inputs()/outputs() with the batch
+  /// dimension `microbatches()` times larger.
+  std::vector<TensorInfo> stepInputs() const;
+  std::vector<TensorInfo> stepOutputs() const;
+  /// checkInputs against stepInputs().
+  Status checkStepInputs(const std::vector<HostTensor> &inputs) const;
   /// Device bytes of the intermediate arena and of the weights.
   uint64_t arenaBytes() const { return arenaBytes_; }
   uint64_t weightsBytes() const { return weightsBytes_; }
@@ -220,6 +247,8 @@ private:
   uint64_t arenaBytes_ = 0, weightsBytes_ = 0;
   size_t numDevices_ = 1;
   int64_t deviceId_ = 0;
+  int64_t microbatches_ = 1;
+  int64_t outputDevice_ = -1;
 };
 
 } // namespace hetpar::rt

@@ -1,0 +1,1180 @@
+//===- DistPartition.cpp - hetpar-dist-partition --------------------------===//
+//
+// Applies a plan written onto the IR (hetpar.plan, hetpar.stage,
+// hetpar.sharding: Search.h's annotateModule, or a user's pass) and splits the
+// model into one function per device in the local form of the dist dialect
+// (Passes.td describes the result). Mechanism only: every decision comes from
+// the annotations; the sharding rules (ShardingRuleOpInterface) say how an
+// op's work splits.
+//
+// Each device function runs one microbatch of its data-parallel replica. Two
+// kinds of split are tracked per value and device:
+//  * the batch: every value that carries the batch holds the replica's rows of
+//    the microbatch; where the batch lies in a value (dimension, elements per
+//    sample, outer chunks) follows from the graph inputs' first dimension
+//    through the ops' rules, so Reshapes that merge batch and sequence keep
+//    working;
+//  * tensor parallelism over the replica's devices: a value is replicated,
+//    split along one dimension (uneven extents per device) or partial sums.
+// Where an op needs another layout than its operand has, the pass inserts
+// the conversion: a local slice (weights are sliced at compile time), an
+// all-gather, an all-reduce. Values that leave a stage leave replicated within
+// the replica and travel by send/recv, cut and joined along the batch where
+// the replicas of the two stages split the microbatch differently.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/Simulator.h"
+#include "hetpar/Support/ShapeUtils.h"
+#include "hetpar/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace hetpar {
+#define GEN_PASS_DEF_DISTPARTITIONPASS
+#include "hetpar/Transforms/Passes.h.inc"
+} // namespace hetpar
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+constexpr llvm::StringLiteral kMesh = "mesh";
+
+/// One pipeline stage of the plan, with each replica's rows of a microbatch.
+struct StageInfo {
+  SmallVector<int64_t> devices;
+  int64_t data = 1, tensor = 1;
+  SmallVector<std::string> kinds;
+  SmallVector<int64_t> rows, offsets; // per replica
+  std::vector<Operation *> ops;
+};
+
+/// Where the batch lies in a value: dimension `dim` holds `outer` equal chunks,
+/// each made of samples of `granule` indices.
+struct BatchDim {
+  int dim = 0;
+  int64_t granule = 1, outer = 1;
+  bool operator==(const BatchDim &o) const {
+    return dim == o.dim && granule == o.granule && outer == o.outer;
+  }
+  bool operator!=(const BatchDim &o) const { return !(*this == o); }
+};
+
+/// A value on one device: its local SSA value and its layouts.
+struct Local {
+  Value value;
+  std::optional<BatchDim> batch;
+  enum Kind { Replicated, Split, Partial } kind = Replicated;
+  // Split: dimension `dim` in `outer` chunks; rank t holds factor units
+  // [starts[t], starts[t] + sizes[t]) of each, `granule` indices per unit.
+  int dim = -1;
+  int64_t granule = 1, outer = 1;
+  SmallVector<int64_t> starts, sizes;
+  std::string reduction; // Partial: sum, max, min, prod
+  bool sameSplit(const Local &o) const {
+    if (kind != o.kind)
+      return false;
+    if (kind != Split)
+      return true;
+    if (dim != o.dim || outer != o.outer || starts.size() != o.starts.size())
+      return false;
+    for (size_t t = 0; t < starts.size(); ++t)
+      if (starts[t] * granule != o.starts[t] * o.granule ||
+          sizes[t] * granule != o.sizes[t] * o.granule)
+        return false;
+    return true;
+  }
+};
+
+std::string describeOp(Operation *op) {
+  std::string name = onnx::getNodeName(op->getLoc());
+  return "'" + onnx::getONNXOpType(op) + "'" +
+         (name.empty() ? std::string() : " node '" + name + "'");
+}
+
+/// The reduction that combines partial results of `op` split along a
+/// reduction factor, or "" when partial results do not combine elementwise.
+std::string reductionOf(Operation *op) {
+  std::string type = onnx::getONNXOpType(op);
+  if (type == "MatMul" || type == "Gemm" || type == "Einsum" ||
+      type == "Conv" || type == "ReduceSum")
+    return "sum";
+  if (type == "ReduceMax")
+    return "max";
+  if (type == "ReduceMin")
+    return "min";
+  if (type == "ReduceProd")
+    return "prod";
+  return "";
+}
+
+/// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
+/// contraction split, only the group's first device adds it.
+std::optional<unsigned> addedOperand(Operation *op) {
+  std::string type = onnx::getONNXOpType(op);
+  if ((type == "Gemm" || type == "Conv") && op->getNumOperands() == 3)
+    return 2u;
+  return std::nullopt;
+}
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, func::FuncOp func)
+      : module(module), func(func), ctx(module.getContext()), b(ctx) {}
+
+  LogicalResult run();
+
+private:
+  // --- the plan ---------------------------------------------------------
+  LogicalResult readPlan();
+  InFlightDiagnostic error(Operation *at) { return at->emitError(); }
+
+  // --- one device -------------------------------------------------------
+  struct Device {
+    int64_t id;
+    int stage, replica, rank;
+    SmallVector<int64_t> group; // the replica's devices
+    func::FuncOp fn;
+    DenseMap<Value, Local> values;
+    DenseMap<Value, Value> replicated; // cache of makeReplicated
+  };
+  LogicalResult partitionDevice(Device &d);
+  FailureOr<Local> lookup(Device &d, Value global);
+  FailureOr<Local> convert(Device &d, Value global, Local cur,
+                           std::optional<BatchDim> batch, const Local &tp,
+                           Operation *user, unsigned operand);
+  FailureOr<Local> partitionOp(Device &d, Operation *op,
+                               SmallVectorImpl<Local> &results);
+  FailureOr<Value> makeReplicated(Device &d, Value global);
+  LogicalResult applyCollective(Device &d, Operation *op, Local &result,
+                                Value global);
+
+  // --- IR helpers -------------------------------------------------------
+  RankedTensorType localType(Device &d, Value global, const Local &l);
+  Value i64Const(Location loc, ArrayRef<int64_t> values);
+  Value slice(Location loc, Value x, int dim, int64_t outer, int64_t start,
+              int64_t size);
+  Value concat(Location loc, ArrayRef<Value> pieces, int dim, int64_t outer);
+  Value reshape(Location loc, Value x, ArrayRef<int64_t> shape);
+  Value transpose(Location loc, Value x, ArrayRef<int64_t> perm);
+  Value allGather(Location loc, Device &d, Value x, int dim, int64_t outer,
+                  ArrayRef<int64_t> sizes);
+  int64_t rowsOf(const Device &d) const {
+    return stages[d.stage].rows[d.replica];
+  }
+  int64_t offsetOf(const Device &d) const {
+    return stages[d.stage].offsets[d.replica];
+  }
+
+  // --- transfers --------------------------------------------------------
+  struct Piece {
+    int64_t from, to; // device ids
+    int64_t lo, hi;   // rows of the microbatch (all when no batch)
+    int64_t tag;
+  };
+  /// The pieces that carry `global` (produced in stage `s`) to device `to`.
+  SmallVector<Piece> piecesTo(Value global, int s, int64_t to, int64_t tag);
+  int stageOfValue(Value v) const;
+
+  ModuleOp module;
+  func::FuncOp func;
+  MLIRContext *ctx;
+  OpBuilder b;
+  std::vector<StageInfo> stages;
+  int64_t microbatches = 1, batch = 0, microbatchRows = 0;
+  DenseMap<Operation *, int> stageOf;
+  DenseMap<Operation *, int> catalogIndex;
+  std::vector<Device> devices;
+  DenseMap<int64_t, Device *> deviceById;
+  /// Values that leave their stage: where the batch lies, and their tag.
+  DenseMap<Value, std::optional<BatchDim>> exitBatch;
+  DenseMap<Value, int64_t> exitTag;
+  SmallVector<Value> exits; // in tag order
+  bool isBatchInput(BlockArgument a) const;
+};
+
+//===----------------------------------------------------------------------===//
+// The plan
+//===----------------------------------------------------------------------===//
+
+LogicalResult Partitioner::readPlan() {
+  auto plan = module->getAttrOfType<DictionaryAttr>("hetpar.plan");
+  if (!plan)
+    return module.emitError(
+        "no plan on the module: run hetpar-search-plan first (or write "
+        "hetpar.plan, hetpar.stage and hetpar.sharding by hand)");
+  auto mb = plan.getAs<IntegerAttr>("microbatches");
+  auto list = plan.getAs<ArrayAttr>("stages");
+  if (!mb || mb.getInt() < 1 || !list || list.empty())
+    return module.emitError("hetpar.plan needs microbatches >= 1 and a "
+                            "non-empty stages list");
+  microbatches = mb.getInt();
+  if (auto mode = plan.getAs<StringAttr>("mode");
+      mode && mode.getValue() != "inference")
+    return module.emitError()
+           << "the partition makes inference programs; the plan's mode is '"
+           << mode.getValue() << "' (training steps are not generated yet)";
+
+  // The batch: the first input's first dimension (docs/plan-format.md).
+  if (func.getNumArguments() == 0)
+    return func.emitError("the model has no input, so no batch to split");
+  auto first = llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+  if (!first || first.getRank() == 0 || !first.hasStaticShape())
+    return func.emitError("the first input needs a static shape with a batch "
+                          "dimension first");
+  batch = first.getDimSize(0);
+  if (batch % microbatches)
+    return module.emitError()
+           << "hetpar.plan: " << microbatches
+           << " microbatches do not divide the batch of " << batch;
+  microbatchRows = batch / microbatches;
+
+  llvm::DenseSet<int64_t> seen;
+  for (auto [s, entry] : llvm::enumerate(list)) {
+    auto dict = llvm::dyn_cast<DictionaryAttr>(entry);
+    auto where = [&, s = s]() {
+      return module.emitError() << "hetpar.plan stage " << s << ": ";
+    };
+    if (!dict)
+      return where() << "not a dictionary";
+    StageInfo st;
+    auto devs = dict.getAs<DenseI32ArrayAttr>("devices");
+    auto data = dict.getAs<IntegerAttr>("data");
+    auto tensor = dict.getAs<IntegerAttr>("tensor");
+    if (!devs || devs.empty() || !data || !tensor || data.getInt() < 1 ||
+        tensor.getInt() < 1 ||
+        data.getInt() * tensor.getInt() != static_cast<int64_t>(devs.size()))
+      return where() << "needs devices, data >= 1 and tensor >= 1 with data "
+                        "x tensor devices";
+    st.data = data.getInt();
+    st.tensor = tensor.getInt();
+    for (int id : devs.asArrayRef()) {
+      if (id < 0 || !seen.insert(id).second)
+        return where() << "device " << id
+                       << " is negative or in the plan twice";
+      st.devices.push_back(id);
+    }
+    auto kinds = dict.getAs<ArrayAttr>("kinds");
+    for (size_t k = 0; k < st.devices.size(); ++k) {
+      auto kind = kinds && k < kinds.size()
+                      ? llvm::dyn_cast<StringAttr>(kinds[k])
+                      : StringAttr();
+      st.kinds.push_back(kind ? kind.str() : "unknown");
+    }
+    SmallVector<double> shares(st.data, 1.0);
+    if (auto given = dict.getAs<DenseF64ArrayAttr>("batch_shares");
+        given && !given.empty()) {
+      if (static_cast<int64_t>(given.size()) != st.data)
+        return where() << "batch_shares has " << given.size() << " entries for "
+                       << st.data << " replicas";
+      shares.assign(given.asArrayRef().begin(), given.asArrayRef().end());
+    }
+    double total = std::accumulate(shares.begin(), shares.end(), 0.0);
+    int64_t at = 0;
+    for (double share : shares) {
+      double exact = share / total * microbatchRows;
+      int64_t rows = static_cast<int64_t>(std::llround(exact));
+      if (!(share > 0) || rows < 1 || std::abs(exact - rows) > 1e-6)
+        return where() << "a replica's share of a microbatch of "
+                       << microbatchRows << " samples is "
+                       << llvm::formatv("{0:F2}", exact)
+                       << ", not a positive whole number";
+      st.offsets.push_back(at);
+      st.rows.push_back(rows);
+      at += rows;
+    }
+    stages.push_back(std::move(st));
+  }
+
+  // Ops to stages, in the function's order.
+  int index = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>() ||
+        isa<onnx::ConstantOp, onnx::NoValueOp>(op))
+      continue;
+    catalogIndex[&op] = index++;
+    auto s = op.getAttrOfType<IntegerAttr>("hetpar.stage");
+    if (!s || s.getInt() < 0 ||
+        s.getInt() >= static_cast<int64_t>(stages.size()))
+      return op.emitError() << "op " << describeOp(&op)
+                            << (s ? " names a stage the plan does not have"
+                                  : " has no hetpar.stage");
+    if (op.getNumRegions())
+      return op.emitError() << "op " << describeOp(&op)
+                            << " has regions, which the partition does not "
+                               "split";
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (auto it = stageOf.find(def);
+            it != stageOf.end() && it->second > s.getInt())
+          return op.emitError() << "op " << describeOp(&op) << " in stage "
+                                << s.getInt() << " uses a value of stage "
+                                << it->second << ", which runs later";
+    stageOf[&op] = s.getInt();
+    stages[s.getInt()].ops.push_back(&op);
+  }
+  return success();
+}
+
+bool Partitioner::isBatchInput(BlockArgument a) const {
+  auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
+  return t && t.getRank() >= 1 && t.getDimSize(0) == batch;
+}
+
+int Partitioner::stageOfValue(Value v) const {
+  if (Operation *def = v.getDefiningOp())
+    if (auto it = stageOf.find(def); it != stageOf.end())
+      return it->second;
+  return -1;
+}
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType Partitioner::localType(Device &d, Value global,
+                                        const Local &l) {
+  auto t = llvm::cast<RankedTensorType>(global.getType());
+  SmallVector<int64_t> shape(t.getShape());
+  if (l.batch)
+    shape[l.batch->dim] = l.batch->outer * rowsOf(d) * l.batch->granule;
+  if (l.kind == Local::Split)
+    shape[l.dim] = l.outer * l.sizes[d.rank] * l.granule;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+Value Partitioner::i64Const(Location loc, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getI64Type());
+  return onnx::ConstantOp::create(b, loc,
+                                  DenseIntElementsAttr::get(type, values));
+}
+
+Value Partitioner::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  if (t.getShape() == shape)
+    return x;
+  return onnx::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+      i64Const(loc, shape));
+}
+
+Value Partitioner::transpose(Location loc, Value x, ArrayRef<int64_t> perm) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  return onnx::TransposeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+      b.getDenseI64ArrayAttr(perm));
+}
+
+/// `shape` with dimension `dim` cut into `outer` chunks: [.., outer, n/outer,
+/// ..].
+static SmallVector<int64_t> chunked(ArrayRef<int64_t> shape, int dim,
+                                    int64_t outer) {
+  SmallVector<int64_t> out(shape.begin(), shape.begin() + dim);
+  out.push_back(outer);
+  out.push_back(shape[dim] / outer);
+  out.append(shape.begin() + dim + 1, shape.end());
+  return out;
+}
+
+Value Partitioner::slice(Location loc, Value x, int dim, int64_t outer,
+                         int64_t start, int64_t size) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  if (start == 0 && outer * size == t.getDimSize(dim))
+    return x;
+  // A constant is sliced now: each device's program holds its shard only.
+  if (ElementsAttr attr = getConstantElements(x)) {
+    auto sliced = sliceElements(attr, dim, outer, start, size);
+    if (succeeded(sliced))
+      return onnx::ConstantOp::create(b, x.getLoc(), *sliced);
+  }
+  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
+  int at = outer > 1 ? dim + 1 : dim;
+  auto inType = llvm::cast<RankedTensorType>(in.getType());
+  SmallVector<int64_t> shape(inType.getShape());
+  shape[at] = size;
+  Value out = onnx::SliceOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), in,
+      i64Const(loc, {start}), i64Const(loc, {start + size}),
+      i64Const(loc, {at}), Value());
+  SmallVector<int64_t> merged(t.getShape());
+  merged[dim] = outer * size;
+  return reshape(loc, out, merged);
+}
+
+Value Partitioner::concat(Location loc, ArrayRef<Value> pieces, int dim,
+                          int64_t outer) {
+  if (pieces.size() == 1)
+    return pieces.front();
+  SmallVector<Value> in;
+  int64_t total = 0;
+  for (Value p : pieces) {
+    auto t = llvm::cast<RankedTensorType>(p.getType());
+    total += t.getDimSize(dim);
+    in.push_back(outer > 1 ? reshape(loc, p, chunked(t.getShape(), dim, outer))
+                           : p);
+  }
+  auto t0 = llvm::cast<RankedTensorType>(in.front().getType());
+  int at = outer > 1 ? dim + 1 : dim;
+  SmallVector<int64_t> shape(t0.getShape());
+  shape[at] = total / outer;
+  Value out = onnx::ConcatOp::create(
+      b, loc, RankedTensorType::get(shape, t0.getElementType()), in, at);
+  SmallVector<int64_t> merged(
+      llvm::cast<RankedTensorType>(pieces.front().getType()).getShape());
+  merged[dim] = total;
+  return reshape(loc, out, merged);
+}
+
+Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
+                             int64_t outer, ArrayRef<int64_t> sizes) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
+  int at = outer > 1 ? dim + 1 : dim;
+  auto inType = llvm::cast<RankedTensorType>(in.getType());
+  // The collective gathers along the outermost dimension that is not 1
+  // (contiguous blocks per device); move `at` there first.
+  bool leading = llvm::all_of(inType.getShape().take_front(at),
+                              [](int64_t e) { return e == 1; });
+  SmallVector<int64_t> perm, inverse(inType.getRank());
+  if (!leading) {
+    perm.push_back(at);
+    for (int64_t k = 0; k < inType.getRank(); ++k)
+      if (k != at)
+        perm.push_back(k);
+    for (auto [k, p] : llvm::enumerate(perm))
+      inverse[p] = k;
+    in = transpose(loc, in, perm);
+  }
+  int g = leading ? at : 0;
+  auto gt = llvm::cast<RankedTensorType>(in.getType());
+  SmallVector<int64_t> shape(gt.getShape());
+  shape[g] = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
+  Value out = dist::AllGatherOp::create(
+      b, loc, RankedTensorType::get(shape, gt.getElementType()), in,
+      FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+      b.getI64IntegerAttr(g), b.getDenseI64ArrayAttr(sizes));
+  if (!leading)
+    out = transpose(loc, out, inverse);
+  SmallVector<int64_t> merged(t.getShape());
+  merged[dim] = outer * shape[g];
+  return reshape(loc, out, merged);
+}
+
+//===----------------------------------------------------------------------===//
+// Values and layouts
+//===----------------------------------------------------------------------===//
+
+FailureOr<Local> Partitioner::lookup(Device &d, Value global) {
+  if (auto it = d.values.find(global); it != d.values.end())
+    return it->second;
+  Operation *def = global.getDefiningOp();
+  if (def && isa<onnx::ConstantOp, onnx::NoValueOp>(def)) {
+    Local l;
+    l.value = b.clone(*def)->getResult(0);
+    // Constants go first in the function: slices of them fold at compile
+    // time, and every later user finds them.
+    d.values[global] = l;
+    return l;
+  }
+  return func.emitError() << "internal error: device " << d.id
+                          << " has no local value for an operand";
+}
+
+/// Brings `cur` (the local form of `global`) to the layouts an op needs: the
+/// batch where `batch` says (or none), and the tensor-parallel layout of
+/// `tp`.
+FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
+                                      std::optional<BatchDim> batch,
+                                      const Local &tp, Operation *user,
+                                      unsigned operand) {
+  Location loc = user->getLoc();
+  if (!llvm::isa<RankedTensorType>(global.getType()))
+    return cur;
+  // The batch.
+  if (cur.batch != batch) {
+    if (cur.batch)
+      return user->emitError()
+             << "partition: op " << describeOp(user) << " reads operand "
+             << operand << " with its batch in another dimension than the "
+             << "operand has it (or not at all), which no collective fixes";
+    // A value without the batch that the op reads along the batch (a
+    // constant of batch size): only the whole batch runs at once.
+    if (microbatches > 1)
+      return user->emitError()
+             << "partition: operand " << operand << " of op "
+             << describeOp(user)
+             << " has the batch size in a dimension but does not come from "
+                "the inputs, so it cannot be split into microbatches";
+    cur.value = slice(loc, cur.value, batch->dim, batch->outer,
+                      offsetOf(d) * batch->granule, rowsOf(d) * batch->granule);
+    cur.batch = batch;
+  }
+  if (cur.sameSplit(tp))
+    return cur;
+  // Tensor parallelism: first to replicated, then to the split wanted.
+  if (cur.kind == Local::Partial) {
+    cur.value = dist::AllReduceOp::create(
+        b, loc, cur.value.getType(), cur.value,
+        FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+        b.getStringAttr(cur.reduction));
+    cur.kind = Local::Replicated;
+  } else if (cur.kind == Local::Split) {
+    SmallVector<int64_t> sizes;
+    for (int64_t s : cur.sizes)
+      sizes.push_back(s * cur.granule);
+    cur.value = allGather(loc, d, cur.value, cur.dim, cur.outer, sizes);
+    cur.kind = Local::Replicated;
+  }
+  if (tp.kind == Local::Split) {
+    cur.value =
+        slice(loc, cur.value, tp.dim, tp.outer, tp.starts[d.rank] * tp.granule,
+              tp.sizes[d.rank] * tp.granule);
+    Local out = tp;
+    out.value = cur.value;
+    out.batch = cur.batch;
+    return out;
+  }
+  return cur;
+}
+
+FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
+  if (auto it = d.replicated.find(global); it != d.replicated.end())
+    return it->second;
+  auto cur = lookup(d, global);
+  if (failed(cur))
+    return failure();
+  Local want;
+  Operation *at =
+      global.getDefiningOp() ? global.getDefiningOp() : func.getOperation();
+  auto out = convert(d, global, *cur, cur->batch, want, at, 0);
+  if (failed(out))
+    return failure();
+  d.replicated[global] = out->value;
+  return out->value;
+}
+
+//===----------------------------------------------------------------------===//
+// One op on one device
+//===----------------------------------------------------------------------===//
+
+FailureOr<Local> Partitioner::partitionOp(Device &d, Operation *op,
+                                          SmallVectorImpl<Local> &results) {
+  std::optional<ShardingRule> rule;
+  if (auto iface = llvm::dyn_cast<ShardingRuleOpInterface>(op))
+    if (auto r = iface.getShardingRule(); succeeded(r))
+      rule = std::move(*r);
+  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
+  int64_t t = d.group.size();
+
+  // The batch factor, from the operands that carry the batch.
+  SmallVector<Local> operands;
+  int fb = -1;
+  int64_t perSample = 1; // units of factor fb per sample
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+    auto l = lookup(d, v);
+    if (failed(l))
+      return failure();
+    operands.push_back(*l);
+    if (!l->batch)
+      continue;
+    if (!rule || k >= rule->operands.size())
+      return op->emitError()
+             << "partition: op " << describeOp(op)
+             << " has no sharding rule, so its operand " << k
+             << "'s batch cannot be split over data-parallel replicas or "
+                "microbatches";
+    const BatchDim &bd = *l->batch;
+    int found = -1;
+    int64_t u = 0;
+    for (int f : rule->operands[k][bd.dim]) {
+      auto p = ShardingRule::placement(rule->operands[k], f, rule->factors);
+      if (!p || p->outer != bd.outer || bd.granule % p->granule)
+        continue;
+      int64_t units = bd.granule / p->granule;
+      if (rule->factors[f].size != batch * units)
+        continue;
+      found = f;
+      u = units;
+      break;
+    }
+    if (found < 0 || rule->factors[found].kind != FactorKind::Parallel)
+      return op->emitError()
+             << "partition: op " << describeOp(op)
+             << (found < 0
+                     ? " mixes the batch of operand " + std::to_string(k) +
+                           " with other dimensions (rule "
+                     : " reduces over the batch of operand " +
+                           std::to_string(k) + " (rule ")
+             << rule->str()
+             << "), so the batch cannot be split over replicas or "
+                "microbatches";
+    if (fb >= 0 && (found != fb || u != perSample))
+      return op->emitError() << "partition: op " << describeOp(op)
+                             << " reads two batch dimensions that its rule "
+                                "does not align";
+    fb = found;
+    perSample = u;
+  }
+
+  // The tensor-parallel factor, as resolveSharding names it.
+  int ft = -1;
+  SmallVector<int64_t> starts, sizes;
+  std::string collective = "none";
+  if (sharding) {
+    auto dimAttr = sharding.getAs<IntegerAttr>("dim");
+    auto parts = sharding.getAs<DenseI64ArrayAttr>("parts");
+    if (auto c = sharding.getAs<StringAttr>("collective"))
+      collective = c.str();
+    if (!dimAttr || !parts || static_cast<int64_t>(parts.size()) != t)
+      return op->emitError()
+             << "partition: hetpar.sharding of op " << describeOp(op)
+             << " needs dim and one part per device of its group of " << t;
+    if (!rule)
+      return op->emitError() << "partition: op " << describeOp(op)
+                             << " is sharded but has no sharding rule";
+    int64_t dim = dimAttr.getInt();
+    if (dim >= 0) {
+      if (rule->results.empty() ||
+          dim >= static_cast<int64_t>(rule->results[0].size()) ||
+          rule->results[0][dim].empty() ||
+          rule->factors[rule->results[0][dim].front()].kind !=
+              FactorKind::Parallel)
+        return op->emitError()
+               << "partition: op " << describeOp(op) << " cannot split "
+               << "dimension " << dim << " of its result (rule " << rule->str()
+               << ")";
+      ft = rule->results[0][dim].front();
+    } else {
+      for (auto [g, f] : llvm::enumerate(rule->factors))
+        if (f.kind == FactorKind::Reduction &&
+            (ft < 0 || f.size > rule->factors[ft].size))
+          ft = g;
+      if (ft < 0)
+        return op->emitError()
+               << "partition: op " << describeOp(op)
+               << " has no contraction to split (rule " << rule->str() << ")";
+    }
+    if (ft == fb)
+      return op->emitError() << "partition: op " << describeOp(op)
+                             << " splits its batch by tensor parallelism; "
+                                "data parallelism owns the batch";
+    int64_t at = 0;
+    for (int64_t p : parts.asArrayRef()) {
+      if (p < 1)
+        return op->emitError() << "partition: hetpar.sharding of op "
+                               << describeOp(op) << " has a part < 1";
+      starts.push_back(at);
+      sizes.push_back(p);
+      at += p;
+    }
+    if (at != rule->factors[ft].size)
+      return op->emitError()
+             << "partition: the parts of op " << describeOp(op) << " add up to "
+             << at << " but the factor they split has "
+             << rule->factors[ft].size;
+    if (rule->factors[ft].kind == FactorKind::Reduction &&
+        reductionOf(op).empty())
+      return op->emitError()
+             << "partition: the partial results of op " << describeOp(op)
+             << " split along its reduction do not combine "
+                "by an elementwise sum, max, min or product";
+  }
+  auto layoutIn = [&](const DimFactors &dims, Local &out) {
+    out = Local();
+    if (fb >= 0)
+      if (auto p = ShardingRule::placement(dims, fb, rule->factors))
+        out.batch = BatchDim{p->dim, perSample * p->granule, p->outer};
+    if (ft >= 0)
+      if (auto p = ShardingRule::placement(dims, ft, rule->factors)) {
+        out.kind = Local::Split;
+        out.dim = p->dim;
+        out.granule = p->granule;
+        out.outer = p->outer;
+        out.starts = starts;
+        out.sizes = sizes;
+      }
+  };
+
+  // Operands in the layouts the op needs.
+  IRMapping mapping;
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+    Local want;
+    if (rule && k < rule->operands.size())
+      layoutIn(rule->operands[k], want);
+    if (want.batch && want.kind == Local::Split && want.dim == want.batch->dim)
+      return op->emitError()
+             << "partition: op " << describeOp(op) << " splits operand " << k
+             << "'s batch dimension by tensor parallelism";
+    auto got = convert(d, v, operands[k], want.batch, want, op, k);
+    if (failed(got))
+      return failure();
+    mapping.map(v, got->value);
+  }
+
+  // The local op.
+  Operation *local = b.clone(*op, mapping);
+  for (llvm::StringRef name : {"hetpar.stage", "hetpar.sharding"})
+    local->removeAttr(name);
+  bool reductionSplit =
+      ft >= 0 && rule->factors[ft].kind == FactorKind::Reduction;
+  if (reductionSplit && d.rank > 0)
+    if (auto k = addedOperand(op))
+      local->eraseOperand(*k);
+  for (auto [k, r] : llvm::enumerate(op->getResults())) {
+    Local l;
+    if (rule && k < rule->results.size())
+      layoutIn(rule->results[k], l);
+    if (fb >= 0 && !l.batch)
+      return op->emitError()
+             << "partition: result " << k << " of op " << describeOp(op)
+             << " drops the batch its operands carry";
+    if (reductionSplit && l.kind != Local::Split) {
+      l.kind = Local::Partial;
+      l.reduction = reductionOf(op);
+    }
+    if (auto rt = llvm::dyn_cast<RankedTensorType>(r.getType()))
+      local->getResult(k).setType(localType(d, r, l));
+    l.value = local->getResult(k);
+    results.push_back(l);
+  }
+  // Operands that hold a shape: the local result's.
+  std::string type = onnx::getONNXOpType(op);
+  auto localShape = [&](unsigned k) {
+    return SmallVector<int64_t>(
+        llvm::cast<RankedTensorType>(local->getResult(k).getType()).getShape());
+  };
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(local);
+  if ((type == "Reshape" || type == "Expand") && local->getNumOperands() > 1)
+    local->setOperand(1, i64Const(op->getLoc(), localShape(0)));
+  if (type == "ConstantOfShape")
+    local->setOperand(0, i64Const(op->getLoc(), localShape(0)));
+  if (type == "Split" && local->getNumOperands() > 1 &&
+      llvm::isa<RankedTensorType>(local->getOperand(1).getType())) {
+    auto axisAttr = local->getAttrOfType<IntegerAttr>("axis");
+    int64_t rank =
+        llvm::cast<RankedTensorType>(local->getOperand(0).getType()).getRank();
+    auto axis = normalizeAxis(axisAttr ? axisAttr.getInt() : 0, rank);
+    SmallVector<int64_t> split;
+    for (unsigned k = 0; axis && k < local->getNumResults(); ++k)
+      split.push_back(localShape(k)[*axis]);
+    local->setOperand(1, i64Const(op->getLoc(), split));
+  }
+  // The op's own shape rule must agree with the local types.
+  if (auto iface = llvm::dyn_cast<onnx::InferShapesOpInterface>(local)) {
+    SmallVector<Type> inferred;
+    if (failed(iface.inferResultTypes(inferred)))
+      return failure();
+    for (auto [k, r] : llvm::enumerate(local->getResults()))
+      if (k < inferred.size() && failed(refineType(r.getType(), inferred[k])))
+        return op->emitError()
+               << "partition: on device " << d.id << " result " << k
+               << " of op " << describeOp(op) << " would be " << r.getType()
+               << " but the op computes " << inferred[k]
+               << " from its local operands";
+  }
+  return Local();
+}
+
+LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
+                                           Local &result, Value global) {
+  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
+  auto c = sharding ? sharding.getAs<StringAttr>("collective") : StringAttr();
+  if (!c || c.getValue() == "none")
+    return success();
+  if (c.getValue() != "all_reduce" && c.getValue() != "all_gather" &&
+      c.getValue() != "reduce_scatter")
+    return op->emitError() << "partition: unknown collective '" << c.getValue()
+                           << "' after op " << describeOp(op);
+  // all_reduce and all_gather rebuild the whole value; reduce_scatter is
+  // done as an all-reduce here (a user that wants a split slices it).
+  Local want;
+  auto out = convert(d, global, result, result.batch, want, op, 0);
+  if (failed(out))
+    return failure();
+  result = *out;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Transfers between stages
+//===----------------------------------------------------------------------===//
+
+SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
+                                                      int64_t to, int64_t tag) {
+  const Device &dst = *deviceById[to];
+  const StageInfo &from = stages[s];
+  bool hasBatch = exitBatch.lookup(global).has_value();
+  int64_t lo = 0, hi = microbatchRows;
+  if (hasBatch && dst.stage >= 0) {
+    lo = offsetOf(dst);
+    hi = lo + rowsOf(dst);
+  }
+  // Spread the senders over the ranks of each replica.
+  const StageInfo &toStage = stages[dst.stage];
+  int64_t index = llvm::find(toStage.devices, to) - toStage.devices.begin();
+  SmallVector<Piece> out;
+  for (int64_t r = 0; r < from.data; ++r) {
+    int64_t a = hasBatch ? from.offsets[r] : 0;
+    int64_t e = hasBatch ? a + from.rows[r] : microbatchRows;
+    int64_t plo = std::max(lo, a), phi = std::min(hi, e);
+    if (plo >= phi)
+      continue;
+    int64_t sender = from.devices[r * from.tensor + index % from.tensor];
+    out.push_back({sender, to, plo, phi, tag});
+    if (!hasBatch)
+      break;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// One device's program
+//===----------------------------------------------------------------------===//
+
+LogicalResult Partitioner::partitionDevice(Device &d) {
+  Location loc = func.getLoc();
+  const StageInfo &st = stages[d.stage];
+  int last = static_cast<int>(stages.size()) - 1;
+  int64_t root = stages[last].devices.front();
+  bool isRoot = d.id == root;
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+
+  // The signature: every graph input at microbatch size; the outputs on the
+  // root device only.
+  SmallVector<Type> argTypes;
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::cast<RankedTensorType>(a.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    if (isBatchInput(a))
+      shape[0] = microbatchRows;
+    argTypes.push_back(RankedTensorType::get(shape, t.getElementType()));
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  d.fn = func::FuncOp::create(b, loc, ("device_" + llvm::Twine(d.id)).str(),
+                              b.getFunctionType(argTypes, {}));
+  d.fn->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(d.id));
+  Block *entry = d.fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (auto [k, a] : llvm::enumerate(func.getArguments())) {
+    if (auto name = func.getArgAttr(k, "onnx.name"))
+      d.fn.setArgAttr(k, "onnx.name", name);
+    Local l;
+    l.value = entry->getArgument(k);
+    if (isBatchInput(a)) {
+      d.fn.setArgAttr(k, "dist.batch_dim", b.getI64IntegerAttr(0));
+      l.value = slice(loc, l.value, 0, 1, offsetOf(d), rowsOf(d));
+      l.batch = BatchDim{0, 1, 1};
+    }
+    d.values[a] = l;
+  }
+
+  // Receive what earlier stages computed for this stage's ops.
+  // In tag order, as the senders send (each pair of devices matches its
+  // messages in order).
+  SmallVector<std::pair<Value, SmallVector<Value>>> received;
+  llvm::DenseSet<Value> neededSet;
+  SmallVector<Value> needed;
+  for (Operation *op : st.ops)
+    for (Value v : op->getOperands())
+      if (int s = stageOfValue(v);
+          s >= 0 && s < d.stage && neededSet.insert(v).second)
+        needed.push_back(v);
+  llvm::sort(needed, [&](Value x, Value y) {
+    return exitTag.lookup(x) < exitTag.lookup(y);
+  });
+  for (Value v : needed) {
+    int s = stageOfValue(v);
+    {
+      SmallVector<Value> parts;
+      for (const Piece &p : piecesTo(v, s, d.id, exitTag.lookup(v))) {
+        Local shape;
+        shape.batch = exitBatch.lookup(v);
+        auto t = localType(d, v, shape);
+        SmallVector<int64_t> dims(t.getShape());
+        if (shape.batch)
+          dims[shape.batch->dim] =
+              shape.batch->outer * (p.hi - p.lo) * shape.batch->granule;
+        parts.push_back(dist::RecvOp::create(
+            b, loc, RankedTensorType::get(dims, t.getElementType()),
+            FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(p.from),
+            b.getI64IntegerAttr(p.tag)));
+      }
+      received.push_back({v, parts});
+    }
+  }
+  for (auto &[v, parts] : received) {
+    Local l;
+    l.batch = exitBatch.lookup(v);
+    l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
+                      : parts.front();
+    d.values[v] = l;
+  }
+
+  // The stage's ops.
+  for (Operation *op : st.ops) {
+    SmallVector<Local> results;
+    if (failed(partitionOp(d, op, results)))
+      return failure();
+    for (auto [k, r] : llvm::enumerate(op->getResults())) {
+      if (k == 0 && failed(applyCollective(d, op, results[k], r)))
+        return failure();
+      d.values[r] = results[k];
+    }
+  }
+  // Where the batch lies in what leaves the stage (the same on every device
+  // of the stage): the receivers' types need it.
+  for (Value v : exits)
+    if (stageOfValue(v) == d.stage)
+      exitBatch[v] = d.values[v].batch;
+
+  // Send what later stages and the outputs need, replicated in the replica.
+  struct Out {
+    Value value;
+    int64_t to, tag;
+  };
+  SmallVector<Out> sends;
+  for (Value v : exits) {
+    int s = stageOfValue(v);
+    if (s != d.stage)
+      continue;
+    for (const Device &other : devices) {
+      if (other.stage <= d.stage)
+        continue;
+      bool uses = llvm::any_of(stages[other.stage].ops, [&](Operation *op) {
+        return llvm::is_contained(op->getOperands(), v);
+      });
+      if (!uses)
+        continue;
+      for (const Piece &p : piecesTo(v, s, other.id, exitTag.lookup(v)))
+        if (p.from == d.id)
+          sends.push_back({v, other.id, p.tag});
+    }
+  }
+  // Outputs computed here go to the root (a tag per output after the
+  // exits').
+  int64_t outputTag = static_cast<int64_t>(exits.size());
+  SmallVector<std::tuple<unsigned, Value, Piece>> outputSends;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    int s = stageOfValue(v);
+    if (s == d.stage) {
+      const StageInfo &from = stages[s];
+      bool hasBatch = exitBatch.lookup(v).has_value();
+      for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r) {
+        int64_t sender = from.devices[r * from.tensor + j % from.tensor];
+        if (sender == d.id && sender != root)
+          outputSends.push_back(
+              {static_cast<unsigned>(j), v,
+               Piece{sender, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
+      }
+    }
+  }
+  // All values first, then the sends back to back (one exchange step).
+  SmallVector<std::pair<Value, Out>> ready;
+  for (const Out &o : sends) {
+    auto v = makeReplicated(d, o.value);
+    if (failed(v))
+      return failure();
+    const Device &dst = *deviceById[o.to];
+    Value piece = *v;
+    if (auto bd = exitBatch.lookup(o.value)) {
+      for (const Piece &p : piecesTo(o.value, d.stage, dst.id, o.tag))
+        if (p.from == d.id)
+          piece = slice(loc, *v, bd->dim, bd->outer,
+                        (p.lo - offsetOf(d)) * bd->granule,
+                        (p.hi - p.lo) * bd->granule);
+    }
+    ready.push_back({piece, o});
+  }
+  SmallVector<std::pair<Value, int64_t>> readyOutputs;
+  for (auto &[j, v, p] : outputSends) {
+    auto rv = makeReplicated(d, v);
+    if (failed(rv))
+      return failure();
+    readyOutputs.push_back({*rv, p.tag});
+  }
+  for (auto &[piece, o] : ready)
+    dist::SendOp::create(b, loc, piece, FlatSymbolRefAttr::get(ctx, kMesh),
+                         b.getI64IntegerAttr(o.to), b.getI64IntegerAttr(o.tag));
+  for (auto &[value, tag] : readyOutputs)
+    dist::SendOp::create(b, loc, value, FlatSymbolRefAttr::get(ctx, kMesh),
+                         b.getI64IntegerAttr(root), b.getI64IntegerAttr(tag));
+
+  // The root joins the outputs.
+  SmallVector<Value> results;
+  if (isRoot) {
+    SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
+    for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+      int s = stageOfValue(v);
+      SmallVector<Value> parts;
+      if (s < 0) {
+        // A graph input or a constant returned as is.
+        auto l = lookup(d, v);
+        if (failed(l))
+          return failure();
+        Value whole = l->value;
+        if (auto a = llvm::dyn_cast<BlockArgument>(v))
+          whole = entry->getArgument(a.getArgNumber());
+        parts.push_back(whole);
+      } else {
+        const StageInfo &from = stages[s];
+        bool hasBatch = exitBatch.lookup(v).has_value();
+        for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r) {
+          int64_t sender = from.devices[r * from.tensor + j % from.tensor];
+          if (sender == d.id) {
+            auto rv = makeReplicated(d, v);
+            if (failed(rv))
+              return failure();
+            parts.push_back(*rv);
+            continue;
+          }
+          Local shape;
+          shape.batch = exitBatch.lookup(v);
+          auto t = localType(d, v, shape);
+          SmallVector<int64_t> dims(t.getShape());
+          if (shape.batch)
+            dims[shape.batch->dim] =
+                shape.batch->outer * from.rows[r] * shape.batch->granule;
+          parts.push_back(dist::RecvOp::create(
+              b, loc, RankedTensorType::get(dims, t.getElementType()),
+              FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(sender),
+              b.getI64IntegerAttr(outputTag + static_cast<int64_t>(j))));
+        }
+      }
+      pending.push_back({static_cast<unsigned>(j), parts});
+    }
+    SmallVector<Type> resultTypes;
+    for (auto &[j, parts] : pending) {
+      Value v = ret.getOperand(j);
+      auto bd = stageOfValue(v) >= 0 ? exitBatch.lookup(v)
+                                     : std::optional<BatchDim>();
+      Value whole = bd ? concat(loc, parts, bd->dim, bd->outer) : parts.front();
+      results.push_back(whole);
+      resultTypes.push_back(whole.getType());
+    }
+    d.fn.setType(b.getFunctionType(argTypes, resultTypes));
+    for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+      if (auto name = func.getResultAttr(j, "onnx.name"))
+        d.fn.setResultAttr(j, "onnx.name", name);
+      std::optional<BatchDim> bd;
+      if (stageOfValue(v) >= 0)
+        bd = exitBatch.lookup(v);
+      else if (auto a = llvm::dyn_cast<BlockArgument>(v); a && isBatchInput(a))
+        bd = BatchDim{0, 1, 1};
+      if (bd && bd->outer != 1)
+        return ret.emitError()
+               << "partition: output " << j
+               << " holds the batch in chunks of a merged dimension; the "
+                  "runtime joins microbatches along one whole dimension";
+      if (bd)
+        d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+    }
+  }
+  func::ReturnOp::create(b, loc, results);
+  // Constants cloned before they were sliced, slices nothing read.
+  SmallVector<Operation *> ops;
+  for (Operation &op : *entry)
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The whole module
+//===----------------------------------------------------------------------===//
+
+LogicalResult Partitioner::run() {
+  if (failed(readPlan()))
+    return failure();
+  // Devices in plan order (the mesh order, so the process ranks).
+  for (auto [s, st] : llvm::enumerate(stages))
+    for (auto [k, id] : llvm::enumerate(st.devices)) {
+      Device d;
+      d.id = id;
+      d.stage = s;
+      d.replica = k / st.tensor;
+      d.rank = k % st.tensor;
+      for (int64_t j = 0; j < st.tensor; ++j)
+        d.group.push_back(st.devices[d.replica * st.tensor + j]);
+      devices.push_back(std::move(d));
+    }
+  for (Device &d : devices)
+    deviceById[d.id] = &d;
+
+  // Values that leave their stage, in a fixed order: their tags.
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [s, st] : llvm::enumerate(stages))
+    for (Operation *op : st.ops)
+      for (Value r : op->getResults()) {
+        bool leaves = llvm::is_contained(ret.getOperands(), r);
+        for (Operation *user : r.getUsers())
+          if (auto it = stageOf.find(user);
+              it != stageOf.end() && it->second != static_cast<int>(s))
+            leaves = true;
+        if (leaves) {
+          exitTag[r] = exits.size();
+          exits.push_back(r);
+        }
+      }
+
+  // Stage by stage: a later stage's receives need the batch layout of the
+  // values an earlier one sends.
+  for (Device &d : devices)
+    if (failed(partitionDevice(d)))
+      return failure();
+
+  // The mesh, first in the module; the annotated graph goes.
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Attribute> meshDevices;
+  for (const StageInfo &st : stages)
+    for (auto [id, kind] : llvm::zip(st.devices, st.kinds))
+      meshDevices.push_back(
+          dist::DeviceAttr::get(ctx, id, b.getStringAttr(kind)));
+  dist::MeshOp::create(b, func.getLoc(), kMesh, b.getArrayAttr(meshDevices));
+  module->setAttr("dist.microbatches", b.getI64IntegerAttr(microbatches));
+  module->removeAttr("hetpar.plan");
+  func.erase();
+  return success();
+}
+
+struct DistPartitionPass
+    : hetpar::impl::DistPartitionPassBase<DistPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isDeclaration() && !f->hasAttr(dist::kDeviceAttrName))
+        funcs.push_back(f);
+    if (funcs.size() != 1) {
+      module.emitError() << "partition: expected one model function, found "
+                         << funcs.size();
+      return signalPassFailure();
+    }
+    Partitioner p(module, funcs.front());
+    if (failed(p.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

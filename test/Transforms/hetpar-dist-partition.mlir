@@ -1,0 +1,167 @@
+// RUN: hetpar-opt %s --split-input-file --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
+
+// Issue 6's Megatron MLP: W1 column-parallel, W2 row-parallel with an
+// all-reduce, over a group of 3 with uneven parts 4, 2, 2 of 8 columns. Each
+// device holds its slice of the weights (sliced at compile time); only the
+// first device of the last stage returns the output.
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1, 2>, recompute = false, tensor = 3 : i64,
+               kinds = ["A100-SXM4-80GB", "V100-SXM2-32GB", "V100-SXM2-32GB"]}]}} {
+func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
+  %w1 = onnx.Constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]]> : tensor<2x8xf32>
+  %w2 = onnx.Constant dense<1.0> : tensor<8x3xf32>
+  %h = onnx.MatMul(%x, %w1) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 4, 2, 2>, collective = "none"}} : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %y = onnx.MatMul(%h, %w2) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = -1 : i64, parts = array<i64: 4, 2, 2>, collective = "all_reduce"}} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+}
+// CHECK: module attributes {dist.microbatches = 1 : i64}
+// CHECK: dist.mesh @mesh devices [#dist.device<0, "A100-SXM4-80GB">, #dist.device<1, "V100-SXM2-32GB">, #dist.device<2, "V100-SXM2-32GB">]
+// CHECK-LABEL: func.func @device_0(
+// CHECK-SAME: tensor<4x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) -> (tensor<4x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
+// CHECK-SAME: attributes {dist.device = 0 : i64}
+// CHECK: onnx.Constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01]]> : tensor<2x4xf32>
+// CHECK: onnx.MatMul{{.*}} -> tensor<4x4xf32>
+// CHECK: onnx.Constant dense<1.000000e+00> : tensor<4x3xf32>
+// CHECK: %[[P:.*]] = onnx.MatMul{{.*}} -> tensor<4x3xf32>
+// CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK: return %[[S]]
+// CHECK-LABEL: func.func @device_1(
+// CHECK-SAME: tensor<4x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 1 : i64}
+// CHECK: onnx.Constant dense<{{\[}}[4.000000e+00, 5.000000e+00], [1.400000e+01, 1.500000e+01]]> : tensor<2x2xf32>
+// CHECK: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32>
+// CHECK-NEXT: return{{$}}
+// CHECK-LABEL: func.func @device_2(
+// CHECK: onnx.Constant dense<{{\[}}[6.000000e+00, 7.000000e+00], [1.600000e+01, 1.700000e+01]]> : tensor<2x2xf32>
+
+// -----
+
+// Two pipeline stages, 2 microbatches of the batch of 8; the first stage is
+// data parallel 3:1, so each microbatch of 4 rows is cut 3 + 1 and joined
+// again by the second stage. Reshapes get their local shapes.
+module attributes {hetpar.plan = {microbatches = 2 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 4, 5>, recompute = false, tensor = 1 : i64},
+              {batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 7>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx.name = "y"}) {
+  %s = onnx.Constant dense<[8, 2, 3]> : tensor<3xi64>
+  %s2 = onnx.Constant dense<[8, 6]> : tensor<2xi64>
+  %w = onnx.Constant dense<2.0> : tensor<6x3xf32>
+  %r = onnx.Reshape(%x, %s) {hetpar.stage = 0 : i64} : (tensor<8x6xf32>, tensor<3xi64>) -> tensor<8x2x3xf32>
+  %e = onnx.Relu(%r) {hetpar.stage = 0 : i64} : (tensor<8x2x3xf32>) -> tensor<8x2x3xf32>
+  %f = onnx.Reshape(%e, %s2) {hetpar.stage = 1 : i64} : (tensor<8x2x3xf32>, tensor<2xi64>) -> tensor<8x6xf32>
+  %y = onnx.MatMul(%f, %w) {hetpar.stage = 1 : i64} : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
+  return %y : tensor<8x3xf32>
+}
+}
+// CHECK: module attributes {dist.microbatches = 2 : i64}
+// CHECK: dist.mesh @mesh devices [#dist.device<4, "unknown">, #dist.device<5, "unknown">, #dist.device<7, "unknown">]
+// CHECK-LABEL: func.func @device_4(
+// CHECK-SAME: %[[X:.*]]: tensor<4x6xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 4 : i64}
+// CHECK-DAG: %[[AX:.*]] = onnx.Constant dense<0> : tensor<1xi64>
+// CHECK-DAG: %[[END:.*]] = onnx.Constant dense<3> : tensor<1xi64>
+// CHECK-DAG: %[[BEGIN:.*]] = onnx.Constant dense<0> : tensor<1xi64>
+// CHECK: onnx.Slice(%[[X]], %[[BEGIN]], %[[END]]) axes(%[[AX]]) {{.*}} -> tensor<3x6xf32>
+// CHECK: onnx.Constant dense<[3, 2, 3]> : tensor<3xi64>
+// CHECK: %[[R:.*]] = onnx.Relu{{.*}} -> tensor<3x2x3xf32>
+// CHECK: dist.send %[[R]] on @mesh to 7 tag 0 : tensor<3x2x3xf32>
+// CHECK-LABEL: func.func @device_5(
+// CHECK-DAG: onnx.Constant dense<3> : tensor<1xi64>
+// CHECK-DAG: onnx.Constant dense<4> : tensor<1xi64>
+// CHECK: onnx.Slice{{.*}} -> tensor<1x6xf32>
+// CHECK: dist.send {{.*}} on @mesh to 7 tag 0 : tensor<1x2x3xf32>
+// CHECK-LABEL: func.func @device_7(
+// CHECK-SAME: -> (tensor<4x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
+// CHECK: %[[A:.*]] = dist.recv on @mesh from 4 tag 0 : tensor<3x2x3xf32>
+// CHECK: %[[B:.*]] = dist.recv on @mesh from 5 tag 0 : tensor<1x2x3xf32>
+// CHECK: onnx.Concat(%[[A]], %[[B]]) {axis = 0 : i64} {{.*}} -> tensor<4x2x3xf32>
+// CHECK: onnx.Constant dense<[4, 6]> : tensor<2xi64>
+// CHECK: onnx.MatMul{{.*}} -> tensor<4x3xf32>
+
+// -----
+
+// A split output read by an unsharded op is all-gathered first; a gather
+// along an inner dimension goes through a transpose (the collective gathers
+// contiguous blocks).
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 1>, collective = "none"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = onnx.Softmax(%e) {hetpar.stage = 0 : i64, axis = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK: onnx.Slice{{.*}} -> tensor<2x3xf32>
+// CHECK: %[[L:.*]] = onnx.Relu{{.*}} -> tensor<2x3xf32>
+// CHECK: %[[T:.*]] = onnx.Transpose(%[[L]]) {perm = array<i64: 1, 0>} {{.*}} -> tensor<3x2xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[T]] on @mesh [0, 1] dim 0 sizes [3, 1] : tensor<3x2xf32> -> tensor<4x2xf32>
+// CHECK: onnx.Transpose(%[[G]]) {perm = array<i64: 1, 0>} {{.*}} -> tensor<2x4xf32>
+// CHECK: onnx.Softmax
+// CHECK-LABEL: func.func @device_1(
+// CHECK: onnx.Relu{{.*}} -> tensor<2x1xf32>
+// CHECK: dist.all_gather {{.*}} sizes [3, 1] : tensor<1x2xf32> -> tensor<4x2xf32>
+
+// -----
+
+// expected-error @+1 {{no plan on the module}}
+module {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+}
+
+// -----
+
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{op 'Relu' has no hetpar.stage}}
+  %e = onnx.Relu(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %e : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// A mean does not combine partial results by a sum.
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x1xf32> {
+  %a = onnx.Constant dense<[1]> : tensor<1xi64>
+  // expected-error @+1 {{partial results of op 'ReduceMean' split along its reduction do not combine}}
+  %m = onnx.ReduceMean(%x, %a) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = -1 : i64, parts = array<i64: 2, 2>, collective = "all_reduce"}} : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  return %m : tensor<2x1xf32>
+}
+}
+
+// -----
+
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{the parts of op 'Relu' add up to 5 but the factor they split has 4}}
+  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 2>, collective = "none"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %e : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// expected-error @+1 {{stage 0: a replica's share of a microbatch of 2 samples is 1.50, not a positive whole number}}
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %e : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// expected-error @+1 {{the partition makes inference programs; the plan's mode is 'training'}}
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "training", schedule = "1f1b",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+}
