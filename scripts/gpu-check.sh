@@ -51,6 +51,17 @@ if [[ "${1:-}" == "--prepare" ]]; then
         sed -n 's/.*tolerance \([0-9.e+-]*\),.*/\1/p' | head -1 > "$d/tolerance"
     done
   done
+  # Multi-device plans (issue 6): GPT-2 tiny split by the tensor-parallel and
+  # the pipeline baselines over 4 devices, run there as 4 ranks on the one GPU.
+  for bl in tensor_parallel pipeline; do
+    d=$prep/multi/gpt2-$bl
+    mkdir -p "$d"
+    "$bin/hetpar-compile" "$root/examples/models/gpt2/model.onnx" \
+      --cluster "$root/examples/clusters/a100-t4x3-pcie.yaml" --baseline $bl \
+      --targets=none --cuda-arch=90 -o "$d/out" > /dev/null
+    cp "$root"/examples/models/gpt2/input_0.npy "$d/"
+    mkdir -p "$d/ref" && cp "$root"/examples/models/gpt2/output_0.npy "$d/ref/"
+  done
   /usr/bin/python3 "$root/test/lib/run-node-tests.py" /usr/share/libonnx-testdata/data \
     --bin "$bin" --prepare "$prep/node"
   # One copy of the runtime headers instead of one per program (the carry to
@@ -95,11 +106,14 @@ if [[ -d "$prep" ]]; then
   run=$prep/bin/hetpar-run
   echo "== building $(find "$prep" -name manifest.json | wc -l) programs with nvcc for sm_$cc ($jobs jobs)"
   build_one() {
+    # One nvcc command per device of the manifest.
     local dir=$1 cc=$2 prep=$3 cmd
-    cmd=$(sed -n 's/.*"cuda": "\(nvcc[^"]*\)".*/\1/p' "$dir/manifest.json")
-    cmd="${cmd//compute_90,code=sm_90/compute_$cc,code=sm_$cc} -I$prep/include"
-    (cd "$dir" && PATH=$PATH:/usr/local/cuda/bin $cmd > build-cuda.log 2>&1) ||
-      echo "BUILD FAILED $dir: $(head -3 "$dir/build-cuda.log" | tr '\n' ' ')"
+    sed -n 's/.*"cuda": "\(nvcc[^"]*\)".*/\1/p' "$dir/manifest.json" |
+      while read -r cmd; do
+        cmd="${cmd//compute_90,code=sm_90/compute_$cc,code=sm_$cc} -I$prep/include"
+        (cd "$dir" && PATH=$PATH:/usr/local/cuda/bin $cmd >> build-cuda.log 2>&1) ||
+          echo "BUILD FAILED $dir: $(head -3 "$dir/build-cuda.log" | tr '\n' ' ')"
+      done
   }
   export -f build_one
   start=$(date +%s)
@@ -123,6 +137,19 @@ if [[ -d "$prep" ]]; then
     printf '%-18s %-8s %s\n' "$name" "$status" \
       "$(grep -m1 'hetpar_run alone' "$d/run.log" || grep -m1 error "$d/run.log")"
   done | tee "$out/models.txt"
+  echo "== multi-device plans: every rank on this one GPU (host-staged MPI collectives)"
+  for d in "$prep"/multi/*/; do
+    name=$(basename "$d")
+    predicted=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"])' "$d/out/plan.json")
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+      "$run" "$d/out" --backend cuda --repeat 50 --inputs "$d/input_0.npy" \
+      --check "$d/ref" --rtol 1e-3 --atol 1e-4 > "$d/run.log" 2>&1 || true
+    printf '%-26s %s; predicted %s s for the plan'"'"'s cluster; measured %s\n' "$name" \
+      "$(grep -m1 -o 'check output 0: [a-zA-Z]*' "$d/run.log" || grep -m1 -i error "$d/run.log")" \
+      "$predicted" "$(grep -m1 'latency: median [0-9.]* [mu]s' -o "$d/run.log")"
+    cp "$d/run.log" "$out/multi-$name.log"
+  done | tee "$out/multi.txt"
+
   echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7; $jobs at a time)"
   run_node() {
     local d=$1 run=$2 ins

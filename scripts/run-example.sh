@@ -2,14 +2,16 @@
 # The main job on the bundled example: installs what HetPar needs, builds it, imports
 # the bundled GPT-2-style model exported with dynamic batch and sequence axes, fixes
 # the input shape, makes the model fully static (shape inference and folding), and
-# prints a summary of its ops, parameters and FLOPs. Compiles it for one device
-# (build/example-program: device_0.cu, its CPU build, its CUDA build when nvcc is
-# present, weights), runs it on the CPU backend and checks the outputs against
-# the stored ONNX Runtime outputs. Then searches the best training
-# plan for it on two servers (four A100s, four V100s) and prints it with its
-# alternatives and the baselines (plan.json and trace.json in build/example-plan/),
-# and evaluates the hand-written 2-stage plan on the same cluster
-# (build/example-given-plan/).
+# prints a summary of its ops, parameters and FLOPs. Then compiles the model for a
+# bundled heterogeneous cluster (four A100s and four V100s in two servers): the
+# search chooses the plan, the partitioner splits the model into one program per
+# device (build/example-cluster: device_<id>.cu and their CPU builds, plan.json,
+# trace.json), hetpar-run starts one process per device and checks the joined
+# outputs against the stored ONNX Runtime outputs; the same with the tensor-parallel
+# baseline over all eight devices (uneven shards by device speed). Then searches
+# the best training plan at 64x64 on the same cluster and prints it with its
+# alternatives and the baselines (build/example-plan/), and evaluates the
+# hand-written 2-stage plan (build/example-given-plan/).
 # Usage: scripts/run-example.sh [MODEL.onnx [--input-shape NAME=DxD ...]]
 #   (with a model: only its summary)
 set -euo pipefail
@@ -23,8 +25,18 @@ fi
 model=$root/examples/models/gpt2/model-dynamic.onnx
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=1x16 --emit=summary
 echo
-"$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 -o "$build/example-program"
-"$build/bin/hetpar-run" "$build/example-program" --backend cpu --repeat 20 \
+cluster=$root/examples/clusters/a100x4-v100x4-2nodes.yaml
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 \
+  --cluster "$cluster" --search-budget 10 -o "$build/example-cluster"
+# One process per device of the plan (hetpar-run starts them with mpirun); the
+# CPU backend: the multi-device CUDA path is not written yet.
+"$build/bin/hetpar-run" "$build/example-cluster" --backend cpu \
+  --inputs "$root/examples/models/gpt2/input_0.npy" \
+  --check "$root/examples/models/gpt2"
+echo
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 \
+  --cluster "$cluster" --baseline tensor_parallel -o "$build/example-cluster-tp"
+"$build/bin/hetpar-run" "$build/example-cluster-tp" --backend cpu \
   --inputs "$root/examples/models/gpt2/input_0.npy" \
   --check "$root/examples/models/gpt2"
 echo

@@ -341,6 +341,11 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     auto cudaArgs = [&](auto in) {
       std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
                                     "-fPIC",      "-w", "-x",      "cu"};
+      // MPI through Open MPI's wrapper as nvcc's host compiler.
+      if (program.multiDevice) {
+        args.push_back("-ccbin");
+        args.push_back("mpicxx");
+      }
       archs.clear();
       for (int a : opts.cudaArchs) {
         args.push_back("-gencode");
@@ -369,16 +374,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       fs::remove(file("build-cpu.log"));
       libraries["cpu"] = cpuLib;
     }
-    if (opts.buildCUDA && program.multiDevice) {
-      // The collectives' NCCL path is not written yet.
-      if (opts.requireCUDA)
-        return llvm::createStringError(
-            std::errc::not_supported,
-            "multi-device CUDA programs need NCCL collectives, which are not "
-            "implemented yet (build with --targets=cpu)");
-      log << "hetpar-compile: no CUDA build of " << source
-          << ": multi-device CUDA programs need NCCL (not implemented yet)\n";
-    } else if (opts.buildCUDA) {
+    if (opts.buildCUDA) {
       std::string nvcc = findNvcc(opts);
       if (nvcc.empty() && opts.requireCUDA)
         return llvm::createStringError(

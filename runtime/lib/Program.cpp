@@ -281,14 +281,22 @@ DeviceManifest parseManifest(const std::string &outDir,
     return ::stat(joinPath(outDir, name).c_str(), &st) == 0 &&
            S_ISREG(st.st_mode);
   };
-  if (m.cpuLibrary.empty() && present("device_0.cpu.so"))
-    m.cpuLibrary = "device_0.cpu.so";
-  if (m.cudaLibrary.empty() && present("device_0.cuda.so"))
-    m.cudaLibrary = "device_0.cuda.so";
+  std::string stem = "device_0";
+  if (dev.has("source")) {
+    std::string source = dev.field("source").str();
+    if (source.size() > 3 && source.compare(source.size() - 3, 3, ".cu") == 0)
+      stem = source.substr(0, source.size() - 3);
+  }
+  if (m.cpuLibrary.empty() && present((stem + ".cpu.so").c_str()))
+    m.cpuLibrary = stem + ".cpu.so";
+  if (m.cudaLibrary.empty() && present((stem + ".cuda.so").c_str()))
+    m.cudaLibrary = stem + ".cuda.so";
   if (m.cpuLibrary.empty() && m.cudaLibrary.empty())
     libraries.error("lists neither a 'cpu' nor a 'cuda' library, and the "
-                    "folder holds no device_0.cpu.so or device_0.cuda.so "
-                    "(build one with the commands in devices[0].build)");
+                    "folder holds no " +
+                    stem + ".cpu.so or " + stem +
+                    ".cuda.so (build one with the commands in the device's "
+                    "build field)");
   m.arenaBytes = dev.field("arena_bytes").u64();
   m.weightsBytes = dev.field("weights_bytes").u64();
   m.weights = dev.field("weights").str();

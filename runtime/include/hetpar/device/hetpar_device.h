@@ -165,7 +165,8 @@ HP_HD double hp_abs(double x) { return fabs(x); }
 /// except for bases 1 and -1).
 template <typename T> HP_HD T hp_ipow(T base, int64_t e) {
   if (e < 0)
-    return base == T(1) ? T(1) : (base == T(-1) ? ((e & 1) ? T(-1) : T(1)) : T(0));
+    return base == T(1) ? T(1)
+                        : (base == T(-1) ? ((e & 1) ? T(-1) : T(1)) : T(0));
   T r = T(1);
   while (e) {
     if (e & 1)
@@ -202,9 +203,7 @@ template <typename T> HP_HD T hp_sign(T x) {
 }
 /// Float to integer conversion as ONNX Runtime does it (truncation; NaN and
 /// out-of-range values are undefined in ONNX, here they give 0 / saturate).
-template <typename To, typename From> HP_HD To hp_cast(From x) {
-  return (To)x;
-}
+template <typename To, typename From> HP_HD To hp_cast(From x) { return (To)x; }
 
 //===----------------------------------------------------------------------===//
 // Backend context and kernel launch
@@ -226,7 +225,7 @@ struct hp_dims {
 /// Kernels are grid-stride loops; `hp_n` is the iteration count.
 #define HP_KERNEL(name, ...) __global__ void name(int64_t hp_n, __VA_ARGS__)
 #define HP_FOR(i)                                                              \
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < hp_n;  \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < hp_n;   \
        i += (int64_t)blockDim.x * gridDim.x)
 #define HP_FOR_W(i, work) HP_FOR(i)
 static inline unsigned hp_blocks(int64_t n) {
@@ -247,12 +246,15 @@ static void hp_launch(hp_ctx *ctx, void (*k)(int64_t, P...), int64_t n,
 // (16384 element-operations; a measurement on the 2-core dev machine put
 // the break-even near 10^4).
 #define HP_FOR(i)                                                              \
-  _Pragma("omp parallel for schedule(static) if (hp_n >= 16384)") for (        \
-      int64_t i = 0; i < hp_n; ++i)
+  _Pragma(                                                                     \
+      "omp parallel for schedule(static) if (hp_n >= 16384)") for (int64_t i = \
+                                                                       0;      \
+                                                                   i < hp_n;   \
+                                                                   ++i)
 #define HP_FOR_W(i, work)                                                      \
   const int64_t hp_work = (work);                                              \
-  _Pragma("omp parallel for schedule(static) if (hp_n * hp_work >= 16384)")    \
-      for (int64_t i = 0; i < hp_n; ++i)
+  _Pragma("omp parallel for schedule(static) if (hp_n * hp_work >= "           \
+          "16384)") for (int64_t i = 0; i < hp_n; ++i)
 /// Runs kernel k over n iterations (nothing for n == 0).
 template <typename... P, typename... A>
 static void hp_launch(hp_ctx *, void (*k)(int64_t, P...), int64_t n,
@@ -322,8 +324,8 @@ static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
                            const T *in, hp_dims outStrides, int64_t outOffset,
                            T *out) {
 #if HP_CUDA
-  hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods,
-            inOffset, in, outStrides, outOffset, out);
+  hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods, inOffset,
+            in, outStrides, outOffset, out);
 #else
   if (n == 0)
     return;
@@ -360,8 +362,8 @@ HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
     int64_t k = (int64_t)idx[j];
     if (k < 0)
       k += axisDim;
-    out[i] = (k >= 0 && k < axisDim) ? data[(o * axisDim + k) * inner + in_]
-                                     : T(0);
+    out[i] =
+        (k >= 0 && k < axisDim) ? data[(o * axisDim + k) * inner + in_] : T(0);
   }
 }
 
@@ -387,8 +389,17 @@ HP_KERNEL(hp_gather_elements, int rank, int axis, hp_dims dims,
   }
 }
 
-enum { HP_RED_SUM, HP_RED_MEAN, HP_RED_MAX, HP_RED_MIN, HP_RED_PROD,
-       HP_RED_L1, HP_RED_L2, HP_RED_SUMSQ, HP_RED_LOGSUMEXP };
+enum {
+  HP_RED_SUM,
+  HP_RED_MEAN,
+  HP_RED_MAX,
+  HP_RED_MIN,
+  HP_RED_PROD,
+  HP_RED_L1,
+  HP_RED_L2,
+  HP_RED_SUMSQ,
+  HP_RED_LOGSUMEXP
+};
 
 template <typename Acc> HP_HD Acc hp_lowest() {
 #if HP_CUDA
@@ -454,14 +465,28 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
       Acc x = (Acc)in[off];
       switch (OP) {
       case HP_RED_SUM:
-      case HP_RED_MEAN: acc += x; break;
-      case HP_RED_MAX: acc = hp_max(acc, x); break;
-      case HP_RED_MIN: acc = hp_min(acc, x); break;
-      case HP_RED_PROD: acc *= x; break;
-      case HP_RED_L1: acc += hp_abs(x); break;
+      case HP_RED_MEAN:
+        acc += x;
+        break;
+      case HP_RED_MAX:
+        acc = hp_max(acc, x);
+        break;
+      case HP_RED_MIN:
+        acc = hp_min(acc, x);
+        break;
+      case HP_RED_PROD:
+        acc *= x;
+        break;
+      case HP_RED_L1:
+        acc += hp_abs(x);
+        break;
       case HP_RED_L2:
-      case HP_RED_SUMSQ: acc += x * x; break;
-      case HP_RED_LOGSUMEXP: acc += (Acc)hp_exp((double)(x - shift)); break;
+      case HP_RED_SUMSQ:
+        acc += x * x;
+        break;
+      case HP_RED_LOGSUMEXP:
+        acc += (Acc)hp_exp((double)(x - shift));
+        break;
       }
     }
     if (OP == HP_RED_MEAN && redCount > 0)
@@ -796,8 +821,8 @@ HP_KERNEL(hp_im2col, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
 /// row instead of once per element (the CPU backend's version: 5x faster on
 /// the bundled ResNet-18 than the per-element kernel).
 template <typename T>
-HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp,
-          hp_dims kernel, hp_dims stride, hp_dims padBegin, hp_dims dilation,
+HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims dilation,
           int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *x,
           T *cols) {
   const int last = nsp - 1;
@@ -838,12 +863,11 @@ HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp,
 /// im2col of one image: one thread per element on the GPU, one iteration
 /// per row of output columns on the CPU.
 template <typename T>
-static void hp_im2col_launch(hp_ctx *ctx, int nsp, hp_dims inSp,
-                             hp_dims outSp, hp_dims kernel, hp_dims stride,
-                             hp_dims padBegin, hp_dims dilation,
-                             int64_t channels, int64_t kernelCount,
-                             int64_t inPlane, int64_t outPlane, const T *x,
-                             T *cols) {
+static void hp_im2col_launch(hp_ctx *ctx, int nsp, hp_dims inSp, hp_dims outSp,
+                             hp_dims kernel, hp_dims stride, hp_dims padBegin,
+                             hp_dims dilation, int64_t channels,
+                             int64_t kernelCount, int64_t inPlane,
+                             int64_t outPlane, const T *x, T *cols) {
 #if HP_CUDA
   hp_launch(ctx, hp_im2col<T>, channels * kernelCount * outPlane, nsp, inSp,
             outSp, kernel, stride, padBegin, dilation, kernelCount, inPlane,
@@ -913,8 +937,7 @@ HP_KERNEL(hp_trilu, int64_t rows, int64_t cols, int64_t kConst, const K *kPtr,
 template <typename T, typename Acc>
 HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
           float alpha, const T *A, int64_t lda, int64_t sA, const T *B,
-          int64_t ldb, int64_t sB, float beta, T *C, int64_t ldc,
-          int64_t sC) {
+          int64_t ldb, int64_t sB, float beta, T *C, int64_t ldc, int64_t sC) {
   HP_FOR_W(i, K) {
     int64_t n = i % N, m = (i / N) % M, b = i / (M * N);
     const T *a = A + b * sA;
@@ -942,8 +965,8 @@ template <typename T, typename Acc>
 static int hp_gemm_naive(HP_GEMM_PARAMS(T)) {
   if (M == 0 || N == 0 || batch == 0)
     return 0;
-  hp_launch(ctx, hp_gemm_loop<T, Acc>, batch * M * N, ta, tb, M, N, K, alpha,
-            A, lda, sA, B, ldb, sB, beta, C, ldc, sC);
+  hp_launch(ctx, hp_gemm_loop<T, Acc>, batch * M * N, ta, tb, M, N, K, alpha, A,
+            lda, sA, B, ldb, sB, beta, C, ldc, sC);
   return 0;
 }
 
@@ -1082,15 +1105,15 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 //===----------------------------------------------------------------------===//
 // Collectives over explicit device groups, for multi-device programs (the
 // local form of the dist dialect). Compiled only with HETPAR_MULTI_DEVICE, so
-// one-device programs need no MPI. The CPU backend runs them with MPI (one
+// one-device programs need no MPI. Both backends run them with MPI (one
 // process per device; the rank in MPI_COMM_WORLD is the device's place in the
-// mesh, hp_rank_of); the
-// CUDA backend's NCCL path comes with the partitioner (issue 6) and reports
-// an error until then. Groups are ordered device lists, as in the dist ops;
+// mesh, hp_rank_of); on the GPU the buffers are staged through host memory
+// (hp_staged), which also works with every rank on one GPU. The NCCL path is
+// not written yet. Groups are ordered device lists, as in the dist ops;
 // counts are elements. Every function returns 0, or non-zero with
 // ctx->error set.
 //===----------------------------------------------------------------------===//
-#if defined(HETPAR_MULTI_DEVICE) && !HP_CUDA
+#if defined(HETPAR_MULTI_DEVICE)
 #include <mpi.h>
 
 enum { HP_SUM, HP_MAX, HP_MIN, HP_PROD };
@@ -1109,7 +1132,7 @@ template <> MPI_Datatype hp_mpi_type<hp_half>() { return MPI_UINT16_T; }
 template <> MPI_Datatype hp_mpi_type<hp_bf16>() { return MPI_UINT16_T; }
 
 static MPI_Op hp_mpi_op(int op) {
-  return op == HP_SUM ? MPI_SUM
+  return op == HP_SUM   ? MPI_SUM
          : op == HP_MAX ? MPI_MAX
          : op == HP_MIN ? MPI_MIN
                         : MPI_PROD;
@@ -1202,8 +1225,8 @@ static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
 /// Element-wise reduction of `count` elements over the group; in == out is
 /// allowed.
 template <typename T>
-static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
-                         const T *in, T *out, int64_t count, int op) {
+static int hp_all_reduce_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, int64_t count, int op) {
   MPI_Comm comm;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
@@ -1217,8 +1240,8 @@ static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
 /// Concatenation of the members' blocks in group order; member i sends
 /// counts[i] elements.
 template <typename T>
-static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
-                         const T *in, T *out, const int64_t *counts) {
+static int hp_all_gather_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, const int64_t *counts) {
   MPI_Comm comm;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
@@ -1238,28 +1261,28 @@ static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
 /// Reduction over the group of sum(counts) elements; member i keeps block i
 /// (counts[i] elements).
 template <typename T>
-static int hp_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
-                             const T *in, T *out, const int64_t *counts,
-                             int op) {
+static int hp_reduce_scatter_host(hp_ctx *ctx, const int64_t *devices, int n,
+                                  const T *in, T *out, const int64_t *counts,
+                                  int op) {
   MPI_Comm comm;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
   int c[64];
   for (int i = 0; i < n; ++i)
     c[i] = (int)counts[i];
-  return hp_mpi_status(ctx,
-                       MPI_Reduce_scatter(in, out, c, hp_mpi_type<T>(),
-                                          hp_mpi_op(op), comm),
-                       "MPI_Reduce_scatter");
+  return hp_mpi_status(
+      ctx,
+      MPI_Reduce_scatter(in, out, c, hp_mpi_type<T>(), hp_mpi_op(op), comm),
+      "MPI_Reduce_scatter");
 }
 
 /// Member i sends sendCounts[j] elements (consecutive blocks of `in`) to
 /// member j and receives recvCounts[j] from it (consecutive blocks of
 /// `out`).
 template <typename T>
-static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
-                         const T *in, const int64_t *sendCounts, T *out,
-                         const int64_t *recvCounts) {
+static int hp_all_to_all_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, const int64_t *sendCounts, T *out,
+                              const int64_t *recvCounts) {
   MPI_Comm comm;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
@@ -1280,8 +1303,8 @@ static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
 
 /// Every member gets the root's `count` elements (root is a device id).
 template <typename T>
-static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
-                        int64_t count, int64_t root) {
+static int hp_broadcast_host(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                             int64_t count, int64_t root) {
   MPI_Comm comm;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
@@ -1292,13 +1315,185 @@ static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
       ctx, MPI_Bcast(buf, (int)count, hp_mpi_type<T>(), r, comm), "MPI_Bcast");
 }
 
+/// The collectives on the program's buffers. On the CPU they are the MPI calls
+/// above. On the GPU every rank stages its buffers through host memory
+/// (device -> host, MPI, host -> device): slower than NCCL, but it works with
+/// every rank on one GPU, which NCCL refuses (scripts/gpu-check.sh runs
+/// multi-device plans that way); the NCCL path is not written yet.
+#if HP_CUDA
+/// A host buffer of at least `bytes` (slot 0: inputs, 1: outputs), kept for
+/// the process's life.
+static void *hp_host_scratch(int slot, size_t bytes) {
+  static void *buf[2];
+  static size_t size[2];
+  if (size[slot] < bytes) {
+    free(buf[slot]);
+    buf[slot] = malloc(bytes);
+    size[slot] = buf[slot] ? bytes : 0;
+  }
+  return buf[slot];
+}
+static int hp_copy(hp_ctx *ctx, void *dst, const void *src, size_t bytes,
+                   cudaMemcpyKind kind) {
+  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  if (e == cudaSuccess && bytes)
+    e = cudaMemcpy(dst, src, bytes, kind);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "staging a collective: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+/// Runs `body(hostIn, hostOut)` on host copies of `in` (inCount elements)
+/// and copies the host result into `out` (outCount elements).
+template <typename T, typename F>
+static int hp_staged(hp_ctx *ctx, const T *in, int64_t inCount, T *out,
+                     int64_t outCount, F body) {
+  T *hin = (T *)hp_host_scratch(0, sizeof(T) * (size_t)inCount + 1);
+  T *hout = (T *)hp_host_scratch(1, sizeof(T) * (size_t)outCount + 1);
+  if (!hin || !hout) {
+    snprintf(ctx->error, sizeof ctx->error,
+             "out of host memory staging a "
+             "collective");
+    return 1;
+  }
+  if (hp_copy(ctx, hin, in, sizeof(T) * inCount, cudaMemcpyDeviceToHost) ||
+      body(hin, hout) ||
+      hp_copy(ctx, out, hout, sizeof(T) * outCount, cudaMemcpyHostToDevice))
+    return 1;
+  return 0;
+}
+static int hp_group_position(hp_ctx *ctx, const int64_t *devices, int n,
+                             int *me) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  MPI_Comm_rank(comm, me);
+  return 0;
+}
+static int64_t hp_sum(const int64_t *v, int n) {
+  int64_t s = 0;
+  for (int i = 0; i < n; ++i)
+    s += v[i];
+  return s;
+}
+template <typename T>
+static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, int64_t count, int op) {
+  return hp_staged(ctx, in, count, out, count, [&](T *hi, T *ho) {
+    return hp_all_reduce_host(ctx, devices, n, hi, ho, count, op);
+  });
+}
+template <typename T>
+static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, const int64_t *counts) {
+  int me = 0;
+  if (hp_group_position(ctx, devices, n, &me))
+    return 1;
+  return hp_staged(ctx, in, counts[me], out, hp_sum(counts, n),
+                   [&](T *hi, T *ho) {
+                     return hp_all_gather_host(ctx, devices, n, hi, ho, counts);
+                   });
+}
+template <typename T>
+static int hp_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
+                             const T *in, T *out, const int64_t *counts,
+                             int op) {
+  int me = 0;
+  if (hp_group_position(ctx, devices, n, &me))
+    return 1;
+  return hp_staged(
+      ctx, in, hp_sum(counts, n), out, counts[me], [&](T *hi, T *ho) {
+        return hp_reduce_scatter_host(ctx, devices, n, hi, ho, counts, op);
+      });
+}
+template <typename T>
+static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, const int64_t *sendCounts, T *out,
+                         const int64_t *recvCounts) {
+  return hp_staged(ctx, in, hp_sum(sendCounts, n), out, hp_sum(recvCounts, n),
+                   [&](T *hi, T *ho) {
+                     return hp_all_to_all_host(ctx, devices, n, hi, sendCounts,
+                                               ho, recvCounts);
+                   });
+}
+template <typename T>
+static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                        int64_t count, int64_t root) {
+  return hp_staged(ctx, buf, count, buf, count, [&](T *hi, T *ho) {
+    memcpy(ho, hi, sizeof(T) * (size_t)count);
+    return hp_broadcast_host(ctx, devices, n, ho, count, root);
+  });
+}
+#else
+template <typename T>
+static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, int64_t count, int op) {
+  return hp_all_reduce_host(ctx, devices, n, in, out, count, op);
+}
+template <typename T>
+static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, T *out, const int64_t *counts) {
+  return hp_all_gather_host(ctx, devices, n, in, out, counts);
+}
+template <typename T>
+static int hp_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
+                             const T *in, T *out, const int64_t *counts,
+                             int op) {
+  return hp_reduce_scatter_host(ctx, devices, n, in, out, counts, op);
+}
+template <typename T>
+static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
+                         const T *in, const int64_t *sendCounts, T *out,
+                         const int64_t *recvCounts) {
+  return hp_all_to_all_host(ctx, devices, n, in, sendCounts, out, recvCounts);
+}
+template <typename T>
+static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                        int64_t count, int64_t root) {
+  return hp_broadcast_host(ctx, devices, n, buf, count, root);
+}
+#endif
+
 /// Point-to-point exchanges of one step, posted together and completed by
 /// hp_exchange_end (the MPI counterpart of ncclGroupStart/End: no ordering
 /// between the two sides can deadlock).
 struct hp_exchange {
   MPI_Request requests[64];
   int n;
+#if HP_CUDA
+  // Host copies of each message; a receive's device buffer and size.
+  void *host[64];
+  void *device[64];
+  size_t bytes[64];
+#endif
 };
+/// The host side of a message: on the GPU a host copy (a send's filled now).
+static void *hp_exchange_buffer(hp_ctx *ctx, hp_exchange *x, const void *buf,
+                                size_t bytes, bool send) {
+#if HP_CUDA
+  void *h = malloc(bytes + 1);
+  x->host[x->n] = h;
+  x->device[x->n] = send ? NULL : (void *)buf;
+  x->bytes[x->n] = bytes;
+  if (!h) {
+    snprintf(ctx->error, sizeof ctx->error,
+             "out of host memory staging a "
+             "transfer");
+    return NULL;
+  }
+  if (send && hp_copy(ctx, h, buf, bytes, cudaMemcpyDeviceToHost))
+    return NULL;
+  return h;
+#else
+  (void)ctx;
+  (void)x;
+  (void)bytes;
+  (void)send;
+  return (void *)buf;
+#endif
+}
 template <typename T>
 static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
                             int64_t count, int64_t peer, int64_t tag) {
@@ -1308,33 +1503,48 @@ static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
   }
   if (hp_mpi_start(ctx))
     return 1;
+  void *h = hp_exchange_buffer(ctx, x, buf, sizeof(T) * (size_t)count, true);
+  if (!h)
+    return 1;
   return hp_mpi_status(ctx,
-                       MPI_Isend(buf, (int)count, hp_mpi_type<T>(), hp_rank_of(peer),
-                                 (int)tag, MPI_COMM_WORLD,
+                       MPI_Isend(h, (int)count, hp_mpi_type<T>(),
+                                 hp_rank_of(peer), (int)tag, MPI_COMM_WORLD,
                                  &x->requests[x->n++]),
                        "MPI_Isend");
 }
 template <typename T>
-static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf,
-                            int64_t count, int64_t peer, int64_t tag) {
+static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf, int64_t count,
+                            int64_t peer, int64_t tag) {
   if (x->n == 64) {
     snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
     return 1;
   }
   if (hp_mpi_start(ctx))
     return 1;
+  void *h = hp_exchange_buffer(ctx, x, buf, sizeof(T) * (size_t)count, false);
+  if (!h)
+    return 1;
   return hp_mpi_status(ctx,
-                       MPI_Irecv(buf, (int)count, hp_mpi_type<T>(), hp_rank_of(peer),
-                                 (int)tag, MPI_COMM_WORLD,
+                       MPI_Irecv(h, (int)count, hp_mpi_type<T>(),
+                                 hp_rank_of(peer), (int)tag, MPI_COMM_WORLD,
                                  &x->requests[x->n++]),
                        "MPI_Irecv");
 }
 static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
   int rc = MPI_Waitall(x->n, x->requests, MPI_STATUSES_IGNORE);
+  int failed = hp_mpi_status(ctx, rc, "MPI_Waitall");
+#if HP_CUDA
+  for (int i = 0; i < x->n; ++i) {
+    if (!failed && x->device[i])
+      failed = hp_copy(ctx, x->device[i], x->host[i], x->bytes[i],
+                       cudaMemcpyHostToDevice);
+    free(x->host[i]);
+  }
+#endif
   x->n = 0;
-  return hp_mpi_status(ctx, rc, "MPI_Waitall");
+  return failed;
 }
-#endif // HETPAR_MULTI_DEVICE && !HP_CUDA
+#endif // HETPAR_MULTI_DEVICE
 
 #endif // HETPAR_DEVICE_H
 
@@ -1374,6 +1584,20 @@ void *hetpar_create(char *err, size_t errlen) {
     free(ctx);
     return NULL;
   }
+#if defined(HETPAR_MULTI_DEVICE)
+  // One process per device: the launcher's local rank picks this node's GPU
+  // (all ranks share it when the node has one GPU).
+  for (const char *var :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *v = getenv(var)) {
+      if ((e = cudaSetDevice(atoi(v) % count)) != cudaSuccess) {
+        snprintf(err, errlen, "cudaSetDevice: %s", cudaGetErrorString(e));
+        free(ctx);
+        return NULL;
+      }
+      break;
+    }
+#endif
   if ((e = cudaStreamCreate(&ctx->stream)) != cudaSuccess) {
     snprintf(err, errlen, "cudaStreamCreate: %s", cudaGetErrorString(e));
     free(ctx);
@@ -1397,7 +1621,7 @@ void hetpar_destroy(void *p) {
   hp_ctx *ctx = (hp_ctx *)p;
   if (!ctx)
     return;
-#if defined(HETPAR_MULTI_DEVICE) && !HP_CUDA
+#if defined(HETPAR_MULTI_DEVICE)
   // The collectives initialized MPI on first use; end it with the program.
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
@@ -1427,8 +1651,8 @@ void *hetpar_alloc(void *p, uint64_t bytes) {
 #else
   void *ptr = aligned_alloc(256, (n + 255) / 256 * 256);
   if (!ptr)
-    snprintf(ctx->error, sizeof ctx->error, "out of memory allocating %llu bytes",
-             (unsigned long long)bytes);
+    snprintf(ctx->error, sizeof ctx->error,
+             "out of memory allocating %llu bytes", (unsigned long long)bytes);
   return ptr;
 #endif
 }
@@ -1446,9 +1670,9 @@ static int hp_copy(void *p, void *dst, const void *src, uint64_t bytes,
                    int toDevice) {
 #if HP_CUDA
   hp_ctx *ctx = (hp_ctx *)p;
-  cudaError_t e = cudaMemcpy(dst, src, bytes,
-                             toDevice ? cudaMemcpyHostToDevice
-                                      : cudaMemcpyDeviceToHost);
+  cudaError_t e =
+      cudaMemcpy(dst, src, bytes,
+                 toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
     snprintf(ctx->error, sizeof ctx->error, "%s: %s",
              toDevice ? "upload" : "download", cudaGetErrorString(e));
