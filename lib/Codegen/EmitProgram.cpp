@@ -238,6 +238,7 @@ private:
   llvm::raw_string_ostream body{bodyText};
   int kernelCount = 0;
   bool weightError = false;  // a constant's data could not be read
+  std::string exchangeWhat;  // the open step's messages, for errors
   bool exchangeOpen = false; // consecutive send/recv form one exchange step
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
@@ -1275,6 +1276,21 @@ LogicalResult Emitter::emitEinsum(onnx::EinsumOp op) {
 //===----------------------------------------------------------------------===//
 
 /// "{0, 1, 2}" for a C array initializer.
+/// A C string literal of `text` (quotes, backslashes and control characters
+/// escaped).
+static std::string cString(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      out += llvm::formatv("\\{0:o3}", static_cast<unsigned>(c)).str();
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
 static std::string cArray(llvm::ArrayRef<int64_t> v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i)
@@ -1294,6 +1310,8 @@ static const char *reductionEnum(llvm::StringRef r) {
 void Emitter::closeExchange() {
   if (!exchangeOpen)
     return;
+  line("ctx->what = " + cString("exchange step:" + exchangeWhat) + ";");
+  exchangeWhat.clear();
   call("hp_exchange_end(ctx, &step)");
   close();
   exchangeOpen = false;
@@ -1311,6 +1329,15 @@ LogicalResult Emitter::emitCollective(Operation *op) {
       line("hp_exchange step{};");
       exchangeOpen = true;
     }
+    if (auto send = dyn_cast<dist::SendOp>(op))
+      exchangeWhat += llvm::formatv(" send to device {0} (tag {1})",
+                                    send.getPeerAttr().getInt(),
+                                    send.getTagAttr().getInt());
+    else
+      exchangeWhat +=
+          llvm::formatv(" recv from device {0} (tag {1})",
+                        cast<dist::RecvOp>(op).getPeerAttr().getInt(),
+                        cast<dist::RecvOp>(op).getTagAttr().getInt());
     if (auto send = dyn_cast<dist::SendOp>(op))
       call(llvm::formatv("hp_exchange_send(ctx, &step, {0}, {1}, {2}, {3})",
                          ptr(send.getInput()), numelOf(send.getInput()),
@@ -1350,6 +1377,13 @@ LogicalResult Emitter::emitCollective(Operation *op) {
   };
   open();
   line(g);
+  // What the error messages of a timeout or a signature mismatch name.
+  std::string node = onnx::getNodeName(op->getLoc());
+  line("ctx->what = " +
+       cString(op->getName().stripDialect().str() + " on devices " +
+               cArray(group) +
+               (node.empty() ? "" : " (for node '" + node + "')")) +
+       ";");
   LogicalResult result = success();
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](dist::AllReduceOp o) {

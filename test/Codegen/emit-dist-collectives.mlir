@@ -25,6 +25,8 @@ func.func @device_0(%x: tensor<2x4xf32>) -> tensor<2x4xf32> attributes {dist.dev
 func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32>, tensor<1x8xf32>)
     attributes {dist.device = 1 : i64} {
   // CHECK: static const int64_t group[] = {0, 1};
+  // What a timeout or a signature mismatch names:
+  // CHECK-NEXT: ctx->what = "all_reduce on devices {0, 1}";
   // CHECK-NEXT: if (hp_all_reduce<float>(ctx, group, 2, ((const float *)inputs[0]), ((float *)(arena + [[A:[0-9]+]])), 8, HP_SUM))
   %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<2x4xf32> -> tensor<2x4xf32>
   // Uneven gather along dimension 1 behind a unit dimension: 5 and 3 elements.
@@ -43,7 +45,8 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // CHECK: hp_exchange step{};
   // CHECK-NEXT: if (hp_exchange_send(ctx, &step, ((float *)(arena + [[A]])), 8, 0, 7))
   // CHECK: if (hp_exchange_recv(ctx, &step, ((float *)outputs[0]), 8, 0, 8))
-  // CHECK: if (hp_exchange_end(ctx, &step))
+  // CHECK: ctx->what = "exchange step: send to device 0 (tag 7) recv from device 0 (tag 8)";
+  // CHECK-NEXT: if (hp_exchange_end(ctx, &step))
   dist.send %r on @m to 0 tag 7 : tensor<2x4xf32>
   %y = dist.recv on @m from 0 tag 8 : tensor<2x4xf32>
   return %y, %g : tensor<2x4xf32>, tensor<1x8xf32>

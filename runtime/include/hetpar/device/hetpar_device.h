@@ -211,6 +211,9 @@ template <typename To, typename From> HP_HD To hp_cast(From x) { return (To)x; }
 
 struct hp_ctx {
   char error[512];
+  /// The collective or exchange running now, for error messages ("all_reduce
+  /// before node '/2/Gemm' on devices [0,1,2,3]"); set by the generated code.
+  const char *what;
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
@@ -245,16 +248,16 @@ static void hp_launch(hp_ctx *ctx, void (*k)(int64_t, P...), int64_t n,
 // Parallel only when the loop has enough work to pay for waking threads
 // (16384 element-operations; a measurement on the 2-core dev machine put
 // the break-even near 10^4).
+// clang-format would split the _Pragma strings, which _Pragma refuses.
+// clang-format off
 #define HP_FOR(i)                                                              \
-  _Pragma(                                                                     \
-      "omp parallel for schedule(static) if (hp_n >= 16384)") for (int64_t i = \
-                                                                       0;      \
-                                                                   i < hp_n;   \
-                                                                   ++i)
+  _Pragma("omp parallel for schedule(static) if (hp_n >= 16384)")              \
+      for (int64_t i = 0; i < hp_n; ++i)
 #define HP_FOR_W(i, work)                                                      \
   const int64_t hp_work = (work);                                              \
-  _Pragma("omp parallel for schedule(static) if (hp_n * hp_work >= "           \
-          "16384)") for (int64_t i = 0; i < hp_n; ++i)
+  _Pragma("omp parallel for schedule(static) if (hp_n * hp_work >= 16384)")    \
+      for (int64_t i = 0; i < hp_n; ++i)
+// clang-format on
 /// Runs kernel k over n iterations (nothing for n == 0).
 template <typename... P, typename... A>
 static void hp_launch(hp_ctx *, void (*k)(int64_t, P...), int64_t n,
@@ -1115,6 +1118,13 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 //===----------------------------------------------------------------------===//
 #if defined(HETPAR_MULTI_DEVICE)
 #include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
 
 enum { HP_SUM, HP_MAX, HP_MIN, HP_PROD };
 
@@ -1174,16 +1184,106 @@ struct hp_group_cache {
 static hp_group_cache hp_groups[64];
 static int hp_group_count = 0;
 
+/// The device id of MPI rank `rank` (hp_rank_of inverted).
+static int64_t hp_device_of(int rank) {
+#ifdef HETPAR_MESH_DEVICES
+  if (rank >= 0 &&
+      (size_t)rank < sizeof hp_mesh_devices / sizeof *hp_mesh_devices)
+    return hp_mesh_devices[rank];
+#endif
+  return rank;
+}
+
+/// Seconds a collective or exchange may take before the process gives up:
+/// HETPAR_COLLECTIVE_TIMEOUT, 300 by default.
+static double hp_timeout_s() {
+  static double t = -1;
+  if (t < 0) {
+    const char *v = getenv("HETPAR_COLLECTIVE_TIMEOUT");
+    t = v ? atof(v) : 300;
+    if (!(t > 0))
+      t = 300;
+  }
+  return t;
+}
+
+/// The watchdog: every collective and exchange (communicator creation
+/// included) runs between hp_watch and hp_unwatch. A thread started on first
+/// use checks the deadline; past it, it prints which device and which
+/// collective (ctx->what, set by the generated code before each call) did not
+/// finish and ends the process, and with it the job (mpirun stops the other
+/// processes), so a dead, stuck or mismatched peer never hangs the others.
+struct hp_watchdog_state {
+  std::atomic<int64_t> deadline_ns{0}; // 0: nothing running
+  std::atomic<const char *> what{nullptr}, call{nullptr};
+  std::atomic<int> rank{-1};
+  std::once_flag started;
+};
+static hp_watchdog_state hp_watchdog;
+static int64_t hp_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+static void hp_watch(hp_ctx *ctx, const char *call) {
+  std::call_once(hp_watchdog.started, [] {
+    std::thread([] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        int64_t d = hp_watchdog.deadline_ns.load();
+        if (d == 0 || hp_now_ns() < d)
+          continue;
+        int rank = hp_watchdog.rank.load();
+        if (rank < 0)
+          if (const char *v = getenv("OMPI_COMM_WORLD_RANK"))
+            rank = atoi(v);
+        const char *what = hp_watchdog.what.load();
+        fprintf(stderr,
+                "hetpar: error: device %lld (rank %d): %s (%s) did not finish "
+                "within %g s (HETPAR_COLLECTIVE_TIMEOUT): a peer died, hangs, "
+                "or runs another collective; ending every process\n",
+                (long long)hp_device_of(rank), rank,
+                what ? what : "a collective", hp_watchdog.call.load(),
+                hp_timeout_s());
+        fflush(stderr);
+        _exit(3);
+      }
+    }).detach();
+  });
+  hp_watchdog.what = ctx->what;
+  hp_watchdog.call = call;
+  hp_watchdog.deadline_ns = hp_now_ns() + (int64_t)(hp_timeout_s() * 1e9);
+}
+static void hp_unwatch() { hp_watchdog.deadline_ns = 0; }
+
+/// Waits for `n` requests, yielding the core meanwhile (ranks may share
+/// cores).
+static int hp_wait(hp_ctx *ctx, MPI_Request *reqs, int n, const char *call) {
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return hp_mpi_status(ctx, rc, call);
+    if (done)
+      return 0;
+    sched_yield();
+  }
+}
+
 /// Starts MPI on first use (collectives and exchanges call it).
 static int hp_mpi_start(hp_ctx *ctx) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)
     return 0;
-  int provided = 0;
-  return hp_mpi_status(
-      ctx, MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided),
-      "MPI_Init_thread");
+  int provided = 0, rank = 0;
+  if (hp_mpi_status(ctx,
+                    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided),
+                    "MPI_Init_thread"))
+    return 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  hp_watchdog.rank = rank;
+  return 0;
 }
 
 static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
@@ -1222,27 +1322,87 @@ static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
   return 0;
 }
 
+/// The debug mode (HETPAR_CHECK_COLLECTIVES=1): before each collective, the
+/// group's members exchange its signature (kind, element count, element
+/// size, reduction, root) and every member fails, naming the first member
+/// that disagrees, instead of running mismatched calls.
+static int hp_check_signature(hp_ctx *ctx, MPI_Comm comm, int64_t kind,
+                              int64_t count, int64_t size, int64_t op,
+                              int64_t root) {
+  static int enabled = -1;
+  if (enabled < 0) {
+    const char *v = getenv("HETPAR_CHECK_COLLECTIVES");
+    enabled = v && *v && strcmp(v, "0") != 0;
+  }
+  if (!enabled)
+    return 0;
+  int n = 0, me = 0;
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_rank(comm, &me);
+  int64_t mine[5] = {kind, count, size, op, root}, all[64 * 5];
+  MPI_Request req;
+  if (hp_mpi_status(
+          ctx,
+          MPI_Iallgather(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, comm, &req),
+          "MPI_Iallgather") ||
+      hp_wait(ctx, &req, 1, "signature check"))
+    return 1;
+  static const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                "all_to_all", "broadcast"};
+  for (int i = 0; i < n; ++i)
+    if (memcmp(all + 5 * i, mine, sizeof mine) != 0) {
+      MPI_Group g, world;
+      int worldRank = 0;
+      MPI_Comm_group(comm, &g);
+      MPI_Comm_group(MPI_COMM_WORLD, &world);
+      MPI_Group_translate_ranks(g, 1, &i, world, &worldRank);
+      MPI_Group_free(&g);
+      MPI_Group_free(&world);
+      const int64_t *o = all + 5 * i;
+      int myRank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
+      snprintf(ctx->error, sizeof ctx->error,
+               "device %lld: %s: %s of %lld elements of %lld bytes (op %lld, "
+               "root %lld) here, but device %lld runs %s of %lld elements of "
+               "%lld bytes (op %lld, root %lld)",
+               (long long)hp_device_of(myRank),
+               ctx->what ? ctx->what : "a collective", kinds[kind],
+               (long long)count, (long long)size, (long long)op,
+               (long long)root, (long long)hp_device_of(worldRank),
+               o[0] >= 0 && o[0] < 5 ? kinds[o[0]] : "?", (long long)o[1],
+               (long long)o[2], (long long)o[3], (long long)o[4]);
+      return 1;
+    }
+  return 0;
+}
+
 /// Element-wise reduction of `count` elements over the group; in == out is
 /// allowed.
 template <typename T>
-static int hp_all_reduce_host(hp_ctx *ctx, const int64_t *devices, int n,
-                              const T *in, T *out, int64_t count, int op) {
+static int hp_all_reduce_host_unwatched(hp_ctx *ctx, const int64_t *devices,
+                                        int n, const T *in, T *out,
+                                        int64_t count, int op) {
   MPI_Comm comm;
-  if (hp_group_comm(ctx, devices, n, &comm))
+  MPI_Request req;
+  if (hp_group_comm(ctx, devices, n, &comm) ||
+      hp_check_signature(ctx, comm, 0, count, sizeof(T), op, -1))
     return 1;
   return hp_mpi_status(ctx,
-                       MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out,
-                                     (int)count, hp_mpi_type<T>(),
-                                     hp_mpi_op(op), comm),
-                       "MPI_Allreduce");
+                       MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out,
+                                      (int)count, hp_mpi_type<T>(),
+                                      hp_mpi_op(op), comm, &req),
+                       "MPI_Iallreduce") ||
+         hp_wait(ctx, &req, 1, "MPI_Iallreduce");
 }
 
 /// Concatenation of the members' blocks in group order; member i sends
 /// counts[i] elements.
 template <typename T>
-static int hp_all_gather_host(hp_ctx *ctx, const int64_t *devices, int n,
-                              const T *in, T *out, const int64_t *counts) {
+static int hp_all_gather_host_unwatched(hp_ctx *ctx, const int64_t *devices,
+                                        int n, const T *in, T *out,
+                                        const int64_t *counts) {
   MPI_Comm comm;
+  MPI_Request req;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
   int me = 0, c[64], d[64], at = 0;
@@ -1252,39 +1412,49 @@ static int hp_all_gather_host(hp_ctx *ctx, const int64_t *devices, int n,
     d[i] = at;
     at += c[i];
   }
+  if (hp_check_signature(ctx, comm, 1, at, sizeof(T), -1, -1))
+    return 1;
   return hp_mpi_status(ctx,
-                       MPI_Allgatherv(in, c[me], hp_mpi_type<T>(), out, c, d,
-                                      hp_mpi_type<T>(), comm),
-                       "MPI_Allgatherv");
+                       MPI_Iallgatherv(in, c[me], hp_mpi_type<T>(), out, c, d,
+                                       hp_mpi_type<T>(), comm, &req),
+                       "MPI_Iallgatherv") ||
+         hp_wait(ctx, &req, 1, "MPI_Iallgatherv");
 }
 
 /// Reduction over the group of sum(counts) elements; member i keeps block i
 /// (counts[i] elements).
 template <typename T>
-static int hp_reduce_scatter_host(hp_ctx *ctx, const int64_t *devices, int n,
-                                  const T *in, T *out, const int64_t *counts,
-                                  int op) {
+static int hp_reduce_scatter_host_unwatched(hp_ctx *ctx, const int64_t *devices,
+                                            int n, const T *in, T *out,
+                                            const int64_t *counts, int op) {
   MPI_Comm comm;
+  MPI_Request req;
   if (hp_group_comm(ctx, devices, n, &comm))
     return 1;
-  int c[64];
+  int c[64], total = 0;
   for (int i = 0; i < n; ++i)
-    c[i] = (int)counts[i];
-  return hp_mpi_status(
-      ctx,
-      MPI_Reduce_scatter(in, out, c, hp_mpi_type<T>(), hp_mpi_op(op), comm),
-      "MPI_Reduce_scatter");
+    total += c[i] = (int)counts[i];
+  if (hp_check_signature(ctx, comm, 2, total, sizeof(T), op, -1))
+    return 1;
+  return hp_mpi_status(ctx,
+                       MPI_Ireduce_scatter(in, out, c, hp_mpi_type<T>(),
+                                           hp_mpi_op(op), comm, &req),
+                       "MPI_Ireduce_scatter") ||
+         hp_wait(ctx, &req, 1, "MPI_Ireduce_scatter");
 }
 
 /// Member i sends sendCounts[j] elements (consecutive blocks of `in`) to
 /// member j and receives recvCounts[j] from it (consecutive blocks of
 /// `out`).
 template <typename T>
-static int hp_all_to_all_host(hp_ctx *ctx, const int64_t *devices, int n,
-                              const T *in, const int64_t *sendCounts, T *out,
-                              const int64_t *recvCounts) {
+static int hp_all_to_all_host_unwatched(hp_ctx *ctx, const int64_t *devices,
+                                        int n, const T *in,
+                                        const int64_t *sendCounts, T *out,
+                                        const int64_t *recvCounts) {
   MPI_Comm comm;
-  if (hp_group_comm(ctx, devices, n, &comm))
+  MPI_Request req;
+  if (hp_group_comm(ctx, devices, n, &comm) ||
+      hp_check_signature(ctx, comm, 3, 0, sizeof(T), -1, -1))
     return 1;
   int sc[64], sd[64], rc[64], rd[64], sa = 0, ra = 0;
   for (int i = 0; i < n; ++i) {
@@ -1296,23 +1466,75 @@ static int hp_all_to_all_host(hp_ctx *ctx, const int64_t *devices, int n,
     ra += rc[i];
   }
   return hp_mpi_status(ctx,
-                       MPI_Alltoallv(in, sc, sd, hp_mpi_type<T>(), out, rc, rd,
-                                     hp_mpi_type<T>(), comm),
-                       "MPI_Alltoallv");
+                       MPI_Ialltoallv(in, sc, sd, hp_mpi_type<T>(), out, rc, rd,
+                                      hp_mpi_type<T>(), comm, &req),
+                       "MPI_Ialltoallv") ||
+         hp_wait(ctx, &req, 1, "MPI_Ialltoallv");
 }
 
 /// Every member gets the root's `count` elements (root is a device id).
 template <typename T>
-static int hp_broadcast_host(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
-                             int64_t count, int64_t root) {
+static int hp_broadcast_host_unwatched(hp_ctx *ctx, const int64_t *devices,
+                                       int n, T *buf, int64_t count,
+                                       int64_t root) {
   MPI_Comm comm;
-  if (hp_group_comm(ctx, devices, n, &comm))
+  MPI_Request req;
+  if (hp_group_comm(ctx, devices, n, &comm) ||
+      hp_check_signature(ctx, comm, 4, count, sizeof(T), -1, root))
     return 1;
   int r = 0;
   while (r < n && devices[r] != root)
     ++r;
   return hp_mpi_status(
-      ctx, MPI_Bcast(buf, (int)count, hp_mpi_type<T>(), r, comm), "MPI_Bcast");
+             ctx, MPI_Ibcast(buf, (int)count, hp_mpi_type<T>(), r, comm, &req),
+             "MPI_Ibcast") ||
+         hp_wait(ctx, &req, 1, "MPI_Ibcast");
+}
+
+/// The host collectives under the watchdog (hp_watch).
+template <typename T>
+static int hp_all_reduce_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, int64_t count, int op) {
+  hp_watch(ctx, "MPI_Iallreduce");
+  int rc = hp_all_reduce_host_unwatched(ctx, devices, n, in, out, count, op);
+  hp_unwatch();
+  return rc;
+}
+template <typename T>
+static int hp_all_gather_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, const int64_t *counts) {
+  hp_watch(ctx, "MPI_Iallgatherv");
+  int rc = hp_all_gather_host_unwatched(ctx, devices, n, in, out, counts);
+  hp_unwatch();
+  return rc;
+}
+template <typename T>
+static int hp_reduce_scatter_host(hp_ctx *ctx, const int64_t *devices, int n,
+                                  const T *in, T *out, const int64_t *counts,
+                                  int op) {
+  hp_watch(ctx, "MPI_Ireduce_scatter");
+  int rc =
+      hp_reduce_scatter_host_unwatched(ctx, devices, n, in, out, counts, op);
+  hp_unwatch();
+  return rc;
+}
+template <typename T>
+static int hp_all_to_all_host(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, const int64_t *sendCounts, T *out,
+                              const int64_t *recvCounts) {
+  hp_watch(ctx, "MPI_Ialltoallv");
+  int rc = hp_all_to_all_host_unwatched(ctx, devices, n, in, sendCounts, out,
+                                        recvCounts);
+  hp_unwatch();
+  return rc;
+}
+template <typename T>
+static int hp_broadcast_host(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                             int64_t count, int64_t root) {
+  hp_watch(ctx, "MPI_Ibcast");
+  int rc = hp_broadcast_host_unwatched(ctx, devices, n, buf, count, root);
+  hp_unwatch();
+  return rc;
 }
 
 /// The collectives on the program's buffers. On the CPU they are the MPI calls
@@ -1531,8 +1753,9 @@ static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf, int64_t count,
                        "MPI_Irecv");
 }
 static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
-  int rc = MPI_Waitall(x->n, x->requests, MPI_STATUSES_IGNORE);
-  int failed = hp_mpi_status(ctx, rc, "MPI_Waitall");
+  hp_watch(ctx, "MPI_Isend/MPI_Irecv");
+  int failed = hp_wait(ctx, x->requests, x->n, "MPI_Isend/MPI_Irecv");
+  hp_unwatch();
 #if HP_CUDA
   for (int i = 0; i < x->n; ++i) {
     if (!failed && x->device[i])
