@@ -15,6 +15,8 @@
 #include <chrono>
 #include <csignal>
 #include <ftw.h>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 #include <atomic>
@@ -295,6 +297,13 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   std::string opt = "-O" + std::to_string(opts.optLevel);
   bool single = programs.size() == 1;
   llvm::json::Array devices;
+  struct BuildJob {
+    std::string program;
+    std::vector<std::string> args;
+    std::string logFile, what, library, kind;
+    size_t device; // index in `devices`
+  };
+  std::vector<BuildJob> jobs;
   for (auto [program, id] : llvm::zip(programs, deviceIds)) {
     // One device keeps the plain names (weights.bin); several number them.
     std::string stem = "device_" + std::to_string(id);
@@ -357,22 +366,17 @@ llvm::Error hetpar::codegen::writeProgramFolder(
         args.push_back(a);
       return args;
     };
-    llvm::json::Object libraries;
+    // The builds run after the loop, several at once.
+    std::string logStem = single ? "build" : "build-" + std::to_string(id);
     if (opts.buildCPU) {
       auto cxx = llvm::sys::findProgramByName(cxxName);
       if (!cxx)
         return llvm::createStringError(cxx.getError(),
                                        "host C++ compiler '%s' not found",
                                        cxxName.c_str());
-      if (auto err = runBuild(*cxx, cpuArgs(file), file("build-cpu.log"), log,
-                              "the CPU program (" + cpuLib + ")"))
-        return err;
-      if (!fs::exists(file(cpuLib)))
-        return llvm::createStringError(std::errc::io_error,
-                                       "'%s' exited 0 but wrote no %s",
-                                       cxx->c_str(), cpuLib.c_str());
-      fs::remove(file("build-cpu.log"));
-      libraries["cpu"] = cpuLib;
+      jobs.push_back({*cxx, cpuArgs(file), file(logStem + "-cpu.log"),
+                      "the CPU program (" + cpuLib + ")", cpuLib, "cpu",
+                      devices.size()});
     }
     if (opts.buildCUDA) {
       std::string nvcc = findNvcc(opts);
@@ -383,16 +387,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
             "/usr/local/cuda/bin");
       if (!nvcc.empty()) {
         std::vector<std::string> args = cudaArgs(file);
-        if (auto err =
-                runBuild(nvcc, args, file("build-cuda.log"), log,
-                         "the CUDA program (" + cudaLib + ", " + archs + ")"))
-          return err;
-        if (!fs::exists(file(cudaLib)))
-          return llvm::createStringError(std::errc::io_error,
-                                         "'%s' exited 0 but wrote no %s",
-                                         nvcc.c_str(), cudaLib.c_str());
-        fs::remove(file("build-cuda.log"));
-        libraries["cuda"] = cudaLib;
+        jobs.push_back({nvcc, args, file(logStem + "-cuda.log"),
+                        "the CUDA program (" + cudaLib + ", " + archs + ")",
+                        cudaLib, "cuda", devices.size()});
       }
     }
     llvm::json::Object build{{"cpu", command(cxxName, cpuArgs(relative))},
@@ -400,7 +397,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     devices.push_back(llvm::json::Object{
         {"id", id},
         {"source", source},
-        {"libraries", std::move(libraries)},
+        {"libraries", llvm::json::Object()},
         {"build", std::move(build)},
         {"arena_bytes", program.arenaBytes},
         {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
@@ -412,6 +409,54 @@ llvm::Error hetpar::codegen::writeProgramFolder(
         {"fused_ops", program.fusedOps},
         {"inputs", tensors(program.inputs)},
         {"outputs", tensors(program.outputs)}});
+  }
+  // The builds, as many at once as there are cores (every device of a plan
+  // has its own); the first failure is reported.
+  {
+    std::mutex mutex;
+    std::optional<llvm::Error> firstError;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t j; (j = next++) < jobs.size();) {
+        const BuildJob &job = jobs[j];
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (firstError)
+            return;
+        }
+        std::string line;
+        llvm::raw_string_ostream lineOS(line);
+        llvm::Error err =
+            runBuild(job.program, job.args, job.logFile, lineOS, job.what);
+        if (!err && !fs::exists(file(job.library)))
+          err = llvm::createStringError(
+              std::errc::io_error, "'%s' exited 0 but wrote no %s",
+              job.program.c_str(), job.library.c_str());
+        std::lock_guard<std::mutex> lock(mutex);
+        log << line;
+        if (err) {
+          if (!firstError)
+            firstError = std::move(err);
+          else
+            llvm::consumeError(std::move(err));
+          continue;
+        }
+        fs::remove(job.logFile);
+        (*devices[job.device].getAsObject()->getObject("libraries"))[job.kind] =
+            job.library;
+      }
+    };
+    unsigned n =
+        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                        static_cast<unsigned>(jobs.size())));
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < n; ++t)
+      threads.emplace_back(worker);
+    worker();
+    for (std::thread &t : threads)
+      t.join();
+    if (firstError)
+      return std::move(*firstError);
   }
   llvm::json::Object manifest{{"format", "hetpar-program"},
                               {"version", 1},
