@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -393,6 +394,16 @@ int launchDevices(size_t devices, char **argv) {
   for (const std::string &a : args)
     shown += (shown.empty() ? "" : " ") + a;
   std::cerr << "hetpar-run: " << devices << " devices: " << shown << "\n";
+  // The processes share this machine's cores: each gets its share of
+  // OpenMP and OpenBLAS threads (unless the user chose), and ranks that wait
+  // yield their core (Open MPI), so that a waiting rank does not spin on the
+  // core its peer needs.
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::string share = std::to_string(std::max<size_t>(1, cores / devices));
+  for (const char *var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
+    setenv(var, share.c_str(), /*overwrite=*/0);
+  if (devices > cores)
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   std::vector<char *> cargs;
   for (std::string &a : args)
     cargs.push_back(a.data());
