@@ -458,6 +458,13 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     if (firstError)
       return std::move(*firstError);
   }
+  for (size_t k = 0; k < devices.size(); ++k) {
+    llvm::json::Object *d = devices[k].getAsObject();
+    if (k < plan.stages.size())
+      (*d)["stage"] = plan.stages[k];
+    if (k < plan.kinds.size())
+      (*d)["kind"] = plan.kinds[k];
+  }
   llvm::json::Object manifest{{"format", "hetpar-program"},
                               {"version", 1},
                               {"model", path::filename(model).str()},

@@ -190,6 +190,7 @@ struct DeviceManifest {
   int64_t id = 0;
   int64_t microbatches = 1;
   int64_t outputDevice = -1;
+  std::vector<Program::DeviceInfo> devices;
   std::string cpuLibrary, cudaLibrary; // empty when absent
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
@@ -267,6 +268,16 @@ DeviceManifest parseManifest(const std::string &outDir,
   }
   if (root.has("output_device"))
     m.outputDevice = int64_t(root.field("output_device").u64());
+  for (size_t k = 0; k < numDevices; ++k) {
+    Node d = devices.at(k);
+    Program::DeviceInfo info;
+    info.id = d.has("id") ? int64_t(d.field("id").u64()) : int64_t(k);
+    if (d.has("stage"))
+      info.stage = int64_t(d.field("stage").u64());
+    if (d.has("kind"))
+      info.kind = d.field("kind").str();
+    m.devices.push_back(info);
+  }
   Node libraries = dev.field("libraries");
   if (!libraries.value.is_object())
     libraries.error("expected an object");
@@ -551,6 +562,7 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->deviceId_ = m.id;
       p->microbatches_ = m.microbatches;
       p->outputDevice_ = m.outputDevice;
+      p->devices_ = m.devices;
       p->inputs_ = m.inputs;
       p->outputs_ = m.outputs;
       Status st = p->openLibrary(joinPath(outDir, library), b);

@@ -591,6 +591,15 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   }
   hetpar::codegen::PlanFiles files;
   files.microbatches = plan.microbatches;
+  for (int64_t id : ids) {
+    int64_t stage = -1;
+    for (auto [s, st] : llvm::enumerate(plan.stages))
+      if (llvm::is_contained(st.devices, id))
+        stage = s;
+    const hetpar::Device *d = cluster.findDevice(id);
+    files.stages.push_back(stage);
+    files.kinds.push_back(d ? d->kind : "unknown");
+  }
   files.outputDevice = plan.stages.back().devices.front();
   files.files = {{"plan.json", std::move(planText)},
                  {"trace.json", std::move(traceText)}};

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -30,7 +31,8 @@ namespace {
 const char *kSynopsis =
     "usage: hetpar-run OUT [--backend cpu|cuda|auto] [--inputs a.npy,b.npy]\n"
     "                  [--outputs DIR] [--repeat N]\n"
-    "                  [--check REF_DIR [--rtol R] [--atol A]]\n";
+    "                  [--check REF_DIR [--rtol R] [--atol A]] [--trace "
+    "FILE]\n";
 const char *kHelp =
     "\n"
     "Runs the program that hetpar-compile wrote to the folder OUT.\n"
@@ -49,6 +51,9 @@ const char *kHelp =
     "                bools exactly; exit status 1 on a mismatch\n"
     "  --rtol R      relative tolerance of --check (default 1e-4)\n"
     "  --atol A      absolute tolerance of --check (default 1e-5)\n"
+    "  --trace FILE  write the measured timeline of the last step (each\n"
+    "                device's run per microbatch) as a Chrome trace, the\n"
+    "                format of hetpar-compile's predicted trace.json\n"
     "  --help        print this help\n";
 
 struct Options {
@@ -59,6 +64,7 @@ struct Options {
   std::string outputsDir;
   long repeat = 1;
   std::string checkDir;
+  std::string traceFile;
   double rtol = 1e-4, atol = 1e-5;
 };
 
@@ -108,7 +114,7 @@ int parseArgs(int argc, char **argv, Options &opts) {
       }
       if (name != "--backend" && name != "--inputs" && name != "--outputs" &&
           name != "--repeat" && name != "--check" && name != "--rtol" &&
-          name != "--atol")
+          name != "--atol" && name != "--trace")
         return usageError("unknown option '" + name + "'");
       if (!hasValue) {
         if (i + 1 >= argc)
@@ -138,6 +144,10 @@ int parseArgs(int argc, char **argv, Options &opts) {
           return usageError(name + " needs a non-negative number, not '" +
                             value + "'");
         (name == "--rtol" ? opts.rtol : opts.atol) = v;
+      } else if (name == "--trace") {
+        if (value.empty())
+          return usageError("--trace needs a file name");
+        opts.traceFile = value;
       } else if (name == "--outputs") {
         if (value.empty())
           return usageError("--outputs needs a folder");
@@ -201,12 +211,114 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// --trace: each process writes its device's events to FILE.device-<id>; the
+/// output device (or the only one) waits for every device's part (at most
+/// 60 s), joins them into FILE in the predicted trace's format (a process per
+/// device, "F<microbatch> stage <s>" events on its compute lane, times from
+/// the earliest start) and removes the parts. Times are wall clock: on
+/// several machines they are only as aligned as the machines' clocks.
+Status writeTrace(const std::string &file, const Program &program,
+                  const std::vector<std::pair<double, double>> &timeline) {
+  auto partOf = [&](int64_t id) {
+    return file + ".device-" + std::to_string(id);
+  };
+  {
+    std::string tmp = partOf(program.deviceId()) + ".tmp";
+    std::FILE *f = std::fopen(tmp.c_str(), "w");
+    if (!f)
+      return Status::error("cannot write '" + tmp +
+                           "': " + std::strerror(errno));
+    for (auto [a, b] : timeline)
+      std::fprintf(f, "%.3f %.3f\n", a, b);
+    bool ok = std::fclose(f) == 0;
+    if (!ok || std::rename(tmp.c_str(), partOf(program.deviceId()).c_str()))
+      return Status::error("cannot write '" + partOf(program.deviceId()) + "'");
+  }
+  int64_t writer = program.outputDevice() >= 0 ? program.outputDevice()
+                                               : program.devices()[0].id;
+  if (program.deviceId() != writer)
+    return Status::ok();
+  std::vector<std::vector<std::pair<double, double>>> parts;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (const Program::DeviceInfo &d : program.devices()) {
+    std::vector<std::pair<double, double>> events;
+    for (;;) {
+      if (std::FILE *f = std::fopen(partOf(d.id).c_str(), "r")) {
+        double a, b;
+        while (std::fscanf(f, "%lf %lf", &a, &b) == 2)
+          events.push_back({a, b});
+        std::fclose(f);
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline)
+        return Status::error("--trace: device " + std::to_string(d.id) +
+                             " wrote no '" + partOf(d.id) + "' within 60 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    parts.push_back(std::move(events));
+  }
+  double origin = std::numeric_limits<double>::infinity();
+  for (auto &events : parts)
+    for (auto [a, b] : events)
+      origin = std::min(origin, a);
+  std::string tmp = file + ".tmp";
+  std::FILE *f = std::fopen(tmp.c_str(), "w");
+  if (!f)
+    return Status::error("cannot write '" + tmp + "': " + std::strerror(errno));
+  std::fprintf(f, "{\"traceEvents\":[");
+  bool first = true;
+  auto sep = [&] {
+    if (!first)
+      std::fprintf(f, ",");
+    first = false;
+  };
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const Program::DeviceInfo &d = program.devices()[k];
+    std::string label = "device " + std::to_string(d.id) +
+                        (d.kind.empty() ? "" : " (" + d.kind + ")");
+    sep();
+    std::fprintf(f,
+                 "{\"args\":{\"name\":\"%s\"},\"name\":\"process_name\","
+                 "\"ph\":\"M\",\"pid\":%lld}",
+                 label.c_str(), (long long)d.id);
+    sep();
+    std::fprintf(f,
+                 "{\"args\":{\"name\":\"compute\"},\"name\":\"thread_"
+                 "name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0}",
+                 (long long)d.id);
+    for (size_t mb = 0; mb < parts[k].size(); ++mb) {
+      sep();
+      std::fprintf(f,
+                   "{\"name\":\"F%zu stage %lld\",\"cat\":\"forward\","
+                   "\"ph\":\"X\",\"pid\":%lld,\"tid\":0,\"ts\":%.3f,"
+                   "\"dur\":%.3f}",
+                   mb, (long long)std::max<int64_t>(d.stage, 0),
+                   (long long)d.id, parts[k][mb].first - origin,
+                   parts[k][mb].second - parts[k][mb].first);
+    }
+  }
+  std::fprintf(f, "],\"displayTimeUnit\":\"ms\"}\n");
+  bool ok = std::fclose(f) == 0;
+  if (!ok || std::rename(tmp.c_str(), file.c_str()))
+    return Status::error("cannot write '" + file + "'");
+  for (const Program::DeviceInfo &d : program.devices())
+    std::remove(partOf(d.id).c_str());
+  std::cout << "wrote the measured timeline to " << file << "\n";
+  return Status::ok();
+}
+
 int runTool(const Options &opts) {
   std::unique_ptr<Program> program;
   Status st = Program::load(opts.outDir, opts.backend, program);
   if (!st.isOk())
     return error(st.message());
 
+  // A part left by an earlier --trace run must not be taken for this one's
+  // (every device takes part in a step before the output device ends it).
+  if (!opts.traceFile.empty())
+    std::remove(
+        (opts.traceFile + ".device-" + std::to_string(program->deviceId()))
+            .c_str());
   // A partitioned program: one device returns the graph's outputs and alone
   // reports, writes and checks them; the others only run.
   bool partitioned = program->outputDevice() >= 0;
@@ -266,16 +378,27 @@ int runTool(const Options &opts) {
   std::vector<HostTensor> outputs;
   std::vector<double> total, device;
   long runs = opts.repeat > 1 ? opts.repeat + 1 : 1;
+  // The last step's runs, per microbatch: wall-clock start and end (us), so
+  // that the processes' timelines line up in one trace.
+  std::vector<std::pair<double, double>> timeline;
+  auto wallUs = [] {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
   for (long r = 0; r < runs; ++r) {
     std::vector<std::vector<HostTensor>> pieces(m);
     double deviceTime = 0;
+    timeline.clear();
     Clock::time_point t0 = Clock::now();
     for (size_t k = 0; k < m && st.isOk(); ++k) {
       st = program->uploadInputs(micro[k]);
       Clock::time_point t1 = Clock::now();
+      double w0 = wallUs();
       if (st.isOk())
         st = program->runDevice();
       deviceTime += seconds(Clock::now() - t1);
+      timeline.push_back({w0, wallUs()});
       if (st.isOk())
         st = program->downloadOutputs(pieces[k]);
     }
@@ -298,6 +421,11 @@ int runTool(const Options &opts) {
       continue; // the warm-up run
     total.push_back(seconds(t3 - t0));
     device.push_back(deviceTime);
+  }
+  if (!opts.traceFile.empty()) {
+    Status ts = writeTrace(opts.traceFile, *program, timeline);
+    if (!ts.isOk())
+      return error(ts.message());
   }
   if (quiet)
     return 0;

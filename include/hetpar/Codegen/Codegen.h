@@ -124,6 +124,10 @@ struct PlanFiles {
   /// The device whose program returns the graph's outputs (the others return
   /// none); -1 when every device returns its own (a hand-written local form).
   int64_t outputDevice = -1;
+  /// Per device (in program order): its pipeline stage and its kind, for the
+  /// measured trace (hetpar-run --trace); empty when unknown.
+  std::vector<int64_t> stages;
+  std::vector<std::string> kinds;
   /// Extra files written into the folder with the programs (plan.json,
   /// trace.json), name and content.
   std::vector<std::pair<std::string, std::string>> files;

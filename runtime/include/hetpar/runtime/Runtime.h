@@ -201,6 +201,13 @@ public:
   /// The device that returns the graph's outputs (manifest "output_device"),
   /// or -1 when every device returns its own.
   int64_t outputDevice() const { return outputDevice_; }
+  /// Every device of the manifest, in rank order: id, pipeline stage (-1
+  /// when not given) and kind ("" when not given).
+  struct DeviceInfo {
+    int64_t id = 0, stage = -1;
+    std::string kind;
+  };
+  const std::vector<DeviceInfo> &devices() const { return devices_; }
   /// A whole step's inputs and outputs: inputs()/outputs() with the batch
   /// dimension `microbatches()` times larger.
   std::vector<TensorInfo> stepInputs() const;
@@ -249,6 +256,7 @@ private:
   int64_t deviceId_ = 0;
   int64_t microbatches_ = 1;
   int64_t outputDevice_ = -1;
+  std::vector<DeviceInfo> devices_;
 };
 
 } // namespace hetpar::rt
