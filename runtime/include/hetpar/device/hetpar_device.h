@@ -1117,14 +1117,17 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 // ctx->error set.
 //===----------------------------------------------------------------------===//
 #if defined(HETPAR_MULTI_DEVICE)
+#include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 enum { HP_SUM, HP_MAX, HP_MIN, HP_PROD };
 
@@ -1180,6 +1183,7 @@ struct hp_group_cache {
   int64_t devices[64];
   int n;
   MPI_Comm comm;
+  void *nccl; // its NCCL communicator, made on first NCCL use (GPU)
 };
 static hp_group_cache hp_groups[64];
 static int hp_group_count = 0;
@@ -1600,9 +1604,245 @@ static int64_t hp_sum(const int64_t *v, int n) {
     s += v[i];
   return s;
 }
+/// NCCL, loaded at run time (dlopen of libnccl.so.2, as IREE's CUDA driver
+/// does): programs build and load without it. The few entry points used,
+/// with the ABI of nccl.h (enum values, ncclUniqueId of 128 bytes by value).
+struct hp_nccl_id {
+  char internal[128];
+};
+struct hp_nccl_api {
+  int (*getUniqueId)(hp_nccl_id *);
+  int (*commInitRank)(void **, int, hp_nccl_id, int);
+  int (*allReduce)(const void *, void *, size_t, int, int, void *,
+                   cudaStream_t);
+  int (*broadcast)(const void *, void *, size_t, int, int, void *,
+                   cudaStream_t);
+  int (*reduce)(const void *, void *, size_t, int, int, int, void *,
+                cudaStream_t);
+  int (*send)(const void *, size_t, int, int, void *, cudaStream_t);
+  int (*recv)(void *, size_t, int, int, void *, cudaStream_t);
+  int (*groupStart)(void);
+  int (*groupEnd)(void);
+  const char *(*getErrorString)(int);
+};
+static hp_nccl_api hp_nccl;
+/// Which path the GPU collectives take, the same on every rank: 1 NCCL (one
+/// GPU per rank on each node, NCCL found), 0 host-staged MPI.
+static int hp_use_nccl = 0;
+static bool hp_nccl_load() {
+  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    h = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return false;
+  bool ok = true;
+  auto get = [&](auto &fn, const char *name) {
+    fn = (std::remove_reference_t<decltype(fn)>)dlsym(h, name);
+    ok &= fn != nullptr;
+  };
+  get(hp_nccl.getUniqueId, "ncclGetUniqueId");
+  get(hp_nccl.commInitRank, "ncclCommInitRank");
+  get(hp_nccl.allReduce, "ncclAllReduce");
+  get(hp_nccl.broadcast, "ncclBroadcast");
+  get(hp_nccl.reduce, "ncclReduce");
+  get(hp_nccl.send, "ncclSend");
+  get(hp_nccl.recv, "ncclRecv");
+  get(hp_nccl.groupStart, "ncclGroupStart");
+  get(hp_nccl.groupEnd, "ncclGroupEnd");
+  get(hp_nccl.getErrorString, "ncclGetErrorString");
+  return ok;
+}
+/// Chooses the path once, at program creation, on every rank together:
+/// HETPAR_COLLECTIVES=mpi or nccl forces one; otherwise NCCL when it loads
+/// and this node has a GPU per local rank (NCCL refuses two ranks on one GPU).
+static int hp_collectives_init(char *err, size_t errlen) {
+  hp_ctx tmp = {};
+  if (hp_mpi_start(&tmp)) {
+    snprintf(err, errlen, "%s", tmp.error);
+    return 1;
+  }
+  const char *forced = getenv("HETPAR_COLLECTIVES");
+  int gpus = 0;
+  cudaGetDeviceCount(&gpus);
+  int local = 1;
+  if (const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    local = atoi(v);
+  else if (const char *v = getenv("SLURM_NTASKS_PER_NODE"))
+    local = atoi(v);
+  bool loaded = hp_nccl_load();
+  int want =
+      forced ? strcmp(forced, "nccl") == 0 : (loaded && local <= gpus ? 1 : 0);
+  if (want && !loaded) {
+    snprintf(err, errlen,
+             "HETPAR_COLLECTIVES=nccl but libnccl.so.2 does not "
+             "load");
+    return 1;
+  }
+  MPI_Allreduce(&want, &hp_use_nccl, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return 0;
+}
+static int hp_nccl_status(hp_ctx *ctx, int rc, const char *what) {
+  if (rc == 0)
+    return 0;
+  snprintf(ctx->error, sizeof ctx->error, "%s failed: %s", what,
+           hp_nccl.getErrorString ? hp_nccl.getErrorString(rc) : "NCCL error");
+  return 1;
+}
+template <typename T> static int hp_nccl_type();
+template <> int hp_nccl_type<int8_t>() { return 0; }
+template <> int hp_nccl_type<uint8_t>() { return 1; }
+template <> int hp_nccl_type<bool>() { return 1; }
+template <> int hp_nccl_type<int32_t>() { return 2; }
+template <> int hp_nccl_type<int64_t>() { return 4; }
+template <> int hp_nccl_type<hp_half>() { return 6; }
+template <> int hp_nccl_type<float>() { return 7; }
+template <> int hp_nccl_type<double>() { return 8; }
+template <> int hp_nccl_type<hp_bf16>() { return 9; }
+static int hp_nccl_op(int op) { // ncclSum 0, ncclProd 1, ncclMax 2, ncclMin 3
+  return op == HP_SUM ? 0 : op == HP_PROD ? 1 : op == HP_MAX ? 2 : 3;
+}
+/// The NCCL communicator of a group (made by its members on first use: the
+/// first member's ncclUniqueId travels by MPI_Bcast) and this rank in it.
+static int hp_group_nccl(hp_ctx *ctx, const int64_t *devices, int n, void **out,
+                         int *me) {
+  MPI_Comm comm;
+  if (hp_group_comm(ctx, devices, n, &comm))
+    return 1;
+  MPI_Comm_rank(comm, me);
+  hp_group_cache *c = nullptr;
+  for (int g = 0; g < hp_group_count; ++g)
+    if (hp_groups[g].comm == comm)
+      c = &hp_groups[g];
+  if (!c->nccl) {
+    hp_nccl_id id;
+    if (*me == 0 &&
+        hp_nccl_status(ctx, hp_nccl.getUniqueId(&id), "ncclGetUniqueId"))
+      return 1;
+    if (hp_mpi_status(ctx, MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm),
+                      "MPI_Bcast of the NCCL id") ||
+        hp_nccl_status(ctx, hp_nccl.commInitRank(&c->nccl, n, id, *me),
+                       "ncclCommInitRank"))
+      return 1;
+  }
+  *out = c->nccl;
+  return 0;
+}
+/// Ends an NCCL call: waits for the stream under the watchdog (a stuck peer
+/// shows up here).
+static int hp_nccl_finish(hp_ctx *ctx, int rc, const char *what) {
+  if (hp_nccl_status(ctx, rc, what))
+    return 1;
+  hp_watch(ctx, what);
+  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  hp_unwatch();
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "%s: %s", what,
+             cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+template <typename T>
+static int hp_nccl_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, int64_t count, int op) {
+  void *comm;
+  int me;
+  if (hp_group_nccl(ctx, devices, n, &comm, &me))
+    return 1;
+  return hp_nccl_finish(ctx,
+                        hp_nccl.allReduce(in, out, (size_t)count,
+                                          hp_nccl_type<T>(), hp_nccl_op(op),
+                                          comm, ctx->stream),
+                        "ncclAllReduce");
+}
+/// Uneven all-gather: grouped send/recv of each member's block (NCCL's
+/// AllGather wants equal counts).
+template <typename T>
+static int hp_nccl_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, T *out, const int64_t *counts) {
+  void *comm;
+  int me;
+  if (hp_group_nccl(ctx, devices, n, &comm, &me))
+    return 1;
+  int64_t at[65] = {0};
+  for (int i = 0; i < n; ++i)
+    at[i + 1] = at[i] + counts[i];
+  cudaMemcpyAsync(out + at[me], in, sizeof(T) * (size_t)counts[me],
+                  cudaMemcpyDeviceToDevice, ctx->stream);
+  int rc = hp_nccl.groupStart();
+  for (int p = 0; p < n && rc == 0; ++p) {
+    if (p == me)
+      continue;
+    rc = hp_nccl.send(in, (size_t)counts[me], hp_nccl_type<T>(), p, comm,
+                      ctx->stream);
+    if (rc == 0)
+      rc = hp_nccl.recv(out + at[p], (size_t)counts[p], hp_nccl_type<T>(), p,
+                        comm, ctx->stream);
+  }
+  int end = hp_nccl.groupEnd();
+  return hp_nccl_finish(ctx, rc ? rc : end, "all_gather (ncclSend/ncclRecv)");
+}
+/// Uneven reduce-scatter: one ncclReduce per block to its owner, grouped.
+template <typename T>
+static int hp_nccl_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
+                                  const T *in, T *out, const int64_t *counts,
+                                  int op) {
+  void *comm;
+  int me;
+  if (hp_group_nccl(ctx, devices, n, &comm, &me))
+    return 1;
+  int rc = hp_nccl.groupStart();
+  int64_t at = 0;
+  for (int i = 0; i < n && rc == 0; at += counts[i], ++i)
+    rc = hp_nccl.reduce(in + at, out, (size_t)counts[i], hp_nccl_type<T>(),
+                        hp_nccl_op(op), i, comm, ctx->stream);
+  int end = hp_nccl.groupEnd();
+  return hp_nccl_finish(ctx, rc ? rc : end, "reduce_scatter (ncclReduce)");
+}
+template <typename T>
+static int hp_nccl_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
+                              const T *in, const int64_t *sendCounts, T *out,
+                              const int64_t *recvCounts) {
+  void *comm;
+  int me;
+  if (hp_group_nccl(ctx, devices, n, &comm, &me))
+    return 1;
+  int rc = hp_nccl.groupStart();
+  int64_t sa = 0, ra = 0;
+  for (int p = 0; p < n && rc == 0; ++p) {
+    rc = hp_nccl.send(in + sa, (size_t)sendCounts[p], hp_nccl_type<T>(), p,
+                      comm, ctx->stream);
+    if (rc == 0)
+      rc = hp_nccl.recv(out + ra, (size_t)recvCounts[p], hp_nccl_type<T>(), p,
+                        comm, ctx->stream);
+    sa += sendCounts[p];
+    ra += recvCounts[p];
+  }
+  int end = hp_nccl.groupEnd();
+  return hp_nccl_finish(ctx, rc ? rc : end, "all_to_all (ncclSend/ncclRecv)");
+}
+template <typename T>
+static int hp_nccl_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
+                             int64_t count, int64_t root) {
+  void *comm;
+  int me;
+  if (hp_group_nccl(ctx, devices, n, &comm, &me))
+    return 1;
+  int r = 0;
+  while (r < n && devices[r] != root)
+    ++r;
+  return hp_nccl_finish(ctx,
+                        hp_nccl.broadcast(buf, buf, (size_t)count,
+                                          hp_nccl_type<T>(), r, comm,
+                                          ctx->stream),
+                        "ncclBroadcast");
+}
+
 template <typename T>
 static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
                          const T *in, T *out, int64_t count, int op) {
+  if (hp_use_nccl)
+    return hp_nccl_all_reduce(ctx, devices, n, in, out, count, op);
   return hp_staged(ctx, in, count, out, count, [&](T *hi, T *ho) {
     return hp_all_reduce_host(ctx, devices, n, hi, ho, count, op);
   });
@@ -1610,6 +1850,8 @@ static int hp_all_reduce(hp_ctx *ctx, const int64_t *devices, int n,
 template <typename T>
 static int hp_all_gather(hp_ctx *ctx, const int64_t *devices, int n,
                          const T *in, T *out, const int64_t *counts) {
+  if (hp_use_nccl)
+    return hp_nccl_all_gather(ctx, devices, n, in, out, counts);
   int me = 0;
   if (hp_group_position(ctx, devices, n, &me))
     return 1;
@@ -1622,6 +1864,8 @@ template <typename T>
 static int hp_reduce_scatter(hp_ctx *ctx, const int64_t *devices, int n,
                              const T *in, T *out, const int64_t *counts,
                              int op) {
+  if (hp_use_nccl)
+    return hp_nccl_reduce_scatter(ctx, devices, n, in, out, counts, op);
   int me = 0;
   if (hp_group_position(ctx, devices, n, &me))
     return 1;
@@ -1634,6 +1878,8 @@ template <typename T>
 static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
                          const T *in, const int64_t *sendCounts, T *out,
                          const int64_t *recvCounts) {
+  if (hp_use_nccl)
+    return hp_nccl_all_to_all(ctx, devices, n, in, sendCounts, out, recvCounts);
   return hp_staged(ctx, in, hp_sum(sendCounts, n), out, hp_sum(recvCounts, n),
                    [&](T *hi, T *ho) {
                      return hp_all_to_all_host(ctx, devices, n, hi, sendCounts,
@@ -1643,6 +1889,8 @@ static int hp_all_to_all(hp_ctx *ctx, const int64_t *devices, int n,
 template <typename T>
 static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
                         int64_t count, int64_t root) {
+  if (hp_use_nccl)
+    return hp_nccl_broadcast(ctx, devices, n, buf, count, root);
   return hp_staged(ctx, buf, count, buf, count, [&](T *hi, T *ho) {
     memcpy(ho, hi, sizeof(T) * (size_t)count);
     return hp_broadcast_host(ctx, devices, n, ho, count, root);
@@ -1685,10 +1933,13 @@ struct hp_exchange {
   MPI_Request requests[64];
   int n;
 #if HP_CUDA
-  // Host copies of each message; a receive's device buffer and size.
+  // Host copies of each message; a receive's device buffer and size; with
+  // NCCL the messages themselves (device buffer, bytes, peer, direction).
   void *host[64];
   void *device[64];
   size_t bytes[64];
+  int64_t peer[64];
+  bool isSend[64];
 #endif
 };
 /// The host side of a message: on the GPU a host copy (a send's filled now).
@@ -1716,6 +1967,19 @@ static void *hp_exchange_buffer(hp_ctx *ctx, hp_exchange *x, const void *buf,
   return (void *)buf;
 #endif
 }
+#if HP_CUDA
+/// With NCCL a message is only recorded; hp_exchange_end posts the step.
+static int hp_exchange_nccl_add(hp_exchange *x, const void *buf, size_t bytes,
+                                int64_t peer, bool send) {
+  x->device[x->n] = (void *)buf;
+  x->host[x->n] = nullptr;
+  x->bytes[x->n] = bytes;
+  x->peer[x->n] = peer;
+  x->isSend[x->n] = send;
+  x->requests[x->n++] = MPI_REQUEST_NULL;
+  return 0;
+}
+#endif
 template <typename T>
 static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
                             int64_t count, int64_t peer, int64_t tag) {
@@ -1723,6 +1987,10 @@ static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
     snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
     return 1;
   }
+#if HP_CUDA
+  if (hp_use_nccl)
+    return hp_exchange_nccl_add(x, buf, sizeof(T) * (size_t)count, peer, true);
+#endif
   if (hp_mpi_start(ctx))
     return 1;
   void *h = hp_exchange_buffer(ctx, x, buf, sizeof(T) * (size_t)count, true);
@@ -1741,6 +2009,10 @@ static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf, int64_t count,
     snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
     return 1;
   }
+#if HP_CUDA
+  if (hp_use_nccl)
+    return hp_exchange_nccl_add(x, buf, sizeof(T) * (size_t)count, peer, false);
+#endif
   if (hp_mpi_start(ctx))
     return 1;
   void *h = hp_exchange_buffer(ctx, x, buf, sizeof(T) * (size_t)count, false);
@@ -1752,7 +2024,57 @@ static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf, int64_t count,
                                  &x->requests[x->n++]),
                        "MPI_Irecv");
 }
+#if HP_CUDA
+/// The NCCL step: a communicator per pair of devices (made in the order of
+/// the pairs, so that no two devices wait on each other's first pair), then
+/// every send and receive of the step between ncclGroupStart and
+/// ncclGroupEnd (matched per pair in program order, as
+/// hetpar-dist-verify-exchanges checks).
+static int hp_exchange_end_nccl(hp_ctx *ctx, hp_exchange *x) {
+  int myRank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
+  int64_t self = hp_device_of(myRank);
+  int64_t peers[64];
+  int np = 0;
+  for (int i = 0; i < x->n; ++i) {
+    bool seen = false;
+    for (int j = 0; j < np; ++j)
+      seen |= peers[j] == x->peer[i];
+    if (!seen)
+      peers[np++] = x->peer[i];
+  }
+  std::sort(peers, peers + np, [&](int64_t a, int64_t b) {
+    int64_t la = std::min(a, self), lb = std::min(b, self);
+    return la != lb ? la < lb : std::max(a, self) < std::max(b, self);
+  });
+  void *comms[64];
+  for (int j = 0; j < np; ++j) {
+    int64_t pair[2] = {std::min(peers[j], self), std::max(peers[j], self)};
+    int me;
+    if (hp_group_nccl(ctx, pair, 2, &comms[j], &me))
+      return 1;
+  }
+  int rc = hp_nccl.groupStart();
+  for (int i = 0; i < x->n && rc == 0; ++i) {
+    int j = 0;
+    while (peers[j] != x->peer[i])
+      ++j;
+    int rank = x->peer[i] < self ? 0 : 1;
+    rc = x->isSend[i] ? hp_nccl.send(x->device[i], x->bytes[i], 1, rank,
+                                     comms[j], ctx->stream)
+                      : hp_nccl.recv(x->device[i], x->bytes[i], 1, rank,
+                                     comms[j], ctx->stream);
+  }
+  int end = hp_nccl.groupEnd();
+  x->n = 0;
+  return hp_nccl_finish(ctx, rc ? rc : end, "exchange (ncclSend/ncclRecv)");
+}
+#endif
 static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
+#if HP_CUDA
+  if (hp_use_nccl)
+    return hp_exchange_end_nccl(ctx, x);
+#endif
   hp_watch(ctx, "MPI_Isend/MPI_Irecv");
   int failed = hp_wait(ctx, x->requests, x->n, "MPI_Isend/MPI_Irecv");
   hp_unwatch();
@@ -1820,6 +2142,11 @@ void *hetpar_create(char *err, size_t errlen) {
       }
       break;
     }
+  // The collectives' path (NCCL or host-staged MPI), the same on every rank.
+  if (hp_collectives_init(err, errlen)) {
+    free(ctx);
+    return NULL;
+  }
 #endif
   if ((e = cudaStreamCreate(&ctx->stream)) != cudaSuccess) {
     snprintf(err, errlen, "cudaStreamCreate: %s", cudaGetErrorString(e));
