@@ -1136,6 +1136,7 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
   if (funcs.empty())
     return fail("the module has no function");
   func::FuncOp func = *funcs.begin();
+  OpCatalog catalog(func);
   Builder b(module.getContext());
   llvm::StringMap<Operation *> byName;
   for (auto &[op, name] : listPlanOps(func))
@@ -1174,9 +1175,38 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
       if (it == byName.end())
         return fail("no op is named '" + e.getKey().str() + "'");
       const OpSharding &sh = e.getValue();
+      // The annotation holds whole elements of the factor it splits: parts
+      // given as relative sizes ([5, 3], [1, 1]) are scaled to them in units
+      // that keep the factor's alignment (whole heads).
+      auto r = resolveSharding(catalog, catalog.byName.lookup(e.getKey()), &sh,
+                               static_cast<int>(sh.parts.size()));
+      if (!r)
+        return r.takeError();
       SmallVector<int64_t> parts;
-      for (double p : sh.parts)
+      int64_t given = 0;
+      bool whole = true;
+      for (double p : sh.parts) {
         parts.push_back(static_cast<int64_t>(std::llround(p)));
+        given += parts.back();
+        whole &= std::abs(p - std::llround(p)) < 1e-9;
+      }
+      int i = catalog.byName.lookup(e.getKey());
+      if (r->factor >= 0 && catalog.rules[i]) {
+        int64_t size = catalog.rules[i]->factors[r->factor].size;
+        if (!whole || given != size) {
+          int64_t unit = std::max<int64_t>(1, catalog.factorUnit[i][r->factor]);
+          std::vector<int64_t> units =
+              splitProportionally(size / unit, sh.parts);
+          if (units.empty() || size % unit)
+            return fail(llvm::formatv(
+                "sharding of '{0}': {1} parts do not fit a dimension of {2} "
+                "(in units of {3})",
+                e.getKey(), sh.parts.size(), size, unit));
+          parts.clear();
+          for (int64_t u : units)
+            parts.push_back(u * unit);
+        }
+      }
       it->second->setAttr(
           "hetpar.sharding",
           b.getDictionaryAttr(

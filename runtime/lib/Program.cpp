@@ -190,6 +190,7 @@ struct DeviceManifest {
   int64_t id = 0;
   int64_t microbatches = 1;
   int64_t outputDevice = -1;
+  size_t index = 0; // in the manifest's devices
   std::vector<Program::DeviceInfo> devices;
   std::string cpuLibrary, cudaLibrary; // empty when absent
   uint64_t arenaBytes = 0, weightsBytes = 0;
@@ -251,6 +252,17 @@ DeviceManifest parseManifest(const std::string &outDir,
       fail(path + ": the program has " + std::to_string(numDevices) +
            " devices: run one process per device, e.g. mpirun -np " +
            std::to_string(numDevices) + " hetpar-run OUT");
+    for (const char *var :
+         {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+      if (const char *v = std::getenv(var)) {
+        char *end = nullptr;
+        long long size = std::strtoll(v, &end, 10);
+        if (*v && !*end && size != (long long)numDevices)
+          fail(path + ": the program has " + std::to_string(numDevices) +
+               " devices but the launcher started " + v +
+               " processes (start exactly one process per device)");
+        break;
+      }
     if (uint64_t(*rank) >= numDevices)
       fail(path + ": this process has rank " + std::to_string(*rank) +
            " but the program has " + std::to_string(numDevices) +
@@ -259,6 +271,7 @@ DeviceManifest parseManifest(const std::string &outDir,
   }
   Node dev = devices.at(pick);
   DeviceManifest m;
+  m.index = pick;
   m.numDevices = numDevices;
   m.id = dev.has("id") ? int64_t(dev.field("id").u64()) : 0;
   if (root.has("microbatches")) {
@@ -393,29 +406,29 @@ Status Program::openLibrary(const std::string &path,
          std::string(libBackend ? libBackend : "(null)") +
          "' program but manifest.json lists it as the " + backend + " library");
   auto check = [&](const char *what, uint64_t got, uint64_t want,
-                   const char *field) {
+                   const std::string &field) {
     if (got != want)
       fail(path + ": " + what + " is " + std::to_string(got) +
            " but manifest.json says " + std::to_string(want) + " (" + field +
            ")");
   };
   check("hetpar_arena_bytes()", f.arenaBytes(), arenaBytes_,
-        "devices[0].arena_bytes");
+        manifestDevice_ + ".arena_bytes");
   check("hetpar_weights_bytes()", f.weightsBytes(), weightsBytes_,
-        "devices[0].weights_bytes");
+        manifestDevice_ + ".weights_bytes");
   check("hetpar_num_inputs()", uint64_t(int64_t(f.numInputs())), inputs_.size(),
-        "devices[0].inputs");
+        manifestDevice_ + ".inputs");
   check("hetpar_num_outputs()", uint64_t(int64_t(f.numOutputs())),
-        outputs_.size(), "devices[0].outputs");
+        outputs_.size(), manifestDevice_ + ".outputs");
   for (size_t i = 0; i < inputs_.size(); ++i)
     check("hetpar_input_bytes()", f.inputBytes(int(i)), tensorBytes(inputs_[i]),
-          ("devices[0].inputs[" + std::to_string(i) + "] dtype and shape")
-              .c_str());
+          manifestDevice_ + ".inputs[" + std::to_string(i) +
+              "] dtype and shape");
   for (size_t i = 0; i < outputs_.size(); ++i)
     check("hetpar_output_bytes()", f.outputBytes(int(i)),
           tensorBytes(outputs_[i]),
-          ("devices[0].outputs[" + std::to_string(i) + "] dtype and shape")
-              .c_str());
+          manifestDevice_ + ".outputs[" + std::to_string(i) +
+              "] dtype and shape");
 
   char err[1024] = {0};
   ctx_ = f.create(err, sizeof(err));
@@ -473,10 +486,9 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
                              "' but manifest.json names '" + weightsFile + "'");
   uint64_t indexBytes = root.field("bytes").u64();
   if (indexBytes != weightsBytes_)
-    root.field("bytes").error(std::to_string(indexBytes) +
-                              " but manifest.json's devices[0].weights_bytes "
-                              "is " +
-                              std::to_string(weightsBytes_));
+    root.field("bytes").error(
+        std::to_string(indexBytes) + " but manifest.json's " + manifestDevice_ +
+        ".weights_bytes is " + std::to_string(weightsBytes_));
 
   // The CPU backend's device memory is host memory: weights.bin goes straight
   // into it (one copy of the weights in memory, not two). Elsewhere it is
@@ -487,8 +499,8 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
     fail("cannot read '" + binPath + "': " + ec.message());
   if (fileBytes != weightsBytes_)
     fail(binPath + ": " + std::to_string(fileBytes) + " bytes, expected " +
-         std::to_string(weightsBytes_) +
-         " (devices[0].weights_bytes in manifest.json)");
+         std::to_string(weightsBytes_) + " (" + manifestDevice_ +
+         ".weights_bytes in manifest.json)");
   bool direct = backend_ == "cpu";
   std::vector<uint8_t> staging;
   if (!direct)
@@ -561,6 +573,7 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->numDevices_ = m.numDevices;
       p->deviceId_ = m.id;
       p->microbatches_ = m.microbatches;
+      p->manifestDevice_ = "devices[" + std::to_string(m.index) + "]";
       p->outputDevice_ = m.outputDevice;
       p->devices_ = m.devices;
       p->inputs_ = m.inputs;
@@ -578,7 +591,9 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       if (m.cudaLibrary.empty())
         return Status::error(manifestPath +
                              ": the program has no CUDA library "
-                             "(devices[0].libraries.cuda); it was compiled "
+                             "(devices[" +
+                             std::to_string(m.index) +
+                             "].libraries.cuda); it was compiled "
                              "without CUDA");
       try {
         out = attempt("cuda", m.cudaLibrary);
@@ -591,8 +606,8 @@ Status Program::load(const std::string &outDir, const std::string &backend,
     }
     if (m.cpuLibrary.empty())
       return Status::error(
-          manifestPath +
-          ": the program has no CPU library (devices[0].libraries.cpu)" +
+          manifestPath + ": the program has no CPU library (devices[" +
+          std::to_string(m.index) + "].libraries.cpu)" +
           (fallback.empty() ? "" : "; CUDA is unavailable: " + fallback));
     out = attempt("cpu", m.cpuLibrary);
     out->fallbackReason_ = fallback;

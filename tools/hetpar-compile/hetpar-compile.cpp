@@ -435,7 +435,7 @@ static int planModel(ModuleOp module,
     // OUT is a directory; its two files are each complete or absent.
     if (llvm::sys::fs::exists(outputPath) &&
         !llvm::sys::fs::is_directory(outputPath))
-      return fail("-o '" + outputPath + "' exists and is not a directory");
+      return fail("-o '" + outputPath + "' exists and is not a folder");
     if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
       return fail("cannot create '" + outputPath + "': " + ec.message());
     llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
@@ -561,7 +561,9 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        llvm::ArrayRef<std::string> inputsRead) {
   if (plan.mode != hetpar::Mode::Inference)
     return fail("code generation covers inference plans; this plan is for "
-                "training (use --plan-only, or --mode inference)");
+                "training (evaluate it with --plan-only; for programs give a "
+                "plan with \"mode\": \"inference\", or search one with "
+                "--mode inference)");
   if (llvm::Error err =
           hetpar::codegen::checkOutputFolder(outputPath, inputsRead))
     return fail(llvm::toString(std::move(err)));

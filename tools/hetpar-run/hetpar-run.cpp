@@ -308,6 +308,13 @@ Status writeTrace(const std::string &file, const Program &program,
 }
 
 int runTool(const Options &opts) {
+  if (const char *v = std::getenv("HETPAR_COLLECTIVE_TIMEOUT")) {
+    char *end = nullptr;
+    double t = std::strtod(v, &end);
+    if (!*v || *end || !(t > 0) || t > 1e9)
+      return error(std::string("HETPAR_COLLECTIVE_TIMEOUT is '") + v +
+                   "'; give a positive number of seconds");
+  }
   std::unique_ptr<Program> program;
   Status st = Program::load(opts.outDir, opts.backend, program);
   if (!st.isOk())
@@ -351,11 +358,11 @@ int runTool(const Options &opts) {
   for (size_t i = 0; i < opts.inputs.size(); ++i) {
     st = readNpy(opts.inputs[i], inputs[i]);
     if (!st.isOk())
-      return error(st.message());
+      return quiet ? 1 : error(st.message());
   }
   st = program->checkStepInputs(inputs);
   if (!st.isOk())
-    return error(st.message());
+    return quiet ? 1 : error(st.message()); // every rank finds the same
   size_t m = size_t(program->microbatches());
   std::vector<std::vector<HostTensor>> micro(m, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -1332,7 +1332,7 @@ static int hp_group_comm(hp_ctx *ctx, const int64_t *devices, int n,
 /// that disagrees, instead of running mismatched calls.
 static int hp_check_signature(hp_ctx *ctx, MPI_Comm comm, int64_t kind,
                               int64_t count, int64_t size, int64_t op,
-                              int64_t root) {
+                              int64_t root, const int64_t *counts = nullptr) {
   static int enabled = -1;
   if (enabled < 0) {
     const char *v = getenv("HETPAR_CHECK_COLLECTIVES");
@@ -1343,18 +1343,25 @@ static int hp_check_signature(hp_ctx *ctx, MPI_Comm comm, int64_t kind,
   int n = 0, me = 0;
   MPI_Comm_size(comm, &n);
   MPI_Comm_rank(comm, &me);
-  int64_t mine[5] = {kind, count, size, op, root}, all[64 * 5];
+  // Uneven collectives: every member passes the same per-member counts;
+  // they take part as an FNV-1a hash.
+  uint64_t hash = 1469598103934665603ull;
+  for (int i = 0; counts && i < n; ++i) {
+    hash ^= (uint64_t)counts[i];
+    hash *= 1099511628211ull;
+  }
+  int64_t mine[6] = {kind, count, size, op, root, (int64_t)hash}, all[64 * 6];
   MPI_Request req;
   if (hp_mpi_status(
           ctx,
-          MPI_Iallgather(mine, 5, MPI_INT64_T, all, 5, MPI_INT64_T, comm, &req),
+          MPI_Iallgather(mine, 6, MPI_INT64_T, all, 6, MPI_INT64_T, comm, &req),
           "MPI_Iallgather") ||
       hp_wait(ctx, &req, 1, "signature check"))
     return 1;
   static const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
                                 "all_to_all", "broadcast"};
   for (int i = 0; i < n; ++i)
-    if (memcmp(all + 5 * i, mine, sizeof mine) != 0) {
+    if (memcmp(all + 6 * i, mine, sizeof mine) != 0) {
       MPI_Group g, world;
       int worldRank = 0;
       MPI_Comm_group(comm, &g);
@@ -1362,19 +1369,22 @@ static int hp_check_signature(hp_ctx *ctx, MPI_Comm comm, int64_t kind,
       MPI_Group_translate_ranks(g, 1, &i, world, &worldRank);
       MPI_Group_free(&g);
       MPI_Group_free(&world);
-      const int64_t *o = all + 5 * i;
+      const int64_t *o = all + 6 * i;
       int myRank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
       snprintf(ctx->error, sizeof ctx->error,
                "device %lld: %s: %s of %lld elements of %lld bytes (op %lld, "
                "root %lld) here, but device %lld runs %s of %lld elements of "
-               "%lld bytes (op %lld, root %lld)",
+               "%lld bytes (op %lld, root %lld)%s",
                (long long)hp_device_of(myRank),
                ctx->what ? ctx->what : "a collective", kinds[kind],
                (long long)count, (long long)size, (long long)op,
                (long long)root, (long long)hp_device_of(worldRank),
                o[0] >= 0 && o[0] < 5 ? kinds[o[0]] : "?", (long long)o[1],
-               (long long)o[2], (long long)o[3], (long long)o[4]);
+               (long long)o[2], (long long)o[3], (long long)o[4],
+               memcmp(o, mine, 5 * sizeof(int64_t)) == 0
+                   ? " with other per-member counts"
+                   : "");
       return 1;
     }
   return 0;
@@ -1416,7 +1426,7 @@ static int hp_all_gather_host_unwatched(hp_ctx *ctx, const int64_t *devices,
     d[i] = at;
     at += c[i];
   }
-  if (hp_check_signature(ctx, comm, 1, at, sizeof(T), -1, -1))
+  if (hp_check_signature(ctx, comm, 1, at, sizeof(T), -1, -1, counts))
     return 1;
   return hp_mpi_status(ctx,
                        MPI_Iallgatherv(in, c[me], hp_mpi_type<T>(), out, c, d,
@@ -1438,7 +1448,7 @@ static int hp_reduce_scatter_host_unwatched(hp_ctx *ctx, const int64_t *devices,
   int c[64], total = 0;
   for (int i = 0; i < n; ++i)
     total += c[i] = (int)counts[i];
-  if (hp_check_signature(ctx, comm, 2, total, sizeof(T), op, -1))
+  if (hp_check_signature(ctx, comm, 2, total, sizeof(T), op, -1, counts))
     return 1;
   return hp_mpi_status(ctx,
                        MPI_Ireduce_scatter(in, out, c, hp_mpi_type<T>(),

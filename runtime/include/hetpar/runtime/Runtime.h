@@ -256,6 +256,7 @@ private:
   int64_t deviceId_ = 0;
   int64_t microbatches_ = 1;
   int64_t outputDevice_ = -1;
+  std::string manifestDevice_ = "devices[0]"; // for error messages
   std::vector<DeviceInfo> devices_;
 };
 
