@@ -150,6 +150,17 @@ if [[ -d "$prep" ]]; then
       "$predicted" "$(grep -m1 'latency: median [0-9.]* [mu]s' -o "$d/run.log")"
     cp "$d/run.log" "$out/multi-$name.log"
   done | tee "$out/multi.txt"
+  # NCCL forced with every rank on the one GPU: NCCL refuses a GPU twice, and
+  # the program must say so (on a machine with a GPU per rank it is the path
+  # taken by default).
+  d=$prep/multi/gpt2-tensor_parallel
+  if [[ -d "$d" ]]; then
+    HETPAR_COLLECTIVES=nccl HETPAR_COLLECTIVE_TIMEOUT=60 OMPI_ALLOW_RUN_AS_ROOT=1 \
+      OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$run" "$d/out" --backend cuda \
+      --inputs "$d/input_0.npy" --check "$d/ref" --rtol 1e-3 --atol 1e-4 \
+      > "$out/multi-nccl-forced.log" 2>&1 || true
+    echo "NCCL forced, 4 ranks on one GPU: $(grep -m1 -E 'check output|error' "$out/multi-nccl-forced.log")"
+  fi
 
   echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7; $jobs at a time)"
   run_node() {
