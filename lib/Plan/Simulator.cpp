@@ -263,7 +263,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
       }
     }
     for (int i : indices) {
-      if (stageOf[i] >= 0 && stageOf[i] != static_cast<int>(s))
+      if (stageOf[i] == static_cast<int>(s))
+        return fail(llvm::formatv("stage {0}: op '{1}' is listed twice", s,
+                                  table.names[i]));
+      if (stageOf[i] >= 0)
         return fail(llvm::formatv("op '{0}' is in stages {1} and {2}",
                                   table.names[i], stageOf[i], s));
       if (stageOf[i] < 0)
