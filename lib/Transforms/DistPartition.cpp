@@ -26,6 +26,7 @@
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/Sharding.h"
 #include "hetpar/Plan/Simulator.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
@@ -158,8 +159,8 @@ private:
   FailureOr<Local> convert(Device &d, Value global, Local cur,
                            std::optional<BatchDim> batch, const Local &tp,
                            Operation *user, unsigned operand);
-  FailureOr<Local> partitionOp(Device &d, Operation *op,
-                               SmallVectorImpl<Local> &results);
+  LogicalResult partitionOp(Device &d, Operation *op,
+                            SmallVectorImpl<Local> &results);
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);
@@ -187,6 +188,14 @@ private:
     int64_t lo, hi;   // rows of the microbatch (all when no batch)
     int64_t tag;
   };
+  /// A dist.recv of `global` as it leaves its stage (replicated in the
+  /// replica), with `rows` samples of the batch when it carries one.
+  Value recv(Location loc, Device &d, Value global, int64_t rows, int64_t from,
+             int64_t tag);
+  /// The devices that send graph output `j` (value `v`) to the root: one per
+  /// replica of its stage when it carries the batch (in replica order), else
+  /// one; spread over the ranks of each replica.
+  SmallVector<int64_t> outputSenders(Value v, size_t j);
   /// The pieces that carry `global` (produced in stage `s`) to device `to`.
   SmallVector<Piece> piecesTo(Value global, int s, int64_t to, int64_t tag);
   int stageOfValue(Value v) const;
@@ -198,7 +207,9 @@ private:
   std::vector<StageInfo> stages;
   int64_t microbatches = 1, batch = 0, microbatchRows = 0;
   DenseMap<Operation *, int> stageOf;
-  DenseMap<Operation *, int> catalogIndex;
+  /// The ops' sharding rules and their resolution, shared with the
+  /// simulator (Sharding.h).
+  std::optional<OpCatalog> catalog;
   std::vector<Device> devices;
   DenseMap<int64_t, Device *> deviceById;
   /// Values that leave their stage: where the batch lies, and their tag.
@@ -302,12 +313,10 @@ LogicalResult Partitioner::readPlan() {
   }
 
   // Ops to stages, in the function's order.
-  int index = 0;
   for (Operation &op : func.getBody().front()) {
     if (op.hasTrait<OpTrait::IsTerminator>() ||
         isa<onnx::ConstantOp, onnx::NoValueOp>(op))
       continue;
-    catalogIndex[&op] = index++;
     auto s = op.getAttrOfType<IntegerAttr>("hetpar.stage");
     if (!s || s.getInt() < 0 ||
         s.getInt() >= static_cast<int64_t>(stages.size()))
@@ -576,12 +585,10 @@ FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
 // One op on one device
 //===----------------------------------------------------------------------===//
 
-FailureOr<Local> Partitioner::partitionOp(Device &d, Operation *op,
-                                          SmallVectorImpl<Local> &results) {
-  std::optional<ShardingRule> rule;
-  if (auto iface = llvm::dyn_cast<ShardingRuleOpInterface>(op))
-    if (auto r = iface.getShardingRule(); succeeded(r))
-      rule = std::move(*r);
+LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
+                                       SmallVectorImpl<Local> &results) {
+  int index = catalog->index.lookup(op);
+  const std::optional<ShardingRule> &rule = catalog->rules[index];
   auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
   int64_t t = d.group.size();
 
@@ -651,28 +658,15 @@ FailureOr<Local> Partitioner::partitionOp(Device &d, Operation *op,
     if (!rule)
       return op->emitError() << "partition: op " << describeOp(op)
                              << " is sharded but has no sharding rule";
-    int64_t dim = dimAttr.getInt();
-    if (dim >= 0) {
-      if (rule->results.empty() ||
-          dim >= static_cast<int64_t>(rule->results[0].size()) ||
-          rule->results[0][dim].empty() ||
-          rule->factors[rule->results[0][dim].front()].kind !=
-              FactorKind::Parallel)
-        return op->emitError()
-               << "partition: op " << describeOp(op) << " cannot split "
-               << "dimension " << dim << " of its result (rule " << rule->str()
-               << ")";
-      ft = rule->results[0][dim].front();
-    } else {
-      for (auto [g, f] : llvm::enumerate(rule->factors))
-        if (f.kind == FactorKind::Reduction &&
-            (ft < 0 || f.size > rule->factors[ft].size))
-          ft = g;
-      if (ft < 0)
-        return op->emitError()
-               << "partition: op " << describeOp(op)
-               << " has no contraction to split (rule " << rule->str() << ")";
-    }
+    // The factor the sharding names, as the simulator resolves it.
+    OpSharding named;
+    named.dim = dimAttr.getInt();
+    named.parts.assign(parts.asArrayRef().begin(), parts.asArrayRef().end());
+    auto resolved = resolveSharding(*catalog, index, &named, t);
+    if (!resolved)
+      return op->emitError()
+             << "partition: " << llvm::toString(resolved.takeError());
+    ft = resolved->factor;
     if (ft == fb)
       return op->emitError() << "partition: op " << describeOp(op)
                              << " splits its batch by tensor parallelism; "
@@ -792,7 +786,7 @@ FailureOr<Local> Partitioner::partitionOp(Device &d, Operation *op,
                << " but the op computes " << inferred[k]
                << " from its local operands";
   }
-  return Local();
+  return success();
 }
 
 LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
@@ -844,6 +838,29 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
     if (!hasBatch)
       break;
   }
+  return out;
+}
+
+Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
+                        int64_t from, int64_t tag) {
+  Local shape;
+  shape.batch = exitBatch.lookup(global);
+  RankedTensorType t = localType(d, global, shape);
+  SmallVector<int64_t> dims(t.getShape());
+  if (shape.batch)
+    dims[shape.batch->dim] = shape.batch->outer * rows * shape.batch->granule;
+  return dist::RecvOp::create(
+      b, loc, RankedTensorType::get(dims, t.getElementType()),
+      FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(from),
+      b.getI64IntegerAttr(tag));
+}
+
+SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
+  const StageInfo &from = stages[stageOfValue(v)];
+  bool hasBatch = exitBatch.lookup(v).has_value();
+  SmallVector<int64_t> out;
+  for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r)
+    out.push_back(from.devices[r * from.tensor + j % from.tensor]);
   return out;
 }
 
@@ -903,24 +920,10 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
     return exitTag.lookup(x) < exitTag.lookup(y);
   });
   for (Value v : needed) {
-    int s = stageOfValue(v);
-    {
-      SmallVector<Value> parts;
-      for (const Piece &p : piecesTo(v, s, d.id, exitTag.lookup(v))) {
-        Local shape;
-        shape.batch = exitBatch.lookup(v);
-        auto t = localType(d, v, shape);
-        SmallVector<int64_t> dims(t.getShape());
-        if (shape.batch)
-          dims[shape.batch->dim] =
-              shape.batch->outer * (p.hi - p.lo) * shape.batch->granule;
-        parts.push_back(dist::RecvOp::create(
-            b, loc, RankedTensorType::get(dims, t.getElementType()),
-            FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(p.from),
-            b.getI64IntegerAttr(p.tag)));
-      }
-      received.push_back({v, parts});
-    }
+    SmallVector<Value> parts;
+    for (const Piece &p : piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)))
+      parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag));
+    received.push_back({v, parts});
   }
   for (auto &[v, parts] : received) {
     Local l;
@@ -948,11 +951,9 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
       exitBatch[v] = d.values[v].batch;
 
   // Send what later stages and the outputs need, replicated in the replica.
-  struct Out {
-    Value value;
-    int64_t to, tag;
-  };
-  SmallVector<Out> sends;
+  // Each piece: the value it cuts from and the piece (an output's holds the
+  // whole value, rows 0..0).
+  SmallVector<std::pair<Value, Piece>> sends;
   for (Value v : exits) {
     int s = stageOfValue(v);
     if (s != d.stage)
@@ -967,57 +968,33 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
         continue;
       for (const Piece &p : piecesTo(v, s, other.id, exitTag.lookup(v)))
         if (p.from == d.id)
-          sends.push_back({v, other.id, p.tag});
+          sends.push_back({v, p});
     }
   }
   // Outputs computed here go to the root (a tag per output after the
   // exits').
   int64_t outputTag = static_cast<int64_t>(exits.size());
-  SmallVector<std::tuple<unsigned, Value, Piece>> outputSends;
-  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    int s = stageOfValue(v);
-    if (s == d.stage) {
-      const StageInfo &from = stages[s];
-      bool hasBatch = exitBatch.lookup(v).has_value();
-      for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r) {
-        int64_t sender = from.devices[r * from.tensor + j % from.tensor];
-        if (sender == d.id && sender != root)
-          outputSends.push_back(
-              {static_cast<unsigned>(j), v,
-               Piece{sender, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
-      }
-    }
-  }
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (stageOfValue(v) == d.stage && d.id != root &&
+        llvm::is_contained(outputSenders(v, j), d.id))
+      sends.push_back(
+          {v, Piece{d.id, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
   // All values first, then the sends back to back (one exchange step).
-  SmallVector<std::pair<Value, Out>> ready;
-  for (const Out &o : sends) {
-    auto v = makeReplicated(d, o.value);
-    if (failed(v))
+  SmallVector<std::pair<Value, Piece>> ready;
+  for (auto &[v, p] : sends) {
+    auto whole = makeReplicated(d, v);
+    if (failed(whole))
       return failure();
-    const Device &dst = *deviceById[o.to];
-    Value piece = *v;
-    if (auto bd = exitBatch.lookup(o.value)) {
-      for (const Piece &p : piecesTo(o.value, d.stage, dst.id, o.tag))
-        if (p.from == d.id)
-          piece = slice(loc, *v, bd->dim, bd->outer,
-                        (p.lo - offsetOf(d)) * bd->granule,
-                        (p.hi - p.lo) * bd->granule);
-    }
-    ready.push_back({piece, o});
+    Value piece = *whole;
+    if (auto bd = exitBatch.lookup(v); bd && p.hi > p.lo)
+      piece = slice(loc, *whole, bd->dim, bd->outer,
+                    (p.lo - offsetOf(d)) * bd->granule,
+                    (p.hi - p.lo) * bd->granule);
+    ready.push_back({piece, p});
   }
-  SmallVector<std::pair<Value, int64_t>> readyOutputs;
-  for (auto &[j, v, p] : outputSends) {
-    auto rv = makeReplicated(d, v);
-    if (failed(rv))
-      return failure();
-    readyOutputs.push_back({*rv, p.tag});
-  }
-  for (auto &[piece, o] : ready)
+  for (auto &[piece, p] : ready)
     dist::SendOp::create(b, loc, piece, FlatSymbolRefAttr::get(ctx, kMesh),
-                         b.getI64IntegerAttr(o.to), b.getI64IntegerAttr(o.tag));
-  for (auto &[value, tag] : readyOutputs)
-    dist::SendOp::create(b, loc, value, FlatSymbolRefAttr::get(ctx, kMesh),
-                         b.getI64IntegerAttr(root), b.getI64IntegerAttr(tag));
+                         b.getI64IntegerAttr(p.to), b.getI64IntegerAttr(p.tag));
 
   // The root joins the outputs.
   SmallVector<Value> results;
@@ -1036,10 +1013,8 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
           whole = entry->getArgument(a.getArgNumber());
         parts.push_back(whole);
       } else {
-        const StageInfo &from = stages[s];
-        bool hasBatch = exitBatch.lookup(v).has_value();
-        for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r) {
-          int64_t sender = from.devices[r * from.tensor + j % from.tensor];
+        SmallVector<int64_t> senders = outputSenders(v, j);
+        for (auto [r, sender] : llvm::enumerate(senders)) {
           if (sender == d.id) {
             auto rv = makeReplicated(d, v);
             if (failed(rv))
@@ -1047,17 +1022,8 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
             parts.push_back(*rv);
             continue;
           }
-          Local shape;
-          shape.batch = exitBatch.lookup(v);
-          auto t = localType(d, v, shape);
-          SmallVector<int64_t> dims(t.getShape());
-          if (shape.batch)
-            dims[shape.batch->dim] =
-                shape.batch->outer * from.rows[r] * shape.batch->granule;
-          parts.push_back(dist::RecvOp::create(
-              b, loc, RankedTensorType::get(dims, t.getElementType()),
-              FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(sender),
-              b.getI64IntegerAttr(outputTag + static_cast<int64_t>(j))));
+          parts.push_back(recv(loc, d, v, stages[s].rows[r], sender,
+                               outputTag + static_cast<int64_t>(j)));
         }
       }
       pending.push_back({static_cast<unsigned>(j), parts});
@@ -1107,6 +1073,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
 LogicalResult Partitioner::run() {
   if (failed(readPlan()))
     return failure();
+  catalog.emplace(func);
   // Devices in plan order (the mesh order, so the process ranks).
   for (auto [s, st] : llvm::enumerate(stages))
     for (auto [k, id] : llvm::enumerate(st.devices)) {
