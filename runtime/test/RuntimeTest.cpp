@@ -602,6 +602,16 @@ TEST_F(ProgramTest, ManifestErrors) {
   expectLoadError(path("manifest.json") +
                   ": this process has rank 5 but the program has 2 devices "
                   "(start exactly one process per device)");
+  // Rank 1's errors name its own manifest entry.
+  manifest["devices"][1]["weights_bytes"] = 13;
+  setenv("HETPAR_DEVICE", "1", 1);
+  writeOut();
+  st = Program::load(dir, "cpu", program);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("but manifest.json says 13 "
+                              "(devices[1].weights_bytes)"),
+            std::string::npos)
+      << st.message();
   unsetenv("HETPAR_DEVICE");
   manifest["devices"].erase(1);
 

@@ -650,3 +650,37 @@ func.func @f(%x: tensor<8x6xf32>) {
   dist.send %x on @m to 1 tag 0 : tensor<8x6xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'dist.microbatches' must be a positive integer on a module}}
+module attributes {dist.microbatches = 0 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'dist.microbatches' must be a positive integer on a module}}
+func.func @f() attributes {dist.microbatches = 2 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.batch_dim' of argument 0 must be a dimension of its tensor type}}
+func.func @f(%x: tensor<2x4xf32> {dist.batch_dim = 2 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.batch_dim' of result 0 must be a dimension of its tensor type}}
+func.func @f(%x: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.batch_dim = -1 : i64}) {
+  return %x : tensor<2x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown dist attribute 'dist.batch' on argument 0}}
+func.func @f(%x: tensor<2x4xf32> {dist.batch = 0 : i64}) {
+  return
+}
