@@ -185,7 +185,16 @@ static void removeInterruptedFolder() {
   ::signal(SIGTERM, SIG_IGN);
   int armed = 0;
   if (cleanupState.compare_exchange_strong(armed, 1)) {
-    ::nftw(interruptedFolder.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+    // Builds run on several threads: one may have created a file while the
+    // folder was being removed; remove again until the folder is gone (then
+    // nothing can be created in it).
+    struct stat st;
+    for (int round = 0;
+         round < 100 && ::lstat(interruptedFolder.c_str(), &st) == 0; ++round) {
+      ::nftw(interruptedFolder.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+      if (::lstat(interruptedFolder.c_str(), &st) == 0)
+        ::usleep(10000);
+    }
     cleanupState = 2;
   }
   while (cleanupState.load() != 2)
@@ -420,8 +429,10 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       for (size_t j; (j = next++) < jobs.size();) {
         const BuildJob &job = jobs[j];
         {
+          // No new build after a failure or once an interrupt is removing
+          // the folder.
           std::lock_guard<std::mutex> lock(mutex);
-          if (firstError)
+          if (firstError || cleanupState.load() != 0)
             return;
         }
         std::string line;

@@ -358,11 +358,15 @@ int runTool(const Options &opts) {
   for (size_t i = 0; i < opts.inputs.size(); ++i) {
     st = readNpy(opts.inputs[i], inputs[i]);
     if (!st.isOk())
-      return quiet ? 1 : error(st.message());
+      return quiet ? 0 : error(st.message()); // see checkStepInputs below
   }
   st = program->checkStepInputs(inputs);
   if (!st.isOk())
-    return quiet ? 1 : error(st.message()); // every rank finds the same
+    // Every rank finds the same error: the output device reports it and
+    // fails the job. The others end quietly and with status 0, since a
+    // non-zero status would make mpirun kill the output device before it
+    // printed the message.
+    return quiet ? 0 : error(st.message());
   size_t m = size_t(program->microbatches());
   std::vector<std::vector<HostTensor>> micro(m, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
