@@ -1951,7 +1951,7 @@ FailureOr<DeviceProgram> Emitter::run() {
       << "#define HETPAR_DEFINE_ABI\n"
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << kernelText
-      << "static int hp_program_run(hp_ctx *ctx, char *arena, const char "
+      << "static int hp_program_run(hp_ctx *ctx, char *arena, char "
          "*weights,\n                          const void *const *inputs, void "
          "*const *outputs) {\n"
       << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n"

@@ -94,7 +94,7 @@ int hetpar_download(void *ctx, void *dst, const void *src, uint64_t bytes) {
 }
 
 #ifndef FAKE_NO_RUN
-int hetpar_run(void *ctx, void *arena, const void *weights,
+int hetpar_run(void *ctx, void *arena, void *weights,
                const void *const *inputs, void *const *outputs) {
   auto *c = static_cast<Context *>(ctx);
   if (!arena || !weights || !inputs || !inputs[0] || !outputs || !outputs[0]) {

@@ -2105,7 +2105,7 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 
 #if defined(HETPAR_DEFINE_ABI) && !defined(HETPAR_DEVICE_ABI_DEFINED)
 #define HETPAR_DEVICE_ABI_DEFINED
-static int hp_program_run(hp_ctx *ctx, char *arena, const char *weights,
+static int hp_program_run(hp_ctx *ctx, char *arena, char *weights,
                           const void *const *inputs, void *const *outputs);
 
 extern "C" {
@@ -2255,11 +2255,11 @@ int hetpar_download(void *p, void *dst, const void *src, uint64_t bytes) {
   return hp_copy(p, dst, src, bytes, 0);
 }
 
-int hetpar_run(void *p, void *arena, const void *weights,
+int hetpar_run(void *p, void *arena, void *weights,
                const void *const *inputs, void *const *outputs) {
   hp_ctx *ctx = (hp_ctx *)p;
   ctx->error[0] = 0;
-  int rc = hp_program_run(ctx, (char *)arena, (const char *)weights, inputs,
+  int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs,
                           outputs);
   if (rc)
     return rc;

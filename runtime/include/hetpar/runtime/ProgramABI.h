@@ -9,7 +9,11 @@
  * Memory: every pointer passed to hetpar_run is device memory obtained from
  * hetpar_alloc (host memory on the CPU backend). `arena` holds all
  * intermediates (hetpar_arena_bytes() bytes, 256-byte aligned offsets),
- * `weights` holds the whole of weights.bin (hetpar_weights_bytes() bytes).
+ * `weights` holds the whole of weights.bin (hetpar_weights_bytes() bytes). A
+ * training program updates it in place: its parameters, optimizer state and
+ * step counter live there and persist from one hetpar_run to the next (the
+ * runtime never re-uploads it between steps; docs/training.md). Version 2
+ * made it non-const for that.
  * Inputs and outputs are dense row-major tensors in graph order with the
  * dtypes and shapes that manifest.json lists.
  *
@@ -23,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HETPAR_ABI_VERSION 1
+#define HETPAR_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,7 +61,7 @@ void hetpar_free(void *ctx, void *ptr);
 int hetpar_upload(void *ctx, void *dst, const void *src, uint64_t bytes);
 int hetpar_download(void *ctx, void *dst, const void *src, uint64_t bytes);
 /* Runs the whole graph once and waits for it to finish. */
-int hetpar_run(void *ctx, void *arena, const void *weights,
+int hetpar_run(void *ctx, void *arena, void *weights,
                const void *const *inputs, void *const *outputs);
 const char *hetpar_error(void *ctx);
 
