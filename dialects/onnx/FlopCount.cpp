@@ -264,3 +264,15 @@ std::optional<int64_t> EinsumOp::getFlopCount() {
     total = scaled(total, e.second);
   return scaled(total, getInputs().size() >= 2 ? 2 : 1);
 }
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+// One add per element of dY scattered.
+HETPAR_FLOPS(GatherGradOp, numel(getDY()))
+// Per element: weight decay 2, moments 6, bias-corrected update 6 (a sqrt and
+// a divide counted once each), as the elementwise convention counts them.
+HETPAR_FLOPS(AdamWOptimizerOp, scaled(numel(getParam()), 14))
+// Per element: decay and scale 3, momentum 2, update 2.
+HETPAR_FLOPS(SGDOptimizerOp, scaled(numel(getParam()), 7))

@@ -16,6 +16,7 @@ void ONNXDialect::initialize() {
 #include "hetpar/Dialect/ONNX/ONNXOps.cpp.inc"
       >();
   attachShardingRules(getContext());
+  attachGradientRules(getContext());
 }
 
 Operation *ONNXDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -1675,3 +1675,84 @@ LogicalResult EinsumOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   r.push_back(RankedTensorType::get(result, elt));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  ArrayRef<int64_t> shape = getShape();
+  if (shape.empty())
+    return emitOpError() << "shape must have rank >= 1";
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitOpError() << "shape " << formatShape(shape)
+                         << " has a negative extent";
+  auto axis = checkAxis(*this, getAxis(), shape.size());
+  if (failed(axis))
+    return failure();
+  auto dy = shapeOf(getDY()), idx = shapeOf(getIndices());
+  if (dy && idx) {
+    Shape expected(shape.begin(), shape.begin() + *axis);
+    expected.append(idx->begin(), idx->end());
+    expected.append(shape.begin() + *axis + 1, shape.end());
+    if (failed(verifyCompatibleShape(*dy, expected)))
+      return emitOpError() << "dY has shape " << formatShape(*dy)
+                           << " but gathering indices "
+                           << formatShape(*idx) << " from "
+                           << formatShape(shape) << " gives "
+                           << formatShape(expected);
+  }
+  r.push_back(RankedTensorType::get(shape, elementTypeOf(getDY())));
+  return success();
+}
+
+/// The operands of an optimizer update: the updated tensors share one type;
+/// lr and grad_scale are float32 scalars, step an int64 scalar.
+static LogicalResult checkOptimizerOperands(Operation *op, ValueRange tensors,
+                                            Value lr, Value step,
+                                            Value gradScale) {
+  Type t = tensors.front().getType();
+  for (Value v : tensors.drop_front())
+    if (v.getType() != t)
+      return op->emitOpError() << "updates tensors of one type; got " << t
+                               << " and " << v.getType();
+  auto scalarOf = [](Value v, Type elt) {
+    auto s = llvm::dyn_cast<RankedTensorType>(v.getType());
+    return s && s.getRank() == 0 && s.getElementType() == elt;
+  };
+  Builder b(op->getContext());
+  if (!scalarOf(lr, b.getF32Type()) || !scalarOf(gradScale, b.getF32Type()))
+    return op->emitOpError() << "lr and grad_scale must be float32 scalars";
+  if (!scalarOf(step, b.getI64Type()))
+    return op->emitOpError() << "step must be an int64 scalar";
+  return success();
+}
+
+LogicalResult AdamWOptimizerOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkOptimizerOperands(
+          *this, {getParam(), getGrad(), getExpAvg(), getExpAvgSq()}, getLr(),
+          getStep(), getGradScale())))
+    return failure();
+  double b1 = getBeta1(), b2 = getBeta2();
+  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+    return emitOpError() << "beta1 and beta2 must be in [0, 1)";
+  r.append(3, getParam().getType());
+  return success();
+}
+
+LogicalResult SGDOptimizerOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  SmallVector<Value> tensors{getParam(), getGrad()};
+  if (getMomentumBuffer())
+    tensors.push_back(getMomentumBuffer());
+  if (failed(checkOptimizerOperands(*this, tensors, getLr(), getStep(),
+                                    getGradScale())))
+    return failure();
+  double m = getMomentum();
+  if (bool(getMomentumBuffer()) != (m != 0))
+    return emitOpError() << "has a momentum buffer exactly when momentum is "
+                            "not 0";
+  if (getNesterov() && m <= 0)
+    return emitOpError() << "nesterov needs momentum > 0";
+  r.append(getMomentumBuffer() ? 2 : 1, getParam().getType());
+  return success();
+}

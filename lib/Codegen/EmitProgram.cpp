@@ -20,7 +20,9 @@
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
+#include "hetpar/Transforms/Training.h"
 
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
@@ -180,6 +182,16 @@ private:
   std::string ptr(Value v);
   /// Registers v (a constant) in weights.bin; returns its byte offset.
   FailureOr<int64_t> addWeight(Value v);
+  /// Appends `bytes` to weights.bin with an index entry; returns the offset.
+  int64_t appendWeight(llvm::StringRef name, Type elt,
+                       llvm::ArrayRef<int64_t> shape, std::vector<char> bytes,
+                       llvm::json::Object extra);
+  /// Training state: every ml_program.global of the module lives in
+  /// weights.bin (updated in place); loads alias it and the optimizer's
+  /// results are written into it (docs/training.md).
+  LogicalResult planGlobals();
+  ml_program::GlobalOp globalOf(Operation *loadOrStore);
+  LogicalResult emitTrainingOp(Operation *op);
   std::optional<std::string> literalOf(Value v) const;
 
   void planValues();
@@ -232,6 +244,8 @@ private:
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
+  llvm::DenseMap<Operation *, int64_t> globalOffset; // global -> offset
+  llvm::DenseSet<Operation *> inPlaceStores; // stores needing no copy
   llvm::json::Array weightEntries;
   std::string kernelText, bodyText;
   llvm::raw_string_ostream kernels{kernelText};
@@ -374,11 +388,6 @@ FailureOr<int64_t> Emitter::addWeight(Value v) {
     }
     *bytes = std::move(narrow);
   }
-  int64_t offset = (program.weights.size() + 255) / 256 * 256;
-  program.weights.resize(offset + bytes->size());
-  std::memcpy(program.weights.data() + offset, bytes->data(), bytes->size());
-  weightOffset[v] = offset;
-
   std::string name;
   if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
     name = res.getRawHandle().getKey().str();
@@ -386,19 +395,34 @@ FailureOr<int64_t> Emitter::addWeight(Value v) {
     name = onnx::getNodeName(v.getLoc());
   if (name.empty())
     name = "constant_" + std::to_string(weightEntries.size());
+  int64_t offset = appendWeight(name, elt, shapeOf(v), std::move(*bytes), {});
+  weightOffset[v] = offset;
+  return offset;
+}
+
+int64_t Emitter::appendWeight(llvm::StringRef name, Type elt,
+                              llvm::ArrayRef<int64_t> shapeDims,
+                              std::vector<char> bytes,
+                              llvm::json::Object extra) {
+  int64_t offset = (program.weights.size() + 255) / 256 * 256;
+  program.weights.resize(offset + bytes.size());
+  std::memcpy(program.weights.data() + offset, bytes.data(), bytes.size());
   llvm::json::Array shape;
-  for (int64_t d : shapeOf(v))
+  for (int64_t d : shapeDims)
     shape.push_back(d);
   uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size()));
-  weightEntries.push_back(llvm::json::Object{
-      {"name", name},
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  llvm::json::Object entry{
+      {"name", name.str()},
       {"dtype",
        converted(elt) ? floatModeName(opts.floatMode).str() : dtypeName(elt)},
       {"shape", std::move(shape)},
       {"offset", offset},
-      {"bytes", static_cast<int64_t>(bytes->size())},
-      {"crc32", static_cast<int64_t>(crc)}});
+      {"bytes", static_cast<int64_t>(bytes.size())},
+      {"crc32", static_cast<int64_t>(crc)}};
+  for (auto &kv : extra)
+    entry[kv.first] = std::move(kv.second);
+  weightEntries.push_back(std::move(entry));
   return offset;
 }
 
@@ -413,7 +437,8 @@ std::string Emitter::ptr(Value v) {
     return "((" + t + " *)outputs[" + std::to_string(s.index) + "])";
   case Storage::Arena:
     return "((" + t + " *)(arena + " + std::to_string(s.offset) + "))";
-  case Storage::Weight:
+  case Storage::Weight: // a global: mutable state in weights.bin
+    return "((" + t + " *)(weights + " + std::to_string(s.offset) + "))";
   case Storage::None:
     break;
   }
@@ -465,6 +490,8 @@ LogicalResult Emitter::planMemory() {
   int64_t endStep = static_cast<int64_t>(ops.size()) + 1;
   for (auto [i, arg] : llvm::enumerate(func.getArguments()))
     storage[arg] = {Storage::Input, static_cast<int64_t>(i), 0};
+  if (failed(planGlobals()))
+    return failure();
 
   // Graph outputs produced by an op (not a view, constant or input) and
   // stored in the model's dtype are written straight into the output buffer.
@@ -548,6 +575,166 @@ LogicalResult Emitter::planMemory() {
     scratchOffset[scratchOps[i]] = layout.offsets[values.size() + i];
   program.arenaBytes = layout.arenaBytes;
   program.arenaBytesNoReuse = layout.totalBytes;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Training state (ml_program globals)
+//===----------------------------------------------------------------------===//
+
+ml_program::GlobalOp Emitter::globalOf(Operation *op) {
+  SymbolRefAttr sym;
+  if (auto l = dyn_cast<ml_program::GlobalLoadOp>(op))
+    sym = l.getGlobalAttr();
+  else if (auto st = dyn_cast<ml_program::GlobalStoreOp>(op))
+    sym = st.getGlobalAttr();
+  return sym ? SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(op,
+                                                                          sym)
+             : nullptr;
+}
+
+/// The bytes a global starts with (its value; a splat of zeros without
+/// expanding element by element).
+static FailureOr<std::vector<char>> initialBytes(ml_program::GlobalOp g) {
+  auto type = llvm::cast<RankedTensorType>(g.getType());
+  auto dense = llvm::dyn_cast_if_present<DenseElementsAttr>(g.getValueAttr());
+  if (dense && dense.isSplat()) {
+    unsigned bits = type.getElementTypeBitWidth();
+    std::vector<char> zeros(type.getNumElements() * (bits == 1 ? 1 : bits / 8));
+    bool zero = llvm::isa<FloatType>(type.getElementType())
+                    ? dense.getSplatValue<llvm::APFloat>().isZero()
+                    : dense.getSplatValue<llvm::APInt>().isZero();
+    if (zero)
+      return zeros;
+  }
+  auto elements = llvm::dyn_cast_if_present<ElementsAttr>(g.getValueAttr());
+  if (!elements)
+    return failure();
+  return getElementsBytes(elements);
+}
+
+LogicalResult Emitter::planGlobals() {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module)
+    return success();
+  for (auto g : module.getOps<ml_program::GlobalOp>()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(g.getType());
+    auto bytes = type ? initialBytes(g) : FailureOr<std::vector<char>>();
+    if (failed(bytes))
+      return g.emitError() << "global @" << g.getSymName()
+                           << ": code generation needs a static tensor with "
+                              "an initial value";
+    if (converted(type.getElementType()))
+      return g.emitError("training state in 16-bit storage is not supported "
+                         "yet (compile training with --dtype float32)");
+    llvm::json::Object extra;
+    llvm::StringRef role = train::roleOf(g);
+    extra["role"] = role.empty() ? "constant" : role.str();
+    if (auto of = g->getAttrOfType<FlatSymbolRefAttr>(train::kStateOfAttr))
+      extra["of"] = of.getValue().str();
+    if (auto slot = g->getAttrOfType<StringAttr>(train::kSlotAttr))
+      extra["slot"] = slot.getValue().str();
+    globalOffset[g] = appendWeight(g.getSymName(), type.getElementType(),
+                                   type.getShape(), std::move(*bytes),
+                                   std::move(extra));
+  }
+  // Loads alias the global; an optimizer result whose only use stores it
+  // back to the global its operand was loaded from is written in place.
+  llvm::DenseMap<Operation *, int64_t> writeStep; // global -> step
+  for (Operation *op : ops) {
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
+      if (auto g = globalOf(op))
+        storage[load.getResult()] = {Storage::Weight, 0, globalOffset[g]};
+    if (!isa<onnx::AdamWOptimizerOp, onnx::SGDOptimizerOp>(op))
+      continue;
+    // Result i updates operand tied[i].
+    llvm::SmallVector<unsigned> tied{0, 2, 3};
+    for (auto [i, r] : llvm::enumerate(op->getResults())) {
+      Value in = op->getOperand(tied[i]);
+      auto load = in.getDefiningOp<ml_program::GlobalLoadOp>();
+      if (!load || !r.hasOneUse())
+        continue;
+      auto store = dyn_cast<ml_program::GlobalStoreOp>(*r.getUsers().begin());
+      if (!store || globalOf(store) != globalOf(load))
+        continue;
+      storage[r] = storage[load.getResult()];
+      inPlaceStores.insert(store);
+      writeStep[globalOf(load)] = step.lookup(op);
+    }
+  }
+  for (Operation *op : ops)
+    if (isa<ml_program::GlobalStoreOp>(op) && !inPlaceStores.count(op))
+      writeStep.try_emplace(globalOf(op), step.lookup(op));
+  // A global written in place must not be read through a load afterwards.
+  for (Operation *op : ops)
+    for (Value in : op->getOperands())
+      if (auto load = root(in).getDefiningOp<ml_program::GlobalLoadOp>()) {
+        auto it = writeStep.find(globalOf(load));
+        if (it != writeStep.end() && step.lookup(op) > it->second &&
+            !isa<ml_program::GlobalStoreOp>(op))
+          return op->emitError()
+                 << "reads global @" << globalOf(load).getSymName()
+                 << " after it was updated in place (code generation keeps "
+                    "one copy of each global)";
+      }
+  return success();
+}
+
+LogicalResult Emitter::emitTrainingOp(Operation *op) {
+  auto f = [&](Attribute a) {
+    return floatLiteral(llvm::cast<FloatAttr>(a).getValueAsDouble(), false);
+  };
+  if (auto st = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+    if (inPlaceStores.count(op))
+      return success();
+    Value v = st.getValue();
+    std::string dst =
+        "((" + storageType(eltOf(v)) + " *)(weights + " +
+        std::to_string(globalOffset.lookup(globalOf(op))) + "))";
+    emitCopy(ptr(v), dst, numelOf(v), eltOf(v));
+    return success();
+  }
+  if (auto a = dyn_cast<onnx::AdamWOptimizerOp>(op)) {
+    line(llvm::formatv(
+        "hp_launch(ctx, hp_adamw, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "{9}, {10}, {11}, {12}, {13}, {14});",
+        numelOf(a.getParam()), ptr(a.getParam()), ptr(a.getGrad()),
+        ptr(a.getExpAvg()), ptr(a.getExpAvgSq()), ptr(op->getResult(0)),
+        ptr(op->getResult(1)), ptr(op->getResult(2)), ptr(a.getLr()),
+        ptr(a.getStep()), ptr(a.getGradScale()), f(a.getBeta1Attr()),
+        f(a.getBeta2Attr()), f(a.getEpsilonAttr()),
+        f(a.getWeightDecayAttr())));
+    ++program.libraryCalls;
+    return success();
+  }
+  if (auto sgd = dyn_cast<onnx::SGDOptimizerOp>(op)) {
+    bool buf = bool(sgd.getMomentumBuffer());
+    line(llvm::formatv(
+        "hp_launch(ctx, hp_sgd, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "{9}, {10}, {11});",
+        numelOf(sgd.getParam()), ptr(sgd.getParam()), ptr(sgd.getGrad()),
+        buf ? ptr(sgd.getMomentumBuffer()) : "(const float *)0",
+        ptr(op->getResult(0)), buf ? ptr(op->getResult(1)) : "(float *)0",
+        ptr(sgd.getLr()), ptr(sgd.getStep()), ptr(sgd.getGradScale()),
+        f(sgd.getMomentumAttr()), sgd.getNesterov(),
+        f(sgd.getWeightDecayAttr())));
+    ++program.libraryCalls;
+    return success();
+  }
+  auto g = cast<onnx::GatherGradOp>(op);
+  llvm::ArrayRef<int64_t> s = g.getShape();
+  int64_t axis = g.getAxis() < 0 ? g.getAxis() + s.size() : g.getAxis();
+  Value out = g.getResult(), idx = g.getIndices();
+  std::string t = storageType(eltOf(out));
+  line(llvm::formatv("hp_launch(ctx, hp_fill<{0}>, {1}, ({0})0, {2});", t,
+                     numelOf(out), ptr(out)));
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_gather_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, {7}, "
+      "{8});",
+      t, storageType(eltOf(idx)), numel(s.take_front(axis)) * numel(s.drop_front(axis + 1)),
+      s[axis], numelOf(idx), numel(s.drop_front(axis + 1)), ptr(g.getDY()),
+      ptr(idx), ptr(out)));
+  program.libraryCalls += 2;
   return success();
 }
 
@@ -1502,6 +1689,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
   }
   if (isElementwise(op))
     return emitElementwiseGroup(op);
+  if (isa<ml_program::GlobalLoadOp>(op))
+    return success(); // aliases the global's storage
+  if (isa<ml_program::GlobalStoreOp, onnx::AdamWOptimizerOp,
+          onnx::SGDOptimizerOp, onnx::GatherGradOp>(op)) {
+    comment(op);
+    return emitTrainingOp(op);
+  }
   Value out = op->getNumResults() ? op->getResult(0) : Value();
   auto axisOf = [&](Value v, int64_t axis) {
     int64_t r = static_cast<int64_t>(shapeOf(v).size());

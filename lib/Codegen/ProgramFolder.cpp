@@ -488,6 +488,16 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   for (const auto &[name, content] : plan.files)
     if (auto err = writeFile(file(name), content))
       return err;
+  for (const auto &[name, source] : plan.copies)
+    if (std::error_code ec = fs::copy_file(source, file(name)))
+      return llvm::createStringError(ec, "cannot copy '%s' into the program: %s",
+                                     source.c_str(), ec.message().c_str());
+  if (!plan.training.empty()) {
+    auto parsed = llvm::json::parse(plan.training);
+    if (!parsed)
+      return parsed.takeError();
+    manifest["training"] = std::move(*parsed);
+  }
   std::string text;
   llvm::raw_string_ostream(text)
       << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

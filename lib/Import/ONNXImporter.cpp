@@ -16,6 +16,7 @@
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
@@ -731,7 +732,11 @@ LogicalResult GraphImporter::importBody(::onnx::GraphProto &graph) {
                              "initializer '" + printable(init.name()) + "'");
     if (failed(attr))
       return failure();
-    values[init.name()] = hetpar::onnx::ConstantOp::create(builder, loc, *attr);
+    auto constant = hetpar::onnx::ConstantOp::create(builder, loc, *attr);
+    if (model.options.markInitializers)
+      constant->setAttr(hetpar::onnx::kInitializerAttrName,
+                      builder.getStringAttr(init.name()));
+    values[init.name()] = constant;
   }
 
   auto order = sortNodes(graph);
@@ -1314,7 +1319,8 @@ hetpar::ONNXImportOptions::addInputShapeSpecs(ArrayRef<std::string> specs) {
 }
 
 void hetpar::registerImportDialects(DialectRegistry &registry) {
-  registry.insert<hetpar::onnx::ONNXDialect, func::FuncDialect>();
+  registry.insert<hetpar::onnx::ONNXDialect, func::FuncDialect,
+                  ml_program::MLProgramDialect>();
   registry.addExtension(+[](MLIRContext *, hetpar::onnx::ONNXDialect *dialect) {
     dialect->setGenericTypeInference(&hetpar::import::inferGenericOpTypes);
   });

@@ -36,6 +36,8 @@
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
+#include "Training.h"
+
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -516,7 +518,8 @@ codegenOptions(hetpar::codegen::FloatMode floatMode) {
 
 /// Code generation for one local device: OUT is complete or absent.
 static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
-                        llvm::ArrayRef<std::string> inputsRead) {
+                        llvm::ArrayRef<std::string> inputsRead,
+                        const hetpar::codegen::PlanFiles &extra = {}) {
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
@@ -534,7 +537,8 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
   if (failed(program))
     return 1;
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
-          *program, outputPath, modelPath, opts, llvm::errs()))
+          llvm::ArrayRef(*program), {0}, outputPath, modelPath, opts,
+          llvm::errs(), extra))
     return fail(llvm::toString(std::move(err)));
   // Binary units, as hetpar-run prints them.
   auto kib = [](int64_t bytes) {
@@ -645,6 +649,12 @@ int main(int argc, char **argv) {
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
                 "' (float32, float16 or bfloat16)");
+  // A training program for one device (docs/training.md).
+  bool trainingProgram = codegen && !planned && mode == hetpar::Mode::Training;
+  if (trainingProgram && *floatMode != hetpar::codegen::FloatMode::F32)
+    return fail("--mode training: 16-bit training (--dtype float16/bfloat16 "
+                "with float32 master weights) is not supported yet; train in "
+                "float32");
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   for (const std::string &t : targets)
@@ -685,6 +695,7 @@ int main(int argc, char **argv) {
   // The model and its external data files are inputs: never overwritten.
   std::vector<std::string> inputsRead{modelPath};
   options.externalFilesRead = &inputsRead;
+  options.markInitializers = trainingProgram;
   if (!planOnly)
     if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
       return fail(llvm::toString(std::move(err)));
@@ -704,9 +715,20 @@ int main(int argc, char **argv) {
     return 1;
   hetpar::ToStaticPipelineOptions pipeline;
   pipeline.verifyStatic = !allowDynamic;
-  hetpar::buildToStaticPipeline(pm, pipeline);
+  if (trainingProgram)
+    (void)hetpar::tools::buildTrainingPipeline(pm, [&](OpPassManager &p) {
+      hetpar::buildToStaticPipeline(p, pipeline);
+    });
+  else
+    hetpar::buildToStaticPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
+  if (trainingProgram) {
+    hetpar::codegen::PlanFiles extra;
+    extra.training = hetpar::tools::trainingManifest(*module);
+    extra.copies.push_back({"model.onnx", modelPath});
+    return compileModel(*module, *floatMode, inputsRead, extra);
+  }
 
   if (planOnly)
     return planModel(*module, inputsRead, std::nullopt);

@@ -131,6 +131,12 @@ struct PlanFiles {
   /// Extra files written into the folder with the programs (plan.json,
   /// trace.json), name and content.
   std::vector<std::pair<std::string, std::string>> files;
+  /// Files copied into the folder: name in the folder, source path (the
+  /// source model of a training program, for hetpar-run --export-onnx).
+  std::vector<std::pair<std::string, std::string>> copies;
+  /// The manifest's "training" object as JSON text (docs/training.md); empty
+  /// for an inference program.
+  std::string training;
 };
 
 /// The same for the programs of several devices (one per device id, in

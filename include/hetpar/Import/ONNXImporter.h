@@ -35,6 +35,11 @@ struct ONNXImportOptions {
   /// Tensors of at most this many bytes become `dense` attributes, larger ones
   /// `dense_resource` blobs that refer to the bytes without copying them.
   int64_t inlineLimitBytes = 1024;
+  /// Marks the onnx.Constant of every graph initializer with its name
+  /// (onnx::kInitializerAttrName), so that training can tell parameters from
+  /// Constant nodes. Off for inference: the mark keeps equal initializers from
+  /// being merged.
+  bool markInitializers = false;
 
   /// When set, receives the resolved path of every external data file the
   /// import reads (so that tools can refuse to write over one).

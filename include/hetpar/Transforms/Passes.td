@@ -180,4 +180,108 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Training (docs/training.md)
+//===----------------------------------------------------------------------===//
+
+def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
+  let summary = "Turn the trainable initializers into mutable ml_program globals";
+  let description = [{
+    Every float initializer (an `onnx.Constant` the importer marked with
+    `onnx.initializer`) whose name does not fully match `freeze` becomes an
+    `ml_program.global private mutable` holding its data, with `hetpar.role =
+    "param"`, read where the constant was by `ml_program.global_load`. Run it on
+    the imported module, before canonicalization (which merges equal constants,
+    such as two LayerNorm scales of ones). Errors: `freeze` is not a valid
+    regular expression, or matches no initializer; nothing is trainable.
+  }];
+  let options = [
+    Option<"freeze", "freeze", "std::string", /*default=*/"\"\"",
+           "Initializers (a regular expression over their names, full match) "
+           "that stay constant">,
+  ];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
+def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
+  let summary = "Make the function return one scalar training loss";
+  let description = [{
+    `loss=output`: the function's only result must be a float scalar; it is the
+    loss. `loss=cross-entropy`: result `output` (logits [B, C], or [B, S, V] for
+    language models) against a new int64 argument `labels` ([B], [B, S]),
+    reduced to the mean as PyTorch's `cross_entropy`
+    (SoftmaxCrossEntropyLoss). `loss=mse`: the mean squared error against a new
+    argument `labels` of the output's shape and type. The labels argument is
+    appended after the graph inputs with `onnx.name` = `labels` and batch axis 0.
+    The function then returns the loss only. Errors name the output and its
+    shape.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"output\"",
+           "output | cross-entropy | mse">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "Name of the labels input">,
+    Option<"output", "output", "unsigned", /*default=*/"0",
+           "The model output the loss is computed on">,
+  ];
+}
+
+def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode autodiff from the scalar loss to every parameter";
+  let description = [{
+    The function's first result must be a float scalar (the loss). For every op on
+    a path from a trainable parameter (`ml_program.global_load` of a global with
+    `hetpar.role = "param"`) to the loss, in reverse program order, the op's
+    GradientOpInterface rule builds the gradients of its operands; gradients of a
+    value used several times are summed. The function then returns the loss
+    followed by one gradient per parameter, in the order of the globals, each
+    result marked `hetpar.gradient_of = @global`. A parameter the loss does not
+    depend on gets a zero gradient. Errors: the loss is not a float scalar;
+    nothing is trainable; an op on the path has no gradient rule (named with its
+    node).
+  }];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
+def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
+  let summary = "Apply the optimizer: state globals, schedule, clipping, updates";
+  let description = [{
+    Consumes the gradient results of `hetpar-onnx-differentiate`: adds the
+    optimizer state as zero-initialized globals (`PARAM.exp_avg`,
+    `PARAM.exp_avg_sq` for AdamW, `PARAM.momentum_buffer` for SGD with momentum;
+    `hetpar.role = "optimizer"`), the step counter `hetpar.step` (int64,
+    `hetpar.role = "step"`, incremented each step), the learning rate of the
+    schedule at that step, the global-norm clipping coefficient, one fused
+    update op per parameter (onnx.AdamWOptimizer / onnx.SGDOptimizer) and the
+    `ml_program.global_store` of each new value. The function then returns the
+    loss only. `optimizer=none` leaves the gradients as results (a program that
+    returns the loss and the gradients, for tests and for custom update rules).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw | sgd | none">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Base learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
+           "Weight decay (default: 0.01 for AdamW, 0 for SGD, as PyTorch)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0",
+           "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD with Nesterov momentum">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0",
+           "Clip the global L2 norm of the gradients to this (0: off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant | warmup-cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Linear warm-up steps (warmup-cosine)">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Steps until the cosine reaches min-lr (warmup-cosine)">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0",
+           "Final learning rate of the cosine decay">,
+  ];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
 #endif // HETPAR_TRANSFORMS_PASSES_TD

@@ -77,4 +77,44 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   ];
 }
 
+def GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::hetpar";
+  let description = [{
+    The op's reverse-mode (vector-Jacobian product) rule: given the gradient of the
+    loss with respect to each result, build the gradient with respect to each
+    operand, as ordinary ops (of the onnx dialect or any other) through a
+    `GradientBuilder` (hetpar/Dialect/ONNX/Gradient.h), which places them in the
+    backward part of the step and types them by their shape rules. The backward
+    ops therefore get shape inference, FLOP counts, sharding rules, the cost model
+    and code generation like any forward op.
+
+    `hetpar-onnx-differentiate` calls the rule of every op on a path from a
+    trainable parameter to the loss, in reverse program order. Rules read forward
+    values (saved activations) directly: they are explicit SSA values, so the
+    memory plan and the recomputation rewrite see them.
+
+    Constraints: `operandGrads` gets exactly one entry per operand, with the
+    operand's type, or a null value where the operand needs no gradient
+    (`builder.needsGradient(i)` is false: not on a path from a parameter, or an
+    integer or bool operand). An operand that was broadcast gets its gradient
+    summed over the broadcast axes (`GradientBuilder::sumToShape`).
+
+    The onnx dialect attaches rules to its ops (dialects/onnx/GradientRules.cpp).
+    Ops of a user's own dialect join training by implementing this interface.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Appends one gradient per operand to `operandGrads` (null where none is
+        needed), given `resultGrads`: one per result, null where the loss does
+        not depend on that result. Fails, after an error at the op, when the op
+        has no derivative in the form given (for example a non-constant exponent
+        of Pow where the exponent needs a gradient).
+      }],
+      "::llvm::LogicalResult", "buildGradients",
+      (ins "::hetpar::GradientBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // HETPAR_DIALECT_ONNX_ONNXINTERFACES_TD

@@ -4,6 +4,7 @@
 #define HETPAR_DIALECT_ONNX_ONNXOPS_H
 
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
+#include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ShardingRule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -17,6 +18,10 @@
 #include <optional>
 
 namespace hetpar::onnx {
+/// Discardable attribute the importer puts on the onnx.Constant of each graph
+/// initializer: its ONNX name (Constant nodes and folded values have none).
+inline constexpr llvm::StringLiteral kInitializerAttrName = "onnx.initializer";
+
 /// Verifier of InferShapesOpInterface: the op's declared result types must be
 /// compatible with (no less refined where they disagree is an error) the types
 /// its shape rule infers. Emits an error at the op on mismatch.
@@ -36,6 +41,9 @@ std::string describeNode(mlir::Operation *op);
 /// Attaches ShardingRuleOpInterface to the onnx ops that have a rule
 /// (ShardingRules.cpp); called when the dialect is loaded.
 void attachShardingRules(mlir::MLIRContext *context);
+/// Attaches GradientOpInterface to the onnx ops that have a gradient rule
+/// (GradientRules.cpp); called when the dialect is loaded.
+void attachGradientRules(mlir::MLIRContext *context);
 } // namespace hetpar::onnx
 
 #include "hetpar/Dialect/ONNX/ONNXInterfaces.h.inc"

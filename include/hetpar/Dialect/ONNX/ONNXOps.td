@@ -923,4 +923,96 @@ def ONNX_TriluOp : ONNX_Op<"Trilu", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+//===----------------------------------------------------------------------===//
+// Training ops (ONNX Runtime's com.microsoft training ops). Produced by the
+// training passes (hetpar-onnx-differentiate, hetpar-train-optimizer), never
+// imported.
+//===----------------------------------------------------------------------===//
+
+def ONNX_GatherGradOp : ONNX_Op<"GatherGrad", [Pure]> {
+  let summary = "Gradient of Gather: scatter-add of dY into zeros of the data shape";
+  let description = [{
+    dX = zeros(shape); for every position p of `indices`, the slice of `dY` at p is
+    added into the slice of dX at index indices[p] along `axis` (negative indices
+    count from the end). Repeated indices accumulate (the gradient of an embedding
+    table). The data shape is the `shape` attribute.
+
+    Constraints: `axis` is in [-rank, rank) of `shape`; dY has the shape
+    shape[:axis] + shape(indices) + shape[axis+1:]; the result has shape `shape`
+    and dY's element type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_IndexTensor:$indices,
+                   ONNX_IntsAttr:$shape,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$axis);
+  let results = (outs ONNX_FloatTensor:$dX);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_AdamWOptimizerOp : ONNX_Op<"AdamWOptimizer", [Pure]> {
+  let summary = "One AdamW step of one parameter (torch.optim.AdamW semantics)";
+  let description = [{
+    With g = grad * grad_scale, t = step (the step number after this update,
+    starting at 1) and the learning rate lr:
+
+        param' = param * (1 - lr * weight_decay)
+        exp_avg' = beta1 * exp_avg + (1 - beta1) * g
+        exp_avg_sq' = beta2 * exp_avg_sq + (1 - beta2) * g * g
+        param'' = param' - lr / (1 - beta1^t) * exp_avg'
+                  / (sqrt(exp_avg_sq') / sqrt(1 - beta2^t) + epsilon)
+
+    as `torch.optim.AdamW` (Loshchilov & Hutter, "Decoupled Weight Decay
+    Regularization", ICLR 2019, with Adam's bias correction). `grad_scale` carries
+    gradient clipping (and loss scaling); when it is not finite the step is
+    skipped: every result equals its operand. Code generation updates the
+    parameter and its state in place, one thread per element.
+
+    Constraints: param, grad, exp_avg and exp_avg_sq have one type (float32);
+    lr and grad_scale are float32 scalars; step is an int64 scalar; beta1 and
+    beta2 are in [0, 1); the results have the types of param, exp_avg,
+    exp_avg_sq.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$param, ONNX_FloatTensor:$grad,
+                   ONNX_FloatTensor:$exp_avg, ONNX_FloatTensor:$exp_avg_sq,
+                   ONNX_FloatTensor:$lr, ONNX_I64Tensor:$step,
+                   ONNX_FloatTensor:$grad_scale,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.9f">:$beta1,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.999f">:$beta2,
+                   DefaultValuedAttr<ONNX_FloatAttr, "1e-8f">:$epsilon,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.01f">:$weight_decay);
+  let results = (outs ONNX_FloatTensor:$param_out, ONNX_FloatTensor:$exp_avg_out,
+                 ONNX_FloatTensor:$exp_avg_sq_out);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_SGDOptimizerOp : ONNX_Op<"SGDOptimizer", [Pure]> {
+  let summary = "One SGD step of one parameter (torch.optim.SGD semantics)";
+  let description = [{
+    With g = grad * grad_scale + weight_decay * param:
+
+        momentum 0:  param' = param - lr * g            (no buffer operand)
+        otherwise:   buf' = momentum * buf + g   (buf' = g on step 1)
+                     d = nesterov ? g + momentum * buf' : buf'
+                     param' = param - lr * d
+
+    as `torch.optim.SGD` with dampening 0. `step` is the step number after this
+    update (1 on the first step). When grad_scale is not finite the step is
+    skipped. Updated in place by code generation.
+
+    Constraints: param, grad and momentum_buffer (present exactly when momentum
+    is not 0) have one type; lr and grad_scale are float32 scalars; step is an
+    int64 scalar; nesterov needs momentum > 0; one result per updated tensor
+    (param, then the buffer when present).
+  }];
+  let arguments = (ins ONNX_FloatTensor:$param, ONNX_FloatTensor:$grad,
+                   Optional<ONNX_FloatTensor>:$momentum_buffer,
+                   ONNX_FloatTensor:$lr, ONNX_I64Tensor:$step,
+                   ONNX_FloatTensor:$grad_scale,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.0f">:$momentum,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$nesterov,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.0f">:$weight_decay);
+  let results = (outs ONNX_FloatTensor:$param_out,
+                 Variadic<ONNX_FloatTensor>:$momentum_buffer_out);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // HETPAR_DIALECT_ONNX_ONNXOPS_TD

@@ -370,6 +370,83 @@ HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
   }
 }
 
+/// Gradient of Gather (scatter-add): dX viewed as [outer, axisDim, inner] is
+/// zero-filled by the caller; one iteration per (outer, inner) column adds
+/// dY[o, j, in] into dX[o, idx[j], in] for every j in order, so repeated
+/// indices accumulate without atomics and the sum order is the same on every
+/// backend. Indices outside [-axisDim, axisDim) are skipped.
+template <typename T, typename I>
+HP_KERNEL(hp_gather_grad, int64_t axisDim, int64_t nIdx, int64_t inner,
+          const T *dy, const I *idx, T *dx) {
+  HP_FOR_W(c, nIdx) {
+    int64_t in_ = c % inner, o = c / inner;
+    for (int64_t j = 0; j < nIdx; ++j) {
+      int64_t k = (int64_t)idx[j];
+      if (k < 0)
+        k += axisDim;
+      if (k >= 0 && k < axisDim)
+        dx[(o * axisDim + k) * inner + in_] =
+            (T)((float)dx[(o * axisDim + k) * inner + in_] +
+                (float)dy[(o * nIdx + j) * inner + in_]);
+    }
+  }
+}
+
+/// One AdamW step per element, as torch.optim.AdamW (decoupled weight decay,
+/// bias correction): `lr`, `step` (the step number after this update, >= 1)
+/// and `scale` (gradient clipping / loss scaling) are device scalars computed
+/// by the program. Outputs may alias the inputs (in-place update). A
+/// non-finite scale skips the step (outputs = inputs).
+HP_KERNEL(hp_adamw, const float *p, const float *g, const float *m,
+          const float *v, float *po, float *mo, float *vo, const float *lr,
+          const int64_t *step, const float *scale, float b1, float b2,
+          float eps, float wd) {
+  HP_FOR(i) {
+    float s = *scale, rate = *lr;
+    float t = (float)*step;
+    if (!(s - s == 0.0f)) { // inf or NaN
+      po[i] = p[i];
+      mo[i] = m[i];
+      vo[i] = v[i];
+      continue;
+    }
+    float gi = g[i] * s;
+    float pi = p[i] * (1.0f - rate * wd);
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    float bc1 = 1.0f - powf(b1, t), bc2 = 1.0f - powf(b2, t);
+    float denom = sqrtf(vi) / sqrtf(bc2) + eps;
+    po[i] = pi - rate / bc1 * mi / denom;
+    mo[i] = mi;
+    vo[i] = vi;
+  }
+}
+
+/// One SGD step per element, as torch.optim.SGD with dampening 0: with
+/// momentum (buf != NULL) buf' = momentum * buf + g (buf' = g on step 1), and
+/// Nesterov's g + momentum * buf'. Outputs may alias inputs; a non-finite
+/// scale skips the step.
+HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
+          float *bufo, const float *lr, const int64_t *step,
+          const float *scale, float momentum, int nesterov, float wd) {
+  HP_FOR(i) {
+    float s = *scale;
+    if (!(s - s == 0.0f)) {
+      po[i] = p[i];
+      if (buf)
+        bufo[i] = buf[i];
+      continue;
+    }
+    float d = g[i] * s + wd * p[i];
+    if (buf) {
+      float b = *step <= 1 ? d : momentum * buf[i] + d;
+      bufo[i] = b;
+      d = nesterov ? d + momentum * b : b;
+    }
+    po[i] = p[i] - *lr * d;
+  }
+}
+
 /// GatherElements: out has the indices' shape `dims`; along `axis` the index
 /// comes from idx, elsewhere the coordinate itself.
 template <typename T, typename I>

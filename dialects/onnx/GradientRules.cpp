@@ -1,0 +1,576 @@
+//===- GradientRules.cpp - reverse-mode rules of the onnx ops -------------===//
+//
+// One `gradient` overload per op: given dY (one per result, null where the
+// loss does not depend on it), append dX (one per operand, null where no
+// gradient is needed). Attached as GradientOpInterface external models, so an
+// op of another dialect joins training by implementing the interface itself.
+//
+// Formulas: the standard vector-Jacobian products (as in PyTorch's
+// tools/autograd/derivatives.yaml and ONNX Runtime's gradient builders).
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/ONNX/Gradient.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::onnx;
+
+using Grads = SmallVectorImpl<Value>;
+
+namespace {
+int64_t rankOf(Value v) { return GradientBuilder::shapeOf(v).size(); }
+
+int64_t normAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// The int64 values of a constant operand, or failure.
+FailureOr<SmallVector<int64_t>> constInts(Value v) {
+  DenseIntElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return failure();
+  SmallVector<int64_t> out;
+  for (const APInt &i : attr.getValues<APInt>())
+    out.push_back(i.getSExtValue());
+  return out;
+}
+
+/// dX for an operand when it needs one, else null.
+Value when(GradientBuilder &g, unsigned i, llvm::function_ref<Value()> fn) {
+  return g.needsGradient(i) ? fn() : Value();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult gradient(AddOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
+  dX.push_back(when(g, 1, [&] { return g.sumToShape(dY[0], op.getB().getType()); }));
+  return success();
+}
+
+LogicalResult gradient(SubOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
+  dX.push_back(when(g, 1, [&] {
+    return g.sumToShape(g.neg(dY[0]), op.getB().getType());
+  }));
+  return success();
+}
+
+LogicalResult gradient(MulOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value a = op.getA(), b = op.getB();
+  dX.push_back(when(g, 0, [&] { return g.sumToShape(g.mul(dY[0], b), a.getType()); }));
+  dX.push_back(when(g, 1, [&] { return g.sumToShape(g.mul(dY[0], a), b.getType()); }));
+  return success();
+}
+
+LogicalResult gradient(DivOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value a = op.getA(), b = op.getB(), y = op.getResult();
+  dX.push_back(when(g, 0, [&] { return g.sumToShape(g.div(dY[0], b), a.getType()); }));
+  // d(a/b)/db = -a/b^2 = -y/b.
+  dX.push_back(when(g, 1, [&] {
+    return g.sumToShape(g.neg(g.div(g.mul(dY[0], y), b)), b.getType());
+  }));
+  return success();
+}
+
+LogicalResult gradient(NegOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.neg(dY[0]));
+  return success();
+}
+
+LogicalResult gradient(ExpOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.mul(dY[0], op.getResult()));
+  return success();
+}
+
+LogicalResult gradient(LogOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.div(dY[0], op.getOperand()));
+  return success();
+}
+
+LogicalResult gradient(SqrtOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value y = op.getResult();
+  dX.push_back(g.div(g.mul(dY[0], g.scalar(0.5, y)), y));
+  return success();
+}
+
+LogicalResult gradient(ReciprocalOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value y = op.getResult();
+  dX.push_back(g.neg(g.mul(dY[0], g.mul(y, y))));
+  return success();
+}
+
+LogicalResult gradient(TanhOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value y = op.getResult();
+  dX.push_back(g.mul(dY[0], g.sub(g.scalar(1.0, y), g.mul(y, y))));
+  return success();
+}
+
+LogicalResult gradient(SigmoidOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value y = op.getResult();
+  dX.push_back(g.mul(dY[0], g.mul(y, g.sub(g.scalar(1.0, y), y))));
+  return success();
+}
+
+/// Where(x > 0, dY, dY * negSlope).
+Value reluLike(GradientBuilder &g, Value x, Value dy, double negSlope) {
+  Operation *gt = g.create<GreaterOp>(1, g.builder().getI1Type(), x,
+                                      g.scalar(0.0, x));
+  if (!gt)
+    return {};
+  Value other = negSlope == 0.0 ? g.scalar(0.0, dy)
+                                : g.mul(dy, g.scalar(negSlope, dy));
+  return g.make<WhereOp>(gt->getResult(0), dy, other);
+}
+
+LogicalResult gradient(ReluOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(reluLike(g, op.getOperand(), dY[0], 0.0));
+  return success();
+}
+
+LogicalResult gradient(LeakyReluOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(
+      reluLike(g, op.getOperand(), dY[0], op.getAlpha()));
+  return success();
+}
+
+LogicalResult gradient(ErfOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // d erf(x)/dx = 2/sqrt(pi) * exp(-x^2).
+  Value x = op.getOperand();
+  Value e = g.make<ExpOp>(g.neg(g.mul(x, x)));
+  dX.push_back(g.mul(dY[0], g.mul(e, g.scalar(2.0 / std::sqrt(M_PI), x))));
+  return success();
+}
+
+LogicalResult gradient(SinOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.mul(dY[0], g.make<CosOp>(op.getOperand())));
+  return success();
+}
+
+LogicalResult gradient(CosOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.neg(g.mul(dY[0], g.make<SinOp>(op.getOperand()))));
+  return success();
+}
+
+LogicalResult gradient(AbsOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.mul(dY[0], g.make<SignOp>(op.getOperand())));
+  return success();
+}
+
+LogicalResult gradient(PowOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value x = op.getX(), e = op.getY(), y = op.getResult();
+  // d x^e / dx = e * x^(e-1).
+  dX.push_back(when(g, 0, [&] {
+    Value em1 = g.sub(g.cast(e, GradientBuilder::elementType(x)),
+                      g.scalar(1.0, x));
+    Value d = g.mul(g.cast(e, GradientBuilder::elementType(x)),
+                    g.make<PowOp>(x, em1));
+    return g.sumToShape(g.mul(dY[0], d), x.getType());
+  }));
+  // d x^e / de = x^e * ln(x).
+  dX.push_back(when(g, 1, [&] {
+    Value d = g.mul(y, g.make<LogOp>(x));
+    return g.sumToShape(g.mul(dY[0], d), e.getType());
+  }));
+  return success();
+}
+
+LogicalResult gradient(WhereOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value c = op.getCondition(), zero = g.scalar(0.0, dY[0]);
+  dX.push_back(Value());
+  dX.push_back(when(g, 1, [&] {
+    return g.sumToShape(g.make<WhereOp>(c, dY[0], zero), op.getX().getType());
+  }));
+  dX.push_back(when(g, 2, [&] {
+    return g.sumToShape(g.make<WhereOp>(c, zero, dY[0]), op.getY().getType());
+  }));
+  return success();
+}
+
+LogicalResult gradient(CastOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.cast(dY[0], GradientBuilder::elementType(op.getInput())));
+  return success();
+}
+
+LogicalResult gradient(IdentityOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(dY[0]);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and data movement
+//===----------------------------------------------------------------------===//
+
+/// Ops whose result is the operand with another shape (Reshape, Flatten,
+/// Squeeze, Unsqueeze): the gradient takes the operand's shape back. Only
+/// operand 0 carries data.
+LogicalResult reshapeBack(Operation *op, GradientBuilder &g, ArrayRef<Value> dY,
+                          Grads &dX) {
+  Value x = op->getOperand(0);
+  dX.push_back(g.reshape(dY[0], GradientBuilder::shapeOf(x)));
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    dX.push_back(Value());
+  return success();
+}
+LogicalResult gradient(ReshapeOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reshapeBack(op, g, dY, dX);
+}
+LogicalResult gradient(FlattenOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reshapeBack(op, g, dY, dX);
+}
+LogicalResult gradient(SqueezeOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reshapeBack(op, g, dY, dX);
+}
+LogicalResult gradient(UnsqueezeOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reshapeBack(op, g, dY, dX);
+}
+
+LogicalResult gradient(TransposeOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  SmallVector<int64_t> perm = op.getPermutation(rankOf(op.getData()));
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  dX.push_back(g.transpose(dY[0], inverse));
+  return success();
+}
+
+LogicalResult gradient(ExpandOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  dX.push_back(g.sumToShape(dY[0], op.getInput().getType()));
+  dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(ConcatOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  int64_t axis = normAxis(op.getAxis(), rankOf(op.getResult()));
+  SmallVector<int64_t> sizes;
+  for (Value in : op.getInputs())
+    sizes.push_back(GradientBuilder::shapeOf(in)[axis]);
+  Operation *split =
+      g.create<SplitOp>(sizes.size(), GradientBuilder::elementType(dY[0]),
+                        dY[0], g.i64s(sizes), axis, IntegerAttr());
+  if (!split)
+    return failure();
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    dX.push_back(g.needsGradient(i) ? split->getResult(i) : Value());
+  return success();
+}
+
+LogicalResult gradient(SplitOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  SmallVector<Value> parts;
+  for (auto [r, d] : llvm::zip(op->getResults(), dY))
+    parts.push_back(d ? d : g.zeros(r.getType()));
+  int64_t axis = normAxis(op.getAxis(), rankOf(op.getInput()));
+  Operation *concat = g.create<ConcatOp>(
+      1, GradientBuilder::elementType(parts.front()), ValueRange(parts), axis);
+  if (!concat)
+    return failure();
+  dX.push_back(concat->getResult(0));
+  if (op.getSplit())
+    dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(SliceOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // dX is dY padded with zeros back to the data's shape (unit steps).
+  ArrayRef<int64_t> in = GradientBuilder::shapeOf(op.getData());
+  int64_t rank = in.size();
+  auto starts = constInts(op.getStarts()), ends = constInts(op.getEnds());
+  auto axes = op.getAxes() ? constInts(op.getAxes()) : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
+  auto steps = op.getSteps() ? constInts(op.getSteps()) : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
+  if (failed(starts) || failed(ends) || failed(axes) || failed(steps))
+    return op.emitError("gradient of Slice needs constant starts, ends, axes "
+                        "and steps");
+  if (axes->empty())
+    for (int64_t i = 0; i < static_cast<int64_t>(starts->size()); ++i)
+      axes->push_back(i);
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (auto [k, axisRaw] : llvm::enumerate(*axes)) {
+    int64_t axis = normAxis(axisRaw, rank), n = in[axis];
+    if (!steps->empty() && (*steps)[k] != 1)
+      return op.emitError("gradient of Slice with a step other than 1 is not "
+                          "supported yet");
+    int64_t s = (*starts)[k];
+    s = s < 0 ? std::max<int64_t>(s + n, 0) : std::min(s, n);
+    pads[axis] = s;
+  }
+  ArrayRef<int64_t> out = GradientBuilder::shapeOf(op.getResult());
+  for (int64_t d = 0; d < rank; ++d)
+    pads[rank + d] = in[d] - out[d] - pads[d];
+  dX.push_back(g.make<PadOp>(dY[0], g.i64s(pads), Value(), Value(),
+                             g.builder().getStringAttr("constant")));
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(GatherOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  ArrayRef<int64_t> shape = GradientBuilder::shapeOf(op.getData());
+  dX.push_back(g.make<GatherGradOp>(dY[0], op.getIndices(), shape,
+                                    op.getAxis()));
+  dX.push_back(Value());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// Swaps the last two axes.
+Value swapLast(GradientBuilder &g, Value x) {
+  int64_t r = rankOf(x);
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < r; ++i)
+    perm.push_back(i);
+  std::swap(perm[r - 2], perm[r - 1]);
+  return g.transpose(x, perm);
+}
+
+LogicalResult gradient(MatMulOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value a = op.getA(), b = op.getB();
+  ArrayRef<int64_t> as = GradientBuilder::shapeOf(a),
+                    bs = GradientBuilder::shapeOf(b);
+  // 1-D operands become matrices: [k] -> [1, k] for A, [k] -> [k, 1] for B.
+  Value a2 = as.size() == 1 ? g.reshape(a, {1, as[0]}) : a;
+  Value b2 = bs.size() == 1 ? g.reshape(b, {bs[0], 1}) : b;
+  SmallVector<int64_t> ys(GradientBuilder::shapeOf(dY[0]));
+  if (as.size() == 1)
+    ys.insert(ys.end() - (bs.size() == 1 ? 0 : 1), 1);
+  if (bs.size() == 1)
+    ys.push_back(1);
+  Value dy = g.reshape(dY[0], ys);
+  dX.push_back(when(g, 0, [&] {
+    Value d = g.make<MatMulOp>(dy, swapLast(g, b2));
+    return g.reshape(g.sumToShape(d, a2.getType()), as);
+  }));
+  dX.push_back(when(g, 1, [&] {
+    Value d = g.make<MatMulOp>(swapLast(g, a2), dy);
+    return g.reshape(g.sumToShape(d, b2.getType()), bs);
+  }));
+  return success();
+}
+
+LogicalResult gradient(GemmOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value a = op.getA(), b = op.getB(), dy = dY[0];
+  bool ta = op.getTransA() != 0, tb = op.getTransB() != 0;
+  float alpha = op.getAlpha();
+  auto gemm = [&](Value x, Value y, bool tx, bool ty) {
+    return g.make<GemmOp>(x, y, Value(), alpha, 1.0f, int64_t(tx ? 1 : 0),
+                          int64_t(ty ? 1 : 0));
+  };
+  // op(A) = A' [M,K], op(B) = B' [K,N]: dA' = alpha dY B'^T, dB' = alpha A'^T dY.
+  dX.push_back(when(g, 0, [&] {
+    return ta ? gemm(b, dy, tb, true) : gemm(dy, b, false, !tb);
+  }));
+  dX.push_back(when(g, 1, [&] {
+    return tb ? gemm(dy, a, true, ta) : gemm(a, dy, !ta, false);
+  }));
+  if (Value c = op.getC()) {
+    dX.push_back(when(g, 2, [&] {
+      Value d = g.sumToShape(dy, c.getType());
+      double beta = op.getBeta();
+      return beta == 1.0 ? d : g.mul(d, g.scalar(beta, d));
+    }));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+/// The reduced axes of a Reduce op (all when absent), normalized.
+FailureOr<SmallVector<int64_t>> reducedAxes(Operation *op, Value data,
+                                            Value axesOperand) {
+  int64_t rank = rankOf(data);
+  SmallVector<int64_t> axes;
+  if (axesOperand) {
+    auto c = constInts(axesOperand);
+    if (failed(c))
+      return op->emitError("gradient of a reduction needs constant axes");
+    for (int64_t a : *c)
+      axes.push_back(normAxis(a, rank));
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  return axes;
+}
+
+/// dY of a reduction broadcast back to the data's shape.
+Value unreduce(GradientBuilder &g, Value dy, Value data,
+               ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept(GradientBuilder::shapeOf(data));
+  for (int64_t a : axes)
+    kept[a] = 1;
+  return g.expand(g.reshape(dy, kept), GradientBuilder::shapeOf(data));
+}
+
+template <typename ReduceOp>
+LogicalResult reduceGradient(ReduceOp op, GradientBuilder &g,
+                             ArrayRef<Value> dY, Grads &dX, bool mean) {
+  if (op.getNoopWithEmptyAxes() && !op.getAxes()) {
+    dX.push_back(dY[0]);
+    return success();
+  }
+  auto axes = reducedAxes(op, op.getData(), op.getAxes());
+  if (failed(axes))
+    return failure();
+  Value d = unreduce(g, dY[0], op.getData(), *axes);
+  if (mean) {
+    int64_t n = 1;
+    for (int64_t a : *axes)
+      n *= GradientBuilder::shapeOf(op.getData())[a];
+    d = g.div(d, g.scalar(static_cast<double>(n), d));
+  }
+  dX.push_back(d);
+  if (op.getAxes())
+    dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(ReduceSumOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reduceGradient(op, g, dY, dX, /*mean=*/false);
+}
+LogicalResult gradient(ReduceMeanOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return reduceGradient(op, g, dY, dX, /*mean=*/true);
+}
+
+LogicalResult gradient(SoftmaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // dX = Y * (dY - sum(dY * Y, axis)).
+  Value y = op.getResult();
+  int64_t axis = normAxis(op.getAxis(), rankOf(y));
+  Value s = g.reduceSum(g.mul(dY[0], y), {axis}, /*keepDims=*/true);
+  dX.push_back(g.mul(y, g.sub(dY[0], s)));
+  return success();
+}
+
+LogicalResult gradient(LogSoftmaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // dX = dY - exp(Y) * sum(dY, axis).
+  Value y = op.getResult();
+  int64_t axis = normAxis(op.getAxis(), rankOf(y));
+  Value s = g.reduceSum(dY[0], {axis}, /*keepDims=*/true);
+  dX.push_back(g.sub(dY[0], g.mul(g.make<ExpOp>(y), s)));
+  return success();
+}
+
+LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  if (llvm::any_of(dY.drop_front(), [](Value v) { return bool(v); }))
+    return op.emitError("gradient through LayerNormalization's Mean and "
+                        "InvStdDev results is not supported");
+  Value x = op.getX(), scale = op.getScale(), dy = dY[0];
+  int64_t rank = rankOf(x), axis = normAxis(op.getAxis(), rank);
+  SmallVector<int64_t> norm, outer;
+  for (int64_t i = 0; i < rank; ++i)
+    (i >= axis ? norm : outer).push_back(i);
+  // Recomputed statistics: xhat = (x - mean) * inv, inv = 1/sqrt(var + eps).
+  Value mean = g.make<ReduceMeanOp>(x, g.i64s(norm), int64_t(1), int64_t(0));
+  Value xc = g.sub(x, mean);
+  Value var = g.make<ReduceMeanOp>(g.mul(xc, xc), g.i64s(norm), int64_t(1), int64_t(0));
+  double eps = op.getEpsilon();
+  Value inv = g.make<ReciprocalOp>(
+      g.make<SqrtOp>(g.add(var, g.scalar(eps, var))));
+  Value xhat = g.mul(xc, inv);
+  // dX = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
+  dX.push_back(when(g, 0, [&] {
+    Value dxhat = g.mul(dy, scale);
+    Value m1 = g.make<ReduceMeanOp>(dxhat, g.i64s(norm), int64_t(1), int64_t(0));
+    Value m2 = g.make<ReduceMeanOp>(g.mul(dxhat, xhat), g.i64s(norm), int64_t(1), int64_t(0));
+    return g.mul(inv, g.sub(g.sub(dxhat, m1), g.mul(xhat, m2)));
+  }));
+  dX.push_back(when(g, 1, [&] {
+    return g.sumToShape(g.reduceSum(g.mul(dy, xhat), outer, true),
+                        scale.getType());
+  }));
+  if (Value bias = op.getB())
+    dX.push_back(when(g, 2, [&] {
+      return g.sumToShape(g.reduceSum(dy, outer, true), bias.getType());
+    }));
+  return success();
+}
+
+LogicalResult gradient(GlobalAveragePoolOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  ArrayRef<int64_t> xs = GradientBuilder::shapeOf(op.getOperand());
+  int64_t n = 1;
+  for (int64_t d : xs.drop_front(2))
+    n *= d;
+  Value d = g.expand(dY[0], xs);
+  dX.push_back(g.div(d, g.scalar(static_cast<double>(n), d)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+struct GradientModel
+    : public GradientOpInterface::ExternalModel<GradientModel<OpT>, OpT> {
+  LogicalResult buildGradients(Operation *op, GradientBuilder &builder,
+                               ArrayRef<Value> resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    return gradient(llvm::cast<OpT>(op), builder, resultGrads, operandGrads);
+  }
+};
+
+template <typename... Ops> void attach(MLIRContext *ctx) {
+  (Ops::template attachInterface<GradientModel<Ops>>(*ctx), ...);
+}
+} // namespace
+
+void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
+  attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp,
+         TanhOp, SigmoidOp, ReluOp, LeakyReluOp, ErfOp, SinOp, CosOp, AbsOp,
+         PowOp, WhereOp, CastOp, IdentityOp>(ctx);
+  attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp,
+         ConcatOp, SplitOp, SliceOp, GatherOp>(ctx);
+  attach<MatMulOp, GemmOp>(ctx);
+  attach<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp,
+         LayerNormalizationOp, GlobalAveragePoolOp>(ctx);
+}

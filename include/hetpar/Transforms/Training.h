@@ -1,0 +1,41 @@
+//===- Training.h - names shared by the training passes and codegen -*- C++ -*-===//
+//
+// The attributes through which the training passes (lib/Transforms/Train*.cpp,
+// Differentiate.cpp) and code generation agree on what a global is
+// (docs/training.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_TRANSFORMS_TRAINING_H
+#define HETPAR_TRANSFORMS_TRAINING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace hetpar::train {
+
+/// On ml_program.global: "param", "optimizer" or "step" (weights.json's role).
+inline constexpr llvm::StringLiteral kRoleAttr = "hetpar.role";
+/// On optimizer state globals: the parameter (symbol) and the slot name.
+inline constexpr llvm::StringLiteral kStateOfAttr = "hetpar.state_of";
+inline constexpr llvm::StringLiteral kSlotAttr = "hetpar.slot";
+/// On a function result: the parameter global it is the gradient of.
+inline constexpr llvm::StringLiteral kGradientOfAttr = "hetpar.gradient_of";
+/// Name of the step counter global.
+inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
+
+/// The function a training step is: the module's only public function with a
+/// body. Fails with an error at the module otherwise.
+mlir::FailureOr<mlir::func::FuncOp> stepFunction(mlir::ModuleOp module);
+
+/// The role of `global` ("" when it has none).
+inline llvm::StringRef roleOf(mlir::ml_program::GlobalOp global) {
+  if (auto role = global->getAttrOfType<mlir::StringAttr>(kRoleAttr))
+    return role.getValue();
+  return "";
+}
+
+} // namespace hetpar::train
+
+#endif // HETPAR_TRANSFORMS_TRAINING_H

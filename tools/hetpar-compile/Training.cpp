@@ -1,0 +1,154 @@
+//===- Training.cpp - hetpar-compile --mode training ----------------------===//
+//
+// The training flags of hetpar-compile and the pass pipeline they configure
+// (docs/training.md). The passes do the work; this file only maps flags.
+//
+//===----------------------------------------------------------------------===//
+#include "Training.h"
+
+#include "hetpar/Transforms/Passes.h"
+#include "hetpar/Transforms/Training.h"
+
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("hetpar-compile training options "
+                                   "(--mode training)");
+static cl::opt<std::string>
+    loss("loss",
+         cl::desc("The loss: output (the model's scalar output, default), "
+                  "cross-entropy or mse (mean, as PyTorch) on an output "
+                  "against --labels"),
+         cl::init("output"), cl::cat(category));
+static cl::opt<std::string>
+    labels("labels", cl::desc("Name of the labels input the loss adds"),
+           cl::init("labels"), cl::value_desc("NAME"), cl::cat(category));
+static cl::opt<unsigned> lossOutput("loss-output",
+                                    cl::desc("Model output the loss uses (0)"),
+                                    cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    freeze("freeze",
+           cl::desc("Initializers that stay constant (regular expression over "
+                    "their names, full match)"),
+           cl::value_desc("REGEX"), cl::cat(category));
+static cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("adamw (default), sgd, or none (the program returns "
+                       "the loss and the gradients)"),
+              cl::init("adamw"), cl::cat(category));
+static cl::opt<double> lr("lr", cl::desc("Learning rate (1e-3)"),
+                          cl::init(1e-3), cl::cat(category));
+static cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (0.9)"),
+                             cl::init(0.9), cl::cat(category));
+static cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (0.999)"),
+                             cl::init(0.999), cl::cat(category));
+static cl::opt<double> eps("eps", cl::desc("AdamW epsilon (1e-8)"),
+                           cl::init(1e-8), cl::cat(category));
+static cl::opt<double>
+    weightDecay("weight-decay",
+                cl::desc("Weight decay (0.01 for AdamW, 0 for SGD)"),
+                cl::init(-1), cl::cat(category));
+static cl::opt<double> momentum("momentum", cl::desc("SGD momentum (0)"),
+                                cl::init(0), cl::cat(category));
+static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
+                              cl::init(false), cl::cat(category));
+static cl::opt<double>
+    clipGradNorm("clip-grad-norm",
+                 cl::desc("Clip the gradients' global L2 norm (0: off)"),
+                 cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    schedule("lr-schedule",
+             cl::desc("constant (default) or warmup-cosine"),
+             cl::init("constant"), cl::cat(category));
+static cl::opt<int64_t> warmupSteps("warmup-steps",
+                                    cl::desc("Linear warm-up steps"),
+                                    cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    totalSteps("total-steps",
+               cl::desc("Steps of warm-up plus cosine decay"), cl::init(0),
+               cl::cat(category));
+static cl::opt<double> minLr("min-lr",
+                             cl::desc("Learning rate at the end of the decay"),
+                             cl::init(0), cl::cat(category));
+
+LogicalResult hetpar::tools::buildTrainingPipeline(
+    OpPassManager &pm, const std::function<void(OpPassManager &)> &toStatic) {
+  TrainLiftParamsPassOptions lift;
+  lift.freeze = freeze;
+  pm.addPass(createTrainLiftParamsPass(lift));
+  toStatic(pm);
+  TrainAttachLossPassOptions attach;
+  attach.loss = loss;
+  attach.labels = labels;
+  attach.output = lossOutput;
+  pm.addPass(createTrainAttachLossPass(attach));
+  pm.addPass(createDifferentiatePass());
+  TrainOptimizerPassOptions opt;
+  opt.optimizer = optimizer;
+  opt.lr = lr;
+  opt.beta1 = beta1;
+  opt.beta2 = beta2;
+  opt.eps = eps;
+  opt.weightDecay = weightDecay;
+  opt.momentum = momentum;
+  opt.nesterov = nesterov;
+  opt.clipGradNorm = clipGradNorm;
+  opt.schedule = schedule;
+  opt.warmupSteps = warmupSteps;
+  opt.totalSteps = totalSteps;
+  opt.minLr = minLr;
+  pm.addPass(createTrainOptimizerPass(opt));
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  return success();
+}
+
+std::string hetpar::tools::trainingManifest(ModuleOp module) {
+  auto func = hetpar::train::stepFunction(module);
+  int64_t batch = 0, tokens = 0;
+  if (succeeded(func) && func->getNumArguments()) {
+    auto t = llvm::cast<RankedTensorType>(func->getArgument(0).getType());
+    batch = t.getRank() ? t.getDimSize(0) : 1;
+    for (BlockArgument a : func->getArguments()) {
+      auto at = llvm::cast<RankedTensorType>(a.getType());
+      if (llvm::isa<IntegerType>(at.getElementType()) && at.getRank() >= 2) {
+        tokens = 1;
+        for (int64_t d : at.getShape().drop_front())
+          tokens *= d;
+        break;
+      }
+    }
+  }
+  double wd = weightDecay >= 0 ? weightDecay.getValue()
+                               : (optimizer == "adamw" ? 0.01 : 0.0);
+  llvm::json::Object opt{
+      {"kind", optimizer.getValue()},
+      {"lr", lr.getValue()},
+      {"betas", llvm::json::Array{beta1.getValue(), beta2.getValue()}},
+      {"eps", eps.getValue()},
+      {"weight_decay", wd},
+      {"momentum", momentum.getValue()},
+      {"nesterov", nesterov.getValue()},
+      {"clip_grad_norm", clipGradNorm.getValue()},
+      {"schedule", llvm::json::Object{{"kind", schedule.getValue()},
+                                      {"warmup_steps", warmupSteps.getValue()},
+                                      {"total_steps", totalSteps.getValue()},
+                                      {"min_lr", minLr.getValue()}}}};
+  llvm::json::Object training{
+      {"loss", loss.getValue()},
+      {"labels", loss == "output" ? llvm::json::Value(nullptr)
+                                  : llvm::json::Value(labels.getValue())},
+      {"batch_size", batch},
+      {"tokens_per_sample", tokens},
+      {"optimizer", std::move(opt)},
+      {"model", "model.onnx"}};
+  std::string text;
+  llvm::raw_string_ostream(text)
+      << llvm::formatv("{0}", llvm::json::Value(std::move(training)));
+  return text;
+}

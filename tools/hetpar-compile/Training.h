@@ -1,0 +1,28 @@
+//===- Training.h - hetpar-compile --mode training ----------------*- C++ -*-===//
+#ifndef HETPAR_TOOLS_COMPILE_TRAINING_H
+#define HETPAR_TOOLS_COMPILE_TRAINING_H
+
+#include "hetpar/Codegen/Codegen.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace hetpar::tools {
+
+/// Adds the passes that turn the imported module (initializers marked) into
+/// one training step, per the --loss/--optimizer/... flags: lift parameters,
+/// make static (`toStatic`), attach the loss, differentiate, apply the
+/// optimizer, clean up. Fails (after a message) on inconsistent flags.
+mlir::LogicalResult buildTrainingPipeline(
+    mlir::OpPassManager &pm,
+    const std::function<void(mlir::OpPassManager &)> &toStatic);
+
+/// The manifest's "training" object (docs/training.md) for the compiled step
+/// function of `module`, as JSON text.
+std::string trainingManifest(mlir::ModuleOp module);
+
+} // namespace hetpar::tools
+
+#endif // HETPAR_TOOLS_COMPILE_TRAINING_H
