@@ -143,6 +143,8 @@ Status Dataset::open(const std::string &dir,
 }
 
 uint64_t Dataset::sampleAt(uint64_t index) {
+  if (samples_ == 0)
+    return 0; // a program without inputs
   uint64_t epoch = index / samples_, pos = index % samples_;
   if (!options_.shuffle)
     return pos;
