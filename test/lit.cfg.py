@@ -27,6 +27,8 @@ config.substitutions.append(("%builddir", config.hetpar_obj_root))
 config.substitutions.append(("%python", "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"))
 # The hand-written fake program of the runtime's tests (runtime/test/FakeProgram.cpp).
 config.substitutions.append(("%fake_program", os.path.join(config.hetpar_lib_dir, "libhetpar_fake_program.so")))
+config.substitutions.append(("%fake_train_big", os.path.join(config.hetpar_lib_dir, "libhetpar_fake_train_big.so")))
+config.substitutions.append(("%fake_train", os.path.join(config.hetpar_lib_dir, "libhetpar_fake_train.so")))
 config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]

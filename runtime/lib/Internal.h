@@ -18,6 +18,25 @@ Status readFile(const std::string &path, std::vector<uint8_t> &out);
 /// `dst`. Errors: "cannot read 'PATH': REASON", also when the file is shorter.
 Status readFileInto(const std::string &path, void *dst, uint64_t bytes);
 
+/// The header of a NumPy .npy file: the element type, the shape and where the
+/// data starts.
+struct NpyHeader {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0;  // bytes from the start of the file
+  uint64_t dataBytes = 0; // elements * dtypeSize(dtype)
+};
+
+/// Parses the header at the start of `bytes` (`size` bytes of the file, at
+/// least the header; the data need not be there). Errors (without the file
+/// name): bad magic, unsupported version, malformed header, fortran_order,
+/// unsupported or big-endian descr, a shape too large for memory.
+Status parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &out);
+
+/// Errors with "truncated data: ..." unless a file of `fileBytes` bytes holds
+/// all of `header`'s data.
+Status checkNpyData(const NpyHeader &header, uint64_t fileBytes);
+
 } // namespace hetpar::rt::detail
 
 #endif // HETPAR_RUNTIME_LIB_INTERNAL_H

@@ -12,6 +12,7 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -241,17 +242,13 @@ uint32_t readLE(const uint8_t *p, size_t n) {
   return v;
 }
 
-Status readNpyImpl(const std::string &path, HostTensor &out) {
-  std::vector<uint8_t> bytes;
-  Status st = detail::readFile(path, bytes);
-  if (!st.isOk())
-    return st;
-  auto fail = [&](const std::string &what) {
-    return Status::error(path + ": " + what);
-  };
-  if (bytes.size() < kMagicLen + 2 ||
-      std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
-    return fail("not a .npy file (bad magic)");
+} // namespace
+
+namespace detail {
+
+Status parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &out) {
+  if (size < kMagicLen + 2 || std::memcmp(bytes, kMagic, kMagicLen) != 0)
+    return Status::error("not a .npy file (bad magic)");
   unsigned major = bytes[6], minor = bytes[7];
   size_t lenBytes;
   if (major == 1)
@@ -259,48 +256,73 @@ Status readNpyImpl(const std::string &path, HostTensor &out) {
   else if (major == 2 || major == 3)
     lenBytes = 4;
   else
-    return fail(".npy format version " + std::to_string(major) + "." +
-                std::to_string(minor) +
-                " is not supported (1.0, 2.0 and 3.0 are)");
+    return Status::error(".npy format version " + std::to_string(major) + "." +
+                         std::to_string(minor) +
+                         " is not supported (1.0, 2.0 and 3.0 are)");
   size_t prefix = kMagicLen + 2 + lenBytes;
-  if (bytes.size() < prefix)
-    return fail("truncated header");
-  size_t headerLen = readLE(bytes.data() + 8, lenBytes);
-  if (bytes.size() - prefix < headerLen)
-    return fail("truncated header (" + std::to_string(headerLen) +
-                " bytes announced, " + std::to_string(bytes.size() - prefix) +
-                " present)");
-  std::string header(reinterpret_cast<const char *>(bytes.data() + prefix),
-                     headerLen);
-
+  if (size < prefix)
+    return Status::error("truncated header");
+  size_t headerLen = readLE(bytes + 8, lenBytes);
+  if (size - prefix < headerLen)
+    return Status::error("truncated header (" + std::to_string(headerLen) +
+                         " bytes announced, " + std::to_string(size - prefix) +
+                         " present)");
+  std::string header(reinterpret_cast<const char *>(bytes + prefix), headerLen);
   std::string descr;
   bool fortranOrder = false;
   std::vector<int64_t> shape;
-  st = HeaderParser(header).parse(descr, fortranOrder, shape);
+  Status st = HeaderParser(header).parse(descr, fortranOrder, shape);
   if (!st.isOk())
-    return fail(st.message());
+    return st;
   DType dtype;
   st = dtypeFromDescr(descr, dtype);
   if (!st.isOk())
-    return fail(st.message());
+    return st;
   if (fortranOrder)
-    return fail("fortran_order arrays are not supported; save a C-ordered "
-                "array (np.ascontiguousarray)");
+    return Status::error("fortran_order arrays are not supported; save a "
+                         "C-ordered array (np.ascontiguousarray)");
   std::optional<int64_t> elements = shapeElements(shape);
   size_t elemSize = dtypeSize(dtype);
   if (!elements ||
       uint64_t(*elements) > std::numeric_limits<size_t>::max() / elemSize)
-    return fail("shape " + formatShape(shape) + " is too large");
-  size_t want = size_t(*elements) * elemSize;
-  size_t have = bytes.size() - prefix - headerLen;
-  if (have < want)
-    return fail("truncated data: " + std::to_string(have) + " bytes, " +
-                std::to_string(want) + " expected for " + dtypeName(dtype) +
-                " " + formatShape(shape));
+    return Status::error("shape " + formatShape(shape) + " is too large");
   out.dtype = dtype;
   out.shape = std::move(shape);
-  out.data.assign(bytes.begin() + prefix + headerLen,
-                  bytes.begin() + prefix + headerLen + want);
+  out.dataOffset = prefix + headerLen;
+  out.dataBytes = uint64_t(*elements) * elemSize;
+  return Status::ok();
+}
+
+Status checkNpyData(const NpyHeader &header, uint64_t fileBytes) {
+  uint64_t have = fileBytes - std::min<uint64_t>(fileBytes, header.dataOffset);
+  if (have < header.dataBytes)
+    return Status::error("truncated data: " + std::to_string(have) +
+                         " bytes, " + std::to_string(header.dataBytes) +
+                         " expected for " + dtypeName(header.dtype) + " " +
+                         formatShape(header.shape));
+  return Status::ok();
+}
+
+} // namespace detail
+
+namespace {
+
+Status readNpyImpl(const std::string &path, HostTensor &out) {
+  std::vector<uint8_t> bytes;
+  Status st = detail::readFile(path, bytes);
+  if (!st.isOk())
+    return st;
+  detail::NpyHeader h;
+  st = detail::parseNpyHeader(bytes.data(), bytes.size(), h);
+  if (!st.isOk())
+    return Status::error(path + ": " + st.message());
+  st = detail::checkNpyData(h, bytes.size());
+  if (!st.isOk())
+    return Status::error(path + ": " + st.message());
+  out.dtype = h.dtype;
+  out.shape = std::move(h.shape);
+  out.data.assign(bytes.begin() + h.dataOffset,
+                  bytes.begin() + h.dataOffset + h.dataBytes);
   return Status::ok();
 }
 

@@ -196,7 +196,30 @@ struct DeviceManifest {
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
   std::vector<TensorInfo> inputs, outputs;
+  TrainingInfo training;
 };
+
+/// The manifest's "training" object (docs/training.md).
+TrainingInfo parseTraining(const Node &t) {
+  if (!t.value.is_object())
+    t.error("expected an object");
+  TrainingInfo info;
+  info.present = true;
+  uint64_t batch = t.field("batch_size").u64();
+  if (batch < 1 || batch > uint64_t(std::numeric_limits<int64_t>::max()))
+    t.field("batch_size").error("must be a positive integer");
+  info.batchSize = int64_t(batch);
+  auto optionalString = [&](const char *key) {
+    return t.has(key) && !t.field(key).value.is_null() ? t.field(key).str()
+                                                       : std::string();
+  };
+  if (t.has("tokens_per_sample"))
+    info.tokensPerSample = int64_t(t.field("tokens_per_sample").u64());
+  info.loss = optionalString("loss");
+  info.labels = optionalString("labels");
+  info.model = optionalString("model");
+  return info;
+}
 
 /// The rank a launcher gave this process, if any.
 std::optional<int64_t> launcherRank() {
@@ -271,6 +294,8 @@ DeviceManifest parseManifest(const std::string &outDir,
   }
   Node dev = devices.at(pick);
   DeviceManifest m;
+  if (root.has("training"))
+    m.training = parseTraining(root.field("training"));
   m.index = pick;
   m.numDevices = numDevices;
   m.id = dev.has("id") ? int64_t(dev.field("id").u64()) : 0;
@@ -531,6 +556,13 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
       fail(indexPath + ": " + name + " (offset " + std::to_string(offset) +
            ", " + std::to_string(size) + " bytes) lies outside " + binPath +
            " (" + std::to_string(bytes.size) + " bytes)");
+    std::string role = t.has("role") ? t.field("role").str() : "constant";
+    if (role != "constant" && role != "param" && role != "optimizer" &&
+        role != "step")
+      t.field("role").error("'" + role +
+                            "' is not constant, param, optimizer or step");
+    weightTensors_.push_back(
+        {info.name, info.dtype, info.shape, offset, size, role});
     uint32_t got = crc32Of(bytes.data + offset, size);
     if (got != crc)
       fail(binPath + ": " + name + " checksum mismatch (expected " +
@@ -578,6 +610,8 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->devices_ = m.devices;
       p->inputs_ = m.inputs;
       p->outputs_ = m.outputs;
+      p->outDir_ = outDir;
+      p->training_ = m.training;
       Status st = p->openLibrary(joinPath(outDir, library), b);
       if (st.isOk())
         st = p->setUp(outDir, m.weights, m.weightsIndex);
@@ -762,6 +796,31 @@ Status Program::uploadInputs(const std::vector<HostTensor> &inputs) {
                            inputs_[i].name +
                            "' failed: " + programError(*abi_, ctx_));
   }
+  return Status::ok();
+}
+
+Status Program::readWeights(uint64_t offset, void *dst, uint64_t bytes) {
+  if (offset > weightsBytes_ || bytes > weightsBytes_ - offset)
+    return Status::error("weights bytes " + std::to_string(offset) + ".." +
+                         std::to_string(offset + bytes) + " lie outside the " +
+                         std::to_string(weightsBytes_) + "-byte buffer");
+  if (bytes &&
+      abi_->download(ctx_, dst, static_cast<uint8_t *>(weights_) + offset,
+                     bytes) != 0)
+    return Status::error("downloading the weights failed: " +
+                         programError(*abi_, ctx_));
+  return Status::ok();
+}
+
+Status Program::writeWeights(uint64_t offset, const void *src, uint64_t bytes) {
+  if (offset > weightsBytes_ || bytes > weightsBytes_ - offset)
+    return Status::error("weights bytes " + std::to_string(offset) + ".." +
+                         std::to_string(offset + bytes) + " lie outside the " +
+                         std::to_string(weightsBytes_) + "-byte buffer");
+  if (bytes && abi_->upload(ctx_, static_cast<uint8_t *>(weights_) + offset,
+                            src, bytes) != 0)
+    return Status::error("uploading the weights failed: " +
+                         programError(*abi_, ctx_));
   return Status::ok();
 }
 

@@ -634,7 +634,7 @@ TEST_F(ProgramTest, LibraryChecks) {
 
   device()["libraries"]["cpu"] = HETPAR_FAKE_PROGRAM_BADABI;
   expectLoadError(std::string(HETPAR_FAKE_PROGRAM_BADABI) +
-                  ": program ABI version 99, this runtime needs 1 (recompile "
+                  ": program ABI version 99, this runtime needs 2 (recompile "
                   "the model with a matching hetpar-compile)");
 
   device()["libraries"]["cpu"] = "missing.so";

@@ -8,6 +8,8 @@
 // prints the latency. Links the runtime only (no MLIR, no LLVM, no CUDA).
 //
 //===----------------------------------------------------------------------===//
+#include "Train.h"
+
 #include "hetpar/runtime/Runtime.h"
 
 #include <algorithm>
@@ -32,7 +34,12 @@ const char *kSynopsis =
     "usage: hetpar-run OUT [--backend cpu|cuda|auto] [--inputs a.npy,b.npy]\n"
     "                  [--outputs DIR] [--repeat N]\n"
     "                  [--check REF_DIR [--rtol R] [--atol A]] [--trace "
-    "FILE]\n";
+    "FILE]\n"
+    "       hetpar-run OUT --train --data DIR --steps N [--batch-size B]\n"
+    "                  [--shuffle [--seed S]] [--checkpoint DIR "
+    "[--checkpoint-every K]]\n"
+    "                  [--resume DIR] [--loss-log FILE] [--export-onnx "
+    "FILE.onnx]\n";
 const char *kHelp =
     "\n"
     "Runs the program that hetpar-compile wrote to the folder OUT.\n"
@@ -54,6 +61,26 @@ const char *kHelp =
     "  --trace FILE  write the measured timeline of the last step (each\n"
     "                device's run per microbatch) as a Chrome trace, the\n"
     "                format of hetpar-compile's predicted trace.json\n"
+    "\n"
+    "Training (a program compiled with --mode training; docs/training.md):\n"
+    "  --train       run optimizer steps: each step copies the next batch "
+    "into\n"
+    "                the inputs and runs the program once\n"
+    "  --data DIR    DIR/<input>.npy for every program input (graph inputs,\n"
+    "                then the labels), each with a leading sample axis\n"
+    "  --steps N     the number of steps this invocation runs (a resumed run\n"
+    "                continues from the checkpoint's step)\n"
+    "  --batch-size B  must equal the batch the program was compiled for\n"
+    "  --shuffle     permute the samples anew each epoch (--seed S, default "
+    "0)\n"
+    "  --checkpoint DIR  write DIR/checkpoint.safetensors after the last step\n"
+    "  --checkpoint-every K  also after every global step divisible by K\n"
+    "  --resume DIR  start from DIR/checkpoint.safetensors\n"
+    "  --loss-log FILE  append one JSON line per step (step, loss, seconds,\n"
+    "                samples_per_s)\n"
+    "  --export-onnx FILE.onnx  write the trained model (initializers of 1 "
+    "MiB\n"
+    "                or more in FILE.onnx.data)\n"
     "  --help        print this help\n";
 
 struct Options {
@@ -66,6 +93,7 @@ struct Options {
   std::string checkDir;
   std::string traceFile;
   double rtol = 1e-4, atol = 1e-5;
+  hetpar::run::TrainOptions train;
 };
 
 int usageError(const std::string &message) {
@@ -103,6 +131,10 @@ int parseArgs(int argc, char **argv, Options &opts) {
       std::cout << kSynopsis << kHelp;
       return 0;
     }
+    if (arg == "--train" || arg == "--shuffle") {
+      (arg == "--train" ? opts.train.enabled : opts.train.shuffle) = true;
+      continue;
+    }
     std::string name = arg, value;
     bool hasValue = false;
     if (arg.rfind("--", 0) == 0) {
@@ -112,16 +144,24 @@ int parseArgs(int argc, char **argv, Options &opts) {
         value = arg.substr(eq + 1);
         hasValue = true;
       }
+      hetpar::run::TrainOptions probe;
+      bool isTrain =
+          hetpar::run::parseTrainOption(name, "1", probe) != "unknown";
       if (name != "--backend" && name != "--inputs" && name != "--outputs" &&
           name != "--repeat" && name != "--check" && name != "--rtol" &&
-          name != "--atol" && name != "--trace")
+          name != "--atol" && name != "--trace" && !isTrain)
         return usageError("unknown option '" + name + "'");
       if (!hasValue) {
         if (i + 1 >= argc)
           return usageError(name + " needs a value");
         value = argv[++i];
       }
-      if (name == "--backend") {
+      if (isTrain) {
+        std::string err =
+            hetpar::run::parseTrainOption(name, value, opts.train);
+        if (!err.empty())
+          return usageError(err);
+      } else if (name == "--backend") {
         if (value != "cpu" && value != "cuda" && value != "auto")
           return usageError("--backend is cpu, cuda or auto, not '" + value +
                             "'");
@@ -173,6 +213,13 @@ int parseArgs(int argc, char **argv, Options &opts) {
   }
   if (!haveOut)
     return usageError("no program folder given");
+  std::string trainError = hetpar::run::checkTrainOptions(opts.train);
+  if (!trainError.empty())
+    return usageError(trainError);
+  if (opts.train.enabled && (opts.haveInputs || !opts.outputsDir.empty() ||
+                             !opts.checkDir.empty() || opts.repeat > 1))
+    return usageError("--train takes its inputs from --data; --inputs, "
+                      "--outputs, --check and --repeat do not apply");
   return -1;
 }
 
@@ -566,6 +613,8 @@ int main(int argc, char **argv) {
       rank < 0)
     return launchDevices(devices, argv);
   try {
+    if (opts.train.enabled)
+      return hetpar::run::runTraining(opts.outDir, opts.backend, opts.train);
     return runTool(opts);
   } catch (const std::exception &e) {
     return error(e.what());

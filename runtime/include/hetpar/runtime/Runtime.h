@@ -153,6 +153,29 @@ Status programDevices(const std::string &outDir, size_t &devices,
 
 struct ProgramABIFunctions;
 
+/// A tensor of weights.bin as weights.json lists it.
+struct WeightTensor {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0; // bytes from the start of weights.bin
+  uint64_t bytes = 0;  // elements * dtypeSize(dtype)
+  /// "constant" (also when weights.json gives none), "param", "optimizer"
+  /// or "step" (docs/training.md).
+  std::string role = "constant";
+};
+
+/// The manifest's "training" object (docs/training.md): present only in a
+/// training program, whose hetpar_run is one optimizer step.
+struct TrainingInfo {
+  bool present = false;
+  std::string loss;      // "cross-entropy", "mse", "output" or ""
+  std::string labels;    // the labels input, "" when none
+  std::string model;     // the source model copy, relative to OUT; "" if none
+  int64_t batchSize = 0; // samples per step (at least 1)
+  int64_t tokensPerSample = 0;
+};
+
 /// A loaded device program: its library, backend context, device arena,
 /// weights (uploaded and checksummed) and cached input/output buffers.
 /// Not copyable; destroying it frees the device memory, destroys the backend
@@ -214,6 +237,22 @@ public:
   std::vector<TensorInfo> stepOutputs() const;
   /// checkInputs against stepInputs().
   Status checkStepInputs(const std::vector<HostTensor> &inputs) const;
+  /// The program folder `load` was given.
+  const std::string &outDir() const { return outDir_; }
+  /// The manifest's "training" object (present = false in an inference
+  /// program).
+  const TrainingInfo &training() const { return training_; }
+  /// Every tensor of weights.json, in its order, with its role.
+  const std::vector<WeightTensor> &weightTensors() const {
+    return weightTensors_;
+  }
+  /// Copies `bytes` bytes at byte `offset` of the device weights buffer into
+  /// host memory at `dst` (a training program's parameters and state).
+  /// Errors: a range outside weightsBytes(), a failed download.
+  Status readWeights(uint64_t offset, void *dst, uint64_t bytes);
+  /// Copies `bytes` bytes from `src` to byte `offset` of the device weights
+  /// buffer (a checkpoint's tensors). Errors as readWeights.
+  Status writeWeights(uint64_t offset, const void *src, uint64_t bytes);
   /// Device bytes of the intermediate arena and of the weights.
   uint64_t arenaBytes() const { return arenaBytes_; }
   uint64_t weightsBytes() const { return weightsBytes_; }
@@ -258,6 +297,9 @@ private:
   int64_t outputDevice_ = -1;
   std::string manifestDevice_ = "devices[0]"; // for error messages
   std::vector<DeviceInfo> devices_;
+  std::string outDir_;
+  TrainingInfo training_;
+  std::vector<WeightTensor> weightTensors_;
 };
 
 } // namespace hetpar::rt

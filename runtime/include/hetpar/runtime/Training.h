@@ -1,0 +1,192 @@
+//===- Training.h - Data, checkpoints and steps of training programs -*- C++
+//-*-===//
+//
+// The runtime side of single-device training (docs/training.md): a training
+// program's hetpar_run is one optimizer step that updates the weights buffer
+// in place. This header adds what `hetpar-run --train` needs around it:
+//
+//  * Dataset: one memory-mapped .npy file per program input, cut into batches
+//    that depend only on the global step (and, shuffled, on the seed);
+//  * safetensors files, the checkpoint format;
+//  * checkpoints of a Program's parameters, optimizer state and step counter;
+//  * Trainer: one step (copy a batch in, hetpar_run, read the loss).
+//
+// Like Runtime.h: plain C++17, nothing throws, failures are a Status.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_RUNTIME_TRAINING_H
+#define HETPAR_RUNTIME_TRAINING_H
+
+#include "hetpar/runtime/Runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hetpar::rt {
+
+//===----------------------------------------------------------------------===//
+// Dataset
+//===----------------------------------------------------------------------===//
+
+/// How batches are drawn.
+struct DatasetOptions {
+  /// Samples per batch (the program's static batch, training.batch_size).
+  int64_t batchSize = 1;
+  /// Permute the samples anew in every epoch (see Dataset::sampleAt).
+  bool shuffle = false;
+  uint64_t seed = 0;
+};
+
+struct MappedNpy;
+
+/// A training data folder: DIR/<input name>.npy for every program input, each
+/// with a leading sample axis, memory-mapped (read-only, MAP_SHARED) so that
+/// data larger than memory works: only the pages of the batches drawn are
+/// read. Not copyable.
+class Dataset {
+public:
+  /// Opens DIR/<name>.npy for each of `inputs` (a training program's inputs:
+  /// the batch on axis 0, whose extent must be options.batchSize). Each file's
+  /// shape must be [N] + the input's shape without axis 0, and its dtype the
+  /// input's (a bfloat16 input takes uint16 bits), with the same N in every
+  /// file and N >= batchSize. Errors name the file and what was expected
+  /// versus found: a missing file, a bad .npy header, a wrong dtype or
+  /// sample shape, differing sample counts, fewer samples than one batch.
+  static Status open(const std::string &dir,
+                     const std::vector<TensorInfo> &inputs,
+                     const DatasetOptions &options,
+                     std::unique_ptr<Dataset> &out);
+  ~Dataset();
+  Dataset(const Dataset &) = delete;
+  Dataset &operator=(const Dataset &) = delete;
+
+  /// Samples per file (N).
+  uint64_t samples() const { return samples_; }
+  /// The sample taken at position `index` of the endless stream of samples
+  /// (step s's batch is positions s*B .. s*B+B-1): epoch e = index / N covers
+  /// positions e*N .. e*N+N-1, so batches run through the samples in order
+  /// and wrap into the next epoch (a batch may straddle two). Shuffled, an
+  /// epoch's samples are permuted by a Fisher-Yates shuffle (from the last
+  /// position down, swap i with j = rng() % (i + 1)) driven by
+  /// std::mt19937_64 seeded with seed + epoch * 0x9E3779B97F4A7C15 (mod
+  /// 2^64): the order depends on the seed and the epoch only, the same on
+  /// every platform (no std::shuffle, whose algorithm is the library's).
+  /// Holds one epoch's permutation (8 bytes a sample).
+  uint64_t sampleAt(uint64_t index);
+  /// Fills `out` (one tensor per input, the input's dtype and shape) with the
+  /// batch of 0-based global step `step`. Reuses `out`'s memory.
+  Status batch(uint64_t step, std::vector<HostTensor> &out);
+
+private:
+  Dataset() = default;
+  std::vector<std::unique_ptr<MappedNpy>> files_;
+  std::vector<TensorInfo> inputs_;
+  DatasetOptions options_;
+  uint64_t samples_ = 0;
+  uint64_t permutationEpoch_ = UINT64_MAX;
+  std::vector<uint64_t> permutation_;
+};
+
+//===----------------------------------------------------------------------===//
+// safetensors
+//===----------------------------------------------------------------------===//
+
+/// A tensor of a safetensors file.
+struct NamedTensor {
+  std::string name;
+  HostTensor tensor;
+};
+
+/// The contents of a safetensors file: tensors in file order and the
+/// __metadata__ string map.
+struct SafetensorsFile {
+  std::vector<NamedTensor> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+/// The safetensors dtype name of `dtype`: "F32", "F16", "BF16", "F64", "I64",
+/// "I32", "I16", "I8", "U8", "U16", "U32", "U64", "BOOL".
+const char *safetensorsDType(DType dtype);
+
+/// Writes `file` to `path` in the safetensors format
+/// (https://github.com/huggingface/safetensors): an 8-byte little-endian
+/// header length n, n bytes of JSON ({"NAME": {"dtype", "shape",
+/// "data_offsets": [begin, end]}, "__metadata__": {...}}, padded with spaces
+/// to a multiple of 8 bytes), then the tensors' bytes back to back in file
+/// order (offsets relative to the end of the header). Atomic: writes
+/// PATH.tmp.<pid>, fsyncs it, renames it over `path` and fsyncs the folder;
+/// on any failure (e.g. a full disk) the temporary file is removed, `path`
+/// is left as it was, and the error names `path` and the reason.
+Status writeSafetensors(const std::string &path, const SafetensorsFile &file);
+
+/// Reads the safetensors file at `path` (tensors in data order). Errors, each
+/// naming the file: a file shorter than its header, a header that is not JSON
+/// or lacks fields, an unknown dtype, a shape whose byte count differs from its
+/// data_offsets, offsets outside the data or overlapping, a non-string metadata
+/// value.
+Status readSafetensors(const std::string &path, SafetensorsFile &out);
+
+//===----------------------------------------------------------------------===//
+// Checkpoints
+//===----------------------------------------------------------------------===//
+
+/// The checkpoint file in a checkpoint folder: DIR/checkpoint.safetensors.
+std::string checkpointPath(const std::string &dir);
+
+/// The fingerprint of a program's weights layout: the zlib CRC-32, as 8
+/// lower-case hex digits, of "NAME DTYPE SHAPE\n" for every weights.json
+/// tensor in order (e.g. "w float32 [2]\n"). Two programs with the same
+/// fingerprint hold the same tensors.
+std::string programFingerprint(const std::vector<WeightTensor> &tensors);
+
+/// The step counter of `program` (its role "step" int64 scalar tensor,
+/// "hetpar.step"); 0 when the program has none.
+Status readStepCounter(Program &program, int64_t &step);
+
+/// Writes every non-constant weights tensor of `program` (its current device
+/// values) to checkpointPath(dir) as docs/training.md describes, with
+/// __metadata__ format "hetpar-checkpoint", version "1", step `step`, model
+/// (training.model), program (programFingerprint) and crc32 (a JSON object
+/// name -> CRC-32). Creates `dir`. Atomic as writeSafetensors.
+Status saveCheckpoint(Program &program, const std::string &dir, int64_t step);
+
+/// Reads checkpointPath(dir) and checks, before anything is uploaded, its
+/// format and version, that the fingerprint is `program`'s (else: "written
+/// by another program"), that it holds exactly the program's non-constant
+/// tensors with their dtypes, shapes and byte counts, and every CRC-32; then
+/// uploads the tensors into the weights buffer and sets `step` to the
+/// checkpoint's step. Every failure is one error naming the file and leaves
+/// the weights untouched.
+Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step);
+
+//===----------------------------------------------------------------------===//
+// Trainer
+//===----------------------------------------------------------------------===//
+
+/// Runs a training program's steps on a Dataset's batches.
+class Trainer {
+public:
+  /// Errors unless `program` is a single-device training program whose first
+  /// output (the loss) is a float32 scalar and whose inputs take their batch
+  /// of training.batch_size on axis 0.
+  static Status create(Program &program, Dataset &data,
+                       std::unique_ptr<Trainer> &out);
+  /// One optimizer step on the batch of 0-based global step `step`: copies
+  /// the batch into the input buffers, runs hetpar_run once (which updates
+  /// the weights in place) and sets `loss` to output 0 (the loss before the
+  /// update; may be NaN or infinite, the caller decides).
+  Status step(uint64_t step, float &loss);
+
+private:
+  Trainer(Program &program, Dataset &data) : program_(program), data_(data) {}
+  Program &program_;
+  Dataset &data_;
+  std::vector<HostTensor> batch_, outputs_;
+};
+
+} // namespace hetpar::rt
+
+#endif // HETPAR_RUNTIME_TRAINING_H

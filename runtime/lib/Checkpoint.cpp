@@ -1,0 +1,191 @@
+//===- Checkpoint.cpp - Training checkpoints as safetensors files ---------===//
+//
+// docs/training.md, "Checkpoints": the non-constant tensors of weights.json
+// (parameters, optimizer state, step counter) with __metadata__ format,
+// version, step, model, program (fingerprint) and crc32.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/runtime/Training.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace hetpar::rt {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char *kFormat = "hetpar-checkpoint";
+constexpr const char *kVersion = "1";
+
+uint32_t crcOf(const std::vector<uint8_t> &data) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  return uint32_t(crc32_z(crc, data.data(), z_size_t(data.size())));
+}
+
+/// The tensors a checkpoint holds: every one whose role is not constant.
+std::vector<const WeightTensor *> stateTensors(const Program &program) {
+  std::vector<const WeightTensor *> out;
+  for (const WeightTensor &w : program.weightTensors())
+    if (w.role != "constant")
+      out.push_back(&w);
+  return out;
+}
+
+/// Checks `file` (read from `path`) against the program, without uploading.
+Status validate(Program &program, const std::string &path,
+                const SafetensorsFile &file) {
+  auto bad = [&](const std::string &what) {
+    return Status::error(path + ": " + what);
+  };
+  auto meta = [&](const char *key) {
+    auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? std::string() : it->second;
+  };
+  if (meta("format") != kFormat)
+    return bad("not a HetPar checkpoint (__metadata__.format is '" +
+               meta("format") + "', expected '" + kFormat + "')");
+  if (meta("version") != kVersion)
+    return bad("checkpoint version '" + meta("version") +
+               "' is not supported (this runtime reads " + kVersion + ")");
+  std::string mine = programFingerprint(program.weightTensors());
+  if (meta("program") != mine)
+    return bad("written by another program (fingerprint '" + meta("program") +
+               "', this program's is '" + mine +
+               "'): its tensors do not match " + program.outDir());
+  json crcs = json::parse(meta("crc32"), nullptr, false);
+  if (!crcs.is_object())
+    return bad("__metadata__.crc32 is not a JSON object");
+  std::vector<const WeightTensor *> want = stateTensors(program);
+  if (file.tensors.size() != want.size())
+    return bad("holds " + std::to_string(file.tensors.size()) +
+               " tensors, the program has " + std::to_string(want.size()));
+  for (const WeightTensor *w : want) {
+    auto it =
+        std::find_if(file.tensors.begin(), file.tensors.end(),
+                     [&](const NamedTensor &t) { return t.name == w->name; });
+    if (it == file.tensors.end())
+      return bad("no tensor '" + w->name + "'");
+    const HostTensor &t = it->tensor;
+    if (t.dtype != w->dtype || t.shape != w->shape || t.data.size() != w->bytes)
+      return bad("tensor '" + w->name + "' is " + dtypeName(t.dtype) + " " +
+                 formatShape(t.shape) + ", the program's is " +
+                 dtypeName(w->dtype) + " " + formatShape(w->shape));
+    auto c = crcs.find(w->name);
+    if (c == crcs.end() || !c->is_number_unsigned() ||
+        c->get<uint64_t>() != crcOf(t.data))
+      return bad("tensor '" + w->name +
+                 "' fails its CRC-32 check (the file is corrupt)");
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+std::string checkpointPath(const std::string &dir) {
+  return (std::filesystem::path(dir) / "checkpoint.safetensors").string();
+}
+
+std::string programFingerprint(const std::vector<WeightTensor> &tensors) {
+  std::string text;
+  for (const WeightTensor &t : tensors)
+    text +=
+        t.name + " " + dtypeName(t.dtype) + " " + formatShape(t.shape) + "\n";
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(text.data()),
+                z_size_t(text.size()));
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "%08x", unsigned(crc));
+  return hex;
+}
+
+Status readStepCounter(Program &program, int64_t &step) {
+  step = 0;
+  for (const WeightTensor &w : program.weightTensors())
+    if (w.role == "step") {
+      if (w.dtype != DType::Int64 || w.bytes != sizeof(int64_t))
+        return Status::error("the step counter '" + w.name +
+                             "' is not an int64 scalar");
+      return program.readWeights(w.offset, &step, sizeof(step));
+    }
+  return Status::ok();
+}
+
+Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
+  SafetensorsFile file;
+  json crcs = json::object();
+  for (const WeightTensor *w : stateTensors(program)) {
+    NamedTensor t{w->name, {w->dtype, w->shape, {}}};
+    t.tensor.data.resize(w->bytes);
+    Status s = program.readWeights(w->offset, t.tensor.data.data(), w->bytes);
+    if (!s.isOk())
+      return s;
+    crcs[w->name] = crcOf(t.tensor.data);
+    file.tensors.push_back(std::move(t));
+  }
+  file.metadata = {{"format", kFormat},
+                   {"version", kVersion},
+                   {"step", std::to_string(step)},
+                   {"model", program.training().model},
+                   {"program", programFingerprint(program.weightTensors())},
+                   {"crc32", crcs.dump()}};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Status::error("cannot create the checkpoint folder '" + dir +
+                         "': " + ec.message());
+  return writeSafetensors(checkpointPath(dir), file);
+}
+
+Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
+  std::string path = checkpointPath(dir);
+  SafetensorsFile file;
+  Status s = readSafetensors(path, file);
+  if (!s.isOk())
+    return s;
+  s = validate(program, path, file);
+  if (!s.isOk())
+    return s;
+  const std::string &text = file.metadata["step"];
+  char *end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || value < 0)
+    return Status::error(path + ": __metadata__.step '" + text +
+                         "' is not a step count");
+  for (const NamedTensor &t : file.tensors) {
+    int64_t counter = 0;
+    if (t.tensor.dtype == DType::Int64 && t.tensor.data.size() == 8)
+      std::memcpy(&counter, t.tensor.data.data(), 8);
+    auto role = [&](const std::string &name) {
+      for (const WeightTensor &w : program.weightTensors())
+        if (w.name == name)
+          return w.role;
+      return std::string();
+    };
+    if (role(t.name) == "step" && counter != value)
+      return Status::error(path + ": the step counter '" + t.name + "' is " +
+                           std::to_string(counter) +
+                           " but __metadata__.step "
+                           "is " +
+                           text);
+  }
+  for (const NamedTensor &t : file.tensors) {
+    const WeightTensor &w = *std::find_if(
+        program.weightTensors().begin(), program.weightTensors().end(),
+        [&](const WeightTensor &x) { return x.name == t.name; });
+    s = program.writeWeights(w.offset, t.tensor.data.data(), w.bytes);
+    if (!s.isOk())
+      return s;
+  }
+  step = value;
+  return Status::ok();
+}
+
+} // namespace hetpar::rt

@@ -1,0 +1,187 @@
+//===- Dataset.cpp - Memory-mapped .npy training data ---------------------===//
+//
+// DIR/<input>.npy per program input, mapped read-only; a batch copies its
+// samples out of the mapping, so the page cache (not the heap) holds the data
+// and files larger than memory work.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/runtime/Training.h"
+
+#include "Internal.h"
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hetpar::rt {
+
+/// One mapped .npy file.
+struct MappedNpy {
+  std::string path;
+  const uint8_t *base = nullptr;
+  size_t size = 0;
+  detail::NpyHeader header;
+  uint64_t sampleBytes = 0;
+
+  ~MappedNpy() {
+    if (base && size)
+      ::munmap(const_cast<uint8_t *>(base), size);
+  }
+  const uint8_t *sample(uint64_t i) const {
+    return base + header.dataOffset + i * sampleBytes;
+  }
+};
+
+namespace {
+
+/// Maps `path` and parses its header.
+Status mapNpy(const std::string &path, MappedNpy &out) {
+  out.path = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error("cannot read '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error("cannot read '" + path + "': not a regular file");
+  }
+  out.size = size_t(st.st_size);
+  void *p = out.size ? ::mmap(nullptr, out.size, PROT_READ, MAP_SHARED, fd, 0)
+                     : nullptr;
+  int err = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    out.size = 0;
+    return Status::error("cannot map '" + path + "': " + std::strerror(err));
+  }
+  out.base = static_cast<const uint8_t *>(p);
+  Status s = detail::parseNpyHeader(out.base, out.size, out.header);
+  if (s.isOk())
+    s = detail::checkNpyData(out.header, out.size);
+  if (!s.isOk())
+    return Status::error(path + ": " + s.message());
+  return Status::ok();
+}
+
+std::string describe(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + " " + formatShape(shape);
+}
+
+/// Checks one mapped file against `input` (batch on axis 0).
+Status checkFile(MappedNpy &f, const TensorInfo &input) {
+  const detail::NpyHeader &h = f.header;
+  std::vector<int64_t> sample(input.shape.begin() + 1, input.shape.end());
+  std::vector<int64_t> expected = sample;
+  expected.insert(expected.begin(), -1);
+  std::string want = describe(input.dtype, sample);
+  bool bf16Bits = input.dtype == DType::BFloat16 && h.dtype == DType::UInt16;
+  if (h.dtype != input.dtype && !bf16Bits)
+    return Status::error(f.path + ": dtype " + dtypeName(h.dtype) +
+                         ", expected " + dtypeName(input.dtype) + " (input '" +
+                         input.name + "': samples of " + want + ")");
+  std::vector<int64_t> found(h.shape.begin() + (h.shape.empty() ? 0 : 1),
+                             h.shape.end());
+  if (h.shape.empty() || found != sample)
+    return Status::error(
+        f.path + ": shape " + formatShape(h.shape) + ", expected [N" +
+        (sample.empty() ? "" : "," + formatShape(sample).substr(1)) +
+        (sample.empty() ? "]" : "") + " (input '" + input.name +
+        "': a leading sample axis, then samples of " + want + ")");
+  f.sampleBytes =
+      uint64_t(shapeElements(sample).value_or(0)) * dtypeSize(input.dtype);
+  return Status::ok();
+}
+
+} // namespace
+
+Dataset::~Dataset() = default;
+
+Status Dataset::open(const std::string &dir,
+                     const std::vector<TensorInfo> &inputs,
+                     const DatasetOptions &options,
+                     std::unique_ptr<Dataset> &out) {
+  out.reset();
+  if (options.batchSize < 1)
+    return Status::error("the batch size must be at least 1");
+  std::unique_ptr<Dataset> d(new Dataset());
+  d->inputs_ = inputs;
+  d->options_ = options;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorInfo &in = inputs[i];
+    if (in.shape.empty() || in.shape[0] != options.batchSize)
+      return Status::error("input '" + in.name + "' has shape " +
+                           formatShape(in.shape) +
+                           ": a training input needs its batch of " +
+                           std::to_string(options.batchSize) + " on axis 0");
+    auto f = std::make_unique<MappedNpy>();
+    Status s = mapNpy(dir + "/" + in.name + ".npy", *f);
+    if (s.isOk())
+      s = checkFile(*f, in);
+    if (!s.isOk())
+      return s;
+    uint64_t n = uint64_t(f->header.shape[0]);
+    if (i > 0 && n != d->samples_)
+      return Status::error(f->path + ": " + std::to_string(n) +
+                           " samples, but " + d->files_[0]->path + " has " +
+                           std::to_string(d->samples_) +
+                           " (every file needs the same count)");
+    d->samples_ = n;
+    d->files_.push_back(std::move(f));
+  }
+  if (!inputs.empty() && d->samples_ < uint64_t(options.batchSize))
+    return Status::error(dir + ": " + std::to_string(d->samples_) + " sample" +
+                         (d->samples_ == 1 ? "" : "s") +
+                         ", fewer than one batch of " +
+                         std::to_string(options.batchSize));
+  out = std::move(d);
+  return Status::ok();
+}
+
+uint64_t Dataset::sampleAt(uint64_t index) {
+  if (samples_ == 0)
+    return 0; // a program without inputs
+  uint64_t epoch = index / samples_, pos = index % samples_;
+  if (!options_.shuffle)
+    return pos;
+  if (epoch != permutationEpoch_) {
+    permutation_.resize(samples_);
+    for (uint64_t i = 0; i < samples_; ++i)
+      permutation_[i] = i;
+    std::mt19937_64 rng(options_.seed + epoch * 0x9E3779B97F4A7C15ull);
+    for (uint64_t i = samples_ - 1; i > 0; --i)
+      std::swap(permutation_[i], permutation_[rng() % (i + 1)]);
+    permutationEpoch_ = epoch;
+  }
+  return permutation_[pos];
+}
+
+Status Dataset::batch(uint64_t step, std::vector<HostTensor> &out) {
+  try {
+    out.resize(inputs_.size());
+    uint64_t b = uint64_t(options_.batchSize);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      out[i].dtype = inputs_[i].dtype;
+      out[i].shape = inputs_[i].shape;
+      out[i].data.resize(size_t(files_[i]->sampleBytes * b));
+    }
+    for (uint64_t j = 0; j < b; ++j) {
+      uint64_t sample = sampleAt(step * b + j);
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const MappedNpy &f = *files_[i];
+        if (f.sampleBytes)
+          std::memcpy(out[i].data.data() + j * f.sampleBytes, f.sample(sample),
+                      f.sampleBytes);
+      }
+    }
+    return Status::ok();
+  } catch (const std::bad_alloc &) {
+    return Status::error("out of memory for a batch");
+  }
+}
+
+} // namespace hetpar::rt

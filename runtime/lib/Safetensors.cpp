@@ -1,0 +1,253 @@
+//===- Safetensors.cpp - The safetensors file format ----------------------===//
+//
+// https://github.com/huggingface/safetensors: u64 little-endian header size
+// n, n bytes of UTF-8 JSON, then the data. Each JSON key but __metadata__ is a
+// tensor {"dtype": "F32", "shape": [2], "data_offsets": [begin, end]} with
+// offsets relative to the start of the data.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/runtime/Training.h"
+
+#include "Internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <tuple>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace hetpar::rt {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct DTypeName {
+  DType dtype;
+  const char *name;
+};
+constexpr DTypeName kNames[] = {
+    {DType::Float32, "F32"}, {DType::Float16, "F16"}, {DType::BFloat16, "BF16"},
+    {DType::Float64, "F64"}, {DType::Int64, "I64"},   {DType::Int32, "I32"},
+    {DType::Int16, "I16"},   {DType::Int8, "I8"},     {DType::UInt8, "U8"},
+    {DType::UInt16, "U16"},  {DType::UInt32, "U32"},  {DType::UInt64, "U64"},
+    {DType::Bool, "BOOL"}};
+
+/// The JSON header, padded with spaces to a multiple of 8 bytes.
+std::string makeHeader(const SafetensorsFile &file) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (const NamedTensor &t : file.tensors) {
+    uint64_t end = offset + t.tensor.data.size();
+    header[t.name] = {{"dtype", safetensorsDType(t.tensor.dtype)},
+                      {"shape", t.tensor.shape},
+                      {"data_offsets", {offset, end}}};
+    offset = end;
+  }
+  if (!file.metadata.empty())
+    header["__metadata__"] = file.metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  return text;
+}
+
+bool writeAll(int fd, const void *data, size_t n) {
+  const char *p = static_cast<const char *>(data);
+  while (n) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+/// Writes header and data to the open `fd` and fsyncs it.
+bool writeContents(int fd, const std::string &header,
+                   const SafetensorsFile &file) {
+  uint8_t size[8];
+  for (int k = 0; k < 8; ++k)
+    size[k] = uint8_t((uint64_t(header.size()) >> (8 * k)) & 0xff);
+  if (!writeAll(fd, size, 8) || !writeAll(fd, header.data(), header.size()))
+    return false;
+  for (const NamedTensor &t : file.tensors)
+    if (!writeAll(fd, t.tensor.data.data(), t.tensor.data.size()))
+      return false;
+  return ::fsync(fd) == 0;
+}
+
+/// fsyncs the folder holding `path`, so that a rename survives a crash.
+void syncParent(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  int fd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+} // namespace
+
+const char *safetensorsDType(DType dtype) {
+  for (const DTypeName &n : kNames)
+    if (n.dtype == dtype)
+      return n.name;
+  return "?";
+}
+
+Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
+  for (const NamedTensor &t : file.tensors)
+    if (t.tensor.data.size() != t.tensor.numBytes())
+      return Status::error("cannot write '" + path + "': tensor '" + t.name +
+                           "' holds " + std::to_string(t.tensor.data.size()) +
+                           " bytes, its shape needs " +
+                           std::to_string(t.tensor.numBytes()));
+  std::string header;
+  try {
+    header = makeHeader(file);
+  } catch (const std::exception &e) {
+    return Status::error("cannot write '" + path + "': " + e.what());
+  }
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status::error("cannot write '" + path +
+                         "': " + std::strerror(errno));
+  bool ok = writeContents(fd, header, file);
+  int err = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return Status::error("cannot write '" + path + "': " + std::strerror(err) +
+                         " (the previous file, if any, is unchanged)");
+  }
+  syncParent(path);
+  return Status::ok();
+}
+
+namespace {
+
+/// Parses one tensor entry of the header; `data` spans the data section.
+Status readEntry(const std::string &name, const json &entry,
+                 const uint8_t *data, uint64_t dataBytes, NamedTensor &out) {
+  auto bad = [&](const std::string &what) {
+    return Status::error("tensor '" + name + "': " + what);
+  };
+  if (!entry.is_object() || !entry.contains("dtype") ||
+      !entry.contains("shape") || !entry.contains("data_offsets"))
+    return bad("needs dtype, shape and data_offsets");
+  const json &dt = entry["dtype"], &shape = entry["shape"],
+             &offs = entry["data_offsets"];
+  const DTypeName *kind = nullptr;
+  for (const DTypeName &n : kNames)
+    if (dt.is_string() && dt.get<std::string>() == n.name)
+      kind = &n;
+  if (!kind)
+    return bad("unsupported dtype " + dt.dump());
+  out.name = name;
+  out.tensor.dtype = kind->dtype;
+  out.tensor.shape.clear();
+  if (!shape.is_array())
+    return bad("shape is not an array");
+  for (const json &d : shape) {
+    if (!d.is_number_unsigned())
+      return bad("shape " + shape.dump() + " is not non-negative integers");
+    out.tensor.shape.push_back(int64_t(d.get<uint64_t>()));
+  }
+  std::optional<int64_t> n = shapeElements(out.tensor.shape);
+  if (!offs.is_array() || offs.size() != 2 || !offs[0].is_number_unsigned() ||
+      !offs[1].is_number_unsigned())
+    return bad("data_offsets is not [begin, end]");
+  uint64_t begin = offs[0].get<uint64_t>(), end = offs[1].get<uint64_t>();
+  if (begin > end || end > dataBytes)
+    return bad("data_offsets [" + std::to_string(begin) + ", " +
+               std::to_string(end) + "] lie outside the " +
+               std::to_string(dataBytes) + " data bytes (truncated file?)");
+  if (!n || uint64_t(*n) * dtypeSize(kind->dtype) != end - begin)
+    return bad(std::to_string(end - begin) + " bytes do not match " +
+               kind->name + " " + formatShape(out.tensor.shape));
+  out.tensor.data.assign(data + begin, data + end);
+  return Status::ok();
+}
+
+Status readSafetensorsImpl(const std::string &path, SafetensorsFile &out) {
+  std::vector<uint8_t> bytes;
+  Status st = detail::readFile(path, bytes);
+  if (!st.isOk())
+    return st;
+  uint64_t n = 0;
+  for (int k = 0; k < 8 && size_t(k) < bytes.size(); ++k)
+    n |= uint64_t(bytes[k]) << (8 * k);
+  if (bytes.size() < 8 || n > bytes.size() - 8)
+    return Status::error(path + ": truncated: " + std::to_string(bytes.size()) +
+                         " bytes, too short for its header (not a "
+                         "safetensors file?)");
+  json header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + n, nullptr,
+                            /*allow_exceptions=*/false);
+  if (!header.is_object())
+    return Status::error(path + ": the header is not a JSON object");
+  SafetensorsFile file;
+  const uint8_t *data = bytes.data() + 8 + n;
+  uint64_t dataBytes = bytes.size() - 8 - n;
+  std::vector<NamedTensor> tensors;
+  std::vector<std::tuple<uint64_t, uint64_t, size_t>> spans; // begin, end, #
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      if (!it->is_object())
+        return Status::error(path + ": __metadata__ is not an object");
+      for (auto m = it->begin(); m != it->end(); ++m) {
+        if (!m->is_string())
+          return Status::error(path + ": __metadata__." + m.key() +
+                               " is not a string");
+        file.metadata[m.key()] = m->get<std::string>();
+      }
+      continue;
+    }
+    NamedTensor t;
+    st = readEntry(it.key(), *it, data, dataBytes, t);
+    if (!st.isOk())
+      return Status::error(path + ": " + st.message());
+    spans.emplace_back((*it)["data_offsets"][0], (*it)["data_offsets"][1],
+                       tensors.size());
+    tensors.push_back(std::move(t));
+  }
+  // File order: by offset.
+  std::sort(spans.begin(), spans.end());
+  for (size_t k = 0; k < spans.size(); ++k) {
+    if (k && std::get<0>(spans[k]) < std::get<1>(spans[k - 1]))
+      return Status::error(path + ": tensors overlap in the data");
+    file.tensors.push_back(std::move(tensors[std::get<2>(spans[k])]));
+  }
+  out = std::move(file);
+  return Status::ok();
+}
+
+} // namespace
+
+Status readSafetensors(const std::string &path, SafetensorsFile &out) {
+  try {
+    return readSafetensorsImpl(path, out);
+  } catch (const std::bad_alloc &) {
+    return Status::error("cannot read '" + path + "': out of memory");
+  } catch (const std::exception &e) {
+    return Status::error("cannot read '" + path + "': " + e.what());
+  }
+}
+
+} // namespace hetpar::rt

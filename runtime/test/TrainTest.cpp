@@ -1,0 +1,393 @@
+//===- TrainTest.cpp - Training data, safetensors, checkpoints, steps -----===//
+//
+// On the fake training program (FakeTrainProgram.cpp; its folder and data,
+// Inputs/fake-train and Inputs/train-data, are written by
+// make_fake_train.py): linear regression with mse and SGD with momentum 0.9,
+// lr 0.1, batch 2, five samples x = [1,0] [0,1] [1,1] [2,0] [0,2] with
+// labels x . [1,2] = 1 2 3 2 4. The expected values are worked out by hand
+// in the comments.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/runtime/Training.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include <sys/resource.h>
+
+using namespace hetpar::rt;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kInputs = HETPAR_RUNTIME_TEST_INPUTS;
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+HostTensor floats(std::vector<int64_t> shape, std::vector<float> v) {
+  HostTensor t{DType::Float32, std::move(shape), {}};
+  t.data.resize(v.size() * 4);
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+/// A temporary folder holding a copy of the fake training program (out/)
+/// and its data (data/).
+class TrainTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string tmpl =
+        (fs::temp_directory_path() / "hetpar-train-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir = tmpl;
+    fs::copy(kInputs + "/fake-train", dir + "/out");
+    fs::copy(kInputs + "/train-data", dir + "/data");
+    fs::copy_file(HETPAR_FAKE_TRAIN, dir + "/out/device_0.cpu.so");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::unique_ptr<Program> load() {
+    std::unique_ptr<Program> p;
+    Status s = Program::load(dir + "/out", "cpu", p);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    return p;
+  }
+  std::unique_ptr<Dataset> data(Program &p, bool shuffle = false,
+                                uint64_t seed = 0) {
+    std::unique_ptr<Dataset> d;
+    Status s = Dataset::open(dir + "/data", p.inputs(),
+                             {p.training().batchSize, shuffle, seed}, d);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    return d;
+  }
+  /// Runs steps [first, first + n) and returns the losses.
+  std::vector<float> train(Program &p, Dataset &d, uint64_t first, int n) {
+    std::unique_ptr<Trainer> t;
+    Status s = Trainer::create(p, d, t);
+    EXPECT_TRUE(s.isOk()) << s.message();
+    std::vector<float> losses;
+    for (int i = 0; i < n && t; ++i) {
+      float loss = 0;
+      s = t->step(first + uint64_t(i), loss);
+      EXPECT_TRUE(s.isOk()) << s.message();
+      losses.push_back(loss);
+    }
+    return losses;
+  }
+  std::string weights(Program &p) {
+    std::string w(p.weightsBytes(), '\0');
+    EXPECT_TRUE(p.readWeights(0, w.data(), w.size()).isOk());
+    return w;
+  }
+  std::string openError(const std::vector<TensorInfo> &inputs,
+                        int64_t batch = 2) {
+    std::unique_ptr<Dataset> d;
+    Status s = Dataset::open(dir + "/data", inputs, {batch, false, 0}, d);
+    EXPECT_FALSE(s.isOk());
+    return s.message();
+  }
+  std::string dir;
+};
+
+//===----------------------------------------------------------------------===//
+// safetensors
+//===----------------------------------------------------------------------===//
+
+TEST_F(TrainTest, SafetensorsRoundTrip) {
+  SafetensorsFile f;
+  f.tensors.push_back({"b", floats({2, 3}, {1, 2, 3, 4, 5, 6})});
+  HostTensor step{DType::Int64, {}, std::vector<uint8_t>(8, 0)};
+  step.data[0] = 7;
+  f.tensors.push_back({"a.step", step});
+  f.tensors.push_back({"empty", {DType::Bool, {0}, {}}});
+  f.metadata = {{"format", "x"}, {"crc32", "{\"b\": 1}"}};
+  std::string path = dir + "/t.safetensors";
+  ASSERT_TRUE(writeSafetensors(path, f).isOk());
+
+  // The layout: u64 LE header size (a multiple of 8), then JSON, then the
+  // data of "b" (24 bytes) and "a.step" (8 bytes) in that order.
+  std::string bytes = readBytes(path);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  EXPECT_EQ(n % 8, 0u);
+  EXPECT_EQ(bytes.size(), 8 + n + 24 + 8);
+  EXPECT_EQ(bytes[0] & 0xff, int(n & 0xff));
+  EXPECT_NE(bytes.find("\"data_offsets\":[0,24]"), std::string::npos);
+  EXPECT_NE(bytes.find("\"dtype\":\"I64\""), std::string::npos);
+
+  SafetensorsFile g;
+  Status s = readSafetensors(path, g);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  ASSERT_EQ(g.tensors.size(), 3u);
+  // Data order: the 0-byte tensor (offset 32..32) after the others.
+  EXPECT_EQ(g.tensors[0].name, "b");
+  EXPECT_EQ(g.tensors[0].tensor.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(g.tensors[0].tensor.data, f.tensors[0].tensor.data);
+  EXPECT_EQ(g.tensors[1].name, "a.step");
+  EXPECT_EQ(g.tensors[1].tensor.dtype, DType::Int64);
+  EXPECT_EQ(g.tensors[1].tensor.data[0], 7);
+  EXPECT_EQ(g.tensors[2].tensor.dtype, DType::Bool);
+  EXPECT_EQ(g.metadata, f.metadata);
+}
+
+TEST_F(TrainTest, SafetensorsBadFiles) {
+  SafetensorsFile f, g;
+  f.tensors.push_back({"w", floats({4}, {1, 2, 3, 4})});
+  std::string path = dir + "/t.safetensors";
+  ASSERT_TRUE(writeSafetensors(path, f).isOk());
+  std::string bytes = readBytes(path);
+  writeBytes(path, bytes.substr(0, bytes.size() - 1));
+  Status s = readSafetensors(path, g);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("lie outside the 15 data bytes"),
+            std::string::npos)
+      << s.message();
+  writeBytes(path, bytes.substr(0, 12));
+  s = readSafetensors(path, g);
+  EXPECT_NE(s.message().find("truncated"), std::string::npos) << s.message();
+  writeBytes(path, std::string("\x02\0\0\0\0\0\0\0{x", 10));
+  s = readSafetensors(path, g);
+  EXPECT_NE(s.message().find("not a JSON object"), std::string::npos)
+      << s.message();
+}
+
+/// A full disk (here: a file size limit) in the middle of a write: an error,
+/// the old file unchanged, no temporary file left.
+TEST_F(TrainTest, SafetensorsFullDiskKeepsOldFile) {
+  std::string path = dir + "/t.safetensors";
+  SafetensorsFile small, big;
+  small.tensors.push_back({"w", floats({1}, {42})});
+  ASSERT_TRUE(writeSafetensors(path, small).isOk());
+  std::string before = readBytes(path);
+  big.tensors.push_back({"w", floats({65536}, std::vector<float>(65536, 1))});
+
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  Status s = writeSafetensors(path, big);
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, oldHandler);
+
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("the previous file, if any, is unchanged"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(readBytes(path), before);
+  size_t files = 0;
+  for (auto &e : fs::directory_iterator(dir))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+//===----------------------------------------------------------------------===//
+// Dataset
+//===----------------------------------------------------------------------===//
+
+TEST_F(TrainTest, BatchesInOrderWrapIntoTheNextEpoch) {
+  auto p = load();
+  auto d = data(*p);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->samples(), 5u);
+  std::vector<HostTensor> b;
+  // Step 2 (0-based) takes positions 4 and 5: sample 4 and, in epoch 1,
+  // sample 0: x = [0,2] [1,0], labels 4 1.
+  ASSERT_TRUE(d->batch(2, b).isOk());
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].data, floats({2, 2}, {0, 2, 1, 0}).data);
+  EXPECT_EQ(b[1].data, floats({2}, {4, 1}).data);
+  EXPECT_EQ(b[0].shape, (std::vector<int64_t>{2, 2}));
+}
+
+TEST_F(TrainTest, ShuffleDependsOnSeedAndEpochOnly) {
+  auto p = load();
+  auto a = data(*p, true, 7), again = data(*p, true, 7),
+       other = data(*p, true, 8);
+  std::vector<uint64_t> orderA, orderOther;
+  for (uint64_t i = 0; i < 15; ++i) {
+    orderA.push_back(a->sampleAt(i));
+    orderOther.push_back(other->sampleAt(i));
+  }
+  // Each epoch is a permutation of the 5 samples.
+  for (int e = 0; e < 3; ++e) {
+    std::set<uint64_t> seen(orderA.begin() + 5 * e, orderA.begin() + 5 * e + 5);
+    EXPECT_EQ(seen.size(), 5u) << "epoch " << e;
+  }
+  // Random access (backwards) gives the same order: it depends on the
+  // position only, not on what was drawn before.
+  for (uint64_t i = 15; i-- > 0;)
+    EXPECT_EQ(again->sampleAt(i), orderA[i]) << i;
+  EXPECT_NE(orderA, orderOther);
+  EXPECT_FALSE(
+      std::equal(orderA.begin(), orderA.begin() + 5, orderA.begin() + 5) &&
+      std::equal(orderA.begin() + 5, orderA.begin() + 10, orderA.begin() + 10));
+}
+
+TEST_F(TrainTest, DatasetErrors) {
+  auto p = load();
+  std::vector<TensorInfo> in = p->inputs();
+  // A missing file.
+  fs::rename(dir + "/data/labels.npy", dir + "/data/l.npy");
+  EXPECT_NE(openError(in).find("cannot read '" + dir +
+                               "/data/labels.npy': No such file"),
+            std::string::npos);
+  fs::rename(dir + "/data/l.npy", dir + "/data/labels.npy");
+  // A wrong dtype: the labels are float32 but the input says int64.
+  std::vector<TensorInfo> wrong = in;
+  wrong[1].dtype = DType::Int64;
+  EXPECT_EQ(openError(wrong), dir + "/data/labels.npy: dtype float32, "
+                                    "expected int64 (input 'labels': samples "
+                                    "of int64 [])");
+  // A wrong sample shape: x holds samples of [2], the input wants [3].
+  wrong = in;
+  wrong[0].shape = {2, 3};
+  EXPECT_EQ(openError(wrong),
+            dir + "/data/x.npy: shape [5,2], expected [N,3] (input 'x': a "
+                  "leading sample axis, then samples of float32 [3])");
+  // Differing sample counts.
+  HostTensor four = floats({4}, {1, 2, 3, 4});
+  ASSERT_TRUE(writeNpy(dir + "/data/labels.npy", four).isOk());
+  EXPECT_NE(openError(in).find("labels.npy: 4 samples, but " + dir +
+                               "/data/x.npy has 5"),
+            std::string::npos);
+  // Fewer samples than a batch (a program for batches of 8).
+  ASSERT_TRUE(
+      writeNpy(dir + "/data/labels.npy", floats({5}, {1, 2, 3, 2, 4})).isOk());
+  wrong = in;
+  wrong[0].shape[0] = wrong[1].shape[0] = 8;
+  EXPECT_EQ(openError(wrong, 8),
+            dir + "/data: 5 samples, fewer than one batch of 8");
+}
+
+//===----------------------------------------------------------------------===//
+// Steps and checkpoints
+//===----------------------------------------------------------------------===//
+
+TEST_F(TrainTest, StepsMatchTheHandComputation) {
+  auto p = load();
+  auto d = data(*p);
+  // Step 1, x = [1,0] [0,1], y = 1 2, w = 0: err = -1 -2, loss = 5/2 = 2.5,
+  //   g = -1 -2, m = -1 -2, w = 0.1 0.2.
+  // Step 2, x = [1,1] [2,0], y = 3 2: pred = 0.3 0.2, err = -2.7 -1.8,
+  //   loss = (7.29 + 3.24)/2 = 5.265, g = (-2.7 - 3.6, -2.7) = -6.3 -2.7,
+  //   m = 0.9 (-1 -2) + g = -7.2 -4.5, w = 0.82 0.65.
+  // Step 3, x = [0,2] [1,0], y = 4 1: pred = 1.3 0.82, err = -2.7 -0.18,
+  //   loss = (7.29 + 0.0324)/2 = 3.6612.
+  std::vector<float> losses = train(*p, *d, 0, 2);
+  ASSERT_EQ(losses.size(), 2u);
+  EXPECT_NEAR(losses[0], 2.5f, 1e-6);
+  EXPECT_NEAR(losses[1], 5.265f, 1e-5);
+  float w[2];
+  ASSERT_TRUE(p->readWeights(0, w, 8).isOk());
+  EXPECT_NEAR(w[0], 0.82f, 1e-6);
+  EXPECT_NEAR(w[1], 0.65f, 1e-6);
+  int64_t step = -1;
+  ASSERT_TRUE(readStepCounter(*p, step).isOk());
+  EXPECT_EQ(step, 2);
+  EXPECT_NEAR(train(*p, *d, 2, 1)[0], 3.6612f, 1e-5);
+}
+
+/// Resumed training reproduces the uninterrupted run's weights bit for bit,
+/// in order and shuffled.
+TEST_F(TrainTest, ResumeEqualsUninterrupted) {
+  for (bool shuffle : {false, true}) {
+    auto whole = load();
+    auto d1 = data(*whole, shuffle, 3);
+    train(*whole, *d1, 0, 7);
+
+    auto first = load();
+    auto d2 = data(*first, shuffle, 3);
+    train(*first, *d2, 0, 3);
+    ASSERT_TRUE(saveCheckpoint(*first, dir + "/ck", 3).isOk());
+
+    auto resumed = load();
+    int64_t step = -1;
+    Status s = loadCheckpoint(*resumed, dir + "/ck", step);
+    ASSERT_TRUE(s.isOk()) << s.message();
+    EXPECT_EQ(step, 3);
+    auto d3 = data(*resumed, shuffle, 3);
+    train(*resumed, *d3, uint64_t(step), 4);
+    EXPECT_EQ(weights(*resumed), weights(*whole)) << "shuffle " << shuffle;
+  }
+}
+
+TEST_F(TrainTest, BadCheckpointsAreRefusedBeforeUploading) {
+  auto p = load();
+  auto d = data(*p);
+  train(*p, *d, 0, 2);
+  ASSERT_TRUE(saveCheckpoint(*p, dir + "/ck", 2).isOk());
+  std::string path = checkpointPath(dir + "/ck");
+  std::string good = readBytes(path);
+  auto fresh = load();
+  std::string before = weights(*fresh);
+  auto refuse = [&](const std::string &bytes) {
+    writeBytes(path, bytes);
+    int64_t step = -1;
+    Status s = loadCheckpoint(*fresh, dir + "/ck", step);
+    EXPECT_FALSE(s.isOk());
+    EXPECT_EQ(weights(*fresh), before) << "weights changed";
+    return s.message();
+  };
+  // A flipped bit in the last tensor's data.
+  std::string corrupt = good;
+  corrupt[corrupt.size() - 1] ^= 1;
+  EXPECT_NE(refuse(corrupt).find("fails its CRC-32 check"), std::string::npos);
+  // Truncated.
+  EXPECT_NE(refuse(good.substr(0, good.size() - 4)).find("truncated file?"),
+            std::string::npos);
+  // Another program's: a different fingerprint.
+  std::string fp = programFingerprint(p->weightTensors());
+  std::string foreign = good;
+  foreign.replace(foreign.find(fp), 8, "00000000");
+  EXPECT_NE(refuse(foreign).find("written by another program (fingerprint "
+                                 "'00000000', this program's is '" +
+                                 fp + "')"),
+            std::string::npos);
+  // Not a checkpoint at all.
+  SafetensorsFile other;
+  other.tensors.push_back({"w", floats({2}, {1, 2})});
+  ASSERT_TRUE(writeSafetensors(path, other).isOk());
+  EXPECT_NE(refuse(readBytes(path)).find("not a HetPar checkpoint"),
+            std::string::npos);
+}
+
+TEST_F(TrainTest, CheckpointHoldsTheStateOnly) {
+  auto p = load();
+  ASSERT_TRUE(saveCheckpoint(*p, dir + "/ck", 0).isOk());
+  SafetensorsFile f;
+  ASSERT_TRUE(readSafetensors(checkpointPath(dir + "/ck"), f).isOk());
+  std::vector<std::string> names;
+  for (const NamedTensor &t : f.tensors)
+    names.push_back(t.name);
+  // weights.json order, without the constant lr.
+  EXPECT_EQ(names, (std::vector<std::string>{"w", "w.momentum_buffer",
+                                             "hetpar.step"}));
+  EXPECT_EQ(f.metadata["format"], "hetpar-checkpoint");
+  EXPECT_EQ(f.metadata["version"], "1");
+  EXPECT_EQ(f.metadata["step"], "0");
+  EXPECT_EQ(f.metadata["model"], "model.onnx");
+  // crc32 of 8 zero bytes (w and its momentum): zlib.crc32(bytes(8)).
+  EXPECT_NE(f.metadata["crc32"].find("\"w\":1696784233"), std::string::npos)
+      << f.metadata["crc32"];
+}
+
+} // namespace

@@ -1,0 +1,156 @@
+//===- Train.cpp - hetpar-run --train: the step loop ----------------------===//
+#include "Train.h"
+#include "TrainLog.h"
+
+#include "hetpar/runtime/Training.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace hetpar::run {
+
+using namespace hetpar::rt;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::cerr << "hetpar-run: error: " << message << "\n";
+  return 1;
+}
+
+/// Loads the program and checks it is a training program for `opts`.
+Status loadTraining(const std::string &outDir, const std::string &backend,
+                    const TrainOptions &opts, std::unique_ptr<Program> &out) {
+  Status s = Program::load(outDir, backend, out);
+  if (!s.isOk())
+    return s;
+  const TrainingInfo &t = out->training();
+  if (!t.present)
+    return Status::error(outDir +
+                         "/manifest.json has no 'training' object: not a "
+                         "training program (compile it with hetpar-compile "
+                         "--mode training)");
+  if (opts.batchSize > 0 && opts.batchSize != t.batchSize)
+    return Status::error(
+        "--batch-size " + std::to_string(opts.batchSize) +
+        ": the program was compiled for batch size " +
+        std::to_string(t.batchSize) +
+        " (recompile it with --input-shape for another batch)");
+  return Status::ok();
+}
+
+/// The global step to start from: the checkpoint's with --resume, else the
+/// program's own step counter (0 in a fresh weights.bin).
+Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
+  if (opts.resumeDir.empty())
+    return readStepCounter(program, step);
+  Status s = loadCheckpoint(program, opts.resumeDir, step);
+  if (s.isOk())
+    std::cout << "resumed from " << checkpointPath(opts.resumeDir)
+              << " at step " << step << "\n";
+  return s;
+}
+
+Status checkpoint(Program &program, const TrainOptions &opts, int64_t step) {
+  Status s = saveCheckpoint(program, opts.checkpointDir, step);
+  if (s.isOk())
+    std::cout << "wrote " << checkpointPath(opts.checkpointDir) << " (step "
+              << step << ")\n";
+  return s;
+}
+
+/// The loop: opts.steps steps from global step `first`.
+int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
+              int64_t first) {
+  Progress progress(::isatty(STDERR_FILENO));
+  LossLog log;
+  if (!opts.lossLog.empty()) {
+    Status s = log.open(opts.lossLog, !opts.resumeDir.empty());
+    if (!s.isOk())
+      return fail(s.message());
+  }
+  using Clock = std::chrono::steady_clock;
+  const TrainingInfo &info = program.training();
+  Clock::time_point begin = Clock::now();
+  StepReport r;
+  r.total = opts.steps;
+  for (int64_t i = 0; i < opts.steps; ++i) {
+    Clock::time_point t0 = Clock::now();
+    Status s = trainer.step(uint64_t(first + i), r.loss);
+    if (!s.isOk()) {
+      progress.finish();
+      return fail(s.message());
+    }
+    r.step = first + i + 1;
+    r.index = i + 1;
+    double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    r.samplesPerS = dt > 0 ? double(info.batchSize) / dt : 0;
+    r.tokensPerS = r.samplesPerS * double(info.tokensPerSample);
+    if (!std::isfinite(r.loss)) {
+      progress.finish();
+      return fail("step " + std::to_string(r.step) + ": loss is " +
+                  (std::isnan(r.loss) ? "NaN" : "infinite") +
+                  " (training stopped; no checkpoint was written for this "
+                  "step)");
+    }
+    progress.update(r);
+    if (!(s = log.write(r)).isOk()) {
+      progress.finish();
+      return fail(s.message());
+    }
+    bool last = i + 1 == opts.steps;
+    bool every = opts.checkpointEvery > 0 && r.step % opts.checkpointEvery == 0;
+    if (!opts.checkpointDir.empty() && (last || every)) {
+      progress.finish();
+      if (!(s = checkpoint(program, opts, r.step)).isOk())
+        return fail(s.message());
+    }
+  }
+  progress.finish();
+  std::cout << "trained " << opts.steps << " step"
+            << (opts.steps == 1 ? "" : "s") << " (global steps " << first + 1
+            << ".." << first + opts.steps << "), last loss " << r.loss << "\n";
+  return 0;
+}
+
+} // namespace
+
+int runTraining(const std::string &outDir, const std::string &backend,
+                const TrainOptions &opts) {
+  std::unique_ptr<Program> program;
+  Status s = loadTraining(outDir, backend, opts, program);
+  if (!s.isOk())
+    return fail(s.message());
+  DatasetOptions dataOpts;
+  dataOpts.batchSize = program->training().batchSize;
+  dataOpts.shuffle = opts.shuffle;
+  dataOpts.seed = opts.seed;
+  std::unique_ptr<Dataset> data;
+  std::unique_ptr<Trainer> trainer;
+  s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
+  if (s.isOk())
+    s = Trainer::create(*program, *data, trainer);
+  int64_t first = 0;
+  if (s.isOk())
+    s = startStep(*program, opts, first);
+  if (!s.isOk())
+    return fail(s.message());
+  std::cout << "hetpar-run: training on " << program->backend() << ", "
+            << data->samples() << " samples, batch "
+            << program->training().batchSize << ", " << opts.steps
+            << " steps from step " << first << "\n";
+  int rc = trainLoop(*program, *trainer, opts, first);
+  if (rc != 0 || opts.exportOnnx.empty())
+    return rc;
+  s = exportONNX(*program, opts.exportOnnx);
+  if (!s.isOk())
+    return fail(s.message());
+  std::cout << "wrote " << opts.exportOnnx << "\n";
+  return 0;
+}
+
+} // namespace hetpar::run
