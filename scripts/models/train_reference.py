@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Writes PyTorch training references for the bundled models: examples/models/<name>/train/.
+"""Writes PyTorch training references for the bundled models: examples/models/<name>/train/
+(mlp, gpt2, bert, llama, vit, resnet18 of export_models.py; digits-mlp and char-gpt of
+export_train_models.py).
 
 For each model the exact torch module of scripts/models/export_models.py is rebuilt
 and loaded with the values of the committed static ONNX model's initializers
@@ -33,7 +35,9 @@ finite difference of the ONNX model itself along the gradient's direction.
 
 Written per model, in train/:
   <graph input>.npy   the committed inputs, named after the ONNX graph inputs
-  labels.npy          int64 class labels ([B] or [B,S]) or, for mse, the float32 target
+  labels.npy          int64 class labels ([B] or [B,S]; random with a fixed seed, except
+                      digits-mlp and char-gpt: their data set's labels) or, for mse
+                      (bert), the float32 target (random normal) of the output's shape
   loss.npy            float32 scalar, the loss before the step
   grad_<init>.npy     d loss / d initializer (float32, ONNX layout)
   adamw_<init>.npy    the initializer after one AdamW step
@@ -62,11 +66,13 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models as em  # noqa: E402
+import export_train_models as etm  # noqa: E402
 
 LR, BETAS, EPS, WD = 1e-3, (0.9, 0.999), 1e-8, 0.01
 # loss kind per model: (kind, classes or None)
 LOSS = {"mlp": "cross-entropy", "gpt2": "cross-entropy", "llama": "cross-entropy",
-        "vit": "cross-entropy", "resnet18": "cross-entropy", "bert": "mse"}
+        "vit": "cross-entropy", "resnet18": "cross-entropy", "bert": "mse",
+        "digits-mlp": "cross-entropy", "char-gpt": "cross-entropy"}
 
 
 def escape(name):
@@ -101,7 +107,10 @@ def build(name):
     # needs the same seed as export_models.export (its folded values are matched).
     torch.manual_seed(0)
     np.random.seed(0)
-    model, _, in_names, out_names, _ = em.MODELS[name]()
+    if name in etm.MODELS:  # export_train_models.py (digits-mlp, char-gpt)
+        model, _, in_names, out_names, _ = etm.build(name)
+    else:
+        model, _, in_names, out_names, _ = em.MODELS[name]()
     model.eval()
     if name == "resnet18":
         model = fold_resnet(model)
@@ -190,7 +199,11 @@ def reference(name, root, labels_seed=1234):
     kind = LOSS[name]
     if kind == "cross-entropy":
         classes = out.shape[-1]
-        labels = rng.integers(0, classes, out.shape[:-1]).astype(np.int64)
+        if name in etm.MODELS:  # the data set's own labels of the batch input_0.npy holds
+            labels = etm.first_labels(name)
+        else:
+            labels = rng.integers(0, classes, out.shape[:-1]).astype(np.int64)
+        assert labels.shape == out.shape[:-1]
 
         def loss_fn(o):
             return F.cross_entropy(o.reshape(-1, o.shape[-1]), torch.tensor(labels).reshape(-1))
@@ -260,7 +273,7 @@ def reference(name, root, labels_seed=1234):
         "output": out_name,
         "loss": kind,
         "labels": "labels",
-        "labels_note": ("int64 class indices; cross_entropy(mean) over output.reshape(-1, C)"
+        "labels_note": ("int64 class indices; cross_entropy(mean) over output.reshape(-1, C) against labels.reshape(-1)"
                         if kind == "cross-entropy" else
                         "float32 target of the output's shape; mse_loss(mean)"),
         "optimizer": {"kind": "adamw", "lr": LR, "betas": list(BETAS), "eps": EPS,
