@@ -41,7 +41,10 @@ Written per model, in train/:
   loss.npy            float32 scalar, the loss before the step
   grad_<init>.npy     d loss / d initializer (float32, ONNX layout)
   adamw_<init>.npy    the initializer after one AdamW step
-  names.json          file name -> ONNX initializer name (for grad_ and adamw_ files)
+  loss_step2.npy      float32 scalar, the loss of a second step on the same batch
+                      (at the weights adamw_*, before its update)
+  adamw2_<init>.npy   the initializer after that second AdamW step
+  names.json          file name -> ONNX initializer name (grad_, adamw_, adamw2_ files)
   reference.json      loss, optimizer, the slot mapping, ties, checks
 File names: any character of the initializer name outside [A-Za-z0-9._-] becomes '_'
 (onnx::MatMul_474 -> grad_onnx__MatMul_474.npy).
@@ -220,6 +223,13 @@ def reference(name, root, labels_seed=1234):
     grads = {n: p.grad.detach().numpy().copy() for n, p in P.items()}
     opt.step()
     after = {n: p.detach().numpy().copy() for n, p in P.items()}
+    # A second step on the same batch: exercises the optimizer state (exp_avg,
+    # exp_avg_sq) and the step-2 bias correction.
+    loss2 = loss_fn(forward(P))
+    opt.zero_grad()
+    loss2.backward()
+    opt.step()
+    after2 = {n: p.detach().numpy().copy() for n, p in P.items()}
 
     # Independent check of the ONNX parameterization: central differences of the ONNX
     # model (ONNX Runtime) along each gradient's direction give the gradient's norm.
@@ -253,9 +263,10 @@ def reference(name, root, labels_seed=1234):
         np.save(os.path.join(tdir, f"{escape(n)}.npy"), x)
     np.save(os.path.join(tdir, "labels.npy"), labels)
     np.save(os.path.join(tdir, "loss.npy"), np.asarray(loss.item(), np.float32).reshape(()))
+    np.save(os.path.join(tdir, "loss_step2.npy"), np.asarray(loss2.item(), np.float32).reshape(()))
     files = {}
     for n in float_inits:
-        for prefix, arr in (("grad_", grads[n]), ("adamw_", after[n])):
+        for prefix, arr in (("grad_", grads[n]), ("adamw_", after[n]), ("adamw2_", after2[n])):
             fn = f"{prefix}{escape(n)}.npy"
             assert fn not in files, f"file name clash: {fn}"
             files[fn] = n
@@ -279,6 +290,7 @@ def reference(name, root, labels_seed=1234):
         "optimizer": {"kind": "adamw", "lr": LR, "betas": list(BETAS), "eps": EPS,
                       "weight_decay": WD, "steps": 1},
         "loss_value": float(loss.item()),
+        "loss_step2_value": float(loss2.item()),
         "forward_max_abs_diff_vs_output_0": fwd_err,
         "onnx_initializer_to_torch_parameters": users,
         "shared_initializers": {n: u for n, u in users.items() if len(u) > 1},
