@@ -996,7 +996,8 @@ def ONNX_SoftmaxCrossEntropyLossGradOp
     : ONNX_Op<"SoftmaxCrossEntropyLossGrad", [Pure]> {
   let summary = "Gradient of SoftmaxCrossEntropyLoss with respect to its scores";
   let description = [{
-    ONNX Runtime's com.microsoft SoftmaxCrossEntropyLossGrad. Given the gradient
+    ONNX Runtime's com.microsoft SoftmaxCrossEntropyLossGrad (not an ONNX
+    operator: passes produce it, the importer never does). Given the gradient
     `dY` of the loss, the forward op's `log_prob` [N, C, d1, ..., dk], its `label`
     [N, d1, ..., dk] and optional `weight` [C], returns
     dX[n, c, d...] = g * (exp(log_prob[n, c, d...]) - (c == label)) * weight[label]
@@ -1022,9 +1023,11 @@ def ONNX_NegativeLogLikelihoodLossGradOp
     : ONNX_Op<"NegativeLogLikelihoodLossGrad", [Pure]> {
   let summary = "Gradient of NegativeLogLikelihoodLoss with respect to its input";
   let description = [{
-    Given the gradient `dY` of the loss, the forward op's `input` [N, C, d1, ...,
-    dk] (read for its type only: its values are not used), its `target` [N, d1, ...,
-    dk] and optional `weight` [C], returns dInput, zero except
+    A training op in the style of ONNX Runtime's com.microsoft gradient ops (not
+    an ONNX operator: passes produce it, the importer never does). Given the
+    gradient `dY` of the loss, the forward op's `input` [N, C, d1, ..., dk] (read
+    for its type only: its values are not used), its `target` [N, d1, ..., dk] and
+    optional `weight` [C], returns dInput, zero except
     dInput[n, target, d...] = -g * weight[target], with g = dY[n, d...] for
     `reduction` "none", dY for "sum" and dY / W for "mean", W being the sum of the
     weights of the positions not ignored; positions whose target equals
