@@ -41,3 +41,4 @@ if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
 if config.nvcc:
     config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.nvcc))

@@ -185,6 +185,16 @@ HETPAR_FLOPS(LogSoftmaxOp, scaled(numel(getInput()), 5))
 HETPAR_FLOPS(LayerNormalizationOp, scaled(numel(getX()), 8))
 HETPAR_FLOPS(InstanceNormalizationOp, scaled(numel(getInput()), 8))
 HETPAR_FLOPS(BatchNormalizationOp, scaled(numel(getX()), 2))
+// The losses: the log-softmax of the scores (5 per element, as LogSoftmax),
+// then per target position the weight's product and the sum (2); the mean's
+// division is once. The gradients: SoftmaxCrossEntropyLossGrad exp, subtract
+// and scale per element (3); NegativeLogLikelihoodLossGrad scales one element
+// per target position (2) and writes zeros elsewhere (data movement).
+HETPAR_FLOPS(SoftmaxCrossEntropyLossOp,
+             plus(scaled(numel(getScores()), 5), scaled(numel(getLabels()), 2)))
+HETPAR_FLOPS(NegativeLogLikelihoodLossOp, scaled(numel(getTarget()), 2))
+HETPAR_FLOPS(SoftmaxCrossEntropyLossGradOp, scaled(numel(getLogProb()), 3))
+HETPAR_FLOPS(NegativeLogLikelihoodLossGradOp, scaled(numel(getTarget()), 2))
 
 std::optional<int64_t> MatMulOp::getFlopCount() {
   auto a = llvm::dyn_cast<RankedTensorType>(getA().getType());

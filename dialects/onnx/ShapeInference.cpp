@@ -747,6 +747,133 @@ LogicalResult LogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 //===----------------------------------------------------------------------===//
+// Losses and their gradients
+//===----------------------------------------------------------------------===//
+
+/// The checks the losses and their gradients share: `x` [N, C, d1, ..., dk]
+/// of rank >= 2, `labels` [N, d1, ..., dk], `weight` (may be null) 1-D of
+/// extent C with x's element type, and `reduction`. Returns the shape of the
+/// labels (the loss without reduction) where known.
+static FailureOr<std::optional<Shape>>
+checkLoss(Operation *op, Value x, StringRef xName, Value labels,
+          StringRef labelsName, Value weight, StringRef weightName,
+          StringRef reduction) {
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return op->emitOpError()
+           << "reduction must be \"none\", \"sum\" or \"mean\", got \""
+           << reduction << "\"";
+  auto xs = shapeOf(x);
+  if (xs && xs->size() < 2)
+    return op->emitOpError()
+           << xName << " must have rank >= 2, got shape " << formatShape(*xs);
+  int64_t c = xs ? (*xs)[1] : kDyn;
+  if (weight) {
+    if (elementTypeOf(weight) != elementTypeOf(x))
+      return op->emitOpError()
+             << weightName << " must have the element type of " << xName << " ("
+             << elementTypeOf(x) << "), got " << elementTypeOf(weight);
+    auto ws = shapeOf(weight);
+    if (ws && (ws->size() != 1 || dimsConflict((*ws)[0], c)))
+      return op->emitOpError()
+             << weightName << " must have shape ("
+             << (isDynamic(c) ? std::string("C") : std::to_string(c))
+             << "), got " << formatShape(*ws);
+  }
+  auto ls = shapeOf(labels);
+  if (!xs)
+    return ls;
+  Shape expected{(*xs)[0]};
+  expected.append(xs->begin() + 2, xs->end());
+  if (!ls)
+    return std::optional<Shape>(expected);
+  if (ls->size() != expected.size() ||
+      llvm::any_of(llvm::zip(*ls, expected), [](auto p) {
+        return dimsConflict(std::get<0>(p), std::get<1>(p));
+      }))
+    return op->emitOpError()
+           << labelsName << " must have shape " << formatShape(expected) << " ("
+           << xName << " without axis 1), got " << formatShape(*ls);
+  for (auto [e, l] : llvm::zip(expected, *ls))
+    e = mergeDim(e, l);
+  return std::optional<Shape>(expected);
+}
+
+/// The loss result: the labels' shape without reduction, else a scalar.
+static Type lossType(const std::optional<Shape> &labels, Type elt,
+                     StringRef reduction) {
+  if (reduction == "none")
+    return tensorOf(labels, elt);
+  return RankedTensorType::get({}, elt);
+}
+
+LogicalResult
+SoftmaxCrossEntropyLossOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto labels = checkLoss(*this, getScores(), "scores", getLabels(), "labels",
+                          getWeights(), "weights", getReduction());
+  if (failed(labels))
+    return failure();
+  r.push_back(lossType(*labels, elementTypeOf(getScores()), getReduction()));
+  if (getLogProb())
+    r.push_back(getScores().getType());
+  return success();
+}
+
+LogicalResult
+NegativeLogLikelihoodLossOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto target = checkLoss(*this, getInput(), "input", getTarget(), "target",
+                          getWeight(), "weight", getReduction());
+  if (failed(target))
+    return failure();
+  r.push_back(lossType(*target, elementTypeOf(getInput()), getReduction()));
+  return success();
+}
+
+/// dY of a loss gradient: the loss's element type, and the labels' shape
+/// without reduction, else one element.
+static LogicalResult checkLossGradient(Operation *op, Value dY, Value x,
+                                       const std::optional<Shape> &labels,
+                                       StringRef reduction) {
+  if (elementTypeOf(dY) != elementTypeOf(x))
+    return op->emitOpError()
+           << "dY must have the element type " << elementTypeOf(x) << ", got "
+           << elementTypeOf(dY);
+  if (reduction != "none")
+    return checkScalar(op, dY, "dY");
+  auto ds = shapeOf(dY);
+  if (ds && labels &&
+      (ds->size() != labels->size() ||
+       llvm::any_of(llvm::zip(*ds, *labels), [](auto p) {
+         return dimsConflict(std::get<0>(p), std::get<1>(p));
+       })))
+    return op->emitOpError()
+           << "dY must have shape " << formatShape(*labels)
+           << " (the loss without reduction), got " << formatShape(*ds);
+  return success();
+}
+
+LogicalResult
+SoftmaxCrossEntropyLossGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto labels = checkLoss(*this, getLogProb(), "log_prob", getLabel(), "label",
+                          getWeight(), "weight", getReduction());
+  if (failed(labels) || failed(checkLossGradient(*this, getDY(), getLogProb(),
+                                                 *labels, getReduction())))
+    return failure();
+  r.push_back(getLogProb().getType());
+  return success();
+}
+
+LogicalResult
+NegativeLogLikelihoodLossGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto target = checkLoss(*this, getInput(), "input", getTarget(), "target",
+                          getWeight(), "weight", getReduction());
+  if (failed(target) || failed(checkLossGradient(*this, getDY(), getInput(),
+                                                 *target, getReduction())))
+    return failure();
+  r.push_back(getInput().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 

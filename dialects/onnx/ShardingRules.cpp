@@ -12,6 +12,9 @@
 //    min, L1 and sum of squares, whole for the others (L2, log-sum-exp, prod);
 //    Softmax, LayerNormalization, ArgMax, CumSum, Trilu: the axes they work
 //    along are whole;
+//  - the losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss) and
+//    their gradients: the class axis whole, the batch and spatial axes
+//    parallel, a reduction (forward "sum") or whole ("mean");
 //  - layout ops: Transpose permutes factors, Reshape/Flatten/Squeeze/Unsqueeze
 //    map merged and split dimensions to the same factors, Concat/Split/Slice/
 //    Pad/Tile keep the axes they change whole, Gather keeps the gathered axis
@@ -609,6 +612,63 @@ struct BatchNormRule : public StaticRule<BatchNormRule, BatchNormalizationOp> {
   }
 };
 
+/// The losses and their gradients, over x [N, C, d1, ..., dk] (scores,
+/// input or log_prob), labels [N, d1, ..., dk] and an optional weight [C]: the
+/// class axis is whole (a log-softmax row, a gather along it); N and d1..dk
+/// are parallel when every target position gives its own result ("none", and
+/// the gradients of "sum", whose dY is one value read whole), a reduction for
+/// the forward "sum" without log_prob (partial sums, then an all-reduce), and
+/// whole for "mean" (its divisor, the sum of the weights, is global).
+template <typename Op> struct LossRule : public StaticRule<LossRule<Op>, Op> {
+  FailureOr<ShardingRule> build(Op op, Shapes &in, Shapes &out) const {
+    constexpr bool isGrad = std::is_same_v<Op, SoftmaxCrossEntropyLossGradOp> ||
+                            std::is_same_v<Op, NegativeLogLikelihoodLossGradOp>;
+    // Operands: [dY,] x, labels[, weight].
+    const size_t xi = isGrad ? 1 : 0;
+    if (in.size() < xi + 2 || in[xi].size() < 2)
+      return failure();
+    StringRef reduction = op.getReduction();
+    FactorKind kind = FactorKind::Parallel;
+    if (reduction == "mean")
+      kind = FactorKind::Whole;
+    else if (reduction == "sum" && !isGrad)
+      kind = out.size() > 1 ? FactorKind::Whole : FactorKind::Reduction;
+    ShardingRule rule;
+    const SmallVector<int64_t> &x = in[xi];
+    SmallVector<int64_t> others;
+    for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d)
+      if (d != 1)
+        others.push_back(d);
+    DimFactors xd(x.size());
+    for (auto [d, size] : llvm::enumerate(x))
+      if (size != 1)
+        xd[d].push_back(
+            rule.addFactor(size, d == 1 ? FactorKind::Whole : kind));
+    DimFactors labels;
+    for (int64_t d : others)
+      labels.push_back(xd[d]);
+    DimFactors weight{xd[1]};
+    bool perPosition = reduction == "none";
+    if (isGrad) {
+      rule.operands.push_back(perPosition ? labels : DimFactors(in[0].size()));
+      rule.operands.push_back(xd);
+      rule.operands.push_back(labels);
+      if (in.size() > 3)
+        rule.operands.push_back(weight);
+      rule.results.push_back(xd);
+      return rule;
+    }
+    rule.operands.push_back(xd);
+    rule.operands.push_back(labels);
+    if (in.size() > 2)
+      rule.operands.push_back(weight);
+    rule.results.push_back(perPosition ? labels : DimFactors(out[0].size()));
+    for (size_t r = 1; r < out.size(); ++r)
+      rule.results.push_back(xd);
+    return rule;
+  }
+};
+
 struct TransposeRule : public StaticRule<TransposeRule, TransposeOp> {
   FailureOr<ShardingRule> build(TransposeOp t, Shapes &in, Shapes &out) const {
     ShardingRule rule;
@@ -720,6 +780,9 @@ void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
   attachAll<ReduceRule, ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp,
             ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
             ReduceLogSumExpOp>(ctx);
+  attachAll<LossRule, SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp,
+            SoftmaxCrossEntropyLossGradOp, NegativeLogLikelihoodLossGradOp>(
+      ctx);
   ConcatOp::attachInterface<ConcatAxisRule<ConcatOp>>(*ctx);
   SplitOp::attachInterface<SplitRule>(*ctx);
 }

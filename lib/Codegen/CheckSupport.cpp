@@ -121,6 +121,24 @@ static std::string unsupportedReason(Operation *op) {
             return "Mean/InvStdDev of a type other than Scale's";
         return "";
       })
+      .Case<onnx::SoftmaxCrossEntropyLossOp, onnx::NegativeLogLikelihoodLossOp,
+            onnx::SoftmaxCrossEntropyLossGradOp,
+            onnx::NegativeLogLikelihoodLossGradOp>(
+          [](Operation *o) -> std::string {
+            // A label must name one of C classes: with C = 0 there is none
+            // to read (and ONNX gives no meaning to such a loss).
+            Value x = o->getOperand(isa<onnx::SoftmaxCrossEntropyLossOp,
+                                        onnx::NegativeLogLikelihoodLossOp>(o)
+                                        ? 0
+                                        : 1);
+            auto s = llvm::cast<RankedTensorType>(x.getType()).getShape();
+            int64_t positions = s[0];
+            for (int64_t d : s.drop_front(2))
+              positions *= d;
+            if (s[1] == 0 && positions != 0)
+              return "an empty class axis (C = 0)";
+            return "";
+          })
       .Default([](Operation *) { return ""; });
 }
 

@@ -207,6 +207,8 @@ private:
   LogicalResult emitCollective(Operation *op);
   void closeExchange();
   LogicalResult emitPool(Operation *op, bool isMax);
+  LogicalResult emitLoss(Operation *op);
+  LogicalResult emitLossGrad(Operation *op);
   LogicalResult emitReduce(Operation *op, Value in, Value out,
                            llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
   void emitStridedCopy(Value in, llvm::ArrayRef<int64_t> dims,
@@ -1640,6 +1642,86 @@ LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   return success();
 }
 
+/// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss: hp_loss_rows per
+/// target position, then hp_loss_reduce for "sum" and "mean".
+LogicalResult Emitter::emitLoss(Operation *op) {
+  bool softmax = isa<onnx::SoftmaxCrossEntropyLossOp>(op);
+  Value x = op->getOperand(0), labels = op->getOperand(1);
+  Value weight = op->getNumOperands() > 2 ? op->getOperand(2) : Value();
+  Value loss = op->getResult(0);
+  Value logProb = op->getNumResults() > 1 ? op->getResult(1) : Value();
+  llvm::ArrayRef<int64_t> s = shapeOf(x);
+  int64_t C = s[1], D = numel(s.drop_front(2));
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  auto reduction = op->getAttrOfType<StringAttr>("reduction");
+  bool none = reduction && reduction.getValue() == "none";
+  bool mean = !reduction || reduction.getValue() == "mean";
+  Type elt = eltOf(x);
+  std::string T = storageType(elt), A = accType(elt);
+  std::string rows = "((" + A + " *)" + scratch(op) + ")";
+  std::string rowWeights =
+      "((" + A + " *)(" + scratch(op) + " + " +
+      std::to_string(numelOf(labels) * (elt.isF64() ? 8 : 4)) + "))";
+  std::string nullT = "(" + T + " *)0", nullA = "(" + A + " *)0";
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_loss_rows<{0}, {1}, {2}, {3}>, {4}, {5}, {6}, {7}, "
+      "{8}LL, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
+      T, storageType(eltOf(labels)), A, softmax ? "true" : "false",
+      numelOf(labels), C, D, ignore ? 1 : 0,
+      ignore ? ignore.getValue().getSExtValue() : 0, ptr(x), ptr(labels),
+      weight ? ptr(weight) : "(const " + T + " *)0",
+      logProb && !logProb.use_empty() ? ptr(logProb) : nullT,
+      none ? ptr(loss) : nullT, none ? nullA : rows,
+      none ? nullA : rowWeights));
+  ++program.libraryCalls;
+  if (!none) {
+    line(llvm::formatv("hp_launch(ctx, hp_loss_reduce<{0}, {1}>, 1, {2}, "
+                       "{3}, {4}, {5}, {6});",
+                       T, A, numelOf(labels), mean ? 1 : 0, rows, rowWeights,
+                       ptr(loss)));
+    ++program.libraryCalls;
+  }
+  return success();
+}
+
+/// SoftmaxCrossEntropyLossGrad and NegativeLogLikelihoodLossGrad:
+/// hp_loss_weight_sum for "mean", then hp_loss_grad per element.
+LogicalResult Emitter::emitLossGrad(Operation *op) {
+  bool softmax = isa<onnx::SoftmaxCrossEntropyLossGradOp>(op);
+  Value dY = op->getOperand(0), x = op->getOperand(1),
+        labels = op->getOperand(2);
+  Value weight = op->getNumOperands() > 3 ? op->getOperand(3) : Value();
+  Value dX = op->getResult(0);
+  llvm::ArrayRef<int64_t> s = shapeOf(x);
+  int64_t C = s[1], D = numel(s.drop_front(2));
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  auto reduction = op->getAttrOfType<StringAttr>("reduction");
+  bool none = reduction && reduction.getValue() == "none";
+  bool mean = !reduction || reduction.getValue() == "mean";
+  Type elt = eltOf(x);
+  std::string T = storageType(elt), A = accType(elt),
+              L = storageType(eltOf(labels));
+  std::string norm = "((" + A + " *)" + scratch(op) + ")";
+  std::string weightPtr = weight ? ptr(weight) : "(const " + T + " *)0";
+  int64_t ignoreIndex = ignore ? ignore.getValue().getSExtValue() : 0;
+  if (mean) {
+    line(llvm::formatv("hp_launch(ctx, hp_loss_weight_sum<{0}, {1}, {2}>, 1, "
+                       "{3}, {4}, {5}, {6}LL, {7}, {8}, {9});",
+                       T, L, A, numelOf(labels), C, ignore ? 1 : 0, ignoreIndex,
+                       ptr(labels), weightPtr, norm));
+    ++program.libraryCalls;
+  }
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_loss_grad<{0}, {1}, {2}, {3}>, {4}, {5}, {6}, {7}, "
+      "{8}LL, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
+      T, L, A, softmax ? "true" : "false", numelOf(dX), C, D, ignore ? 1 : 0,
+      ignoreIndex, none ? 1 : 0, ptr(dY),
+      softmax ? ptr(x) : "(const " + T + " *)0", ptr(labels), weightPtr,
+      mean ? norm : "(const " + A + " *)0", ptr(dX)));
+  ++program.libraryCalls;
+  return success();
+}
+
 LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
                                   llvm::ArrayRef<int64_t> axes,
                                   llvm::StringRef kind) {
@@ -1780,6 +1862,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
         ++program.libraryCalls;
         return success();
       })
+      .Case<onnx::SoftmaxCrossEntropyLossOp, onnx::NegativeLogLikelihoodLossOp>(
+          [&](Operation *o) { return emitLoss(o); })
+      .Case<onnx::SoftmaxCrossEntropyLossGradOp,
+            onnx::NegativeLogLikelihoodLossGradOp>(
+          [&](Operation *o) { return emitLossGrad(o); })
       .Case([&](onnx::LayerNormalizationOp o) {
         Value X = o->getOperand(0);
         llvm::ArrayRef<int64_t> s = shapeOf(X);
@@ -2034,6 +2121,24 @@ FailureOr<DeviceProgram> Emitter::run() {
           w[1] * kc * outPlane * storageBytes(eltOf(conv->getResult(0)));
       scratchBytes[op] = bytes;
     }
+  // The losses' scratch: per-position loss and weight for "sum" and "mean",
+  // the weight sum of a "mean" gradient.
+  for (Operation *op : ops) {
+    if (!isa<onnx::SoftmaxCrossEntropyLossOp, onnx::NegativeLogLikelihoodLossOp,
+             onnx::SoftmaxCrossEntropyLossGradOp,
+             onnx::NegativeLogLikelihoodLossGradOp>(op))
+      continue;
+    auto reduction = op->getAttrOfType<StringAttr>("reduction");
+    llvm::StringRef red = reduction ? reduction.getValue() : "mean";
+    bool grad = isa<onnx::SoftmaxCrossEntropyLossGradOp,
+                    onnx::NegativeLogLikelihoodLossGradOp>(op);
+    int64_t acc = eltOf(op->getResult(0)).isF64() ? 8 : 4;
+    Value labels = op->getOperand(grad ? 2 : 1);
+    if (!grad && red != "none")
+      scratchBytes[op] = 2 * numelOf(labels) * acc;
+    else if (grad && red == "mean")
+      scratchBytes[op] = acc;
+  }
   if (failed(planMemory()))
     return failure();
 

@@ -93,8 +93,12 @@ static OpClass classify(Operation *op) {
       .Case<onnx::LayerNormalizationOp, onnx::BatchNormalizationOp,
             onnx::InstanceNormalizationOp>(
           [](auto) { return OpClass::Normalization; })
-      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp>(
+      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp,
+            onnx::SoftmaxCrossEntropyLossOp,
+            onnx::SoftmaxCrossEntropyLossGradOp>(
           [](auto) { return OpClass::Softmax; })
+      .Case<onnx::NegativeLogLikelihoodLossOp>(
+          [](auto) { return OpClass::Reduction; })
       .Case<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp,
             onnx::ReduceMinOp, onnx::ReduceProdOp, onnx::ReduceL1Op,
             onnx::ReduceL2Op, onnx::ReduceSumSquareOp, onnx::ReduceLogSumExpOp,

@@ -126,8 +126,11 @@ template <typename... OpTys> llvm::StringMap<NativeOpInfo> buildNativeOps() {
         map[OpTys::getOperationName().drop_front(strlen("onnx."))] = info;
       }(),
       ...);
-  // Dialect-internal ops are not ONNX operators.
-  for (StringRef internal : {"Generic", "NoValue", "Yield", "Constant"})
+  // Dialect-internal ops and ONNX Runtime's training ops (which passes
+  // produce) are not ONNX operators of the default domain.
+  for (StringRef internal :
+       {"Generic", "NoValue", "Yield", "Constant",
+        "SoftmaxCrossEntropyLossGrad", "NegativeLogLikelihoodLossGrad"})
     map.erase(internal);
   return map;
 }

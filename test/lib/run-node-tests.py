@@ -5,7 +5,8 @@ with the stored reference.
 
 Usage:
   run-node-tests.py TESTDATA_DIR --bin BUILD/bin [--jobs N] [--filter REGEX]
-                    [--min-pass-rate 0.95] [--markdown FILE] [--keep DIR]
+                    [--min-pass-rate 0.95] [--min-passed N]
+                    [--markdown FILE] [--keep DIR]
   run-node-tests.py TESTDATA_DIR --bin BUILD/bin --prepare DIR
                     (sources only, for scripts/gpu-check.sh: DIR/<test>/out,
                     input_<i>.npy, expected/output_<i>.npy for every test that
@@ -22,7 +23,8 @@ Each test in TESTDATA_DIR/node/test_* is one of:
 Tolerance: ONNX's own backend test defaults (rtol 1e-3, atol 1e-7, numpy
 assert_allclose semantics, NaN equal to NaN); integers and bools exactly.
 The pass rate is passed / (passed + failed). Exit status 1 when it is below
---min-pass-rate.
+--min-pass-rate, or when fewer than --min-passed tests pass (a supported op
+that becomes unsupported lowers the count, not the rate).
 """
 import argparse
 import concurrent.futures
@@ -158,6 +160,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--filter", default="", help="regex on test names")
     ap.add_argument("--min-pass-rate", type=float, default=0.0)
+    ap.add_argument("--min-passed", type=int, default=0,
+                    help="fail when fewer tests pass")
     ap.add_argument("--markdown", help="write the failure and unsupported lists here")
     ap.add_argument("--keep", help="keep work folders under this folder")
     ap.add_argument("--prepare", help="write sources-only programs and data here")
@@ -205,6 +209,10 @@ def main():
                                                    reason.replace("|", "\\|")))
     if rate < args.min_pass_rate:
         print("pass rate %.3f is below %.3f" % (rate, args.min_pass_rate))
+        return 1
+    if counts["passed"] < args.min_passed:
+        print("%d tests passed, fewer than %d" % (counts["passed"],
+                                                  args.min_passed))
         return 1
     return 0
 

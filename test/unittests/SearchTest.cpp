@@ -162,6 +162,46 @@ func.func @f(%a: tensor<2x8x16xf32>, %img: tensor<2x3x8x8xf32>,
             "k=256, l=3 whole}");
 }
 
+TEST_F(Fixture, LossShardingRulesByHand) {
+  // scores [N=4, C=10, d=6], labels [4, 6], weights [10]: the class axis is
+  // whole; N and d parallel without reduction and in the gradients of "sum",
+  // a reduction for the forward "sum", whole for "mean" (a global divisor)
+  // and where log_prob is a result of a reducing loss.
+  auto m = parse(R"(
+func.func @f(%x: tensor<4x10x6xf32>, %l: tensor<4x6xi64>, %w: tensor<10xf32>,
+             %dy: tensor<f32>, %dyn: tensor<4x6xf32>) -> () {
+  %0 = onnx.SoftmaxCrossEntropyLoss(%x, %l) {reduction = "none"} : (tensor<4x10x6xf32>, tensor<4x6xi64>) -> tensor<4x6xf32> loc("sce_none")
+  %1 = onnx.NegativeLogLikelihoodLoss(%x, %l, %w) {reduction = "sum"} : (tensor<4x10x6xf32>, tensor<4x6xi64>, tensor<10xf32>) -> tensor<f32> loc("nll_sum")
+  %2:2 = onnx.SoftmaxCrossEntropyLoss(%x, %l) {reduction = "sum"} : (tensor<4x10x6xf32>, tensor<4x6xi64>) -> (tensor<f32>, tensor<4x10x6xf32>) loc("sce_sum_lp")
+  %3 = onnx.SoftmaxCrossEntropyLoss(%x, %l, %w) : (tensor<4x10x6xf32>, tensor<4x6xi64>, tensor<10xf32>) -> tensor<f32> loc("sce_mean")
+  %4 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) {reduction = "sum"} : (tensor<f32>, tensor<4x10x6xf32>, tensor<4x6xi64>) -> tensor<4x10x6xf32> loc("sce_grad_sum")
+  %5 = onnx.NegativeLogLikelihoodLossGrad(%dyn, %x, %l, %w) {reduction = "none"} : (tensor<4x6xf32>, tensor<4x10x6xf32>, tensor<4x6xi64>, tensor<10xf32>) -> tensor<4x10x6xf32> loc("nll_grad_none")
+  %6 = onnx.NegativeLogLikelihoodLossGrad(%dy, %x, %l) : (tensor<f32>, tensor<4x10x6xf32>, tensor<4x6xi64>) -> tensor<4x10x6xf32> loc("nll_grad_mean")
+  return
+}
+)");
+  ASSERT_TRUE(m);
+  std::map<std::string, std::string> rules;
+  OpCatalog catalog(funcOf(*m));
+  for (size_t i = 0; i < catalog.size(); ++i)
+    if (catalog.rules[i])
+      rules[catalog.names[i]] = catalog.rules[i]->str();
+  EXPECT_EQ(rules["sce_none"],
+            "([i, j, k], [i, k]) -> ([i, k]) {i=4, j=10 whole, k=6}");
+  EXPECT_EQ(rules["nll_sum"], "([i, j, k], [i, k], [j]) -> ([]) {i=4 "
+                              "reduction, j=10 whole, k=6 reduction}");
+  EXPECT_EQ(rules["sce_sum_lp"], "([i, j, k], [i, k]) -> ([], [i, j, k]) "
+                                 "{i=4 whole, j=10 whole, k=6 whole}");
+  EXPECT_EQ(rules["sce_mean"], "([i, j, k], [i, k], [j]) -> ([]) {i=4 "
+                               "whole, j=10 whole, k=6 whole}");
+  EXPECT_EQ(rules["sce_grad_sum"],
+            "([], [i, j, k], [i, k]) -> ([i, j, k]) {i=4, j=10 whole, k=6}");
+  EXPECT_EQ(rules["nll_grad_none"], "([i, k], [i, j, k], [i, k], [j]) -> "
+                                    "([i, j, k]) {i=4, j=10 whole, k=6}");
+  EXPECT_EQ(rules["nll_grad_mean"], "([], [i, j, k], [i, k]) -> ([i, j, k]) "
+                                    "{i=4 whole, j=10 whole, k=6 whole}");
+}
+
 TEST_F(Fixture, UnevenSplitsAndDivisibility) {
   // A dimension of 126 over 4 devices: 32/32/31/31, never onto 2 devices;
   // a vocabulary of 50257 over 4: 12565/12564/12564/12564; 28 heads split

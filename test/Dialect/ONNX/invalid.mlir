@@ -940,3 +940,157 @@ func.func @where_mixed_types(%c: tensor<2xi1>, %x: tensor<2xf64>, %y: tensor<2xf
   %0 = onnx.Where(%c, %x, %y) : (tensor<2xi1>, tensor<2xf64>, tensor<2xf32>) -> tensor<2xf64>
   return
 }
+
+// -----
+
+// The losses and their gradients: one case per constraint.
+
+func.func @loss_rank(%x: tensor<4xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{scores must have rank >= 2, got shape 4}}
+  %0 = onnx.SoftmaxCrossEntropyLoss(%x, %l) : (tensor<4xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_labels_shape(%x: tensor<2x3x5xf32>, %l: tensor<2x4xi64>) {
+  // expected-error @+1 {{labels must have shape 2x5 (scores without axis 1), got 2x4}}
+  %0 = onnx.SoftmaxCrossEntropyLoss(%x, %l) : (tensor<2x3x5xf32>, tensor<2x4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_labels_rank(%x: tensor<2x3xf32>, %l: tensor<2x1xi64>) {
+  // expected-error @+1 {{target must have shape 2 (input without axis 1), got 2x1}}
+  %0 = onnx.NegativeLogLikelihoodLoss(%x, %l) : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_weight_shape(%x: tensor<2x3xf32>, %l: tensor<2xi64>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{weight must have shape (3), got 4}}
+  %0 = onnx.NegativeLogLikelihoodLoss(%x, %l, %w) : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_weight_type(%x: tensor<2x3xf32>, %l: tensor<2xi64>, %w: tensor<3xf64>) {
+  // expected-error @+1 {{weights must have the element type of scores ('f32'), got 'f64'}}
+  %0 = onnx.SoftmaxCrossEntropyLoss(%x, %l, %w) : (tensor<2x3xf32>, tensor<2xi64>, tensor<3xf64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_reduction(%x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{reduction must be "none", "sum" or "mean", got "max"}}
+  %0 = onnx.SoftmaxCrossEntropyLoss(%x, %l) {reduction = "max"} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_result_none(%x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{result #0 has type 'tensor<f32>' but its shape rule gives 'tensor<2xf32>'}}
+  %0 = onnx.NegativeLogLikelihoodLoss(%x, %l) {reduction = "none"} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @loss_result_mean(%x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{result #0 has type 'tensor<2xf32>' but its shape rule gives 'tensor<f32>'}}
+  %0 = onnx.NegativeLogLikelihoodLoss(%x, %l) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @loss_result_type(%x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{result #0 has type 'tensor<f64>' but its shape rule gives 'tensor<f32>'}}
+  %0 = onnx.NegativeLogLikelihoodLoss(%x, %l) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f64>
+  return
+}
+
+// -----
+
+func.func @loss_log_prob_shape(%x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{result #1 has type 'tensor<3x2xf32>' but its shape rule gives 'tensor<2x3xf32>'}}
+  %0:2 = onnx.SoftmaxCrossEntropyLoss(%x, %l) : (tensor<2x3xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<3x2xf32>)
+  return
+}
+
+// -----
+
+func.func @loss_grad_rank(%dy: tensor<f32>, %x: tensor<3xf32>, %l: tensor<3xi64>) {
+  // expected-error @+1 {{log_prob must have rank >= 2, got shape 3}}
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) : (tensor<f32>, tensor<3xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_label_shape(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<3xi64>) {
+  // expected-error @+1 {{label must have shape 2 (log_prob without axis 1), got 3}}
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) : (tensor<f32>, tensor<2x3xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_weight(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>, %w: tensor<2xf32>) {
+  // expected-error @+1 {{weight must have shape (3), got 2}}
+  %0 = onnx.NegativeLogLikelihoodLossGrad(%dy, %x, %l, %w) : (tensor<f32>, tensor<2x3xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_weight_type(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>, %w: tensor<3xf16>) {
+  // expected-error @+1 {{weight must have the element type of input ('f32'), got 'f16'}}
+  %0 = onnx.NegativeLogLikelihoodLossGrad(%dy, %x, %l, %w) : (tensor<f32>, tensor<2x3xf32>, tensor<2xi64>, tensor<3xf16>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_dy_scalar(%dy: tensor<2xf32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{'dY' must be a scalar, got shape 2}}
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) {reduction = "sum"} : (tensor<2xf32>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_dy_none(%dy: tensor<3xf32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{dY must have shape 2 (the loss without reduction), got 3}}
+  %0 = onnx.NegativeLogLikelihoodLossGrad(%dy, %x, %l) {reduction = "none"} : (tensor<3xf32>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_dy_type(%dy: tensor<f64>, %x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{dY must have the element type 'f32', got 'f64'}}
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) : (tensor<f64>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_reduction(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{reduction must be "none", "sum" or "mean", got "avg"}}
+  %0 = onnx.NegativeLogLikelihoodLossGrad(%dy, %x, %l) {reduction = "avg"} : (tensor<f32>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @loss_grad_result(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<2xi64>) {
+  // expected-error @+1 {{result #0 has type 'tensor<2x4xf32>' but its shape rule gives 'tensor<2x3xf32>'}}
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) : (tensor<f32>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  return
+}

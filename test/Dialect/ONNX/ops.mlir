@@ -72,3 +72,23 @@ func.func @generic(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   } : (tensor<i1>) -> tensor<2x3xf32>
   return %1 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @losses
+func.func @losses(%x: tensor<2x3x4xf32>, %l: tensor<2x4xi64>, %w: tensor<3xf32>, %li: tensor<2x4xi32>) -> (tensor<f32>, tensor<2x3x4xf32>, tensor<2x4xf32>, tensor<f32>) {
+  // CHECK: onnx.SoftmaxCrossEntropyLoss(%{{.*}}, %{{.*}}, %{{.*}}) {ignore_index = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<2x3x4xf32>)
+  %0:2 = onnx.SoftmaxCrossEntropyLoss(%x, %l, %w) {ignore_index = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<2x3x4xf32>)
+  // CHECK: onnx.NegativeLogLikelihoodLoss(%{{.*}}, %{{.*}}) {reduction = "none"} : (tensor<2x3x4xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+  %1 = onnx.NegativeLogLikelihoodLoss(%0#1, %li) {reduction = "none"} : (tensor<2x3x4xf32>, tensor<2x4xi32>) -> tensor<2x4xf32>
+  // CHECK: onnx.SoftmaxCrossEntropyLoss(%{{.*}}, %{{.*}}) {reduction = "sum"} : (tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<f32>
+  %2 = onnx.SoftmaxCrossEntropyLoss(%x, %l) {reduction = "sum"} : (tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<f32>
+  return %0#0, %0#1, %1, %2 : tensor<f32>, tensor<2x3x4xf32>, tensor<2x4xf32>, tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss_gradients
+func.func @loss_gradients(%dy: tensor<f32>, %dyn: tensor<2x4xf32>, %lp: tensor<2x3x4xf32>, %l: tensor<2x4xi64>, %w: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  // CHECK: onnx.SoftmaxCrossEntropyLossGrad(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {ignore_index = 1 : i64} : (tensor<f32>, tensor<2x3x4xf32>, tensor<2x4xi64>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %lp, %l, %w) {ignore_index = 1 : i64} : (tensor<f32>, tensor<2x3x4xf32>, tensor<2x4xi64>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  // CHECK: onnx.NegativeLogLikelihoodLossGrad(%{{.*}}, %{{.*}}, %{{.*}}) {reduction = "none"} : (tensor<2x4xf32>, tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<2x3x4xf32>
+  %1 = onnx.NegativeLogLikelihoodLossGrad(%dyn, %lp, %l) {reduction = "none"} : (tensor<2x4xf32>, tensor<2x3x4xf32>, tensor<2x4xi64>) -> tensor<2x3x4xf32>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}

@@ -579,6 +579,67 @@ def ONNX_SoftmaxOp : ONNX_SoftmaxLikeOp<"Softmax", "exp(x) / sum(exp(x))">;
 def ONNX_LogSoftmaxOp : ONNX_SoftmaxLikeOp<"LogSoftmax", "x - log(sum(exp(x)))">;
 
 //===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def ONNX_SoftmaxCrossEntropyLossOp
+    : ONNX_Op<"SoftmaxCrossEntropyLoss", [Pure]> {
+  let summary = "ONNX SoftmaxCrossEntropyLoss (opsets 12 and 13)";
+  let description = [{
+    Cross entropy of `scores` [N, C, d1, ..., dk] (the class axis is 1) against
+    integer `labels` [N, d1, ..., dk]: log_prob = LogSoftmax(scores, axis 1), then
+    NegativeLogLikelihoodLoss(log_prob, labels, weights). Per target position the loss
+    is -weights[label] * log_prob[n, label, d...] (`weights` defaults to all ones); a
+    position whose label equals `ignore_index` (when given) contributes 0 and has
+    weight 0. `reduction` "none" returns the losses [N, d1, ..., dk], "sum" their sum,
+    "mean" their sum divided by the sum of the weights of the positions not ignored
+    (0/0 = NaN when every position is ignored, as in PyTorch and ONNX's reference).
+    The optional second result is log_prob. A label outside [0, C) that is not
+    `ignore_index` is undefined in ONNX; code generation reads the nearest class.
+    Opsets 12 and 13 differ only in the element types they admit.
+
+    Constraints: scores has rank >= 2; labels has the shape of scores without axis
+    1; weights is 1-D of extent C; weights, the loss and log_prob have the element
+    type of scores; `reduction` is "none", "sum" or "mean"; the loss has the shape
+    of labels for "none", else rank 0; log_prob has the shape of scores.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$scores, ONNX_IndexTensor:$labels,
+                   Optional<ONNX_FloatTensor>:$weights,
+                   OptionalAttr<ONNX_IntAttr>:$ignore_index,
+                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs ONNX_FloatTensor:$output,
+                      Optional<ONNX_FloatTensor>:$log_prob);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_NegativeLogLikelihoodLossOp
+    : ONNX_Op<"NegativeLogLikelihoodLoss", [Pure]> {
+  let summary = "ONNX NegativeLogLikelihoodLoss (opsets 12 and 13)";
+  let description = [{
+    Negative log likelihood of `input` [N, C, d1, ..., dk] (log-probabilities, the
+    class axis is 1) at integer `target` [N, d1, ..., dk]: per target position
+    -weight[target] * input[n, target, d...] (`weight` defaults to all ones); a
+    position whose target equals `ignore_index` (when given) contributes 0 and has
+    weight 0. `reduction` "none" returns the losses [N, d1, ..., dk], "sum" their sum,
+    "mean" their sum divided by the sum of the weights of the positions not ignored
+    (0/0 = NaN when every position is ignored). A target outside [0, C) that is not
+    `ignore_index` is undefined in ONNX; code generation reads the nearest class.
+    Opsets 12 and 13 differ only in the element types they admit.
+
+    Constraints: input has rank >= 2; target has the shape of input without axis
+    1; weight is 1-D of extent C; weight and the loss have the element type of
+    input; `reduction` is "none", "sum" or "mean"; the loss has the shape of target
+    for "none", else rank 0.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$input, ONNX_IndexTensor:$target,
+                   Optional<ONNX_FloatTensor>:$weight,
+                   OptionalAttr<ONNX_IntAttr>:$ignore_index,
+                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs ONNX_FloatTensor:$loss);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 
@@ -1012,6 +1073,62 @@ def ONNX_SGDOptimizerOp : ONNX_Op<"SGDOptimizer", [Pure]> {
                    DefaultValuedAttr<ONNX_FloatAttr, "0.0f">:$weight_decay);
   let results = (outs ONNX_FloatTensor:$param_out,
                  Variadic<ONNX_FloatTensor>:$momentum_buffer_out);
+
+// The gradients of the losses, in the form of ONNX Runtime's training contrib
+// ops.
+
+def ONNX_SoftmaxCrossEntropyLossGradOp
+    : ONNX_Op<"SoftmaxCrossEntropyLossGrad", [Pure]> {
+  let summary = "Gradient of SoftmaxCrossEntropyLoss with respect to its scores";
+  let description = [{
+    ONNX Runtime's com.microsoft SoftmaxCrossEntropyLossGrad (not an ONNX
+    operator: passes produce it, the importer never does). Given the gradient
+    `dY` of the loss, the forward op's `log_prob` [N, C, d1, ..., dk], its `label`
+    [N, d1, ..., dk] and optional `weight` [C], returns
+    dX[n, c, d...] = g * (exp(log_prob[n, c, d...]) - (c == label)) * weight[label]
+    with g = dY[n, d...] for `reduction` "none", dY for "sum" and dY / W for "mean",
+    W being the sum of the weights of the positions not ignored; positions whose
+    label equals `ignore_index` get 0. A label outside [0, C) that is not
+    `ignore_index` is read as the nearest class, as the forward op does.
+
+    Constraints: log_prob has rank >= 2; label has the shape of log_prob without
+    axis 1; weight is 1-D of extent C; dY has the shape of label for "none" and is
+    a scalar (one element) otherwise; dY, weight and dX have the element type of
+    log_prob; `reduction` is "none", "sum" or "mean"; dX has the shape of log_prob.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$log_prob,
+                   ONNX_IndexTensor:$label, Optional<ONNX_FloatTensor>:$weight,
+                   OptionalAttr<ONNX_IntAttr>:$ignore_index,
+                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs ONNX_FloatTensor:$dX);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_NegativeLogLikelihoodLossGradOp
+    : ONNX_Op<"NegativeLogLikelihoodLossGrad", [Pure]> {
+  let summary = "Gradient of NegativeLogLikelihoodLoss with respect to its input";
+  let description = [{
+    A training op in the style of ONNX Runtime's com.microsoft gradient ops (not
+    an ONNX operator: passes produce it, the importer never does). Given the
+    gradient `dY` of the loss, the forward op's `input` [N, C, d1, ..., dk] (read
+    for its type only: its values are not used), its `target` [N, d1, ..., dk] and
+    optional `weight` [C], returns dInput, zero except
+    dInput[n, target, d...] = -g * weight[target], with g = dY[n, d...] for
+    `reduction` "none", dY for "sum" and dY / W for "mean", W being the sum of the
+    weights of the positions not ignored; positions whose target equals
+    `ignore_index` get 0. A target outside [0, C) that is not `ignore_index` is
+    read as the nearest class, as the forward op does.
+
+    Constraints: input has rank >= 2; target has the shape of input without axis
+    1; weight is 1-D of extent C; dY has the shape of target for "none" and is a
+    scalar (one element) otherwise; dY, weight and dInput have the element type of
+    input; `reduction` is "none", "sum" or "mean"; dInput has the shape of input.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$input,
+                   ONNX_IndexTensor:$target, Optional<ONNX_FloatTensor>:$weight,
+                   OptionalAttr<ONNX_IntAttr>:$ignore_index,
+                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs ONNX_FloatTensor:$dInput);
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
