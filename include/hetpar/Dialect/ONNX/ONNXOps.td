@@ -1073,6 +1073,8 @@ def ONNX_SGDOptimizerOp : ONNX_Op<"SGDOptimizer", [Pure]> {
                    DefaultValuedAttr<ONNX_FloatAttr, "0.0f">:$weight_decay);
   let results = (outs ONNX_FloatTensor:$param_out,
                  Variadic<ONNX_FloatTensor>:$momentum_buffer_out);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
 
 // The gradients of the losses, in the form of ONNX Runtime's training contrib
 // ops.
