@@ -546,6 +546,46 @@ LogicalResult gradient(GlobalAveragePoolOp op, GradientBuilder &g,
 }
 
 //===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult gradient(SoftmaxCrossEntropyLossOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  if (dY.size() > 1 && dY[1])
+    return op.emitError("gradient through SoftmaxCrossEntropyLoss's log_prob "
+                        "result is not supported");
+  Value logProb = op.getLogProb();
+  if (!logProb) // recomputed: log_softmax over the class axis
+    logProb = g.make<LogSoftmaxOp>(op.getScores(), int64_t(1));
+  Operation *grad = g.create<SoftmaxCrossEntropyLossGradOp>(
+      1, GradientBuilder::elementType(op.getScores()), dY[0], logProb,
+      op.getLabels(), op.getWeights(), op.getIgnoreIndexAttr(),
+      op.getReductionAttr());
+  if (!grad)
+    return failure();
+  dX.push_back(grad->getResult(0));
+  dX.push_back(Value());
+  if (op.getWeights())
+    dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(NegativeLogLikelihoodLossOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  Operation *grad = g.create<NegativeLogLikelihoodLossGradOp>(
+      1, GradientBuilder::elementType(op.getInput()), dY[0], op.getInput(),
+      op.getTarget(), op.getWeight(), op.getIgnoreIndexAttr(),
+      op.getReductionAttr());
+  if (!grad)
+    return failure();
+  dX.push_back(grad->getResult(0));
+  dX.push_back(Value());
+  if (op.getWeight())
+    dX.push_back(Value());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
@@ -573,4 +613,5 @@ void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
   attach<MatMulOp, GemmOp>(ctx);
   attach<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp,
          LayerNormalizationOp, GlobalAveragePoolOp>(ctx);
+  attach<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(ctx);
 }

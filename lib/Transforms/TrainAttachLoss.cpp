@@ -17,28 +17,19 @@ class LossBuilder {
 public:
   LossBuilder(OpBuilder &b, Location loc) : b(b), g(b, loc, {}) {}
 
-  /// PyTorch's cross_entropy (mean) of logits [..., C] against int labels
-  /// [...]: -mean(sum(log_softmax(logits) * onehot(labels), class axis)).
+  /// PyTorch's cross_entropy (mean, ignore_index -100) of logits [..., C]
+  /// against int labels [...]: SoftmaxCrossEntropyLoss on [N, C].
   Value crossEntropy(Value logits, Value labels) {
     ArrayRef<int64_t> s = GradientBuilder::shapeOf(logits);
     int64_t c = s.back(), n = 1;
     for (int64_t d : s.drop_back())
       n *= d;
     Value flat = g.reshape(logits, {n, c});
-    Value lsm = g.make<onnx::LogSoftmaxOp>(flat, int64_t(-1));
-    SmallVector<int64_t> range;
-    for (int64_t i = 0; i < c; ++i)
-      range.push_back(i);
-    Value ids = g.cast(g.reshape(labels, {n, 1}), b.getI64Type());
-    Operation *eq = g.create<onnx::EqualOp>(1, b.getI1Type(), ids,
-                                            g.i64s(range));
-    if (!eq)
-      return {};
-    Value onehot = g.cast(eq->getResult(0), GradientBuilder::elementType(lsm));
-    Value picked = g.make<onnx::ReduceSumOp>(g.mul(lsm, onehot), g.i64s({1}),
-                                             int64_t(0), int64_t(0));
-    return g.neg(
-        g.make<onnx::ReduceMeanOp>(picked, Value(), int64_t(0), int64_t(0)));
+    Value ids = g.reshape(labels, {n});
+    Operation *op = g.create<onnx::SoftmaxCrossEntropyLossOp>(
+        2, GradientBuilder::elementType(flat), flat, ids, Value(),
+        b.getI64IntegerAttr(-100), b.getStringAttr("mean"));
+    return op ? op->getResult(0) : Value();
   }
 
   /// PyTorch's mse_loss (mean).

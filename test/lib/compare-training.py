@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Checks a training run's checkpoint and loss log against PyTorch references
+(docs/training-references.md); never against HetPar's own output.
+
+  compare-training.py --checkpoint CK.safetensors --ref DIR --model MODEL.onnx
+                      --mode grad|adamw|adamw2 [--loss-log LOG] [--rtol R --atol A]
+
+grad:   the run was one SGD step with lr 1 (no momentum or decay), so each
+        trained parameter must equal initializer - DIR/grad_<name>.npy;
+adamw:  one AdamW step: each parameter equals DIR/adamw_<name>.npy;
+adamw2: two steps: DIR/adamw2_<name>.npy.
+With --loss-log, step 1's loss must equal DIR/loss.npy (and step 2's
+DIR/loss_step2.npy for adamw2). Prints the largest error per check and exits
+1 on a mismatch (numpy.allclose semantics)."""
+import argparse
+import json
+import os
+import re
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32}
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    body = data[8 + n:]
+    out = {}
+    for name, t in header.items():
+        b, e = t["data_offsets"]
+        out[name] = np.frombuffer(body[b:e], DTYPES[t["dtype"]]).reshape(t["shape"])
+    return out
+
+
+def file_name(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--ref", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--mode", choices=["grad", "adamw", "adamw2"], required=True)
+    ap.add_argument("--loss-log")
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    a = ap.parse_args()
+    ck = read_safetensors(a.checkpoint)
+    model = onnx.load(a.model, load_external_data=False)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    ok, worst = True, (0.0, "")
+    checked = 0
+    for name, init in inits.items():
+        if init.dtype != np.float32:
+            continue
+        base = os.path.join(a.ref, "%s_%s.npy" % ({"grad": "grad", "adamw": "adamw",
+                                                   "adamw2": "adamw2"}[a.mode],
+                                                  file_name(name)))
+        if not os.path.exists(base):
+            continue  # a Constant-like initializer the reference does not train
+        ref = np.load(base)
+        expected = init - ref if a.mode == "grad" else ref
+        if name not in ck:
+            print("FAIL %s: not in the checkpoint" % name)
+            ok = False
+            continue
+        got = ck[name]
+        err = np.abs(got.astype(np.float64) - expected)
+        tol = a.atol + a.rtol * np.abs(expected)
+        if not np.all(err <= tol):
+            i = int(np.argmax(err - tol))
+            print("FAIL %s: max error %.3g at %d (got %.7g, expected %.7g)"
+                  % (name, err.max(), i, got.ravel()[i], expected.ravel()[i]))
+            ok = False
+        worst = max(worst, (float(err.max()), name))
+        checked += 1
+    if checked == 0:
+        print("FAIL: no parameter compared")
+        ok = False
+    if a.loss_log:
+        losses = [json.loads(l)["loss"] for l in open(a.loss_log) if l.strip()]
+        refs = [float(np.load(os.path.join(a.ref, "loss.npy")))]
+        if a.mode == "adamw2":
+            refs.append(float(np.load(os.path.join(a.ref, "loss_step2.npy"))))
+        for k, r in enumerate(refs):
+            if k >= len(losses) or not np.isclose(losses[k], r, rtol=1e-4, atol=1e-6):
+                print("FAIL loss of step %d: %s, expected %.7g"
+                      % (k + 1, losses[k] if k < len(losses) else "missing", r))
+                ok = False
+            else:
+                print("loss step %d: %.7g (reference %.7g)" % (k + 1, losses[k], r))
+    print("%s: %d parameters, largest error %.3g (%s)"
+          % ("match" if ok else "MISMATCH", checked, worst[0], worst[1]))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
