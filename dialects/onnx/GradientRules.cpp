@@ -226,6 +226,59 @@ LogicalResult gradient(IdentityOp op, GradientBuilder &g, ArrayRef<Value> dY,
   return success();
 }
 
+/// A bool tensor from a comparison op of x and y (broadcasting).
+template <typename CmpOp> Value compare(GradientBuilder &g, Value x, Value y) {
+  Operation *op = g.create<CmpOp>(1, g.builder().getI1Type(), x, y);
+  return op ? op->getResult(0) : Value();
+}
+
+LogicalResult gradient(ClipOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // The gradient passes where min <= x <= max (torch.clamp's rule).
+  Value x = op.getInput(), pass;
+  if (Value lo = op.getMin())
+    pass = compare<GreaterOrEqualOp>(g, x, lo);
+  if (Value hi = op.getMax()) {
+    Value le = compare<LessOrEqualOp>(g, x, hi);
+    pass = pass ? compare<AndOp>(g, pass, le) : le;
+  }
+  Value zero = g.scalar(0.0, dY[0]);
+  dX.push_back(pass ? g.make<WhereOp>(pass, dY[0], zero) : dY[0]);
+  // A bound gets the gradient where it clipped x.
+  auto bound = [&](unsigned i, Value b, bool isMin) -> Value {
+    if (!g.needsGradient(i))
+      return Value();
+    Value clipped = isMin ? compare<LessOp>(g, x, b) : compare<GreaterOp>(g, x, b);
+    return g.sumToShape(g.make<WhereOp>(clipped, dY[0], zero), b.getType());
+  };
+  unsigned i = 1;
+  if (Value lo = op.getMin())
+    dX.push_back(bound(i++, lo, true));
+  if (Value hi = op.getMax())
+    dX.push_back(bound(i++, hi, false));
+  return success();
+}
+
+/// Max / Min: the gradient goes to the operands equal to the result.
+LogicalResult extremumGradient(Operation *op, GradientBuilder &g,
+                               ArrayRef<Value> dY, Grads &dX) {
+  Value y = op->getResult(0), zero = g.scalar(0.0, dY[0]);
+  for (auto [i, x] : llvm::enumerate(op->getOperands()))
+    dX.push_back(when(g, i, [&] {
+      Value hit = compare<EqualOp>(g, x, y);
+      return g.sumToShape(g.make<WhereOp>(hit, dY[0], zero), x.getType());
+    }));
+  return success();
+}
+LogicalResult gradient(MaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return extremumGradient(op, g, dY, dX);
+}
+LogicalResult gradient(MinOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  return extremumGradient(op, g, dY, dX);
+}
+
 //===----------------------------------------------------------------------===//
 // Shapes and data movement
 //===----------------------------------------------------------------------===//
@@ -307,37 +360,104 @@ LogicalResult gradient(SplitOp op, GradientBuilder &g, ArrayRef<Value> dY,
   return success();
 }
 
+/// The indices ONNX's Slice takes along one axis of extent n.
+SmallVector<int64_t> sliceIndices(int64_t start, int64_t end, int64_t step,
+                                  int64_t n) {
+  auto clamp = [](int64_t v, int64_t lo, int64_t hi) {
+    return std::max(lo, std::min(v, hi));
+  };
+  if (start < 0)
+    start += n;
+  if (end < 0)
+    end += n;
+  start = step > 0 ? clamp(start, 0, n) : clamp(start, 0, n - 1);
+  end = step > 0 ? clamp(end, 0, n) : clamp(end, -1, n - 1);
+  SmallVector<int64_t> out;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
+    out.push_back(i);
+  return out;
+}
+
 LogicalResult gradient(SliceOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  // dX is dY padded with zeros back to the data's shape (unit steps).
+  // Axis by axis, dY is scattered back to the data's extent (GatherGrad
+  // with the sliced indices; zeros elsewhere).
   ArrayRef<int64_t> in = GradientBuilder::shapeOf(op.getData());
   int64_t rank = in.size();
   auto starts = constInts(op.getStarts()), ends = constInts(op.getEnds());
-  auto axes = op.getAxes() ? constInts(op.getAxes()) : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
-  auto steps = op.getSteps() ? constInts(op.getSteps()) : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
+  auto none = FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>());
+  auto axes = op.getAxes() ? constInts(op.getAxes()) : none;
+  auto steps = op.getSteps() ? constInts(op.getSteps()) : none;
   if (failed(starts) || failed(ends) || failed(axes) || failed(steps))
     return op.emitError("gradient of Slice needs constant starts, ends, axes "
                         "and steps");
-  if (axes->empty())
-    for (int64_t i = 0; i < static_cast<int64_t>(starts->size()); ++i)
-      axes->push_back(i);
-  SmallVector<int64_t> pads(2 * rank, 0);
-  for (auto [k, axisRaw] : llvm::enumerate(*axes)) {
-    int64_t axis = normAxis(axisRaw, rank), n = in[axis];
-    if (!steps->empty() && (*steps)[k] != 1)
-      return op.emitError("gradient of Slice with a step other than 1 is not "
-                          "supported yet");
-    int64_t s = (*starts)[k];
-    s = s < 0 ? std::max<int64_t>(s + n, 0) : std::min(s, n);
-    pads[axis] = s;
+  Value d = dY[0];
+  SmallVector<int64_t> shape(GradientBuilder::shapeOf(d));
+  for (size_t k = 0; k < starts->size(); ++k) {
+    int64_t axis = normAxis(axes->empty() ? k : (*axes)[k], rank);
+    int64_t step = steps->empty() ? 1 : (*steps)[k];
+    SmallVector<int64_t> idx =
+        sliceIndices((*starts)[k], (*ends)[k], step, in[axis]);
+    if (static_cast<int64_t>(idx.size()) == in[axis] && step == 1)
+      continue; // the whole axis
+    shape[axis] = in[axis];
+    d = g.make<GatherGradOp>(d, g.i64s(idx), ArrayRef<int64_t>(shape), axis);
   }
-  ArrayRef<int64_t> out = GradientBuilder::shapeOf(op.getResult());
-  for (int64_t d = 0; d < rank; ++d)
-    pads[rank + d] = in[d] - out[d] - pads[d];
-  dX.push_back(g.make<PadOp>(dY[0], g.i64s(pads), Value(), Value(),
-                             g.builder().getStringAttr("constant")));
+  dX.push_back(d);
   for (unsigned i = 1; i < op->getNumOperands(); ++i)
     dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(PadOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // Constant padding by p is undone by padding by -p (negative pads crop).
+  auto pads = constInts(op.getPads());
+  if (op.getMode() != "constant" || failed(pads) || op.getAxes())
+    return op.emitError("gradient of Pad needs mode \"constant\", constant "
+                        "pads and no axes");
+  SmallVector<int64_t> neg;
+  for (int64_t p : *pads)
+    neg.push_back(-p);
+  Value d = g.make<PadOp>(dY[0], g.i64s(neg), Value(), Value(),
+                          g.builder().getStringAttr("constant"));
+  dX.push_back(d);
+  dX.push_back(Value());
+  // The constant value gets the gradient of every padded position:
+  // sum(dY) - sum(dX).
+  if (Value v = op.getConstantValue())
+    dX.push_back(when(g, 2, [&] {
+      auto all = [&](Value t) {
+        return g.make<ReduceSumOp>(t, Value(), int64_t(0), int64_t(0));
+      };
+      return g.reshape(g.sub(all(dY[0]), all(d)), GradientBuilder::shapeOf(v));
+    }));
+  return success();
+}
+
+LogicalResult gradient(TileOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // dY viewed as [r0, s0, r1, s1, ...] summed over the repeat axes.
+  ArrayRef<int64_t> in = GradientBuilder::shapeOf(op.getInput());
+  SmallVector<int64_t> split, axes;
+  ArrayRef<int64_t> out = GradientBuilder::shapeOf(dY[0]);
+  for (size_t d = 0; d < in.size(); ++d) {
+    split.push_back(in[d] ? out[d] / in[d] : 0);
+    split.push_back(in[d]);
+    axes.push_back(2 * d);
+  }
+  Value r = g.reshape(dY[0], split);
+  dX.push_back(g.reshape(g.reduceSum(r, axes, /*keepDims=*/false), in));
+  dX.push_back(Value());
+  return success();
+}
+
+LogicalResult gradient(CumSumOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // The adjoint of a running sum runs the other way.
+  dX.push_back(g.make<CumSumOp>(dY[0], op.getAxis(), op.getExclusive(),
+                                int64_t(op.getReverse() ? 0 : 1)));
+  dX.push_back(Value());
   return success();
 }
 
@@ -386,6 +506,49 @@ LogicalResult gradient(MatMulOp op, GradientBuilder &g, ArrayRef<Value> dY,
     Value d = g.make<MatMulOp>(swapLast(g, a2), dy);
     return g.reshape(g.sumToShape(d, b2.getType()), bs);
   }));
+  return success();
+}
+
+LogicalResult gradient(EinsumOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // d/dX_i of einsum("t0,t1,...->out") is einsum("out,others->t_i") when
+  // every letter of t_i appears in the output or another term.
+  std::string eq;
+  for (char c : op.getEquation())
+    if (c != ' ')
+      eq.push_back(c);
+  size_t arrow = eq.find("->");
+  if (arrow == std::string::npos || eq.find("...") != std::string::npos)
+    return op.emitError("gradient of Einsum needs an explicit output and no "
+                        "'...'");
+  SmallVector<StringRef> terms;
+  StringRef(eq).take_front(arrow).split(terms, ',');
+  std::string out = eq.substr(arrow + 2);
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    if (!g.needsGradient(i)) {
+      dX.push_back(Value());
+      continue;
+    }
+    std::string others = out, all = out;
+    SmallVector<Value> operands{dY[0]};
+    for (auto [j, t] : llvm::enumerate(terms))
+      if (j != i) {
+        others += "," + t.str();
+        all += t.str();
+        operands.push_back(op.getInputs()[j]);
+      }
+    for (char c : term)
+      if (all.find(c) == std::string::npos || llvm::count(term, c) > 1)
+        return op.emitError("gradient of Einsum: letter '")
+               << c << "' of operand " << i
+               << " is summed within it or repeated";
+    Operation *d = g.create<EinsumOp>(
+        1, GradientBuilder::elementType(dY[0]), ValueRange(operands),
+        g.builder().getStringAttr(others + "->" + term.str()));
+    if (!d)
+      return failure();
+    dX.push_back(d->getResult(0));
+  }
   return success();
 }
 
@@ -476,6 +639,21 @@ LogicalResult gradient(ReduceSumOp op, GradientBuilder &g, ArrayRef<Value> dY,
 LogicalResult gradient(ReduceMeanOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   return reduceGradient(op, g, dY, dX, /*mean=*/true);
+}
+
+LogicalResult gradient(ReduceMaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // The gradient goes to the maxima (the references have no ties).
+  auto axes = reducedAxes(op, op.getData(), op.getAxes());
+  if (failed(axes))
+    return failure();
+  Value y = unreduce(g, op.getResult(), op.getData(), *axes);
+  Value d = unreduce(g, dY[0], op.getData(), *axes);
+  Value hit = compare<EqualOp>(g, op.getData(), y);
+  dX.push_back(g.make<WhereOp>(hit, d, g.scalar(0.0, d)));
+  if (op.getAxes())
+    dX.push_back(Value());
+  return success();
 }
 
 LogicalResult gradient(SoftmaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
@@ -607,11 +785,11 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp,
          TanhOp, SigmoidOp, ReluOp, LeakyReluOp, ErfOp, SinOp, CosOp, AbsOp,
-         PowOp, WhereOp, CastOp, IdentityOp>(ctx);
+         PowOp, WhereOp, CastOp, IdentityOp, ClipOp, MaxOp, MinOp>(ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp,
-         ConcatOp, SplitOp, SliceOp, GatherOp>(ctx);
-  attach<MatMulOp, GemmOp>(ctx);
-  attach<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp,
+         ConcatOp, SplitOp, SliceOp, GatherOp, PadOp, TileOp, CumSumOp>(ctx);
+  attach<MatMulOp, GemmOp, EinsumOp>(ctx);
+  attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
          LayerNormalizationOp, GlobalAveragePoolOp>(ctx);
   attach<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(ctx);
 }

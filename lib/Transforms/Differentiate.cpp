@@ -180,8 +180,10 @@ LogicalResult Differentiator::run() {
   SmallVector<DictionaryAttr> resultAttrs;
   resultAttrs.push_back(func.getResultAttrDict(0));
   for (ml_program::GlobalOp p : params)
-    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-        train::kGradientOfAttr, FlatSymbolRefAttr::get(p))));
+    resultAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(train::kGradientOfAttr, FlatSymbolRefAttr::get(p)),
+         b.getNamedAttr("onnx.name",
+                        b.getStringAttr(p.getSymName() + ".grad"))}));
   func.setFunctionType(
       FunctionType::get(func.getContext(), func.getArgumentTypes(), types));
   func.setAllResultAttrs(resultAttrs);

@@ -110,7 +110,9 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
 
 std::string hetpar::tools::trainingManifest(ModuleOp module) {
   auto func = hetpar::train::stepFunction(module);
-  int64_t batch = 0, tokens = 0;
+  // A step of a model without inputs (all of it parameters) uses no data:
+  // one "sample" per step.
+  int64_t batch = 1, tokens = 0;
   if (succeeded(func) && func->getNumArguments()) {
     auto t = llvm::cast<RankedTensorType>(func->getArgument(0).getType());
     batch = t.getRank() ? t.getDimSize(0) : 1;
