@@ -48,3 +48,27 @@ echo
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=16x64 \
   --cluster "$root/examples/clusters/a100x4-v100x4-2nodes.yaml" \
   --plan "$root/examples/plans/gpt2-a100x4-v100x4.json" --plan-only -o "$build/example-given-plan"
+echo
+# Training on one device (docs/training.md): the same GPT-2 as a character-level
+# language model of the GPL-3 text that ships with Debian, 300 AdamW steps with
+# warm-up and cosine decay on the CPU backend. The loss starts near ln(512) =
+# 6.2 (an untrained model over its 512-token vocabulary) and falls below 3.
+python=/usr/bin/python3
+[[ -x $python ]] || python=python3
+"$python" "$root/scripts/models/make_chars.py" /usr/share/common-licenses/GPL-3 \
+  "$build/example-train-data" --seq 32
+"$build/bin/hetpar-compile" "$model" --input-shape input_ids=8x32 --mode training \
+  --loss cross-entropy --labels labels --optimizer adamw --lr 3e-3 \
+  --lr-schedule warmup-cosine --warmup-steps 20 --total-steps 300 \
+  --clip-grad-norm 1.0 --targets cpu -o "$build/example-train"
+"$build/bin/hetpar-run" "$build/example-train" --backend cpu --train \
+  --data "$build/example-train-data" --steps 300 --shuffle --seed 1 \
+  --checkpoint "$build/example-train-ckpt" --checkpoint-every 100 \
+  --loss-log "$build/example-train-loss.jsonl" \
+  --export-onnx "$build/example-trained.onnx"
+"$python" - "$build/example-train-loss.jsonl" <<'PY'
+import json, sys
+losses = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+for k in (1, 50, 100, 150, 200, 250, 300):
+    print("step %3d: loss %.3f" % (k, losses[k - 1]))
+PY

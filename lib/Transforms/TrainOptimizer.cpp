@@ -145,7 +145,6 @@ struct TrainOptimizerPass
     GradientBuilder g(b, loc, {});
     Value before = load(b, loc, stepGlobal);
     Value step = g.add(before, g.scalar(1.0, before));
-    store(b, loc, stepGlobal, step);
     Value rate = learningRate(g, before);
     SmallVector<Value> grads;
     for (auto &p : params)
@@ -192,6 +191,8 @@ struct TrainOptimizerPass
       for (auto [t, r] : llvm::zip(targets, update->getResults()))
         store(b, ploc, t, r);
     }
+    // Last: everything above read the step count before this update.
+    store(b, loc, stepGlobal, step);
     ret->setOperands(ret.getOperand(0));
     DictionaryAttr lossAttrs = func.getResultAttrDict(0);
     func.setFunctionType(FunctionType::get(
