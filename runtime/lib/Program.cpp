@@ -215,6 +215,8 @@ TrainingInfo parseTraining(const Node &t) {
   };
   if (t.has("tokens_per_sample"))
     info.tokensPerSample = int64_t(t.field("tokens_per_sample").u64());
+  if (t.has("classes"))
+    info.classes = int64_t(t.field("classes").u64());
   info.loss = optionalString("loss");
   info.labels = optionalString("labels");
   info.model = optionalString("model");

@@ -126,6 +126,12 @@ std::string hetpar::tools::trainingManifest(ModuleOp module) {
       }
     }
   }
+  // The classes of a cross-entropy loss: the last extent of the output it
+  // was attached to (recorded by hetpar-train-attach-loss).
+  int64_t classes = 0;
+  if (succeeded(func))
+    if (auto c = (*func)->getAttrOfType<IntegerAttr>("hetpar.classes"))
+      classes = c.getInt();
   double wd = weightDecay >= 0 ? weightDecay.getValue()
                                : (optimizer == "adamw" ? 0.01 : 0.0);
   llvm::json::Object opt{
@@ -147,6 +153,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module) {
                                   : llvm::json::Value(labels.getValue())},
       {"batch_size", batch},
       {"tokens_per_sample", tokens},
+      {"classes", classes},
       {"optimizer", std::move(opt)},
       {"model", "model.onnx"}};
   std::string text;

@@ -174,6 +174,9 @@ struct TrainingInfo {
   std::string model;     // the source model copy, relative to OUT; "" if none
   int64_t batchSize = 0; // samples per step (at least 1)
   int64_t tokensPerSample = 0;
+  /// Classes of a cross-entropy loss (labels must be in [0, classes) or
+  /// -100, PyTorch's ignore_index); 0 when unknown or not cross-entropy.
+  int64_t classes = 0;
 };
 
 /// A loaded device program: its library, backend context, device arena,
