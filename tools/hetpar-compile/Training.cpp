@@ -110,7 +110,9 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
 
 std::string hetpar::tools::trainingManifest(ModuleOp module) {
   auto func = hetpar::train::stepFunction(module);
-  int64_t batch = 0, tokens = 0;
+  // A program without inputs (every operand an initializer) counts one
+  // sample of nothing per step: each step just runs.
+  int64_t batch = 1, tokens = 0;
   if (succeeded(func) && func->getNumArguments()) {
     auto t = llvm::cast<RankedTensorType>(func->getArgument(0).getType());
     batch = t.getRank() ? t.getDimSize(0) : 1;
