@@ -281,6 +281,31 @@ std::optional<int64_t> EinsumOp::getFlopCount() {
 
 // One add per element of dY scattered.
 HETPAR_FLOPS(GatherGradOp, numel(getDY()))
+// ConvGrad: dX and dW each cost the forward Conv's multiply-adds (the two
+// GEMMs of the backward pass), dB one add per element of dY.
+std::optional<int64_t> ConvGradOp::getFlopCount() {
+  auto w = llvm::dyn_cast<RankedTensorType>(getW().getType());
+  auto wn = numel(getW());
+  if (!w || !wn || w.getDimSize(0) == 0)
+    return std::nullopt;
+  int64_t perOutput = *wn / w.getDimSize(0);
+  auto gemm = scaled(scaled(numel(getDY()), 2), perOutput);
+  return plus(scaled(gemm, 2), numel(getDY()));
+}
+// The pooling gradients: MaxPoolGrad recomputes each window's maximum (the
+// forward's cost); AveragePoolGrad divides and adds once per window element.
+std::optional<int64_t> MaxPoolGradOp::getFlopCount() {
+  auto window = getNumElements(getKernelShape());
+  if (!window)
+    return std::nullopt;
+  return scaled(numel(getDY()), *window);
+}
+std::optional<int64_t> AveragePoolGradOp::getFlopCount() {
+  auto window = getNumElements(getKernelShape());
+  if (!window)
+    return std::nullopt;
+  return scaled(numel(getDY()), 2 * *window);
+}
 // Per element: weight decay 2, moments 6, bias-corrected update 6 (a sqrt and
 // a divide counted once each), as the elementwise convention counts them.
 HETPAR_FLOPS(AdamWOptimizerOp, scaled(numel(getParam()), 14))

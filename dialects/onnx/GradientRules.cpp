@@ -712,6 +712,89 @@ LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
   return success();
 }
 
+LogicalResult gradient(BatchNormalizationOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  if (op.getTrainingMode() != 0)
+    return op.emitError("gradient of BatchNormalization in training mode is "
+                        "not supported (only training_mode 0)");
+  if (llvm::any_of(dY.drop_front(), [](Value v) { return bool(v); }))
+    return op.emitError("gradient through BatchNormalization's running "
+                        "statistics is not supported");
+  // y = scale * (x - mean) * inv + B, inv = 1/sqrt(var + eps), per channel
+  // (axis 1); the statistics are operands like the others.
+  Value x = op.getX(), scale = op.getScale(), mean = op.getInputMean(),
+        var = op.getInputVar(), dy = dY[0];
+  int64_t rank = rankOf(x), c = GradientBuilder::shapeOf(x)[1];
+  SmallVector<int64_t> bshape(rank, 1), axes{0};
+  bshape[1] = c;
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  Value inv = g.make<ReciprocalOp>(
+      g.make<SqrtOp>(g.add(var, g.scalar(op.getEpsilon(), var))));
+  Value scaleInv = g.mul(scale, inv); // [C]
+  Value xc = g.sub(x, g.reshape(mean, bshape));
+  Value sumDy = (g.needsGradient(2) || g.needsGradient(3))
+                    ? g.reduceSum(dy, axes, /*keepDims=*/false)
+                    : Value();
+  dX.push_back(
+      when(g, 0, [&] { return g.mul(dy, g.reshape(scaleInv, bshape)); }));
+  dX.push_back(when(g, 1, [&] {
+    return g.mul(g.reduceSum(g.mul(dy, xc), axes, false), inv);
+  }));
+  dX.push_back(when(g, 2, [&] { return sumDy; }));
+  dX.push_back(when(g, 3, [&] { return g.neg(g.mul(sumDy, scaleInv)); }));
+  // d inv / d var = -inv^3 / 2.
+  dX.push_back(when(g, 4, [&] {
+    Value s = g.reduceSum(g.mul(dy, xc), axes, false);
+    Value inv3 = g.mul(inv, g.mul(inv, inv));
+    return g.mul(g.mul(s, scale), g.mul(inv3, g.scalar(-0.5, inv3)));
+  }));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult gradient(ConvOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Operation *grad = g.create<ConvGradOp>(
+      3, GradientBuilder::elementType(dY[0]), dY[0], op.getX(), op.getW(),
+      op.getAutoPadAttr(), op.getDilationsAttr(), op.getGroupAttr(),
+      op.getKernelShapeAttr(), op.getPadsAttr(), op.getStridesAttr());
+  if (!grad)
+    return failure();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    dX.push_back(g.needsGradient(i) ? grad->getResult(i) : Value());
+  return success();
+}
+
+LogicalResult gradient(MaxPoolOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  if (dY.size() > 1 && dY[1])
+    return op.emitError("gradient through MaxPool's Indices result is not "
+                        "supported");
+  if (!dY[0]) {
+    dX.push_back(Value());
+    return success();
+  }
+  dX.push_back(g.make<MaxPoolGradOp>(
+      dY[0], op.getX(), op.getAutoPadAttr(), op.getCeilModeAttr(),
+      op.getDilationsAttr(), op.getKernelShapeAttr(), op.getPadsAttr(),
+      op.getStridesAttr()));
+  return success();
+}
+
+LogicalResult gradient(AveragePoolOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  ArrayRef<int64_t> xs = GradientBuilder::shapeOf(op.getX());
+  dX.push_back(g.make<AveragePoolGradOp>(
+      dY[0], g.builder().getDenseI64ArrayAttr(xs), op.getAutoPadAttr(),
+      op.getCeilModeAttr(), op.getDilationsAttr(), op.getKernelShapeAttr(),
+      op.getPadsAttr(), op.getStridesAttr(), op.getCountIncludePadAttr()));
+  return success();
+}
+
 LogicalResult gradient(GlobalAveragePoolOp op, GradientBuilder &g,
                        ArrayRef<Value> dY, Grads &dX) {
   ArrayRef<int64_t> xs = GradientBuilder::shapeOf(op.getOperand());
@@ -790,6 +873,7 @@ void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
          ConcatOp, SplitOp, SliceOp, GatherOp, PadOp, TileOp, CumSumOp>(ctx);
   attach<MatMulOp, GemmOp, EinsumOp>(ctx);
   attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
-         LayerNormalizationOp, GlobalAveragePoolOp>(ctx);
+         LayerNormalizationOp, BatchNormalizationOp, GlobalAveragePoolOp>(ctx);
+  attach<ConvOp, MaxPoolOp, AveragePoolOp>(ctx);
   attach<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(ctx);
 }

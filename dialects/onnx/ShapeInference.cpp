@@ -541,56 +541,85 @@ FailureOr<Shape> windowShape(Operation *op, Window &w, ArrayRef<int64_t> x,
 }
 } // namespace
 
-LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
-  Type elt = elementTypeOf(getX());
-  auto x = shapeOf(getX()), wt = shapeOf(getW());
+/// Conv's checks of X, W, group and the window attributes (shared with
+/// ConvGrad); the result shape, or std::nullopt when X's rank is unknown.
+template <typename ConvLike>
+static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
+  auto x = shapeOf(op.getX()), wt = shapeOf(op.getW());
   if ((x && x->size() < 3) || (wt && wt->size() < 3))
-    return emitOpError() << "X and W must have rank >= 3";
+    return op.emitOpError() << "X and W must have rank >= 3";
   if (x && wt && x->size() != wt->size())
-    return emitOpError() << "X (rank " << x->size() << ") and W (rank "
-                         << wt->size() << ") must have the same rank";
-  int64_t group = getGroup();
+    return op.emitOpError() << "X (rank " << x->size() << ") and W (rank "
+                            << wt->size() << ") must have the same rank";
+  int64_t group = op.getGroup();
   if (group <= 0)
-    return emitOpError() << "group must be positive, got " << group;
+    return op.emitOpError() << "group must be positive, got " << group;
   if (x && wt) {
     int64_t c = (*x)[1], cw = (*wt)[1], m = (*wt)[0];
     if (!isDynamic(c) && !isDynamic(cw) && c != cw * group)
-      return emitOpError() << "X has " << c << " channels but W expects " << cw
-                           << " per group times group " << group;
+      return op.emitOpError() << "X has " << c << " channels but W expects "
+                              << cw << " per group times group " << group;
     if (!isDynamic(m) && m % group != 0)
-      return emitOpError() << "W's " << m
-                           << " output channels are not divisible by group "
-                           << group;
+      return op.emitOpError()
+             << "W's " << m << " output channels are not divisible by group "
+             << group;
   }
-  if (Value b = getB()) {
-    auto sb = shapeOf(b);
-    if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
-      return emitOpError() << "B must have shape (M)";
-  }
-  if (!x) {
-    r.push_back(UnrankedTensorType::get(elt));
-    return success();
-  }
+  if (!x)
+    return std::optional<Shape>();
   int64_t spatial = x->size() - 2;
   Window w;
-  w.autoPad = getAutoPad();
-  if (auto k = getKernelShape())
+  w.autoPad = op.getAutoPad();
+  if (auto k = op.getKernelShape())
     w.kernel.assign(k->begin(), k->end());
   else if (wt)
     w.kernel.assign(wt->begin() + 2, wt->end());
   else
     w.kernel.assign(spatial, kDyn);
-  if (auto s = getStrides())
+  if (auto s = op.getStrides())
     w.strides.assign(s->begin(), s->end());
-  if (auto d = getDilations())
+  if (auto d = op.getDilations())
     w.dilations.assign(d->begin(), d->end());
-  if (auto p = getPads())
+  if (auto p = op.getPads())
     w.pads.assign(p->begin(), p->end());
-  auto out = windowShape(*this, w, *x, wt ? (*wt)[0] : kDyn);
+  auto out = windowShape(op, w, *x, wt ? (*wt)[0] : kDyn);
   if (failed(out))
     return failure();
-  r.push_back(RankedTensorType::get(*out, elt));
+  return std::optional<Shape>(*out);
+}
+
+LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getX());
+  auto y = convShape(*this);
+  if (failed(y))
+    return failure();
+  if (Value b = getB()) {
+    auto sb = shapeOf(b), wt = shapeOf(getW());
+    if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
+      return emitOpError() << "B must have shape (M)";
+  }
+  r.push_back(tensorOf(*y, elt));
   return success();
+}
+
+/// MaxPool's and AveragePool's checks of the attributes and their result
+/// shape on an input of shape `x` (shared with their gradients).
+template <typename PoolOp>
+static FailureOr<Shape> poolShape(PoolOp op, ArrayRef<int64_t> x) {
+  if (x.size() < 3)
+    return op.emitOpError() << "X must have rank >= 3";
+  if (op.getCeilMode() != 0 && op.getCeilMode() != 1)
+    return op.emitOpError() << "ceil_mode must be 0 or 1";
+  Window w;
+  w.autoPad = op.getAutoPad();
+  w.ceilMode = op.getCeilMode();
+  w.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
+  if (auto s = op.getStrides())
+    w.strides.assign(s->begin(), s->end());
+  if (auto d = op.getDilations())
+    w.dilations.assign(d->begin(), d->end());
+  if (auto p = op.getPads())
+    w.pads.assign(p->begin(), p->end());
+  return windowShape(op, w, x, x[1]);
 }
 
 template <typename PoolOp>
@@ -609,17 +638,7 @@ static LogicalResult inferPool(PoolOp op, SmallVectorImpl<Type> &r) {
           UnrankedTensorType::get(i == 0 ? elt : op->getResult(i).getType()));
     return success();
   }
-  Window w;
-  w.autoPad = op.getAutoPad();
-  w.ceilMode = op.getCeilMode();
-  w.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
-  if (auto s = op.getStrides())
-    w.strides.assign(s->begin(), s->end());
-  if (auto d = op.getDilations())
-    w.dilations.assign(d->begin(), d->end());
-  if (auto p = op.getPads())
-    w.pads.assign(p->begin(), p->end());
-  auto out = windowShape(op, w, *x, (*x)[1]);
+  auto out = poolShape(op, *x);
   if (failed(out))
     return failure();
   r.push_back(RankedTensorType::get(*out, elt));
@@ -1830,6 +1849,68 @@ LogicalResult GatherGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                            << formatShape(expected);
   }
   r.push_back(RankedTensorType::get(shape, elementTypeOf(getDY())));
+  return success();
+}
+
+/// dY of a windowed op's gradient must have the forward result's shape.
+static LogicalResult checkResultGradient(Operation *op, Value dY,
+                                         const std::optional<Shape> &y) {
+  auto dy = shapeOf(dY);
+  if (dy && y && failed(verifyCompatibleShape(*dy, *y)))
+    return op->emitOpError()
+           << "dY has shape " << formatShape(*dy)
+           << " but the forward result has shape " << formatShape(*y);
+  return success();
+}
+
+/// dY and the other float operands of a gradient share one element type.
+static LogicalResult checkSameElementType(Operation *op, ValueRange values) {
+  Type elt = elementTypeOf(values.front());
+  for (Value v : values.drop_front())
+    if (elementTypeOf(v) != elt)
+      return op->emitOpError() << "operands must have one element type, got "
+                               << elt << " and " << elementTypeOf(v);
+  return success();
+}
+
+LogicalResult ConvGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkSameElementType(*this, {getDY(), getX(), getW()})))
+    return failure();
+  auto y = convShape(*this);
+  if (failed(y) || failed(checkResultGradient(*this, getDY(), *y)))
+    return failure();
+  Type elt = elementTypeOf(getDY());
+  auto wt = shapeOf(getW());
+  r.push_back(tensorOf(shapeOf(getX()), elt));
+  r.push_back(tensorOf(wt, elt));
+  r.push_back(RankedTensorType::get({wt ? (*wt)[0] : kDyn}, elt));
+  return success();
+}
+
+LogicalResult MaxPoolGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkSameElementType(*this, {getDY(), getX()})))
+    return failure();
+  auto x = shapeOf(getX());
+  if (x) {
+    auto y = poolShape(*this, *x);
+    if (failed(y) || failed(checkResultGradient(*this, getDY(), Shape(*y))))
+      return failure();
+  }
+  r.push_back(getX().getType());
+  return success();
+}
+
+LogicalResult AveragePoolGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  ArrayRef<int64_t> x = getShape();
+  if (llvm::any_of(x, [](int64_t d) { return d < 0; }))
+    return emitOpError() << "shape " << formatShape(x)
+                         << " has a negative extent";
+  if (getCountIncludePad() != 0 && getCountIncludePad() != 1)
+    return emitOpError() << "count_include_pad must be 0 or 1";
+  auto y = poolShape(*this, x);
+  if (failed(y) || failed(checkResultGradient(*this, getDY(), Shape(*y))))
+    return failure();
+  r.push_back(RankedTensorType::get(x, elementTypeOf(getDY())));
   return success();
 }
 

@@ -203,6 +203,8 @@ private:
   LogicalResult emitMatMul(Operation *op);
   LogicalResult emitGemm(onnx::GemmOp op);
   LogicalResult emitConv(onnx::ConvOp op);
+  LogicalResult emitConvGrad(onnx::ConvGradOp op);
+  LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
   LogicalResult emitCollective(Operation *op);
   void closeExchange();
@@ -1236,10 +1238,14 @@ struct Window {
 };
 } // namespace
 
-static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
+/// The window of an op whose input has shape `in` and result shape `out`
+/// (both with the N and C axes): the gradients' forward shapes.
+static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel,
+                       llvm::ArrayRef<int64_t> in,
+                       llvm::ArrayRef<int64_t> out) {
   Window w;
-  w.in = shapeOf(op->getOperand(0)).drop_front(2);
-  w.out = shapeOf(op->getResult(0)).drop_front(2);
+  w.in = in.drop_front(2);
+  w.out = out.drop_front(2);
   size_t n = w.in.size();
   w.kernel.assign(kernel.begin(), kernel.end());
   w.stride = intsAttr(op, "strides");
@@ -1265,6 +1271,11 @@ static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
     }
   }
   return w;
+}
+
+static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
+  return windowOf(op, kernel, shapeOf(op->getOperand(0)),
+                  shapeOf(op->getResult(0)));
 }
 
 LogicalResult Emitter::emitConv(onnx::ConvOp op) {
@@ -1314,6 +1325,132 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   line("      return 1;");
   line("  }");
   program.libraryCalls += 2;
+  return success();
+}
+
+/// ConvGrad: dB by a sum over N and the spatial axes; dW per image and group
+/// as dY x im2col(X)^T, accumulated over the batch by the GEMM (beta 1 after
+/// the first image); dX per image and group as col2im(W^T x dY), col2im
+/// gathering for each input element the columns that touch it. The im2col
+/// scratch (as Conv's) holds the columns of one image and group. A result
+/// without uses is not computed.
+LogicalResult Emitter::emitConvGrad(onnx::ConvGradOp op) {
+  Value dY = op.getDY(), X = op.getX(), W = op.getW();
+  Value dX = op.getDX(), dW = op.getDW(), dB = op.getDB();
+  llvm::ArrayRef<int64_t> x = shapeOf(X), w = shapeOf(W), y = shapeOf(dY);
+  size_t nsp = x.size() - 2;
+  int64_t N = x[0], C = x[1], M = w[0];
+  int64_t G = intAttr(op, "group", 1);
+  int64_t Cg = C / G, Mg = M / G;
+  Window win = windowOf(op, w.drop_front(2), x, y);
+  llvm::ArrayRef<int64_t> k = win.kernel, inSp = win.in, outSp = win.out;
+  int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
+  int64_t rows = Cg * kc; // rows of the columns matrix of one group
+  Type elt = eltOf(dY);
+  std::string st = storageType(elt), acc = accType(elt);
+  auto allEqual = [](llvm::ArrayRef<int64_t> v, int64_t e) {
+    return llvm::all_of(v, [&](int64_t d) { return d == e; });
+  };
+  bool pointwise = kc == 1 && allEqual(win.stride, 1) &&
+                   allEqual(win.padBegin, 0) && allEqual(win.padEnd, 0);
+  std::string cols = "((" + st + " *)" + scratch(op) + ")";
+  bool empty = numel(y) == 0; // no window: every gradient is 0
+  auto zero = [&](Value v) {
+    line(llvm::formatv("hp_launch(ctx, hp_fill<{0}>, {1}, ({0})0, {2});", st,
+                       numelOf(v), ptr(v)));
+    ++program.libraryCalls;
+  };
+  std::string dyg = llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(dY), M,
+                                  Mg, outPlane);
+  if (!dB.use_empty()) {
+    llvm::SmallVector<int64_t> axes{0};
+    for (size_t d = 2; d < y.size(); ++d)
+      axes.push_back(d);
+    if (empty)
+      zero(dB);
+    else if (failed(emitReduce(op, dY, dB, axes, "SUM")))
+      return failure();
+  }
+  if (!dW.use_empty()) {
+    if (empty) {
+      zero(dW);
+    } else {
+      std::string xg = llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X),
+                                     C, Cg, inPlane);
+      line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
+      line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
+      if (!pointwise)
+        line(llvm::formatv(
+            "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+            "{8}, {9}, {10}, {11}, {12}, {13});",
+            st, nsp, dims(inSp), dims(outSp), dims(k), dims(win.stride),
+            dims(win.padBegin), dims(win.dilation), Cg, kc, inPlane, outPlane,
+            xg, cols));
+      line(llvm::formatv(
+          "    if (hp_gemm<{0}, {1}>(ctx, 0, 1, {2}, {3}, {4}, 1.0f, {5}, {4}, "
+          "0, {6}, {4}, 0, n ? 1.0f : 0.0f, {7} + g * {8}, {3}, 0, 1))",
+          st, acc, Mg, rows, outPlane, dyg, pointwise ? xg : cols, ptr(dW),
+          Mg * rows));
+      line("      return 1;");
+      line("  }");
+      program.libraryCalls += 2;
+    }
+  }
+  if (!dX.use_empty()) {
+    if (empty) {
+      zero(dX);
+    } else {
+      std::string dxg = llvm::formatv("{0} + (n * {1} + g * {2}) * {3}",
+                                      ptr(dX), C, Cg, inPlane);
+      line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
+      line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
+      line(llvm::formatv(
+          "    if (hp_gemm<{0}, {1}>(ctx, 1, 0, {2}, {3}, {4}, 1.0f, {5} + g * "
+          "{6}, {2}, 0, {7}, {3}, 0, 0.0f, {8}, {3}, 0, 1))",
+          st, acc, rows, outPlane, Mg, ptr(W), Mg * rows, dyg,
+          pointwise ? dxg : cols));
+      line("      return 1;");
+      if (!pointwise)
+        line(llvm::formatv(
+            "    hp_launch(ctx, hp_col2im<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+            "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14});",
+            st, acc, Cg * inPlane, nsp, dims(inSp), dims(outSp), dims(k),
+            dims(win.stride), dims(win.padBegin), dims(win.dilation), kc,
+            inPlane, outPlane, cols, dxg));
+      line("  }");
+      program.libraryCalls += 2;
+    }
+  }
+  return success();
+}
+
+/// MaxPoolGrad and AveragePoolGrad: one thread per element of dX gathers dY
+/// over the windows that hold it (MaxPoolGrad: whose first maximum it is).
+LogicalResult Emitter::emitPoolGrad(Operation *op) {
+  bool isMax = isa<onnx::MaxPoolGradOp>(op);
+  Value dY = op->getOperand(0), dX = op->getResult(0);
+  llvm::ArrayRef<int64_t> x = shapeOf(dX);
+  size_t nsp = x.size() - 2;
+  Window win = windowOf(op, intsAttr(op, "kernel_shape"), x, shapeOf(dY));
+  llvm::ArrayRef<int64_t> k = win.kernel, inSp = win.in, outSp = win.out;
+  Type elt = eltOf(dX);
+  std::string st = storageType(elt), acc = accType(elt);
+  if (isMax)
+    line(llvm::formatv(
+        "hp_launch(ctx, hp_maxpool_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
+        st, acc, numel(x), nsp, dims(inSp), dims(outSp), dims(k),
+        dims(win.stride), dims(win.padBegin), dims(win.dilation), numel(k),
+        numel(inSp), numel(outSp), ptr(op->getOperand(1)), ptr(dY), ptr(dX)));
+  else
+    line(llvm::formatv(
+        "hp_launch(ctx, hp_avgpool_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+        "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16});",
+        st, acc, numel(x), nsp, dims(inSp), dims(outSp), dims(k),
+        dims(win.stride), dims(win.padBegin), dims(win.padEnd),
+        dims(win.dilation), intAttr(op, "count_include_pad", 0), numel(k),
+        numel(inSp), numel(outSp), ptr(dY), ptr(dX)));
+  ++program.libraryCalls;
   return success();
 }
 
@@ -1788,6 +1925,9 @@ LogicalResult Emitter::emitOp(Operation *op) {
       .Case<onnx::MatMulOp>([&](Operation *o) { return emitMatMul(o); })
       .Case([&](onnx::GemmOp o) { return emitGemm(o); })
       .Case([&](onnx::ConvOp o) { return emitConv(o); })
+      .Case([&](onnx::ConvGradOp o) { return emitConvGrad(o); })
+      .Case<onnx::MaxPoolGradOp, onnx::AveragePoolGradOp>(
+          [&](Operation *o) { return emitPoolGrad(o); })
       .Case([&](onnx::EinsumOp o) { return emitEinsum(o); })
       .Case<onnx::MaxPoolOp>([&](Operation *o) { return emitPool(o, true); })
       .Case<onnx::AveragePoolOp>(
@@ -2111,14 +2251,17 @@ static std::string boundaryBytes(TypeRange types) {
 
 FailureOr<DeviceProgram> Emitter::run() {
   planValues();
-  // Conv im2col scratch, sized before the arena is planned.
+  // Conv's and ConvGrad's im2col scratch (the columns of one image and
+  // group), sized before the arena is planned.
   for (Operation *op : ops)
-    if (auto conv = dyn_cast<onnx::ConvOp>(op)) {
-      llvm::ArrayRef<int64_t> w = shapeOf(conv->getOperand(1)),
-                              y = shapeOf(conv->getResult(0));
+    if (isa<onnx::ConvOp, onnx::ConvGradOp>(op)) {
+      bool grad = isa<onnx::ConvGradOp>(op);
+      llvm::ArrayRef<int64_t> w = shapeOf(op->getOperand(grad ? 2 : 1)),
+                              y = shapeOf(grad ? op->getOperand(0)
+                                               : op->getResult(0));
       int64_t kc = numel(w.drop_front(2)), outPlane = numel(y.drop_front(2));
       int64_t bytes =
-          w[1] * kc * outPlane * storageBytes(eltOf(conv->getResult(0)));
+          w[1] * kc * outPlane * storageBytes(eltOf(op->getResult(0)));
       scratchBytes[op] = bytes;
     }
   // The losses' scratch: per-position loss and weight for "sum" and "mean",

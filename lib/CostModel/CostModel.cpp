@@ -88,8 +88,8 @@ static double tensorBytes(Type t) {
 
 static OpClass classify(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpClass>(op)
-      .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::EinsumOp>(
-          [](auto) { return OpClass::MatMul; })
+      .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::ConvGradOp,
+            onnx::EinsumOp>([](auto) { return OpClass::MatMul; })
       .Case<onnx::LayerNormalizationOp, onnx::BatchNormalizationOp,
             onnx::InstanceNormalizationOp>(
           [](auto) { return OpClass::Normalization; })

@@ -110,8 +110,8 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
 
 std::string hetpar::tools::trainingManifest(ModuleOp module) {
   auto func = hetpar::train::stepFunction(module);
-  // A step of a model without inputs (all of it parameters) uses no data:
-  // one "sample" per step.
+  // A program without inputs (every operand an initializer) counts one
+  // sample of nothing per step: each step just runs.
   int64_t batch = 1, tokens = 0;
   if (succeeded(func) && func->getNumArguments()) {
     auto t = llvm::cast<RankedTensorType>(func->getArgument(0).getType());

@@ -1094,3 +1094,52 @@ func.func @loss_grad_result(%dy: tensor<f32>, %x: tensor<2x3xf32>, %l: tensor<2x
   %0 = onnx.SoftmaxCrossEntropyLossGrad(%dy, %x, %l) : (tensor<f32>, tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+// The gradients of the windowed ops: dY must have the forward result's shape.
+func.func @conv_grad_dy_shape(%dy: tensor<1x4x5xf32>, %x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{dY has shape 1x4x5 but the forward result has shape 1x4x6}}
+  %0:3 = onnx.ConvGrad(%dy, %x, %w) : (tensor<1x4x5xf32>, tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> (tensor<1x3x8xf32>, tensor<4x3x3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @conv_grad_group(%dy: tensor<1x4x6xf32>, %x: tensor<1x3x8xf32>, %w: tensor<4x2x3xf32>) {
+  // expected-error @+1 {{X has 3 channels but W expects 2 per group times group 1}}
+  %0:3 = onnx.ConvGrad(%dy, %x, %w) : (tensor<1x4x6xf32>, tensor<1x3x8xf32>, tensor<4x2x3xf32>) -> (tensor<1x3x8xf32>, tensor<4x2x3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @conv_grad_element_type(%dy: tensor<1x4x6xf16>, %x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{operands must have one element type}}
+  %0:3 = onnx.ConvGrad(%dy, %x, %w) : (tensor<1x4x6xf16>, tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> (tensor<1x3x8xf16>, tensor<4x3x3xf16>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @maxpool_grad_dy_shape(%dy: tensor<1x3x3xf32>, %x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{dY has shape 1x3x3 but the forward result has shape 1x3x4}}
+  %0 = onnx.MaxPoolGrad(%dy, %x) {kernel_shape = array<i64: 2>, strides = array<i64: 2>} : (tensor<1x3x3xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgpool_grad_count_include_pad(%dy: tensor<1x3x4xf32>) {
+  // expected-error @+1 {{count_include_pad must be 0 or 1}}
+  %0 = onnx.AveragePoolGrad(%dy) {shape = array<i64: 1, 3, 8>, kernel_shape = array<i64: 2>, strides = array<i64: 2>, count_include_pad = 2 : i64} : (tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @avgpool_grad_negative_shape(%dy: tensor<1x3x4xf32>) {
+  // expected-error @+1 {{has a negative extent}}
+  %0 = onnx.AveragePoolGrad(%dy) {shape = array<i64: 1, -3, 8>, kernel_shape = array<i64: 2>, strides = array<i64: 2>} : (tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
+  return
+}

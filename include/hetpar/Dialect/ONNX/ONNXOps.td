@@ -1009,6 +1009,93 @@ def ONNX_GatherGradOp : ONNX_Op<"GatherGrad", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+// The gradients of the windowed ops (Conv, MaxPool, AveragePool), in the form
+// of ONNX Runtime's training contrib ops.
+
+def ONNX_ConvGradOp : ONNX_Op<"ConvGrad", [Pure]> {
+  let summary = "Gradient of Conv with respect to X, W and B";
+  let description = [{
+    ONNX Runtime's com.microsoft ConvGrad (not an ONNX operator: passes produce
+    it, the importer never does). Given the gradient `dY` of Conv's result, its
+    input `X` (N, C, D1, ..., Dn) and weight `W` (M, C/group, k1, ..., kn), with
+    the attributes of the forward Conv, returns dX (the transposed convolution of
+    dY by W), dW (the correlation of X with dY, summed over the batch) and dB (dY
+    summed over N and the spatial axes). Code generation computes dW per image
+    and group as dY x im2col(X)^T accumulated over the batch, and dX as
+    col2im(W^T x dY), col2im gathering per input element the columns that touch
+    it (no atomics: the same result on every backend); a result without uses is
+    not computed.
+
+    Constraints: X, W and the attributes satisfy Conv's constraints; dY has the
+    shape of the Conv's result; dY, X and W have one element type; dX, dW and dB
+    have the shapes of X, W and (M) and that element type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$X,
+                   ONNX_FloatTensor:$W,
+                   DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                   OptionalAttr<ONNX_IntsAttr>:$dilations,
+                   DefaultValuedAttr<ONNX_IntAttr, "1">:$group,
+                   OptionalAttr<ONNX_IntsAttr>:$kernel_shape,
+                   OptionalAttr<ONNX_IntsAttr>:$pads,
+                   OptionalAttr<ONNX_IntsAttr>:$strides);
+  let results = (outs ONNX_FloatTensor:$dX, ONNX_FloatTensor:$dW,
+                 ONNX_FloatTensor:$dB);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_MaxPoolGradOp : ONNX_Op<"MaxPoolGrad", [Pure]> {
+  let summary = "Gradient of MaxPool's first result with respect to X";
+  let description = [{
+    A training op in the style of ONNX Runtime's com.microsoft gradient ops (not
+    an ONNX operator). Given the gradient `dY` of MaxPool's result and its input
+    `X`, with the forward MaxPool's attributes, returns dX: each window's dY goes
+    to the window's first maximum (in the window's row-major order, as MaxPool's
+    Indices and PyTorch pick it), the rest get 0. The maxima are recomputed from
+    X (no Indices operand); code generation runs one thread per element of X
+    summing dY over the windows whose first maximum it is (no atomics).
+
+    Constraints: X and the attributes satisfy MaxPool's constraints; dY has the
+    shape of MaxPool's result; dY and X have one element type; dX has X's type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$X,
+                   DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$ceil_mode,
+                   OptionalAttr<ONNX_IntsAttr>:$dilations,
+                   ONNX_IntsAttr:$kernel_shape,
+                   OptionalAttr<ONNX_IntsAttr>:$pads,
+                   OptionalAttr<ONNX_IntsAttr>:$strides);
+  let results = (outs ONNX_FloatTensor:$dX);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_AveragePoolGradOp : ONNX_Op<"AveragePoolGrad", [Pure]> {
+  let summary = "Gradient of AveragePool with respect to X";
+  let description = [{
+    A training op in the style of ONNX Runtime's com.microsoft AveragePoolGrad
+    (not an ONNX operator). Given the gradient `dY` of AveragePool's result, the
+    input shape `shape` (N, C, D1, ..., Dn) and the forward AveragePool's
+    attributes, returns dX: each element of X receives dY / count of every window
+    it lies in, count being the window's elements inside X, or inside the padded
+    extent with `count_include_pad` 1 (as AveragePool divides). Code generation
+    runs one thread per element of dX (no atomics).
+
+    Constraints: `shape` and the attributes satisfy AveragePool's constraints
+    (rank >= 3, non-negative extents); `count_include_pad` is 0 or 1; dY has the
+    shape of AveragePool's result on `shape`; dX has shape `shape` and dY's
+    element type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_IntsAttr:$shape,
+                   DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$ceil_mode,
+                   OptionalAttr<ONNX_IntsAttr>:$dilations,
+                   ONNX_IntsAttr:$kernel_shape,
+                   OptionalAttr<ONNX_IntsAttr>:$pads,
+                   OptionalAttr<ONNX_IntsAttr>:$strides,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$count_include_pad);
+  let results = (outs ONNX_FloatTensor:$dX);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 def ONNX_AdamWOptimizerOp : ONNX_Op<"AdamWOptimizer", [Pure]> {
   let summary = "One AdamW step of one parameter (torch.optim.AdamW semantics)";
   let description = [{

@@ -1079,6 +1079,160 @@ static void hp_im2col_launch(hp_ctx *ctx, int nsp, hp_dims inSp, hp_dims outSp,
 #endif
 }
 
+//===----------------------------------------------------------------------===//
+// Gradients of the windowed ops (ConvGrad, MaxPoolGrad, AveragePoolGrad).
+// Each is a gather: one iteration per input element sums, in a fixed order,
+// what the windows holding it contribute, so there are no atomics and the CPU
+// and the GPU add in the same order.
+//===----------------------------------------------------------------------===//
+
+/// The output window `o` (per spatial dim) whose kernel position `k` lands on
+/// input coordinates `ic`: false when there is none (the distance is not a
+/// multiple of the stride, or the window is outside the output). `flat` gets
+/// the window's offset inside the output plane.
+HP_HD bool hp_window_of(int nsp, const hp_dims &outSp, const hp_dims &kernel,
+                        const hp_dims &stride, const hp_dims &padBegin,
+                        const hp_dims &dilation, const int64_t *ic, int64_t k,
+                        int64_t *o, int64_t *flat) {
+  int64_t f = 0, mul = 1;
+  for (int d = nsp - 1; d >= 0; --d) {
+    int64_t kd = k % kernel.v[d];
+    k /= kernel.v[d];
+    int64_t num = ic[d] + padBegin.v[d] - kd * dilation.v[d];
+    if (num < 0 || num % stride.v[d] != 0)
+      return false;
+    int64_t od = num / stride.v[d];
+    if (od >= outSp.v[d])
+      return false;
+    o[d] = od;
+    f += od * mul;
+    mul *= outSp.v[d];
+  }
+  *flat = f;
+  return true;
+}
+
+/// Coordinates of flat offset `flat` in a plane of extents `sp`.
+HP_HD void hp_unflatten(int nsp, const hp_dims &sp, int64_t flat, int64_t *c) {
+  for (int d = nsp - 1; d >= 0; --d) {
+    c[d] = flat % sp.v[d];
+    flat /= sp.v[d];
+  }
+}
+
+/// col2im of one image of a grouped convolution (the inverse gather of
+/// hp_im2col): x[c, i] = sum over kernel positions k, in order, of
+/// cols[(c*kernelCount + k), p] for the output position p whose window puts
+/// k on i. One iteration per element of x (channels * inPlane).
+template <typename T, typename Acc>
+HP_KERNEL(hp_col2im, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims dilation,
+          int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *cols,
+          T *x) {
+  HP_FOR_W(i, kernelCount) {
+    int64_t c = i / inPlane, ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
+    hp_unflatten(nsp, inSp, i % inPlane, ic);
+    Acc acc = Acc(0);
+    for (int64_t k = 0; k < kernelCount; ++k)
+      if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k, o,
+                       &p))
+        acc += (Acc)cols[(c * kernelCount + k) * outPlane + p];
+    x[i] = (T)acc;
+  }
+}
+
+/// The flat offset in its plane of the first maximum of output window `o`
+/// (as hp_pool picks it: positions in row-major kernel order, a later one
+/// wins only when strictly greater), or -1 when the window holds no element.
+template <typename T, typename Acc>
+HP_HD int64_t hp_window_argmax(int nsp, const hp_dims &inSp,
+                               const hp_dims &kernel, const hp_dims &stride,
+                               const hp_dims &padBegin, const hp_dims &dilation,
+                               int64_t kernelCount, const int64_t *o,
+                               const T *in) {
+  Acc best = hp_lowest<Acc>();
+  int64_t at = -1;
+  for (int64_t k = 0; k < kernelCount; ++k) {
+    int64_t kr = k, flat = 0, mul = 1;
+    bool inside = true;
+    for (int d = nsp - 1; d >= 0; --d) {
+      int64_t kd = kr % kernel.v[d];
+      kr /= kernel.v[d];
+      int64_t c = o[d] * stride.v[d] - padBegin.v[d] + kd * dilation.v[d];
+      if (c < 0 || c >= inSp.v[d])
+        inside = false;
+      flat += c * mul;
+      mul *= inSp.v[d];
+    }
+    if (!inside)
+      continue;
+    Acc v = (Acc)in[flat];
+    if (at < 0 || v > best) {
+      best = v;
+      at = flat;
+    }
+  }
+  return at;
+}
+
+/// MaxPool's gradient: dx[i] = sum of dy over the windows whose first maximum
+/// is element i (the maxima recomputed from x). One iteration per element of
+/// x, viewed as [N*C, spatial...].
+template <typename T, typename Acc>
+HP_KERNEL(hp_maxpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims dilation,
+          int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *x,
+          const T *dy, T *dx) {
+  HP_FOR_W(i, kernelCount * kernelCount) {
+    int64_t plane = i / inPlane, self = i % inPlane;
+    int64_t ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
+    hp_unflatten(nsp, inSp, self, ic);
+    Acc acc = Acc(0);
+    for (int64_t k = 0; k < kernelCount; ++k)
+      if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k, o,
+                       &p) &&
+          hp_window_argmax<T, Acc>(nsp, inSp, kernel, stride, padBegin,
+                                   dilation, kernelCount, o,
+                                   x + plane * inPlane) == self)
+        acc += (Acc)dy[plane * outPlane + p];
+    dx[i] = (T)acc;
+  }
+}
+
+/// AveragePool's gradient: dx[i] = sum over the windows holding element i of
+/// dy / count, count being what hp_pool divides by: the window's positions
+/// inside x, or inside the padded extent [-padBegin, in + padEnd) with
+/// countIncludePad (a box, so a product over the dims).
+template <typename T, typename Acc>
+HP_KERNEL(hp_avgpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
+          int countIncludePad, int64_t kernelCount, int64_t inPlane,
+          int64_t outPlane, const T *dy, T *dx) {
+  HP_FOR_W(i, kernelCount * nsp) {
+    int64_t plane = i / inPlane, ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
+    hp_unflatten(nsp, inSp, i % inPlane, ic);
+    Acc acc = Acc(0);
+    for (int64_t k = 0; k < kernelCount; ++k) {
+      if (!hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k,
+                        o, &p))
+        continue;
+      int64_t count = 1;
+      for (int d = 0; d < nsp; ++d) {
+        int64_t lo = countIncludePad ? -padBegin.v[d] : 0;
+        int64_t hi = countIncludePad ? inSp.v[d] + padEnd.v[d] : inSp.v[d];
+        int64_t n = 0;
+        for (int64_t kd = 0; kd < kernel.v[d]; ++kd) {
+          int64_t c = o[d] * stride.v[d] - padBegin.v[d] + kd * dilation.v[d];
+          n += c >= lo && c < hi;
+        }
+        count *= n;
+      }
+      acc += (Acc)dy[plane * outPlane + p] / (Acc)count;
+    }
+    dx[i] = (T)acc;
+  }
+}
+
 /// Pad: constant (mode 0), reflect (1), edge (2) or wrap (3).
 template <typename T>
 HP_KERNEL(hp_pad, int rank, int mode, hp_dims outDims, hp_dims inDims,
