@@ -144,6 +144,18 @@ LogicalResult Differentiator::run() {
   });
   if (failed(findActive(loss)))
     return failure();
+  // Every op on a path needs a rule: check them all before building anything,
+  // so that a failure leaves the function as it was.
+  for (Operation &op : func.getBody().front()) {
+    if (llvm::isa<GradientOpInterface>(op) ||
+        llvm::none_of(op.getResults(),
+                      [&](Value r) { return active.contains(r); }) ||
+        llvm::none_of(op.getOperands(),
+                      [&](Value in) { return active.contains(in); }))
+      continue;
+    return op.emitError() << "no gradient rule for " << onnx::describeNode(&op)
+                          << ": it lies between a parameter and the loss";
+  }
 
   OpBuilder b(ret);
   SmallVector<Operation *> forward;

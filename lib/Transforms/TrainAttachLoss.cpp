@@ -61,16 +61,25 @@ struct TrainAttachLossPass
   }
 
   LogicalResult attach(func::FuncOp func) {
+    if (loss != "output" && loss != "cross-entropy" && loss != "mse")
+      return func.emitError() << "unknown loss '" << loss
+                              << "' (output, cross-entropy or mse)";
+    // The option as a number (streamed as an Option, it prints nothing).
+    unsigned index = output;
     auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    if (output >= ret.getNumOperands())
+    if (index >= ret.getNumOperands())
       return func.emitError() << "the model has " << ret.getNumOperands()
-                              << " outputs; there is no output " << output
+                              << " outputs; there is no output " << index
                               << " to compute the loss on";
-    Value out = ret.getOperand(output);
+    Value out = ret.getOperand(index);
     auto t = llvm::dyn_cast<RankedTensorType>(out.getType());
     if (!t || !llvm::isa<FloatType>(t.getElementType()))
       return func.emitError() << "the loss needs a float output; output "
-                              << output << " is " << out.getType();
+                              << index << " is " << out.getType();
+    if (loss != "output" && !t.hasStaticShape())
+      return func.emitError() << "the loss needs a static output shape; output "
+                              << index << " is " << out.getType()
+                              << " (run hetpar-onnx-to-static first)";
     for (auto [i, arg] : llvm::enumerate(func.getArguments()))
       if (auto n = func.getArgAttrOfType<StringAttr>(i, "onnx.name"))
         if (loss != "output" && n.getValue() == labels)
@@ -91,17 +100,14 @@ struct TrainAttachLossPass
       if (t.getRank() < 2)
         return func.emitError() << "cross-entropy needs logits [batch, ..., "
                                    "classes]; output "
-                                << output << " is " << out.getType();
+                                << index << " is " << out.getType();
       auto lt = RankedTensorType::get(t.getShape().drop_back(),
                                       b.getI64Type());
       value = lb.crossEntropy(out, addLabels(func, lt));
       // The runtime checks labels against it (docs/training.md).
       func->setAttr("hetpar.classes", b.getI64IntegerAttr(t.getShape().back()));
-    } else if (loss == "mse") {
-      value = lb.mse(out, addLabels(func, t));
     } else {
-      return func.emitError() << "unknown loss '" << loss
-                              << "' (output, cross-entropy or mse)";
+      value = lb.mse(out, addLabels(func, t));
     }
     if (!value)
       return failure();

@@ -213,8 +213,12 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
     (SoftmaxCrossEntropyLoss). `loss=mse`: the mean squared error against a new
     argument `labels` of the output's shape and type. The labels argument is
     appended after the graph inputs with `onnx.name` = `labels` and batch axis 0.
-    The function then returns the loss only. Errors name the output and its
-    shape.
+    The function then returns the loss only, as result `loss`. Errors (at the
+    function, naming the output and its type): an unknown `loss`; no output
+    `output`; a non-float output; `loss=output` on a model that does not
+    return exactly one scalar; cross-entropy on an output of rank below 2; an
+    output of dynamic shape (cross-entropy and mse); an input already named
+    like `labels`.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"output\"",
@@ -236,9 +240,10 @@ def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
     value used several times are summed. The function then returns the loss
     followed by one gradient per parameter, in the order of the globals, each
     result marked `hetpar.gradient_of = @global`. A parameter the loss does not
-    depend on gets a zero gradient. Errors: the loss is not a float scalar;
-    nothing is trainable; an op on the path has no gradient rule (named with its
-    node).
+    depend on gets a zero gradient. Errors: the function returns nothing, or
+    its first result is not a float scalar; nothing is trainable; an op on the
+    path has no gradient rule (at the op, named with its node; every op on the
+    path is checked before any backward op is built).
   }];
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }
@@ -256,6 +261,21 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
     `ml_program.global_store` of each new value. The function then returns the
     loss only. `optimizer=none` leaves the gradients as results (a program that
     returns the loss and the gradients, for tests and for custom update rules).
+
+    The schedule works from the steps taken before the update (`s`): constant
+    `lr`, or `warmup-cosine`: `lr * s / warmup-steps` while `s <
+    warmup-steps`, then `min-lr + (lr - min-lr) / 2 * (1 + cos(pi * p))` with
+    `p = clamp((s - warmup-steps) / (total-steps - warmup-steps), 0, 1)`.
+    Clipping scales every gradient by `min(1, clip-grad-norm / (norm + 1e-6))`
+    of their global L2 norm (torch.nn.utils.clip_grad_norm_).
+
+    Errors, at the module before anything changes (also with
+    `optimizer=none`): an unknown optimizer or schedule; `lr` not positive;
+    betas outside [0, 1); `eps` not positive; negative momentum, or nesterov
+    without momentum; negative `clip-grad-norm`; `warmup-cosine` without `0 <=
+    warmup-steps < total-steps`; `min-lr` outside [0, lr]. At the function: no
+    gradient results, or a result after the loss without `hetpar.gradient_of`
+    naming a global.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",

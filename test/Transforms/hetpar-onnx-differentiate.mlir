@@ -1,0 +1,183 @@
+// RUN: hetpar-opt %s --split-input-file --allow-unregistered-dialect --hetpar-onnx-differentiate --verify-diagnostics | FileCheck %s
+
+// A two-layer MLP, loss = mean(Gemm(Relu(Gemm(x, W1^T) + b1), W2)). The
+// function returns the loss, then one gradient per parameter global in module
+// order, each named PARAM.grad and marked hetpar.gradient_of.
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<8x3xf32> {hetpar.gradient_of = @fc1.weight, onnx.name = "fc1.weight.grad"}, tensor<8xf32> {hetpar.gradient_of = @fc1.bias, onnx.name = "fc1.bias.grad"}, tensor<8x2xf32> {hetpar.gradient_of = @fc2.weight, onnx.name = "fc2.weight.grad"}, tensor<2xf32> {hetpar.gradient_of = @unused, onnx.name = "unused.grad"})
+// CHECK: %[[W1:.*]] = ml_program.global_load @fc1.weight
+// CHECK: %[[B1:.*]] = ml_program.global_load @fc1.bias
+// CHECK: %[[W2:.*]] = ml_program.global_load @fc2.weight
+// CHECK: %[[Z:.*]] = onnx.Gemm(%arg0, %[[W1]], %[[B1]]) {transB = 1 : i64}
+// CHECK: %[[H:.*]] = onnx.Relu(%[[Z]])
+// CHECK: %[[Y:.*]] = onnx.Gemm(%[[H]], %[[W2]])
+// CHECK: %[[LOSS:.*]] = onnx.ReduceMean(%[[Y]])
+// The seed d loss = 1, spread evenly over the 8 elements of Y.
+// CHECK: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// CHECK: onnx.Expand({{.*}}) -> tensor<4x2xf32>
+// CHECK: %[[N:.*]] = onnx.Constant dense<8.000000e+00> : tensor<f32>
+// CHECK: %[[DY:.*]] = onnx.Div(%{{.*}}, %[[N]]) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+// Y = H W2: dW2 = H^T dY, dH = dY W2^T.
+// CHECK-DAG: %[[DW2:.*]] = onnx.Gemm(%[[H]], %[[DY]]) {transA = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+// CHECK-DAG: %[[DH:.*]] = onnx.Gemm(%[[DY]], %[[W2]]) {transB = 1 : i64} : (tensor<4x2xf32>, tensor<8x2xf32>) -> tensor<4x8xf32>
+// Relu: Where(Z > 0, dH, 0).
+// CHECK: %[[ZERO:.*]] = onnx.Constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[GT:.*]] = onnx.Greater(%[[Z]], %[[ZERO]])
+// CHECK: %[[DZ:.*]] = onnx.Where(%[[GT]], %[[DH]], %{{.*}}) {{.*}} -> tensor<4x8xf32>
+// Z = x W1^T + b1 (transB): dW1 = dZ^T x, db1 = the sum of dZ over the batch;
+// no gradient for the input x.
+// CHECK-NOT: onnx.Gemm(%[[DZ]], %[[W1]])
+// CHECK-DAG: %[[DW1:.*]] = onnx.Gemm(%[[DZ]], %arg0) {transA = 1 : i64} : (tensor<4x8xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+// CHECK-DAG: %[[DB1:.*]] = onnx.ReduceSum(%[[DZ]], %{{.*}}) {{.*}} -> tensor<1x8xf32>
+// CHECK-DAG: %[[DB1R:.*]] = onnx.Reshape(%[[DB1]], %{{.*}}) {{.*}} -> tensor<8xf32>
+// A parameter the loss does not depend on: a zero gradient.
+// CHECK: %[[DU:.*]] = onnx.Constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK: return %[[LOSS]], %[[DW1]], %[[DB1R]], %[[DW2]], %[[DU]]
+module {
+  ml_program.global private mutable @fc1.weight(dense<0.5> : tensor<8x3xf32>) : tensor<8x3xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @fc1.bias(dense<0.0> : tensor<8xf32>) : tensor<8xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @fc2.weight(dense<0.25> : tensor<8x2xf32>) : tensor<8x2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @unused(dense<1.0> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  ml_program.global private @frozen(dense<1.0> : tensor<2xf32>) : tensor<2xf32>
+  func.func @mlp(%x: tensor<4x3xf32> {onnx.name = "x"}) -> (tensor<f32> {onnx.name = "loss"}) {
+    %w1 = ml_program.global_load @fc1.weight : tensor<8x3xf32>
+    %b1 = ml_program.global_load @fc1.bias : tensor<8xf32>
+    %w2 = ml_program.global_load @fc2.weight : tensor<8x2xf32>
+    %0 = onnx.Gemm(%x, %w1, %b1) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<8x3xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %1 = onnx.Relu(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %2 = onnx.Gemm(%1, %w2) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    %3 = onnx.ReduceMean(%2) {keepdims = 0 : i64} : (tensor<4x2xf32>) -> tensor<f32>
+    return %3 : tensor<f32>
+  }
+}
+
+// -----
+
+// A parameter used twice (and loaded twice): its gradients are summed.
+// transA on the forward Gemm: op(A) = A^T, so dA = B dY^T (a Gemm with transB).
+// CHECK-LABEL: func.func @shared
+// CHECK-SAME: tensor<3x4xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"}
+// CHECK: %[[W:.*]] = ml_program.global_load @w
+// CHECK: %[[W2:.*]] = ml_program.global_load @w
+// CHECK: onnx.Gemm(%[[W]], %arg0) {transA = 1 : i64}
+// CHECK: %[[D1:.*]] = onnx.Gemm(%arg0, %{{.*}}) {transB = 1 : i64} : (tensor<3x5xf32>, tensor<4x5xf32>) -> tensor<3x4xf32>
+// CHECK: %[[SUM:.*]] = onnx.Add(%[[D1]], %{{.*}}) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK: return %{{.*}}, %[[SUM]]
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<3x4xf32>) : tensor<3x4xf32> {hetpar.role = "param"}
+  func.func @shared(%x: tensor<3x5xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<3x4xf32>
+    %w2 = ml_program.global_load @w : tensor<3x4xf32>
+    %0 = onnx.Gemm(%w, %x) {transA = 1 : i64} : (tensor<3x4xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<4x5xf32>) -> tensor<f32>
+    %2 = onnx.ReduceSum(%w2) {keepdims = 0 : i64} : (tensor<3x4xf32>) -> tensor<f32>
+    %3 = onnx.Add(%1, %2) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    return %3 : tensor<f32>
+  }
+}
+
+// -----
+
+// Cross-entropy: its fused gradient op from the log-probabilities; MatMul's
+// gradient for B: A^T dY.
+// CHECK-LABEL: func.func @xent
+// CHECK: %[[Y:.*]] = onnx.MatMul(%arg0, %{{.*}})
+// CHECK: %[[L:.*]], %[[LP:.*]] = onnx.SoftmaxCrossEntropyLoss(%[[Y]], %arg1) {ignore_index = -100 : i64}
+// CHECK: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DS:.*]] = onnx.SoftmaxCrossEntropyLossGrad(%[[ONE]], %[[LP]], %arg1) {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x5xf32>
+// CHECK: %[[XT:.*]] = onnx.Transpose(%arg0) {perm = array<i64: 1, 0>}
+// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DS]]) : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+// CHECK: return %[[L]], %[[DW]]
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<3x5xf32>) : tensor<3x5xf32> {hetpar.role = "param"}
+  func.func @xent(%x: tensor<4x3xf32> {onnx.name = "x"}, %y: tensor<4xi64> {onnx.name = "labels"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<3x5xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+    %1, %2 = onnx.SoftmaxCrossEntropyLoss(%0, %y) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<4x5xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x5xf32>)
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  // expected-error @+1 {{the loss (result 0) must be a float scalar, not 'tensor<2xf32>'}}
+  func.func @not_scalar() -> tensor<2xf32> {
+    %w = ml_program.global_load @w : tensor<2xf32>
+    return %w : tensor<2xf32>
+  }
+}
+
+// -----
+
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  // expected-error @+1 {{the function returns nothing to use as the loss}}
+  func.func @no_result() {
+    return
+  }
+}
+
+// -----
+
+// Globals without hetpar.role = "param" are not trained.
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2xf32>) : tensor<2xf32>
+  // expected-error @+1 {{nothing to train: no parameter global (run hetpar-train-lift-params first)}}
+  func.func @no_param() -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<2xf32>
+    %0 = onnx.ReduceSum(%w) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// An op of another dialect on the path: no rule.
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  func.func @foreign() -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<2xf32>
+    // expected-error @+1 {{no gradient rule for op test.magic: it lies between a parameter and the loss}}
+    %0 = "test.magic"(%w) : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// An ONNX op without a rule (Hardmax, kept as onnx.Generic), named by its
+// node (a bare name location, as reported without a file position).
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2x3xf32>) : tensor<2x3xf32> {hetpar.role = "param"}
+  func.func @hardmax() -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<2x3xf32>
+    // expected-error @unknown {{no gradient rule for node 'hm' (Hardmax): it lies between a parameter and the loss}}
+    %0 = onnx.Generic "Hardmax"(%w) attributes {attrs = {}, domain = "", version = 17 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("hm")
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// Off the path an op needs no rule: Tan of an input, and an integer ArgMax of
+// the parameter.
+// CHECK-LABEL: func.func @off_path
+// CHECK-SAME: -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"})
+// CHECK: %[[T:.*]] = onnx.Tan(%arg0)
+// CHECK: %[[DW:.*]] = onnx.Mul(%{{.*}}, %[[T]])
+// CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2xf32>
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  func.func @off_path(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<f32>, tensor<1xi64>) {
+    %w = ml_program.global_load @w : tensor<2xf32>
+    %t = onnx.Tan(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    %0 = onnx.Mul(%t, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    %2 = onnx.ArgMax(%w) : (tensor<2xf32>) -> tensor<1xi64>
+    return %1, %2 : tensor<f32>, tensor<1xi64>
+  }
+}

@@ -1,0 +1,110 @@
+// RUN: split-file %s %t
+// RUN: hetpar-opt %t/lift.mlir --hetpar-train-lift-params | FileCheck %s
+// RUN: hetpar-opt %t/rename.mlir --hetpar-train-lift-params | FileCheck %s --check-prefix=RENAME
+// RUN: hetpar-opt %t/lift.mlir --hetpar-train-lift-params='freeze=fc\.bias|other' | FileCheck %s --check-prefix=FREEZE
+// RUN: hetpar-opt %t/nothing.mlir --split-input-file --hetpar-train-lift-params --verify-diagnostics
+// RUN: hetpar-opt %t/all-frozen.mlir --hetpar-train-lift-params='freeze=fc\..*' --verify-diagnostics
+// RUN: hetpar-opt %t/no-match.mlir --hetpar-train-lift-params='freeze=fc1\..*' --verify-diagnostics
+// RUN: hetpar-opt %t/bad-regex.mlir --hetpar-train-lift-params='freeze=*' --verify-diagnostics
+
+//--- lift.mlir
+// Float initializers become private mutable globals (module order: the order
+// of the constants) read by global_load; an integer initializer and a float
+// constant that is no initializer (a folded or Constant node) stay constants.
+// CHECK-LABEL: module
+// CHECK: ml_program.global private mutable @fc.weight(dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>) : tensor<2x3xf32> {hetpar.role = "param"}
+// CHECK-NEXT: ml_program.global private mutable @fc.bias(dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+// CHECK-NOT: ml_program.global {{.*}}@shape
+// CHECK-LABEL: func.func @main
+// CHECK-DAG: %[[W:.*]] = ml_program.global_load @fc.weight : tensor<2x3xf32>
+// CHECK-DAG: %[[B:.*]] = ml_program.global_load @fc.bias : tensor<2xf32>
+// CHECK-DAG: %[[S:.*]] = onnx.Constant {onnx.initializer = "shape"} dense<[4, 2]> : tensor<2xi64>
+// CHECK-DAG: %[[K:.*]] = onnx.Constant dense<2.000000e+00> : tensor<f32>
+// CHECK: onnx.Gemm(%arg0, %[[W]], %[[B]]) {transB = 1 : i64}
+// CHECK: onnx.Mul(%{{.*}}, %[[K]])
+// CHECK: onnx.Reshape(%{{.*}}, %[[S]])
+
+// --freeze (a full match: "other" names nothing here, "fc" alone would not
+// match) keeps fc.bias a constant.
+// FREEZE-LABEL: module
+// FREEZE: ml_program.global private mutable @fc.weight
+// FREEZE-NOT: ml_program.global {{.*}}@fc.bias
+// FREEZE: %[[B:.*]] = onnx.Constant {onnx.initializer = "fc.bias"} dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>
+// FREEZE: onnx.Gemm(%arg0, %{{.*}}, %[[B]])
+func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}) -> (tensor<4x2xf32> {onnx.name = "y"}) {
+  %w = onnx.Constant {onnx.initializer = "fc.weight"} dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = onnx.Constant {onnx.initializer = "fc.bias"} dense<[0.5, -0.5]> : tensor<2xf32>
+  %s = onnx.Constant {onnx.initializer = "shape"} dense<[4, 2]> : tensor<2xi64>
+  %k = onnx.Constant dense<2.0> : tensor<f32>
+  %0 = onnx.Gemm(%x, %w, %b) {transB = 1 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %1 = onnx.Mul(%0, %k) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %2 = onnx.Reshape(%1, %s) : (tensor<4x2xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %2 : tensor<4x2xf32>
+}
+
+//--- rename.mlir
+// An initializer named like another symbol: the global is renamed, and the
+// load follows it.
+// RENAME-LABEL: module
+// RENAME: ml_program.global private mutable @[[G:main_[0-9]+]](dense<1.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+// RENAME-LABEL: func.func @main
+// RENAME: ml_program.global_load @[[G]] : tensor<2xf32>
+func.func @main(%x: tensor<2xf32> {onnx.name = "x"}) -> tensor<2xf32> {
+  %w = onnx.Constant {onnx.initializer = "main"} dense<1.0> : tensor<2xf32>
+  %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+//--- nothing.mlir
+// No initializer at all: the constant is no parameter.
+// expected-error @+1 {{nothing to train: the model has no float initializer}}
+module {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %k = onnx.Constant dense<1.0> : tensor<2xf32>
+    %0 = onnx.Mul(%x, %k) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+// -----
+
+// Integer initializers are never trained.
+// expected-error @+1 {{nothing to train: the model has no float initializer}}
+module {
+  func.func @main(%x: tensor<2xi64>) -> tensor<2xi64> {
+    %k = onnx.Constant {onnx.initializer = "k"} dense<1> : tensor<2xi64>
+    %0 = onnx.Add(%x, %k) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+    return %0 : tensor<2xi64>
+  }
+}
+
+//--- all-frozen.mlir
+// expected-error @+1 {{nothing to train: the model has no float initializer that --freeze leaves trainable}}
+module {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %w = onnx.Constant {onnx.initializer = "fc.weight"} dense<1.0> : tensor<2xf32>
+    %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+//--- no-match.mlir
+// A --freeze that names nothing is a typo, not a no-op.
+// expected-error @+1 {{--freeze 'fc1\..*' matches no float initializer of the model}}
+module {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %w = onnx.Constant {onnx.initializer = "fc.weight"} dense<1.0> : tensor<2xf32>
+    %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+//--- bad-regex.mlir
+// expected-error @+1 {{--freeze '*' is not a valid regular expression: }}
+module {
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %w = onnx.Constant {onnx.initializer = "fc.weight"} dense<1.0> : tensor<2xf32>
+    %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
