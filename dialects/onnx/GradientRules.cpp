@@ -52,32 +52,37 @@ Value when(GradientBuilder &g, unsigned i, llvm::function_ref<Value()> fn) {
 
 LogicalResult gradient(AddOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  dX.push_back(when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
-  dX.push_back(when(g, 1, [&] { return g.sumToShape(dY[0], op.getB().getType()); }));
+  dX.push_back(
+      when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
+  dX.push_back(
+      when(g, 1, [&] { return g.sumToShape(dY[0], op.getB().getType()); }));
   return success();
 }
 
 LogicalResult gradient(SubOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  dX.push_back(when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
-  dX.push_back(when(g, 1, [&] {
-    return g.sumToShape(g.neg(dY[0]), op.getB().getType());
-  }));
+  dX.push_back(
+      when(g, 0, [&] { return g.sumToShape(dY[0], op.getA().getType()); }));
+  dX.push_back(when(
+      g, 1, [&] { return g.sumToShape(g.neg(dY[0]), op.getB().getType()); }));
   return success();
 }
 
 LogicalResult gradient(MulOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   Value a = op.getA(), b = op.getB();
-  dX.push_back(when(g, 0, [&] { return g.sumToShape(g.mul(dY[0], b), a.getType()); }));
-  dX.push_back(when(g, 1, [&] { return g.sumToShape(g.mul(dY[0], a), b.getType()); }));
+  dX.push_back(
+      when(g, 0, [&] { return g.sumToShape(g.mul(dY[0], b), a.getType()); }));
+  dX.push_back(
+      when(g, 1, [&] { return g.sumToShape(g.mul(dY[0], a), b.getType()); }));
   return success();
 }
 
 LogicalResult gradient(DivOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   Value a = op.getA(), b = op.getB(), y = op.getResult();
-  dX.push_back(when(g, 0, [&] { return g.sumToShape(g.div(dY[0], b), a.getType()); }));
+  dX.push_back(
+      when(g, 0, [&] { return g.sumToShape(g.div(dY[0], b), a.getType()); }));
   // d(a/b)/db = -a/b^2 = -y/b.
   dX.push_back(when(g, 1, [&] {
     return g.sumToShape(g.neg(g.div(g.mul(dY[0], y), b)), b.getType());
@@ -133,12 +138,12 @@ LogicalResult gradient(SigmoidOp op, GradientBuilder &g, ArrayRef<Value> dY,
 
 /// Where(x > 0, dY, dY * negSlope).
 Value reluLike(GradientBuilder &g, Value x, Value dy, double negSlope) {
-  Operation *gt = g.create<GreaterOp>(1, g.builder().getI1Type(), x,
-                                      g.scalar(0.0, x));
+  Operation *gt =
+      g.create<GreaterOp>(1, g.builder().getI1Type(), x, g.scalar(0.0, x));
   if (!gt)
     return {};
-  Value other = negSlope == 0.0 ? g.scalar(0.0, dy)
-                                : g.mul(dy, g.scalar(negSlope, dy));
+  Value other =
+      negSlope == 0.0 ? g.scalar(0.0, dy) : g.mul(dy, g.scalar(negSlope, dy));
   return g.make<WhereOp>(gt->getResult(0), dy, other);
 }
 
@@ -150,8 +155,7 @@ LogicalResult gradient(ReluOp op, GradientBuilder &g, ArrayRef<Value> dY,
 
 LogicalResult gradient(LeakyReluOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  dX.push_back(
-      reluLike(g, op.getOperand(), dY[0], op.getAlpha()));
+  dX.push_back(reluLike(g, op.getOperand(), dY[0], op.getAlpha()));
   return success();
 }
 
@@ -187,8 +191,8 @@ LogicalResult gradient(PowOp op, GradientBuilder &g, ArrayRef<Value> dY,
   Value x = op.getX(), e = op.getY(), y = op.getResult();
   // d x^e / dx = e * x^(e-1).
   dX.push_back(when(g, 0, [&] {
-    Value em1 = g.sub(g.cast(e, GradientBuilder::elementType(x)),
-                      g.scalar(1.0, x));
+    Value em1 =
+        g.sub(g.cast(e, GradientBuilder::elementType(x)), g.scalar(1.0, x));
     Value d = g.mul(g.cast(e, GradientBuilder::elementType(x)),
                     g.make<PowOp>(x, em1));
     return g.sumToShape(g.mul(dY[0], d), x.getType());
@@ -248,7 +252,8 @@ LogicalResult gradient(ClipOp op, GradientBuilder &g, ArrayRef<Value> dY,
   auto bound = [&](unsigned i, Value b, bool isMin) -> Value {
     if (!g.needsGradient(i))
       return Value();
-    Value clipped = isMin ? compare<LessOp>(g, x, b) : compare<GreaterOp>(g, x, b);
+    Value clipped =
+        isMin ? compare<LessOp>(g, x, b) : compare<GreaterOp>(g, x, b);
     return g.sumToShape(g.make<WhereOp>(clipped, dY[0], zero), b.getType());
   };
   unsigned i = 1;
@@ -464,8 +469,8 @@ LogicalResult gradient(CumSumOp op, GradientBuilder &g, ArrayRef<Value> dY,
 LogicalResult gradient(GatherOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   ArrayRef<int64_t> shape = GradientBuilder::shapeOf(op.getData());
-  dX.push_back(g.make<GatherGradOp>(dY[0], op.getIndices(), shape,
-                                    op.getAxis()));
+  dX.push_back(
+      g.make<GatherGradOp>(dY[0], op.getIndices(), shape, op.getAxis()));
   dX.push_back(Value());
   return success();
 }
@@ -561,7 +566,8 @@ LogicalResult gradient(GemmOp op, GradientBuilder &g, ArrayRef<Value> dY,
     return g.make<GemmOp>(x, y, Value(), alpha, 1.0f, int64_t(tx ? 1 : 0),
                           int64_t(ty ? 1 : 0));
   };
-  // op(A) = A' [M,K], op(B) = B' [K,N]: dA' = alpha dY B'^T, dB' = alpha A'^T dY.
+  // op(A) = A' [M,K], op(B) = B' [K,N]: dA' = alpha dY B'^T, dB' = alpha A'^T
+  // dY.
   dX.push_back(when(g, 0, [&] {
     return ta ? gemm(b, dy, tb, true) : gemm(dy, b, false, !tb);
   }));
@@ -689,16 +695,19 @@ LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
   // Recomputed statistics: xhat = (x - mean) * inv, inv = 1/sqrt(var + eps).
   Value mean = g.make<ReduceMeanOp>(x, g.i64s(norm), int64_t(1), int64_t(0));
   Value xc = g.sub(x, mean);
-  Value var = g.make<ReduceMeanOp>(g.mul(xc, xc), g.i64s(norm), int64_t(1), int64_t(0));
+  Value var =
+      g.make<ReduceMeanOp>(g.mul(xc, xc), g.i64s(norm), int64_t(1), int64_t(0));
   double eps = op.getEpsilon();
-  Value inv = g.make<ReciprocalOp>(
-      g.make<SqrtOp>(g.add(var, g.scalar(eps, var))));
+  Value inv =
+      g.make<ReciprocalOp>(g.make<SqrtOp>(g.add(var, g.scalar(eps, var))));
   Value xhat = g.mul(xc, inv);
   // dX = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
   dX.push_back(when(g, 0, [&] {
     Value dxhat = g.mul(dy, scale);
-    Value m1 = g.make<ReduceMeanOp>(dxhat, g.i64s(norm), int64_t(1), int64_t(0));
-    Value m2 = g.make<ReduceMeanOp>(g.mul(dxhat, xhat), g.i64s(norm), int64_t(1), int64_t(0));
+    Value m1 =
+        g.make<ReduceMeanOp>(dxhat, g.i64s(norm), int64_t(1), int64_t(0));
+    Value m2 = g.make<ReduceMeanOp>(g.mul(dxhat, xhat), g.i64s(norm),
+                                    int64_t(1), int64_t(0));
     return g.mul(inv, g.sub(g.sub(dxhat, m1), g.mul(xhat, m2)));
   }));
   dX.push_back(when(g, 1, [&] {

@@ -1843,9 +1843,8 @@ LogicalResult GatherGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     expected.append(shape.begin() + *axis + 1, shape.end());
     if (failed(verifyCompatibleShape(*dy, expected)))
       return emitOpError() << "dY has shape " << formatShape(*dy)
-                           << " but gathering indices "
-                           << formatShape(*idx) << " from "
-                           << formatShape(shape) << " gives "
+                           << " but gathering indices " << formatShape(*idx)
+                           << " from " << formatShape(shape) << " gives "
                            << formatShape(expected);
   }
   r.push_back(RankedTensorType::get(shape, elementTypeOf(getDY())));

@@ -249,7 +249,7 @@ private:
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
   llvm::DenseMap<Operation *, int64_t> globalOffset; // global -> offset
-  llvm::DenseSet<Operation *> inPlaceStores; // stores needing no copy
+  llvm::DenseSet<Operation *> inPlaceStores;         // stores needing no copy
   llvm::json::Array weightEntries;
   std::string kernelText, bodyText;
   llvm::raw_string_ostream kernels{kernelText};
@@ -416,14 +416,14 @@ int64_t Emitter::appendWeight(llvm::StringRef name, Type elt,
     shape.push_back(d);
   uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
       reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
-  llvm::json::Object entry{
-      {"name", name.str()},
-      {"dtype",
-       converted(elt) ? floatModeName(opts.floatMode).str() : dtypeName(elt)},
-      {"shape", std::move(shape)},
-      {"offset", offset},
-      {"bytes", static_cast<int64_t>(bytes.size())},
-      {"crc32", static_cast<int64_t>(crc)}};
+  llvm::json::Object entry{{"name", name.str()},
+                           {"dtype", converted(elt)
+                                         ? floatModeName(opts.floatMode).str()
+                                         : dtypeName(elt)},
+                           {"shape", std::move(shape)},
+                           {"offset", offset},
+                           {"bytes", static_cast<int64_t>(bytes.size())},
+                           {"crc32", static_cast<int64_t>(crc)}};
   for (auto &kv : extra)
     entry[kv.first] = std::move(kv.second);
   weightEntries.push_back(std::move(entry));
@@ -638,9 +638,9 @@ LogicalResult Emitter::planGlobals() {
       extra["of"] = of.getValue().str();
     if (auto slot = g->getAttrOfType<StringAttr>(train::kSlotAttr))
       extra["slot"] = slot.getValue().str();
-    globalOffset[g] = appendWeight(g.getSymName(), type.getElementType(),
-                                   type.getShape(), std::move(*bytes),
-                                   std::move(extra));
+    globalOffset[g] =
+        appendWeight(g.getSymName(), type.getElementType(), type.getShape(),
+                     std::move(*bytes), std::move(extra));
   }
   // Loads alias the global; an optimizer result whose only use stores it
   // back to the global its operand was loaded from is written in place.
@@ -692,9 +692,8 @@ LogicalResult Emitter::emitTrainingOp(Operation *op) {
     if (inPlaceStores.count(op))
       return success();
     Value v = st.getValue();
-    std::string dst =
-        "((" + storageType(eltOf(v)) + " *)(weights + " +
-        std::to_string(globalOffset.lookup(globalOf(op))) + "))";
+    std::string dst = "((" + storageType(eltOf(v)) + " *)(weights + " +
+                      std::to_string(globalOffset.lookup(globalOf(op))) + "))";
     emitCopy(ptr(v), dst, numelOf(v), eltOf(v));
     return success();
   }
@@ -706,8 +705,7 @@ LogicalResult Emitter::emitTrainingOp(Operation *op) {
         ptr(a.getExpAvg()), ptr(a.getExpAvgSq()), ptr(op->getResult(0)),
         ptr(op->getResult(1)), ptr(op->getResult(2)), ptr(a.getLr()),
         ptr(a.getStep()), ptr(a.getGradScale()), f(a.getBeta1Attr()),
-        f(a.getBeta2Attr()), f(a.getEpsilonAttr()),
-        f(a.getWeightDecayAttr())));
+        f(a.getBeta2Attr()), f(a.getEpsilonAttr()), f(a.getWeightDecayAttr())));
     ++program.libraryCalls;
     return success();
   }
@@ -735,9 +733,10 @@ LogicalResult Emitter::emitTrainingOp(Operation *op) {
   line(llvm::formatv(
       "hp_launch(ctx, hp_gather_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, {7}, "
       "{8});",
-      t, storageType(eltOf(idx)), numel(s.take_front(axis)) * numel(s.drop_front(axis + 1)),
-      s[axis], numelOf(idx), numel(s.drop_front(axis + 1)), ptr(g.getDY()),
-      ptr(idx), ptr(out)));
+      t, storageType(eltOf(idx)),
+      numel(s.take_front(axis)) * numel(s.drop_front(axis + 1)), s[axis],
+      numelOf(idx), numel(s.drop_front(axis + 1)), ptr(g.getDY()), ptr(idx),
+      ptr(out)));
   program.libraryCalls += 2;
   return success();
 }

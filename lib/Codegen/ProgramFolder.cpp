@@ -490,7 +490,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       return err;
   for (const auto &[name, source] : plan.copies)
     if (std::error_code ec = fs::copy_file(source, file(name)))
-      return llvm::createStringError(ec, "cannot copy '%s' into the program: %s",
+      return llvm::createStringError(ec,
+                                     "cannot copy '%s' into the program: %s",
                                      source.c_str(), ec.message().c_str());
   if (!plan.training.empty()) {
     auto parsed = llvm::json::parse(plan.training);

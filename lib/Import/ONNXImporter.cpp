@@ -738,7 +738,7 @@ LogicalResult GraphImporter::importBody(::onnx::GraphProto &graph) {
     auto constant = hetpar::onnx::ConstantOp::create(builder, loc, *attr);
     if (model.options.markInitializers)
       constant->setAttr(hetpar::onnx::kInitializerAttrName,
-                      builder.getStringAttr(init.name()));
+                        builder.getStringAttr(init.name()));
     values[init.name()] = constant;
   }
 

@@ -77,8 +77,8 @@ LogicalResult Differentiator::findActive(Value loss) {
 void Differentiator::accumulate(Value v, Value grad, OpBuilder &b) {
   auto [it, inserted] = grads.insert({v, grad});
   if (!inserted)
-    it->second = onnx::AddOp::create(b, grad.getLoc(), v.getType(),
-                                     it->second, grad);
+    it->second =
+        onnx::AddOp::create(b, grad.getLoc(), v.getType(), it->second, grad);
 }
 
 LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
@@ -94,8 +94,7 @@ LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
     return success();
   auto rule = llvm::dyn_cast<GradientOpInterface>(op);
   if (!rule)
-    return op->emitError() << "no gradient rule for "
-                           << onnx::describeNode(op)
+    return op->emitError() << "no gradient rule for " << onnx::describeNode(op)
                            << ": it lies between a parameter and the loss";
   SmallVector<bool> needed;
   for (Value in : op->getOperands())
@@ -175,10 +174,10 @@ LogicalResult Differentiator::run() {
     Value total;
     for (Value load : loadsOf.lookup(p))
       if (Value d = grads.lookup(load))
-        total = total ? onnx::AddOp::create(b, p.getLoc(), d.getType(), total,
-                                            d)
-                            .getResult()
-                      : d;
+        total = total
+                    ? onnx::AddOp::create(b, p.getLoc(), d.getType(), total, d)
+                          .getResult()
+                    : d;
     if (!total) {
       auto t = llvm::cast<RankedTensorType>(p.getType());
       total = onnx::ConstantOp::create(

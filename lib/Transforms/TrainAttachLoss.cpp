@@ -62,11 +62,12 @@ struct TrainAttachLossPass
 
   LogicalResult attach(func::FuncOp func) {
     if (loss != "output" && loss != "cross-entropy" && loss != "mse")
-      return func.emitError() << "unknown loss '" << loss
-                              << "' (output, cross-entropy or mse)";
+      return func.emitError()
+             << "unknown loss '" << loss << "' (output, cross-entropy or mse)";
     // The option as a number (streamed as an Option, it prints nothing).
     unsigned index = output;
-    auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    auto ret =
+        llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
     if (index >= ret.getNumOperands())
       return func.emitError() << "the model has " << ret.getNumOperands()
                               << " outputs; there is no output " << index
@@ -77,9 +78,9 @@ struct TrainAttachLossPass
       return func.emitError() << "the loss needs a float output; output "
                               << index << " is " << out.getType();
     if (loss != "output" && !t.hasStaticShape())
-      return func.emitError() << "the loss needs a static output shape; output "
-                              << index << " is " << out.getType()
-                              << " (run hetpar-onnx-to-static first)";
+      return func.emitError()
+             << "the loss needs a static output shape; output " << index
+             << " is " << out.getType() << " (run hetpar-onnx-to-static first)";
     for (auto [i, arg] : llvm::enumerate(func.getArguments()))
       if (auto n = func.getArgAttrOfType<StringAttr>(i, "onnx.name"))
         if (loss != "output" && n.getValue() == labels)
@@ -101,8 +102,7 @@ struct TrainAttachLossPass
         return func.emitError() << "cross-entropy needs logits [batch, ..., "
                                    "classes]; output "
                                 << index << " is " << out.getType();
-      auto lt = RankedTensorType::get(t.getShape().drop_back(),
-                                      b.getI64Type());
+      auto lt = RankedTensorType::get(t.getShape().drop_back(), b.getI64Type());
       value = lb.crossEntropy(out, addLabels(func, lt));
       // The runtime checks labels against it (docs/training.md).
       func->setAttr("hetpar.classes", b.getI64IntegerAttr(t.getShape().back()));

@@ -50,7 +50,8 @@ struct TrainOptimizerPass
   ml_program::GlobalOp addGlobal(OpBuilder &top, SymbolTable &symbols,
                                  Location loc, StringRef name,
                                  RankedTensorType type, StringRef role) {
-    auto value = DenseElementsAttr::get(type, top.getZeroAttr(type.getElementType()));
+    auto value =
+        DenseElementsAttr::get(type, top.getZeroAttr(type.getElementType()));
     auto g = ml_program::GlobalOp::create(top, loc, name, type, true, value,
                                           top.getStringAttr("private"));
     g->setAttr(train::kRoleAttr, top.getStringAttr(role));
@@ -84,14 +85,14 @@ struct TrainOptimizerPass
                                  ValueRange{prog, g.scalar(1.0, s)})
                ->getResult(0);
     Value c = g.make<onnx::CosOp>(g.mul(prog, g.scalar(M_PI, s)));
-    Value cosine = g.add(g.scalar(minLr, s),
-                         g.mul(g.scalar(0.5 * (lr - minLr), s),
-                               g.add(g.scalar(1.0, s), c)));
+    Value cosine =
+        g.add(g.scalar(minLr, s), g.mul(g.scalar(0.5 * (lr - minLr), s),
+                                        g.add(g.scalar(1.0, s), c)));
     if (warmupSteps == 0)
       return cosine;
     Value warm = g.mul(base, g.div(s, g.scalar(w, s)));
-    Operation *lt = g.create<onnx::LessOp>(1, g.builder().getI1Type(), s,
-                                           g.scalar(w, s));
+    Operation *lt =
+        g.create<onnx::LessOp>(1, g.builder().getI1Type(), s, g.scalar(w, s));
     return g.make<onnx::WhereOp>(lt->getResult(0), warm, cosine);
   }
 
@@ -103,13 +104,13 @@ struct TrainOptimizerPass
       return g.cast(one, g.builder().getF32Type());
     Value total;
     for (Value d : grads) {
-      Value sq = g.make<onnx::ReduceSumSquareOp>(d, Value(), int64_t(0),
-                                                 int64_t(0));
+      Value sq =
+          g.make<onnx::ReduceSumSquareOp>(d, Value(), int64_t(0), int64_t(0));
       total = total ? g.add(total, sq) : sq;
     }
     Value norm = g.make<onnx::SqrtOp>(total);
-    Value coef = g.div(g.scalar(clipGradNorm, norm),
-                       g.add(norm, g.scalar(1e-6, norm)));
+    Value coef =
+        g.div(g.scalar(clipGradNorm, norm), g.add(norm, g.scalar(1e-6, norm)));
     Value clipped =
         g.create<onnx::MinOp>(1, g.elementType(coef), ValueRange{coef, one})
             ->getResult(0);
@@ -117,7 +118,8 @@ struct TrainOptimizerPass
   }
 
   LogicalResult apply(ModuleOp module, func::FuncOp func) {
-    auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    auto ret =
+        llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SmallVector<std::pair<ml_program::GlobalOp, Value>> params;
     for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
       auto of = func.getResultAttrOfType<FlatSymbolRefAttr>(
@@ -186,8 +188,8 @@ struct TrainOptimizerPass
         update = onnx::SGDOptimizerOp::create(
             b, ploc, types, operands[0], operands[1],
             momentum > 0 ? operands[2] : Value(), rate, step, scale,
-            b.getF32FloatAttr(momentum),
-            b.getI64IntegerAttr(nesterov ? 1 : 0), b.getF32FloatAttr(wd));
+            b.getF32FloatAttr(momentum), b.getI64IntegerAttr(nesterov ? 1 : 0),
+            b.getF32FloatAttr(wd));
       for (auto [t, r] : llvm::zip(targets, update->getResults()))
         store(b, ploc, t, r);
     }
@@ -195,8 +197,9 @@ struct TrainOptimizerPass
     store(b, loc, stepGlobal, step);
     ret->setOperands(ret.getOperand(0));
     DictionaryAttr lossAttrs = func.getResultAttrDict(0);
-    func.setFunctionType(FunctionType::get(
-        func.getContext(), func.getArgumentTypes(), {ret.getOperand(0).getType()}));
+    func.setFunctionType(FunctionType::get(func.getContext(),
+                                           func.getArgumentTypes(),
+                                           {ret.getOperand(0).getType()}));
     SmallVector<DictionaryAttr> attrs{lossAttrs ? lossAttrs
                                                 : b.getDictionaryAttr({})};
     func.setAllResultAttrs(attrs);

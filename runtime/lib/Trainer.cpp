@@ -54,11 +54,10 @@ static Status checkLabels(const TrainingInfo &t,
       } else
         return Status::ok();
       if (v != -100 && (v < 0 || v >= t.classes))
-        return Status::error("labels: class " + std::to_string(v) +
-                             " at position " + std::to_string(k) +
-                             " of the batch is outside [0, " +
-                             std::to_string(t.classes) +
-                             ") (and not the ignore index -100)");
+        return Status::error(
+            "labels: class " + std::to_string(v) + " at position " +
+            std::to_string(k) + " of the batch is outside [0, " +
+            std::to_string(t.classes) + ") (and not the ignore index -100)");
     }
   }
   return Status::ok();

@@ -62,16 +62,14 @@ static cl::opt<double>
                  cl::desc("Clip the gradients' global L2 norm (0: off)"),
                  cl::init(0), cl::cat(category));
 static cl::opt<std::string>
-    schedule("lr-schedule",
-             cl::desc("constant (default) or warmup-cosine"),
+    schedule("lr-schedule", cl::desc("constant (default) or warmup-cosine"),
              cl::init("constant"), cl::cat(category));
 static cl::opt<int64_t> warmupSteps("warmup-steps",
                                     cl::desc("Linear warm-up steps"),
                                     cl::init(0), cl::cat(category));
 static cl::opt<int64_t>
-    totalSteps("total-steps",
-               cl::desc("Steps of warm-up plus cosine decay"), cl::init(0),
-               cl::cat(category));
+    totalSteps("total-steps", cl::desc("Steps of warm-up plus cosine decay"),
+               cl::init(0), cl::cat(category));
 static cl::opt<double> minLr("min-lr",
                              cl::desc("Learning rate at the end of the decay"),
                              cl::init(0), cl::cat(category));

@@ -1,4 +1,5 @@
-//===- Training.h - hetpar-compile --mode training ----------------*- C++ -*-===//
+//===- Training.h - hetpar-compile --mode training ----------------*- C++
+//-*-===//
 #ifndef HETPAR_TOOLS_COMPILE_TRAINING_H
 #define HETPAR_TOOLS_COMPILE_TRAINING_H
 

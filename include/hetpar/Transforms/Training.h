@@ -1,4 +1,5 @@
-//===- Training.h - names shared by the training passes and codegen -*- C++ -*-===//
+//===- Training.h - names shared by the training passes and codegen -*- C++
+//-*-===//
 //
 // The attributes through which the training passes (lib/Transforms/Train*.cpp,
 // Differentiate.cpp) and code generation agree on what a global is

@@ -1,4 +1,5 @@
-//===- Gradient.h - building backward ops for GradientOpInterface -*- C++ -*-===//
+//===- Gradient.h - building backward ops for GradientOpInterface -*- C++
+//-*-===//
 //
 // GradientBuilder is what a gradient rule (GradientOpInterface::buildGradients)
 // builds its backward ops with: onnx ops typed by their own shape rules,
@@ -30,12 +31,11 @@ public:
     return i < needed.size() && needed[i];
   }
 
-  /// Creates op `OpT` with `args` (operands and attributes, as OpT::create takes
-  /// them after the result types) and sets its result types by its shape rule.
-  /// Returns null after an error when the rule fails.
+  /// Creates op `OpT` with `args` (operands and attributes, as OpT::create
+  /// takes them after the result types) and sets its result types by its shape
+  /// rule. Returns null after an error when the rule fails.
   template <typename OpT, typename... Args>
-  mlir::Operation *create(unsigned numResults, mlir::Type elt,
-                          Args &&...args) {
+  mlir::Operation *create(unsigned numResults, mlir::Type elt, Args &&...args) {
     llvm::SmallVector<mlir::Type> types(numResults, placeholder(elt));
     auto op = OpT::create(b, loc, mlir::TypeRange(types),
                           std::forward<Args>(args)...);

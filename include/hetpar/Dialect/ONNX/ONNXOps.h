@@ -3,8 +3,8 @@
 #ifndef HETPAR_DIALECT_ONNX_ONNXOPS_H
 #define HETPAR_DIALECT_ONNX_ONNXOPS_H
 
-#include "hetpar/Dialect/ONNX/ONNXDialect.h"
 #include "hetpar/Dialect/ONNX/Gradient.h"
+#include "hetpar/Dialect/ONNX/ONNXDialect.h"
 #include "hetpar/Dialect/ONNX/ShardingRule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"

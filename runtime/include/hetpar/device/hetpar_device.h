@@ -427,8 +427,8 @@ HP_KERNEL(hp_adamw, const float *p, const float *g, const float *m,
 /// Nesterov's g + momentum * buf'. Outputs may alias inputs; a non-finite
 /// scale skips the step.
 HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
-          float *bufo, const float *lr, const int64_t *step,
-          const float *scale, float momentum, int nesterov, float wd) {
+          float *bufo, const float *lr, const int64_t *step, const float *scale,
+          float momentum, int nesterov, float wd) {
   HP_FOR(i) {
     float s = *scale;
     if (!(s - s == 0.0f)) {
@@ -2605,12 +2605,11 @@ int hetpar_download(void *p, void *dst, const void *src, uint64_t bytes) {
   return hp_copy(p, dst, src, bytes, 0);
 }
 
-int hetpar_run(void *p, void *arena, void *weights,
-               const void *const *inputs, void *const *outputs) {
+int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
+               void *const *outputs) {
   hp_ctx *ctx = (hp_ctx *)p;
   ctx->error[0] = 0;
-  int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs,
-                          outputs);
+  int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs, outputs);
   if (rc)
     return rc;
 #if HP_CUDA
