@@ -45,7 +45,6 @@
 // ADAMW: %[[S:.*]] = ml_program.global_load @hetpar.step : tensor<i64>
 // ADAMW: %[[ONE:.*]] = onnx.Constant dense<1> : tensor<i64>
 // ADAMW: %[[T:.*]] = onnx.Add(%[[S]], %[[ONE]]) : (tensor<i64>, tensor<i64>) -> tensor<i64>
-// ADAMW: ml_program.global_store @hetpar.step = %[[T]] : tensor<i64>
 // ADAMW: %[[LR:.*]] = onnx.Constant dense<1.000000e-03> : tensor<f32>
 // No clipping: the gradient scale is 1.
 // ADAMW: %[[SCALE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
@@ -60,6 +59,8 @@
 // ADAMW-NEXT: ml_program.global_store @b =
 // ADAMW-NEXT: ml_program.global_store @b.exp_avg =
 // ADAMW-NEXT: ml_program.global_store @b.exp_avg_sq =
+// The counter is stored last: the schedule and the updates read it before.
+// ADAMW-NEXT: ml_program.global_store @hetpar.step = %[[T]] : tensor<i64>
 // ADAMW-NEXT: return %[[LOSS]] : tensor<f32>
 
 // SGD with (Nesterov) momentum: one momentum_buffer per parameter.
