@@ -661,7 +661,9 @@ LogicalResult Emitter::planGlobals() {
       auto store = dyn_cast<ml_program::GlobalStoreOp>(*r.getUsers().begin());
       if (!store || globalOf(store) != globalOf(load))
         continue;
-      storage[r] = storage[load.getResult()];
+      // Copied first: inserting r may rehash the map under a reference.
+      Storage tiedStorage = storage.lookup(load.getResult());
+      storage[r] = tiedStorage;
       inPlaceStores.insert(store);
       writeStep[globalOf(load)] = step.lookup(op);
     }
