@@ -37,6 +37,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 using namespace mlir;
 using namespace hetpar;
@@ -1782,6 +1783,16 @@ LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
 
 /// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss: hp_loss_rows per
 /// target position, then hp_loss_reduce for "sum" and "mean".
+/// The attributes the ONNX losses and their gradients share: ignore_index
+/// (null when absent), and whether the reduction is "none" or "mean".
+static std::tuple<IntegerAttr, bool, bool> lossAttrs(Operation *op) {
+  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
+  auto reduction = op->getAttrOfType<StringAttr>("reduction");
+  bool none = reduction && reduction.getValue() == "none";
+  bool mean = !reduction || reduction.getValue() == "mean";
+  return {ignore, none, mean};
+}
+
 LogicalResult Emitter::emitLoss(Operation *op) {
   bool softmax = isa<onnx::SoftmaxCrossEntropyLossOp>(op);
   Value x = op->getOperand(0), labels = op->getOperand(1);
@@ -1790,10 +1801,7 @@ LogicalResult Emitter::emitLoss(Operation *op) {
   Value logProb = op->getNumResults() > 1 ? op->getResult(1) : Value();
   llvm::ArrayRef<int64_t> s = shapeOf(x);
   int64_t C = s[1], D = numel(s.drop_front(2));
-  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
-  auto reduction = op->getAttrOfType<StringAttr>("reduction");
-  bool none = reduction && reduction.getValue() == "none";
-  bool mean = !reduction || reduction.getValue() == "mean";
+  auto [ignore, none, mean] = lossAttrs(op);
   Type elt = eltOf(x);
   std::string T = storageType(elt), A = accType(elt);
   std::string rows = "((" + A + " *)" + scratch(op) + ")";
@@ -1832,10 +1840,7 @@ LogicalResult Emitter::emitLossGrad(Operation *op) {
   Value dX = op->getResult(0);
   llvm::ArrayRef<int64_t> s = shapeOf(x);
   int64_t C = s[1], D = numel(s.drop_front(2));
-  auto ignore = op->getAttrOfType<IntegerAttr>("ignore_index");
-  auto reduction = op->getAttrOfType<StringAttr>("reduction");
-  bool none = reduction && reduction.getValue() == "none";
-  bool mean = !reduction || reduction.getValue() == "mean";
+  auto [ignore, none, mean] = lossAttrs(op);
   Type elt = eltOf(x);
   std::string T = storageType(elt), A = accType(elt),
               L = storageType(eltOf(labels));
