@@ -34,6 +34,9 @@ private:
   LogicalResult findActive(Value loss);
   LogicalResult differentiate(Operation *op, OpBuilder &b);
   void accumulate(Value v, Value grad, OpBuilder &b);
+  /// The gradient of the loss itself: 1, or the global the function's
+  /// hetpar.loss_scale names. Null after an error.
+  Value seed(OpBuilder &b, RankedTensorType lossType);
 
   func::FuncOp func;
   /// Parameter globals in module order, and their loads.
@@ -119,6 +122,25 @@ LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
   return success();
 }
 
+Value Differentiator::seed(OpBuilder &b, RankedTensorType lossType) {
+  Location loc = func.getLoc();
+  if (auto scale =
+          func->getAttrOfType<FlatSymbolRefAttr>(train::kLossScaleAttr)) {
+    auto g =
+        SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(func, scale);
+    if (!g || g.getType() != lossType) {
+      func.emitError() << "the loss scale " << scale
+                       << " is not a global of the loss's type " << lossType;
+      return {};
+    }
+    return ml_program::GlobalLoadOp::create(b, loc, lossType, scale);
+  }
+  return onnx::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(lossType,
+                             b.getFloatAttr(lossType.getElementType(), 1.0)));
+}
+
 LogicalResult Differentiator::run() {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (ret.getNumOperands() == 0)
@@ -161,9 +183,11 @@ LogicalResult Differentiator::run() {
   for (Operation &op : func.getBody().front())
     if (&op != ret.getOperation())
       forward.push_back(&op);
-  grads[loss] = onnx::ConstantOp::create(
-      b, loss.getLoc(),
-      DenseElementsAttr::get(lt, b.getFloatAttr(lt.getElementType(), 1.0)));
+  // The seed: dloss/dloss = 1, or the loss scale (mixed precision).
+  Value start = seed(b, lt);
+  if (!start)
+    return failure();
+  grads[loss] = start;
   for (Operation *op : llvm::reverse(forward))
     if (failed(differentiate(op, b)))
       return failure();

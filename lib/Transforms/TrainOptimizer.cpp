@@ -1,4 +1,6 @@
 //===- TrainOptimizer.cpp - optimizer state, schedule, clipping, updates --===//
+#include "TrainStepControl.h"
+
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -43,6 +45,10 @@ struct TrainOptimizerPass
       return bad("warmup-cosine needs 0 <= warmup-steps < total-steps");
     if (minLr < 0 || minLr > lr)
       return bad("min-lr must be in [0, lr]");
+    if (accumulate < 1)
+      return bad("grad-accumulation-steps must be at least 1");
+    if (accumulate > 1 && optimizer == "none")
+      return bad("gradient accumulation needs an optimizer (adamw or sgd)");
     return success();
   }
 
@@ -59,62 +65,23 @@ struct TrainOptimizerPass
     return g;
   }
 
+  /// Zero-initialized optimizer state PARAM.SLOT of `param`'s type.
+  ml_program::GlobalOp addState(OpBuilder &top, SymbolTable &symbols,
+                                ml_program::GlobalOp param, StringRef slot) {
+    auto s = addGlobal(
+        top, symbols, param.getLoc(), (param.getSymName() + "." + slot).str(),
+        llvm::cast<RankedTensorType>(param.getType()), "optimizer");
+    s->setAttr(train::kStateOfAttr, FlatSymbolRefAttr::get(param));
+    s->setAttr(train::kSlotAttr, top.getStringAttr(slot));
+    return s;
+  }
+
   Value load(OpBuilder &b, Location loc, ml_program::GlobalOp g) {
     return ml_program::GlobalLoadOp::create(b, loc, g.getType(),
                                             FlatSymbolRefAttr::get(g));
   }
   void store(OpBuilder &b, Location loc, ml_program::GlobalOp g, Value v) {
     ml_program::GlobalStoreOp::create(b, loc, FlatSymbolRefAttr::get(g), v);
-  }
-
-  /// The learning rate of update number t (t >= 1) from the steps taken
-  /// before it (t - 1), as Hugging Face's get_cosine_schedule_with_warmup
-  /// does with a LambdaLR stepped once per update.
-  Value learningRate(GradientBuilder &g, Value stepsBefore) {
-    Value s = g.cast(stepsBefore, g.builder().getF32Type());
-    Value base = g.scalar(lr, s);
-    if (schedule == "constant")
-      return base;
-    double w = static_cast<double>(warmupSteps),
-           t = static_cast<double>(totalSteps);
-    Value prog = g.div(g.sub(s, g.scalar(w, s)), g.scalar(t - w, s));
-    prog = g.create<onnx::MaxOp>(1, g.elementType(s),
-                                 ValueRange{prog, g.scalar(0.0, s)})
-               ->getResult(0);
-    prog = g.create<onnx::MinOp>(1, g.elementType(s),
-                                 ValueRange{prog, g.scalar(1.0, s)})
-               ->getResult(0);
-    Value c = g.make<onnx::CosOp>(g.mul(prog, g.scalar(M_PI, s)));
-    Value cosine =
-        g.add(g.scalar(minLr, s), g.mul(g.scalar(0.5 * (lr - minLr), s),
-                                        g.add(g.scalar(1.0, s), c)));
-    if (warmupSteps == 0)
-      return cosine;
-    Value warm = g.mul(base, g.div(s, g.scalar(w, s)));
-    Operation *lt =
-        g.create<onnx::LessOp>(1, g.builder().getI1Type(), s, g.scalar(w, s));
-    return g.make<onnx::WhereOp>(lt->getResult(0), warm, cosine);
-  }
-
-  /// min(1, max_norm / (||grads||_2 + 1e-6)), torch.nn.utils.clip_grad_norm_'s
-  /// coefficient; 1 without clipping.
-  Value gradScale(GradientBuilder &g, ArrayRef<Value> grads) {
-    Value one = g.scalar(1.0, grads.front());
-    if (clipGradNorm == 0)
-      return g.cast(one, g.builder().getF32Type());
-    Value total;
-    for (Value d : grads) {
-      Value sq =
-          g.make<onnx::ReduceSumSquareOp>(d, Value(), int64_t(0), int64_t(0));
-      total = total ? g.add(total, sq) : sq;
-    }
-    Value norm = g.make<onnx::SqrtOp>(total);
-    Value coef =
-        g.div(g.scalar(clipGradNorm, norm), g.add(norm, g.scalar(1e-6, norm)));
-    Value clipped =
-        g.create<onnx::MinOp>(1, g.elementType(coef), ValueRange{coef, one})
-            ->getResult(0);
-    return g.cast(clipped, g.builder().getF32Type());
   }
 
   LogicalResult apply(ModuleOp module, func::FuncOp func) {
@@ -146,24 +113,54 @@ struct TrainOptimizerPass
     OpBuilder b(ret);
     GradientBuilder g(b, loc, {});
     Value before = load(b, loc, stepGlobal);
-    Value step = g.add(before, g.scalar(1.0, before));
-    Value rate = learningRate(g, before);
+    // Gradient accumulation: sum into PARAM.grad_accum; update on the last.
+    train::GradScaleInputs in;
+    in.clipGradNorm = clipGradNorm;
+    in.microbatches = accumulate;
+    Value micro;
+    ml_program::GlobalOp microGlobal;
+    if (accumulate > 1) {
+      microGlobal =
+          addGlobal(top, symbols, loc, train::kMicrobatchGlobal, i64, "state");
+      micro = load(b, loc, microGlobal);
+      in.apply = train::equals(g, micro, accumulate - 1);
+      Value first = train::equals(g, micro, 0);
+      for (auto &[param, grad] : params) {
+        auto acc = addState(top, symbols, param, "grad_accum");
+        Value sum = g.make<onnx::WhereOp>(
+            first, grad, g.add(load(b, param.getLoc(), acc), grad));
+        store(b, param.getLoc(), acc, sum);
+        grad = sum;
+      }
+    }
+    Value step = in.apply ? g.add(before, g.cast(in.apply, top.getI64Type()))
+                          : g.add(before, g.scalar(1.0, before));
+    train::Schedule sc{schedule, lr, minLr, warmupSteps, totalSteps};
+    Value rate = train::learningRate(g, sc, before);
+    // Dynamic loss scaling (hetpar-train-mixed-precision, float16).
+    ml_program::GlobalOp scaleGlobal, goodGlobal;
+    if (auto s =
+            func->getAttrOfType<FlatSymbolRefAttr>(train::kLossScaleAttr)) {
+      scaleGlobal = symbols.lookup<ml_program::GlobalOp>(s.getValue());
+      goodGlobal =
+          symbols.lookup<ml_program::GlobalOp>(train::kGoodStepsGlobal);
+      if (!scaleGlobal || !goodGlobal)
+        return func.emitError() << "optimizer: the loss scale " << s << " or @"
+                                << train::kGoodStepsGlobal << " is missing";
+      in.lossScale = load(b, loc, scaleGlobal);
+    }
     SmallVector<Value> grads;
     for (auto &p : params)
       grads.push_back(p.second);
-    Value scale = gradScale(g, grads);
+    Value finite;
+    Value scale = train::gradScale(g, grads, in, finite);
     double wd = weightDecay >= 0 ? weightDecay.getValue()
                                  : (optimizer == "adamw" ? 0.01 : 0.0);
     for (auto [param, grad] : params) {
       auto type = llvm::cast<RankedTensorType>(param.getType());
-      std::string name = param.getSymName().str();
       Location ploc = param.getLoc();
       auto state = [&](StringRef slot) {
-        auto s = addGlobal(top, symbols, ploc, name + "." + slot.str(), type,
-                           "optimizer");
-        s->setAttr(train::kStateOfAttr, FlatSymbolRefAttr::get(param));
-        s->setAttr(train::kSlotAttr, top.getStringAttr(slot));
-        return s;
+        return addState(top, symbols, param, slot);
       };
       SmallVector<ml_program::GlobalOp> targets{param};
       SmallVector<Value> operands{load(b, ploc, param), grad};
@@ -193,7 +190,17 @@ struct TrainOptimizerPass
       for (auto [t, r] : llvm::zip(targets, update->getResults()))
         store(b, ploc, t, r);
     }
-    // Last: everything above read the step count before this update.
+    // Last: everything above read the counters before this update.
+    if (in.lossScale) {
+      auto [nextScale, nextGood] = train::nextLossScale(
+          g, in.lossScale, load(b, loc, goodGlobal), finite, in.apply);
+      store(b, loc, scaleGlobal, nextScale);
+      store(b, loc, goodGlobal, nextGood);
+    }
+    if (microGlobal)
+      store(b, loc, microGlobal,
+            g.make<onnx::WhereOp>(in.apply, g.scalar(0.0, micro),
+                                  g.add(micro, g.scalar(1.0, micro))));
     store(b, loc, stepGlobal, step);
     ret->setOperands(ret.getOperand(0));
     DictionaryAttr lossAttrs = func.getResultAttrDict(0);

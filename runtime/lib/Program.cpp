@@ -217,6 +217,25 @@ TrainingInfo parseTraining(const Node &t) {
     info.tokensPerSample = int64_t(t.field("tokens_per_sample").u64());
   if (t.has("classes"))
     info.classes = int64_t(t.field("classes").u64());
+  if (t.has("microbatches")) {
+    uint64_t n = t.field("microbatches").u64();
+    if (n < 1 || n > uint64_t(1) << 30)
+      t.field("microbatches").error("must be a positive integer");
+    info.microbatches = int64_t(n);
+  }
+  if (t.has("dtype")) {
+    info.dtype = t.field("dtype").str();
+    if (info.dtype != "float32" && info.dtype != "bfloat16" &&
+        info.dtype != "float16")
+      t.field("dtype").error("'" + info.dtype +
+                             "' is not float32, bfloat16 or float16");
+  }
+  if (t.has("loss_scaling")) {
+    std::string kind = t.field("loss_scaling").str();
+    if (kind != "none" && kind != "dynamic")
+      t.field("loss_scaling").error("'" + kind + "' is not none or dynamic");
+    info.dynamicLossScale = kind == "dynamic";
+  }
   info.loss = optionalString("loss");
   info.labels = optionalString("labels");
   info.model = optionalString("model");
@@ -560,7 +579,7 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
            " (" + std::to_string(bytes.size) + " bytes)");
     std::string role = t.has("role") ? t.field("role").str() : "constant";
     if (role != "constant" && role != "param" && role != "optimizer" &&
-        role != "step")
+        role != "step" && role != "state")
       t.field("role").error("'" + role +
                             "' is not constant, param, optimizer or step");
     weightTensors_.push_back(

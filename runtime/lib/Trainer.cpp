@@ -29,6 +29,16 @@ Status Trainer::create(Program &program, Dataset &data,
                            formatShape(in.shape) + ", not a batch of " +
                            std::to_string(t.batchSize) + " on axis 0");
   out.reset(new Trainer(program, data));
+  for (const WeightTensor &w : program.weightTensors())
+    if (w.role == "state" && w.name == "hetpar.loss_scale" &&
+        w.dtype == DType::Float32 && w.bytes == sizeof(float))
+      out->lossScale_ = &w;
+  if (t.dynamicLossScale && !out->lossScale_) {
+    out.reset();
+    return Status::error("the manifest asks for dynamic loss scaling but "
+                         "weights.json has no float32 scalar "
+                         "'hetpar.loss_scale' of role state");
+  }
   return Status::ok();
 }
 
@@ -63,8 +73,8 @@ static Status checkLabels(const TrainingInfo &t,
   return Status::ok();
 }
 
-Status Trainer::step(uint64_t step, float &loss) {
-  Status s = data_.batch(step, batch_);
+Status Trainer::runMicrobatch(uint64_t index, float &loss) {
+  Status s = data_.batch(index, batch_);
   if (s.isOk())
     s = checkLabels(program_.training(), program_.inputs(), batch_);
   if (s.isOk())
@@ -73,12 +83,35 @@ Status Trainer::step(uint64_t step, float &loss) {
     s = program_.runDevice();
   if (s.isOk())
     s = program_.downloadOutputs(outputs_);
+  if (s.isOk())
+    std::memcpy(&loss, outputs_[0].data.data(), sizeof(loss));
+  return s;
+}
+
+Status Trainer::readLossScale(float &scale) {
+  scale = 0;
+  if (!lossScale_)
+    return Status::ok();
+  return program_.readWeights(lossScale_->offset, &scale, sizeof(scale));
+}
+
+Status Trainer::step(uint64_t step, StepResult &r) {
+  int64_t n = program_.training().microbatches;
+  float before = 0;
+  Status s = readLossScale(before);
+  double sum = 0;
+  for (int64_t k = 0; k < n && s.isOk(); ++k) {
+    float loss = 0;
+    s = runMicrobatch(step * uint64_t(n) + uint64_t(k), loss);
+    sum += loss;
+  }
+  if (s.isOk())
+    s = readLossScale(r.lossScale);
   if (!s.isOk())
     return Status::error("step " + std::to_string(step + 1) + ": " +
                          s.message());
-  float value;
-  std::memcpy(&value, outputs_[0].data.data(), sizeof(value));
-  loss = value;
+  r.loss = float(sum / double(n));
+  r.skipped = lossScale_ && r.lossScale < before;
   return Status::ok();
 }
 

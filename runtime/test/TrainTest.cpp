@@ -84,10 +84,10 @@ protected:
     EXPECT_TRUE(s.isOk()) << s.message();
     std::vector<float> losses;
     for (int i = 0; i < n && t; ++i) {
-      float loss = 0;
-      s = t->step(first + uint64_t(i), loss);
+      Trainer::StepResult r;
+      s = t->step(first + uint64_t(i), r);
       EXPECT_TRUE(s.isOk()) << s.message();
-      losses.push_back(loss);
+      losses.push_back(r.loss);
     }
     return losses;
   }

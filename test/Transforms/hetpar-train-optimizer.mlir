@@ -5,6 +5,9 @@
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-optimizer='schedule=warmup-cosine warmup-steps=10 total-steps=100 lr=0.01 min-lr=1e-5 beta1=0.8 weight-decay=0' | FileCheck %s --check-prefix=COSINE
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-optimizer='clip-grad-norm=1.0' | FileCheck %s --check-prefix=CLIP
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-optimizer='optimizer=none' | FileCheck %s --check-prefix=NONE
+// RUN: hetpar-opt %t/step.mlir --hetpar-train-optimizer='grad-accumulation-steps=4' | FileCheck %s --check-prefix=ACCUM
+// RUN: hetpar-opt %t/accumulate-zero.mlir --hetpar-train-optimizer='grad-accumulation-steps=0' --verify-diagnostics
+// RUN: hetpar-opt %t/accumulate-none.mlir --hetpar-train-optimizer='optimizer=none grad-accumulation-steps=2' --verify-diagnostics
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-train-optimizer --verify-diagnostics
 // RUN: hetpar-opt %t/lr-zero.mlir --hetpar-train-optimizer='lr=0' --verify-diagnostics
 // RUN: hetpar-opt %t/lr-negative.mlir --hetpar-train-optimizer='lr=-1' --verify-diagnostics
@@ -132,6 +135,33 @@
 // CLIP: onnx.AdamWOptimizer(%{{.*}}, %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]])
 // CLIP: onnx.AdamWOptimizer(%{{.*}}, %[[GB]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]])
 
+// grad-accumulation-steps=4: each call sums its gradient into w.grad_accum (the first
+// call of a step starts from its own gradient); the step counter grows only
+// on the 4th call, which alone updates (grad_scale 1/4: the mean gradient;
+// NaN, the skip signal, on the other calls); the microbatch counter wraps.
+// ACCUM: ml_program.global private mutable @hetpar.microbatch(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "state"}
+// ACCUM: ml_program.global private mutable @w.grad_accum(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.slot = "grad_accum", hetpar.state_of = @w}
+// ACCUM-LABEL: func.func @main
+// ACCUM: %[[S:.*]] = ml_program.global_load @hetpar.step : tensor<i64>
+// ACCUM: %[[MB:.*]] = ml_program.global_load @hetpar.microbatch : tensor<i64>
+// ACCUM: %[[THREE:.*]] = onnx.Constant dense<3> : tensor<i64>
+// ACCUM: %[[LAST:.*]] = onnx.Equal(%[[MB]], %[[THREE]])
+// ACCUM: %[[ZERO:.*]] = onnx.Constant dense<0> : tensor<i64>
+// ACCUM: %[[FIRST:.*]] = onnx.Equal(%[[MB]], %[[ZERO]])
+// ACCUM: %[[ACC:.*]] = ml_program.global_load @w.grad_accum : tensor<2xf32>
+// ACCUM: %[[ADD:.*]] = onnx.Add(%[[ACC]], %arg0)
+// ACCUM: %[[SUM:.*]] = onnx.Where(%[[FIRST]], %arg0, %[[ADD]])
+// ACCUM: ml_program.global_store @w.grad_accum = %[[SUM]]
+// ACCUM: %[[INC:.*]] = onnx.Cast(%[[LAST]]) {to = i64}
+// ACCUM: %[[T:.*]] = onnx.Add(%[[S]], %[[INC]])
+// ACCUM: %[[Q:.*]] = onnx.Constant dense<2.500000e-01> : tensor<f32>
+// ACCUM: %[[NAN:.*]] = onnx.Constant dense<0x7FC00000> : tensor<f32>
+// ACCUM: %[[GS:.*]] = onnx.Where(%[[LAST]], %[[Q]], %[[NAN]])
+// ACCUM: onnx.AdamWOptimizer(%{{.*}}, %[[SUM]], %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[GS]])
+// ACCUM: %[[NEXT:.*]] = onnx.Where(%[[LAST]], %{{.*}}, %{{.*}})
+// ACCUM: ml_program.global_store @hetpar.microbatch = %[[NEXT]]
+// ACCUM: ml_program.global_store @hetpar.step = %[[T]]
+
 // optimizer=none: the module as it was (the loss and the gradients).
 // NONE-NOT: hetpar.step
 // NONE: func.func @main(%arg0: tensor<2xf32> {onnx.name = "x"}) -> (tensor<f32> {onnx.name = "loss"}, tensor<2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"}, tensor<f32> {hetpar.gradient_of = @b, onnx.name = "b.grad"})
@@ -234,4 +264,12 @@ module {}
 
 //--- none-checked.mlir
 // expected-error @+1 {{optimizer: the learning rate must be positive, not 0.000000}}
+module {}
+
+//--- accumulate-zero.mlir
+// expected-error @+1 {{optimizer: grad-accumulation-steps must be at least 1}}
+module {}
+
+//--- accumulate-none.mlir
+// expected-error @+1 {{optimizer: gradient accumulation needs an optimizer (adamw or sgd)}}
 module {}

@@ -8,7 +8,10 @@
       (examples/models/<m>/convergence.json, made by
       scripts/models/train_reference.py): the mean of every 50-step window
       within 3% of PyTorch's, the last window below 0.7 ln(V) and below the
-      second window (still falling).
+      second window (still falling);
+  check-convergence.py track LOSS_LOG CONVERGENCE.json TOL
+      every 50-step window mean within TOL (relative) of PyTorch's float32
+      curve (16-bit training against float32).
 Prints what it compared; exits 1 on a failed check."""
 import json
 import math
@@ -46,7 +49,28 @@ def curve(log, ref):
     return ok
 
 
+def track(log, ref, tol):
+    """Every 50-step window mean of the loss log within `tol` (relative) of
+    PyTorch's float32 curve for the same run."""
+    ours = [json.loads(l)["loss"] for l in open(log) if l.strip()]
+    torch = json.load(open(ref))["train_loss"]
+    if len(ours) != len(torch) or None in ours:
+        print("%d steps logged (%d non-finite), PyTorch ran %d"
+              % (len(ours), ours.count(None), len(torch)))
+        return False
+    ok = True
+    for a in range(0, len(ours), 50):
+        h, t = np.mean(ours[a:a + 50]), np.mean(torch[a:a + 50])
+        close = abs(h - t) <= float(tol) * t
+        ok &= close
+        print("steps %3d-%3d: mean loss %.4f, PyTorch float32 %.4f (%+.2f%%)%s"
+              % (a + 1, a + 50, h, t, 100 * (h - t) / t, "" if close else "  <-- differs"))
+    return ok
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "accuracy":
         sys.exit(0 if accuracy(*sys.argv[2:5]) else 1)
+    if sys.argv[1] == "track":
+        sys.exit(0 if track(*sys.argv[2:5]) else 1)
     sys.exit(0 if curve(*sys.argv[2:4]) else 1)

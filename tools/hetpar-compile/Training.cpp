@@ -74,8 +74,15 @@ static cl::opt<double> minLr("min-lr",
                              cl::desc("Learning rate at the end of the decay"),
                              cl::init(0), cl::cat(category));
 
-LogicalResult hetpar::tools::buildTrainingPipeline(
-    OpPassManager &pm, const std::function<void(OpPassManager &)> &toStatic) {
+static cl::opt<int64_t> gradAccumulation(
+    "grad-accumulation-steps",
+    cl::desc("Microbatches whose gradients are summed into one update (1); "
+             "a step then takes this many batches of the compiled batch size"),
+    cl::init(1), cl::value_desc("N"), cl::cat(category));
+
+void hetpar::tools::buildTrainingPipeline(
+    OpPassManager &pm, codegen::FloatMode dtype,
+    const std::function<void(OpPassManager &)> &toStatic) {
   TrainLiftParamsPassOptions lift;
   lift.freeze = freeze;
   pm.addPass(createTrainLiftParamsPass(lift));
@@ -85,6 +92,11 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
   attach.labels = labels;
   attach.output = lossOutput;
   pm.addPass(createTrainAttachLossPass(attach));
+  if (dtype != codegen::FloatMode::F32) {
+    TrainMixedPrecisionPassOptions mixed;
+    mixed.dtype = codegen::floatModeName(dtype).str();
+    pm.addPass(createTrainMixedPrecisionPass(mixed));
+  }
   pm.addPass(createDifferentiatePass());
   TrainOptimizerPassOptions opt;
   opt.optimizer = optimizer;
@@ -100,13 +112,14 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
   opt.warmupSteps = warmupSteps;
   opt.totalSteps = totalSteps;
   opt.minLr = minLr;
+  opt.accumulate = gradAccumulation;
   pm.addPass(createTrainOptimizerPass(opt));
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
-  return success();
 }
 
-std::string hetpar::tools::trainingManifest(ModuleOp module) {
+std::string hetpar::tools::trainingManifest(ModuleOp module,
+                                            codegen::FloatMode dtype) {
   auto func = hetpar::train::stepFunction(module);
   // A program without inputs (every operand an initializer) counts one
   // sample of nothing per step: each step just runs.
@@ -150,6 +163,9 @@ std::string hetpar::tools::trainingManifest(ModuleOp module) {
       {"labels", loss == "output" ? llvm::json::Value(nullptr)
                                   : llvm::json::Value(labels.getValue())},
       {"batch_size", batch},
+      {"microbatches", gradAccumulation.getValue()},
+      {"dtype", codegen::floatModeName(dtype)},
+      {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
       {"classes", classes},
       {"optimizer", std::move(opt)},

@@ -14,15 +14,16 @@ namespace hetpar::tools {
 
 /// Adds the passes that turn the imported module (initializers marked) into
 /// one training step, per the --loss/--optimizer/... flags: lift parameters,
-/// make static (`toStatic`), attach the loss, differentiate, apply the
-/// optimizer, clean up. Fails (after a message) on inconsistent flags.
-mlir::LogicalResult buildTrainingPipeline(
-    mlir::OpPassManager &pm,
+/// make static (`toStatic`), attach the loss, 16-bit compute when `dtype` is
+/// F16 or BF16 (float32 master weights), differentiate, apply the optimizer,
+/// clean up.
+void buildTrainingPipeline(
+    mlir::OpPassManager &pm, codegen::FloatMode dtype,
     const std::function<void(mlir::OpPassManager &)> &toStatic);
 
 /// The manifest's "training" object (docs/training.md) for the compiled step
-/// function of `module`, as JSON text.
-std::string trainingManifest(mlir::ModuleOp module);
+/// function of `module` in compute dtype `dtype`, as JSON text.
+std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype);
 
 } // namespace hetpar::tools
 

@@ -177,7 +177,9 @@ static cl::opt<std::string> dtypeOption(
     "dtype",
     cl::desc("Storage and compute type of the model's float32 tensors: "
              "float32 (default), float16 or bfloat16 (float32 accumulation; "
-             "inputs and outputs keep their dtypes)"),
+             "inputs and outputs keep their dtypes). With --mode training: "
+             "16-bit activations and gradients, float32 master weights and "
+             "optimizer state, dynamic loss scaling for float16"),
     cl::init("float32"), cl::value_desc("TYPE"), cl::cat(category));
 static cl::list<std::string>
     targets("targets",
@@ -651,10 +653,6 @@ int main(int argc, char **argv) {
                 "' (float32, float16 or bfloat16)");
   // A training program for one device (docs/training.md).
   bool trainingProgram = codegen && !planned && mode == hetpar::Mode::Training;
-  if (trainingProgram && *floatMode != hetpar::codegen::FloatMode::F32)
-    return fail("--mode training: 16-bit training (--dtype float16/bfloat16 "
-                "with float32 master weights) is not supported yet; train in "
-                "float32");
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   for (const std::string &t : targets)
@@ -716,7 +714,7 @@ int main(int argc, char **argv) {
   hetpar::ToStaticPipelineOptions pipeline;
   pipeline.verifyStatic = !allowDynamic;
   if (trainingProgram)
-    (void)hetpar::tools::buildTrainingPipeline(pm, [&](OpPassManager &p) {
+    hetpar::tools::buildTrainingPipeline(pm, *floatMode, [&](OpPassManager &p) {
       hetpar::buildToStaticPipeline(p, pipeline);
     });
   else
@@ -725,9 +723,12 @@ int main(int argc, char **argv) {
     return 1;
   if (trainingProgram) {
     hetpar::codegen::PlanFiles extra;
-    extra.training = hetpar::tools::trainingManifest(*module);
+    extra.training = hetpar::tools::trainingManifest(*module, *floatMode);
     extra.copies.push_back({"model.onnx", modelPath});
-    return compileModel(*module, *floatMode, inputsRead, extra);
+    // The IR carries the 16-bit types itself (hetpar-train-mixed-precision):
+    // code generation stores them as they are.
+    return compileModel(*module, hetpar::codegen::FloatMode::F32, inputsRead,
+                        extra);
   }
 
   if (planOnly)

@@ -33,11 +33,15 @@ Status loadTraining(const std::string &outDir, const std::string &backend,
                          "/manifest.json has no 'training' object: not a "
                          "training program (compile it with hetpar-compile "
                          "--mode training)");
-  if (opts.batchSize > 0 && opts.batchSize != t.batchSize)
+  int64_t perStep = t.batchSize * t.microbatches;
+  if (opts.batchSize > 0 && opts.batchSize != perStep)
     return Status::error(
         "--batch-size " + std::to_string(opts.batchSize) +
-        ": the program was compiled for batch size " +
-        std::to_string(t.batchSize) +
+        ": the program was compiled for batch size " + std::to_string(perStep) +
+        (t.microbatches > 1
+             ? " (" + std::to_string(t.microbatches) + " microbatches of " +
+                   std::to_string(t.batchSize) + ")"
+             : std::string()) +
         " (recompile it with --input-shape for another batch)");
   return Status::ok();
 }
@@ -62,6 +66,22 @@ Status checkpoint(Program &program, const TrainOptions &opts, int64_t step) {
   return s;
 }
 
+/// Why training must stop after step `r` ("" to go on): a non-finite loss
+/// in float32 or bfloat16; under dynamic loss scaling (float16), where an
+/// overflow skips the step, a loss scale that fell below 1 (DeepSpeed's
+/// min_loss_scale: the gradients overflow at any scale).
+std::string stopReason(const TrainingInfo &info, const StepReport &r) {
+  if (info.dynamicLossScale)
+    return r.lossScale < 1.0f
+               ? "the loss scale fell below 1 after repeated gradient "
+                 "overflows (loss " +
+                     std::to_string(r.loss) + ")"
+               : "";
+  if (std::isfinite(r.loss))
+    return "";
+  return std::string("loss is ") + (std::isnan(r.loss) ? "NaN" : "infinite");
+}
+
 /// The loop: opts.steps steps from global step `first`.
 int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
               int64_t first) {
@@ -79,21 +99,25 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
   r.total = opts.steps;
   for (int64_t i = 0; i < opts.steps; ++i) {
     Clock::time_point t0 = Clock::now();
-    Status s = trainer.step(uint64_t(first + i), r.loss);
+    Trainer::StepResult result;
+    Status s = trainer.step(uint64_t(first + i), result);
     if (!s.isOk()) {
       progress.finish();
       return fail(s.message());
     }
+    r.loss = result.loss;
+    r.lossScale = result.lossScale;
+    r.skipped = result.skipped;
     r.step = first + i + 1;
     r.index = i + 1;
     double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     r.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-    r.samplesPerS = dt > 0 ? double(info.batchSize) / dt : 0;
+    r.samplesPerS =
+        dt > 0 ? double(info.batchSize * info.microbatches) / dt : 0;
     r.tokensPerS = r.samplesPerS * double(info.tokensPerSample);
-    if (!std::isfinite(r.loss)) {
+    if (std::string why = stopReason(info, r); !why.empty()) {
       progress.finish();
-      return fail("step " + std::to_string(r.step) + ": loss is " +
-                  (std::isnan(r.loss) ? "NaN" : "infinite") +
+      return fail("step " + std::to_string(r.step) + ": " + why +
                   " (training stopped; no checkpoint was written for this "
                   "step)");
     }
@@ -139,10 +163,14 @@ int runTraining(const std::string &outDir, const std::string &backend,
     s = startStep(*program, opts, first);
   if (!s.isOk())
     return fail(s.message());
-  std::cout << "hetpar-run: training on " << program->backend() << ", "
-            << data->samples() << " samples, batch "
-            << program->training().batchSize << ", " << opts.steps
-            << " steps from step " << first << "\n";
+  const TrainingInfo &info = program->training();
+  std::cout << "hetpar-run: training on " << program->backend() << " in "
+            << info.dtype << ", " << data->samples() << " samples, batch "
+            << info.batchSize * info.microbatches;
+  if (info.microbatches > 1)
+    std::cout << " (" << info.microbatches << " microbatches of "
+              << info.batchSize << ")";
+  std::cout << ", " << opts.steps << " steps from step " << first << "\n";
   int rc = trainLoop(*program, *trainer, opts, first);
   if (rc != 0 || opts.exportOnnx.empty())
     return rc;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 namespace hetpar::run {
@@ -15,8 +16,11 @@ std::string rates(const StepReport &r) {
   int n = std::snprintf(buf, sizeof(buf), "loss %.6g, %.4g samples/s",
                         double(r.loss), r.samplesPerS);
   if (r.tokensPerS > 0)
-    std::snprintf(buf + n, sizeof(buf) - size_t(n), ", %.4g tokens/s",
-                  r.tokensPerS);
+    n += std::snprintf(buf + n, sizeof(buf) - size_t(n), ", %.4g tokens/s",
+                       r.tokensPerS);
+  if (r.lossScale > 0)
+    std::snprintf(buf + n, sizeof(buf) - size_t(n), ", loss scale %g%s",
+                  double(r.lossScale), r.skipped ? " (skipped)" : "");
   return buf;
 }
 
@@ -64,11 +68,18 @@ rt::Status LossLog::open(const std::string &path, bool append) {
 rt::Status LossLog::write(const StepReport &r) {
   if (!file_)
     return rt::Status::ok();
-  int n =
-      std::fprintf(file_,
-                   "{\"step\": %lld, \"loss\": %.9g, \"seconds\": %.6f, "
-                   "\"samples_per_s\": %.6g}\n",
-                   (long long)r.step, double(r.loss), r.seconds, r.samplesPerS);
+  char loss[32] = "null"; // JSON has no NaN or infinity
+  if (std::isfinite(r.loss))
+    std::snprintf(loss, sizeof(loss), "%.9g", double(r.loss));
+  int n = std::fprintf(file_,
+                       "{\"step\": %lld, \"loss\": %s, \"seconds\": %.6f, "
+                       "\"samples_per_s\": %.6g",
+                       (long long)r.step, loss, r.seconds, r.samplesPerS);
+  if (n >= 0 && r.lossScale > 0)
+    n = std::fprintf(file_, ", \"loss_scale\": %.9g, \"skipped\": %s",
+                     double(r.lossScale), r.skipped ? "true" : "false");
+  if (n >= 0)
+    n = std::fprintf(file_, "}\n");
   if (n < 0 || std::fflush(file_) != 0)
     return rt::Status::error("cannot write the loss log '" + path_ +
                              "': " + std::strerror(errno));

@@ -19,6 +19,8 @@ struct StepReport {
   double seconds = 0;     // since the first step of this invocation began
   double samplesPerS = 0; // this step's batch / this step's wall time
   double tokensPerS = 0;  // samplesPerS * tokens_per_sample (0: none)
+  float lossScale = 0;    // dynamic loss scale after the step (0: none)
+  bool skipped = false;   // the update was skipped (gradient overflow)
 };
 
 /// Progress on stderr: on a terminal one line redrawn in place (a bar,
@@ -37,8 +39,9 @@ private:
 };
 
 /// --loss-log FILE: one JSON object per step, {"step": k, "loss": x,
-/// "seconds": t, "samples_per_s": r}, appended and flushed at every step so
-/// that it can be followed while training runs.
+/// "seconds": t, "samples_per_s": r} (a non-finite loss is null), plus
+/// "loss_scale" and "skipped" under dynamic loss scaling; appended and
+/// flushed at every step so that it can be followed while training runs.
 class LossLog {
 public:
   ~LossLog();

@@ -230,6 +230,43 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
   ];
 }
 
+def TrainMixedPrecisionPass
+    : Pass<"hetpar-train-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "16-bit activations and compute with float32 master weights";
+  let description = [{
+    Runs on the training step after `hetpar-train-attach-loss`, before
+    `hetpar-onnx-differentiate`. Every float32 value the step computes becomes
+    `dtype` (bfloat16 or float16): the values that enter it in float32 (graph
+    inputs, `ml_program.global_load` of the float32 master weights, constants
+    and other ops without float operands) are converted by an `onnx.Cast`, and
+    `Cast` ops to float32 cast to `dtype` instead. The op that computes the
+    loss runs in float32 (its float operands are cast back), as
+    `torch.autocast` runs the losses in float32, so the loss result stays a
+    float32 scalar; other float32 results are cast back at the return.
+    Differentiation then gives the parameters float32 gradients (the gradient
+    of a Cast is the Cast back), and the optimizer keeps float32 state.
+
+    With `dtype=float16` it also adds dynamic loss scaling (Micikevicius et al.,
+    "Mixed Precision Training", ICLR 2018, as `torch.cuda.amp.GradScaler`):
+    the float32 scalar global `hetpar.loss_scale` (initially 2^16) and the
+    int64 global `hetpar.good_steps` (`hetpar.role = "state"`), named by the
+    function attribute `hetpar.loss_scale`. `hetpar-onnx-differentiate` seeds
+    the backward pass with the scale; `hetpar-train-optimizer` unscales, skips
+    a step whose gradients are not finite and halves the scale, and doubles
+    it after 2000 finite steps.
+
+    Constraints: the module has one step function (see
+    `hetpar-onnx-differentiate`) returning a float32 scalar loss first; `dtype`
+    is bfloat16 or float16. Errors: an unknown `dtype`; a loss that is not a
+    float32 scalar; a `hetpar.loss_scale` global that already exists.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"bfloat16\"",
+           "bfloat16 | float16">,
+  ];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
 def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
   let summary = "Reverse-mode autodiff from the scalar loss to every parameter";
   let description = [{
@@ -240,8 +277,12 @@ def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
     value used several times are summed. The function then returns the loss
     followed by one gradient per parameter, in the order of the globals, each
     result marked `hetpar.gradient_of = @global`. A parameter the loss does not
-    depend on gets a zero gradient. Errors: the function returns nothing, or
-    its first result is not a float scalar; nothing is trainable; an op on the
+    depend on gets a zero gradient. The backward pass starts from dloss = 1, or
+    from the value of the global that the function attribute
+    `hetpar.loss_scale` names (a float scalar of the loss's type; the
+    gradients are then scaled by it). Errors: the function returns nothing, or
+    its first result is not a float scalar; `hetpar.loss_scale` names no
+    global of the loss's type; nothing is trainable; an op on the
     path has no gradient rule (at the op, named with its node; every op on the
     path is checked before any backward op is built).
   }];
@@ -269,11 +310,23 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
     Clipping scales every gradient by `min(1, clip-grad-norm / (norm + 1e-6))`
     of their global L2 norm (torch.nn.utils.clip_grad_norm_).
 
+    `grad-accumulation-steps=N` (N > 1) makes one update from N calls, one microbatch each:
+    the gradients are summed into `PARAM.grad_accum` (role "optimizer"), the
+    int64 global `hetpar.microbatch` (role "state") counts the calls, and only
+    the N-th applies the update, with the mean of the N gradients (the update
+    ops get a NaN `grad_scale`, their skip signal, on the others); `hetpar.step`
+    counts updates. With a `hetpar.loss_scale` (hetpar-train-mixed-precision,
+    float16), the gradients are unscaled, an update whose gradients are not
+    finite is skipped (it still counts as a step), the scale halves on such a
+    step and doubles after 2000 finite ones (`hetpar.good_steps`), as
+    `torch.cuda.amp.GradScaler`.
+
     Errors, at the module before anything changes (also with
     `optimizer=none`): an unknown optimizer or schedule; `lr` not positive;
     betas outside [0, 1); `eps` not positive; negative momentum, or nesterov
     without momentum; negative `clip-grad-norm`; `warmup-cosine` without `0 <=
-    warmup-steps < total-steps`; `min-lr` outside [0, lr]. At the function: no
+    warmup-steps < total-steps`; `min-lr` outside [0, lr];
+    `grad-accumulation-steps` below 1, or above 1 with `optimizer=none`. At the function: no
     gradient results, or a result after the loss without `hetpar.gradient_of`
     naming a global.
   }];
@@ -300,6 +353,8 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
            "Steps until the cosine reaches min-lr (warmup-cosine)">,
     Option<"minLr", "min-lr", "double", /*default=*/"0",
            "Final learning rate of the cosine decay">,
+    Option<"accumulate", "grad-accumulation-steps", "int64_t", /*default=*/"1",
+           "Microbatches (calls) per update: gradient accumulation">,
   ];
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }

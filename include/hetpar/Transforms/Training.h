@@ -16,7 +16,8 @@
 
 namespace hetpar::train {
 
-/// On ml_program.global: "param", "optimizer" or "step" (weights.json's role).
+/// On ml_program.global: "param", "optimizer", "step" or "state"
+/// (weights.json's role).
 inline constexpr llvm::StringLiteral kRoleAttr = "hetpar.role";
 /// On optimizer state globals: the parameter (symbol) and the slot name.
 inline constexpr llvm::StringLiteral kStateOfAttr = "hetpar.state_of";
@@ -25,6 +26,19 @@ inline constexpr llvm::StringLiteral kSlotAttr = "hetpar.slot";
 inline constexpr llvm::StringLiteral kGradientOfAttr = "hetpar.gradient_of";
 /// Name of the step counter global.
 inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
+/// Dynamic loss scaling (hetpar-train-mixed-precision, float16): the float32
+/// scale and the int64 count of finite steps since it last changed, both
+/// role "state". The function attribute kLossScaleAttr names the scale.
+inline constexpr llvm::StringLiteral kLossScaleGlobal = "hetpar.loss_scale";
+inline constexpr llvm::StringLiteral kGoodStepsGlobal = "hetpar.good_steps";
+inline constexpr llvm::StringLiteral kLossScaleAttr = "hetpar.loss_scale";
+/// Gradient accumulation (hetpar-train-optimizer accumulate > 1): the int64
+/// index of the next microbatch within the step, role "state".
+inline constexpr llvm::StringLiteral kMicrobatchGlobal = "hetpar.microbatch";
+/// The initial loss scale, 2^16 (torch.cuda.amp.GradScaler's init_scale).
+inline constexpr double kInitialLossScale = 65536.0;
+/// Finite steps after which the scale doubles (GradScaler's growth_interval).
+inline constexpr int64_t kLossScaleGrowthInterval = 2000;
 
 /// The function a training step is: the module's only public function with a
 /// body. Fails with an error at the module otherwise.

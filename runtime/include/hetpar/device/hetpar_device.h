@@ -404,10 +404,12 @@ HP_KERNEL(hp_adamw, const float *p, const float *g, const float *m,
   HP_FOR(i) {
     float s = *scale, rate = *lr;
     float t = (float)*step;
-    if (!(s - s == 0.0f)) { // inf or NaN
-      po[i] = p[i];
-      mo[i] = m[i];
-      vo[i] = v[i];
+    if (!(s - s == 0.0f)) { // inf or NaN: skipped (in place: nothing to do)
+      if (po != p || mo != m || vo != v) {
+        po[i] = p[i];
+        mo[i] = m[i];
+        vo[i] = v[i];
+      }
       continue;
     }
     float gi = g[i] * s;
@@ -431,9 +433,10 @@ HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
           float momentum, int nesterov, float wd) {
   HP_FOR(i) {
     float s = *scale;
-    if (!(s - s == 0.0f)) {
-      po[i] = p[i];
-      if (buf)
+    if (!(s - s == 0.0f)) { // skipped (in place: nothing to do)
+      if (po != p)
+        po[i] = p[i];
+      if (buf && bufo != buf)
         bufo[i] = buf[i];
       continue;
     }

@@ -160,8 +160,8 @@ struct WeightTensor {
   std::vector<int64_t> shape;
   uint64_t offset = 0; // bytes from the start of weights.bin
   uint64_t bytes = 0;  // elements * dtypeSize(dtype)
-  /// "constant" (also when weights.json gives none), "param", "optimizer"
-  /// or "step" (docs/training.md).
+  /// "constant" (also when weights.json gives none), "param", "optimizer",
+  /// "step" or "state" (docs/training.md).
   std::string role = "constant";
 };
 
@@ -172,7 +172,15 @@ struct TrainingInfo {
   std::string loss;      // "cross-entropy", "mse", "output" or ""
   std::string labels;    // the labels input, "" when none
   std::string model;     // the source model copy, relative to OUT; "" if none
-  int64_t batchSize = 0; // samples per step (at least 1)
+  int64_t batchSize = 0; // samples per call of the program (at least 1)
+  /// Calls (microbatches) per optimizer step: gradient accumulation. A step
+  /// takes batchSize * microbatches samples.
+  int64_t microbatches = 1;
+  /// "float32", "bfloat16" or "float16": the compute dtype (docs/training.md).
+  std::string dtype = "float32";
+  /// Dynamic loss scaling (float16): the program holds the scale in its
+  /// "state" global hetpar.loss_scale and skips steps that overflow.
+  bool dynamicLossScale = false;
   int64_t tokensPerSample = 0;
   /// Classes of a cross-entropy loss (labels must be in [0, classes) or
   /// -100, PyTorch's ignore_index); 0 when unknown or not cross-entropy.

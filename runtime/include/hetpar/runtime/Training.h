@@ -174,17 +174,32 @@ public:
   /// of training.batch_size on axis 0.
   static Status create(Program &program, Dataset &data,
                        std::unique_ptr<Trainer> &out);
-  /// One optimizer step on the batch of 0-based global step `step`: copies
-  /// the batch into the input buffers, runs hetpar_run once (which updates
-  /// the weights in place) and sets `loss` to output 0 (the loss before the
-  /// update; may be NaN or infinite, the caller decides).
-  Status step(uint64_t step, float &loss);
+  /// What one optimizer step reports.
+  struct StepResult {
+    /// The mean of output 0 (the loss before the update) over the step's
+    /// microbatches; may be NaN or infinite, the caller decides.
+    float loss = 0;
+    /// The dynamic loss scale after the step (0 without loss scaling).
+    float lossScale = 0;
+    /// The program skipped the update: its gradients were not finite and
+    /// the loss scale was halved.
+    bool skipped = false;
+  };
+  /// One optimizer step on the batches of 0-based global step `step`: for
+  /// each of the training.microbatches microbatches k, copies the batch of
+  /// Dataset index step * microbatches + k into the input buffers and runs
+  /// hetpar_run once (the last call updates the weights in place).
+  Status step(uint64_t step, StepResult &result);
 
 private:
   Trainer(Program &program, Dataset &data) : program_(program), data_(data) {}
+  Status runMicrobatch(uint64_t index, float &loss);
+  /// The program's hetpar.loss_scale (0 when it has none).
+  Status readLossScale(float &scale);
   Program &program_;
   Dataset &data_;
   std::vector<HostTensor> batch_, outputs_;
+  const WeightTensor *lossScale_ = nullptr;
 };
 
 } // namespace hetpar::rt
