@@ -6,7 +6,8 @@
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o F
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=summary
 //   hetpar-compile MODEL.onnx [--cluster FILE] [--plan PLAN.json] [--mode M]
-//                  [--profile P.json] [--cost-model NAME] --plan-only -o OUTDIR
+//                  [--dtype D] [--profile P.json] [--cost-model NAME]
+//                  --plan-only -o OUTDIR
 //
 // Without --emit or --plan-only it compiles the model for one local device:
 // OUT/device_0.cu, its CPU build (device_0.cpu.so), its CUDA build when nvcc
@@ -177,7 +178,9 @@ static cl::opt<std::string> dtypeOption(
     "dtype",
     cl::desc("Storage and compute type of the model's float32 tensors: "
              "float32 (default), float16 or bfloat16 (float32 accumulation; "
-             "inputs and outputs keep their dtypes)"),
+             "inputs and outputs keep their dtypes). Plans count them so too: "
+             "tensor-core GEMMs, 2 bytes per element, and in training 16 "
+             "bytes per parameter (mixed-precision Adam)"),
     cl::init("float32"), cl::value_desc("TYPE"), cl::cat(category));
 static cl::list<std::string>
     targets("targets",
@@ -250,8 +253,7 @@ static void printStageTable(const hetpar::Plan &plan,
 
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
-                       std::string traceText,
-                       hetpar::codegen::FloatMode floatMode,
+                       std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead);
 
 /// --plan-only: evaluate the given plan, or search one, and write
@@ -260,7 +262,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
 /// folder with one program per device, plan.json and trace.json.
 static int planModel(ModuleOp module,
                      const std::vector<std::string> &inputsRead,
-                     std::optional<hetpar::codegen::FloatMode> generate) {
+                     std::optional<hetpar::FloatMode> generate) {
   // Everything that can fail is checked before anything is written.
   if (clusterPath.empty() && !hetpar::lookupDeviceKind(deviceKind))
     return fail("--device-kind: unknown device kind '" + deviceKind +
@@ -500,7 +502,7 @@ static int planModel(ModuleOp module,
 static const char *argv0 = "hetpar-compile";
 
 static hetpar::codegen::CodegenOptions
-codegenOptions(hetpar::codegen::FloatMode floatMode) {
+codegenOptions(hetpar::FloatMode floatMode) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
@@ -517,7 +519,7 @@ codegenOptions(hetpar::codegen::FloatMode floatMode) {
 }
 
 /// Code generation for one local device: OUT is complete or absent.
-static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
+static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
                         llvm::ArrayRef<std::string> inputsRead,
                         const hetpar::codegen::PlanFiles &extra = {}) {
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
@@ -560,8 +562,7 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
 /// check the exchanges, one program per device. OUT is complete or absent.
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
-                       std::string traceText,
-                       hetpar::codegen::FloatMode floatMode,
+                       std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead) {
   if (plan.mode != hetpar::Mode::Inference)
     return fail("code generation covers inference plans; this plan is for "
@@ -645,13 +646,13 @@ int main(int argc, char **argv) {
       !planPath.empty() || !clusterPath.empty() || !baselinePlan.empty();
   if (!planPath.empty() && !baselinePlan.empty())
     return fail("--plan and --baseline both choose the plan; give one");
-  auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
+  auto floatMode = hetpar::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
                 "' (float32, float16 or bfloat16)");
   // A training program for one device (docs/training.md).
   bool trainingProgram = codegen && !planned && mode == hetpar::Mode::Training;
-  if (trainingProgram && *floatMode != hetpar::codegen::FloatMode::F32)
+  if (trainingProgram && *floatMode != hetpar::FloatMode::F32)
     return fail("--mode training: 16-bit training (--dtype float16/bfloat16 "
                 "with float32 master weights) is not supported yet; train in "
                 "float32");
@@ -730,6 +731,10 @@ int main(int argc, char **argv) {
     return compileModel(*module, *floatMode, inputsRead, extra);
   }
 
+  // The planner reads the dtype from the module (docs/search.md): one fact
+  // for the search, the simulator and the cost model.
+  if (planOnly || (codegen && planned))
+    hetpar::setComputeDtype(*module, *floatMode);
   if (planOnly)
     return planModel(*module, inputsRead, std::nullopt);
   if (codegen && planned)
