@@ -129,8 +129,9 @@ def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=ma
 
 def parameters(model):
     """The number of float parameters (the elements of the float initializers)."""
+    floats = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
     return sum(int(np.prod(t.dims)) for t in model.graph.initializer
-               if t.data_type == TensorProto.FLOAT)
+               if t.data_type in floats)
 
 
 def save(model, out, external):

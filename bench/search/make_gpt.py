@@ -30,6 +30,10 @@ The batch is 8 sequences and the sequence the preset's full context (2048 tokens
 for the gpt3 presets, 1024 for gpt2-small) unless --batch and --seq say otherwise;
 --layers, --hidden, --heads, --vocab and --positions override the preset's values.
 
+--dtype float16 or bfloat16 writes every float tensor (weights, constants, the logits)
+in that type instead of float32: the graph a model converted to 16 bits has, for
+comparing with planning the float32 graph under hetpar-compile --dtype.
+
 --no-weights writes no weight values: every float tensor of more than one element
 (weights, biases, LayerNorm scales, the causal mask) is an external-data reference
 (location OUT.data, offset, length) into a file that is never written, and nothing
@@ -42,6 +46,7 @@ Usage:
   make_gpt.py OUT.onnx --preset gpt3-175b --no-weights
   make_gpt.py OUT.onnx --preset gpt2-small --batch 4 --seq 128
   make_gpt.py OUT.onnx --preset gpt3-1.3b --layers 4 --no-weights
+  make_gpt.py OUT.onnx --preset gpt3-175b --batch 1536 --no-weights --dtype float16
 then, for example:
   hetpar-compile OUT.onnx --cluster examples/clusters/mixed-64.yaml --mode training \\
     --plan-only -o PLANDIR
@@ -52,7 +57,8 @@ import os
 import sys
 import time
 
-from onnx import TensorProto
+import numpy as np
+from onnx import TensorProto, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "import"))
 import make_gpt2  # noqa: E402  (bench/import is not a package: 'import' is a keyword)
@@ -68,6 +74,41 @@ PRESETS = {
 }
 FIELDS = ("layers", "hidden", "heads", "vocab", "positions")
 DEFAULT_BATCH = 8
+DTYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16,
+          "bfloat16": TensorProto.BFLOAT16}
+
+
+def to_bfloat16_bits(x):
+    """The bfloat16 bit patterns (uint16) of float32 array X, rounded to nearest even."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def convert_floats(model, dtype):
+    """Makes every float32 tensor of MODEL (initializers, graph inputs and outputs)
+    DTYPE (TensorProto.FLOAT16 or BFLOAT16), in place. An external reference keeps
+    its location and gets the 16-bit length, offsets packed anew."""
+    offset = 0
+    for i, t in enumerate(model.graph.initializer):
+        if t.data_type != TensorProto.FLOAT:
+            continue
+        if t.data_location == TensorProto.EXTERNAL:
+            t.data_type = dtype
+            fields = {e.key: e for e in t.external_data}
+            length = 2 * math.prod(t.dims)
+            fields["offset"].value, fields["length"].value = str(offset), str(length)
+            offset += length
+            continue
+        x = numpy_helper.to_array(t)
+        if dtype == TensorProto.FLOAT16:
+            new = numpy_helper.from_array(x.astype(np.float16), t.name)
+        else:
+            new = TensorProto(name=t.name, data_type=dtype, dims=t.dims,
+                              raw_data=to_bfloat16_bits(x).tobytes())
+        model.graph.initializer[i].CopyFrom(new)
+    for v in list(model.graph.input) + list(model.graph.output):
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = dtype
 
 
 class Placeholders:
@@ -100,6 +141,8 @@ def main():
     ap.add_argument("--batch", type=int, default=DEFAULT_BATCH,
                     help=f"default: {DEFAULT_BATCH}")
     ap.add_argument("--seq", type=int, help="default: the preset's positions")
+    ap.add_argument("--dtype", choices=DTYPES, default="float32",
+                    help="type of the float tensors (default: float32)")
     ap.add_argument("--no-weights", action="store_true",
                     help="reference weights in OUT.data without writing them")
     ap.add_argument("--max-weights-gb", type=float, default=8.0,
@@ -126,11 +169,13 @@ def main():
                  f"(--max-weights-gb {a.max_weights_gb:g}); use --no-weights")
     else:
         model = make_gpt2.build(**shape, batch=a.batch, seq=seq)
+    if a.dtype != "float32":
+        convert_floats(model, DTYPES[a.dtype])
     overridden = any(getattr(a, f) is not None for f in FIELDS)
     model.graph.name = "gpt" if overridden else a.preset
     make_gpt2.save(model, a.out, external=not a.no_weights)
     print(f"{model.graph.name}: " + ", ".join(f"{f} {shape[f]}" for f in FIELDS) +
-          f"; batch {a.batch} x seq {seq}; {time.monotonic() - start:.2f} s")
+          f"; batch {a.batch} x seq {seq}; {a.dtype}; {time.monotonic() - start:.2f} s")
 
 
 if __name__ == "__main__":

@@ -81,3 +81,28 @@ for pair in "a100-t4x3-pcie gpt2-b64" "a100x4-v100x4-2nodes gpt2-b64" \
   printf "%-22s %-10s %12.2f %12.2f %-16s %7s\n" "$cluster" "$model" "$het" "$best" \
     "$bestKind" "$gain"
 done
+
+# 3. Mixed precision: GPT-3 175B in training on 128 DGX A100 nodes
+#    (bench/search/dgx-a100x128.yaml, the 1024 GPUs on which Megatron-LM trained
+#    it), the float32 graph planned in float32 and with --dtype bfloat16, and the
+#    graph converted to float16 planned as it is. Megatron-LM's step on that
+#    setup: 31.5 s (Narayanan et al., SC 2021, section 5.1: 140 TFLOP/s per GPU at
+#    batch 1536; eq. 3 gives 4.51e18 FLOP per iteration, / (1024 x 1.40e14)).
+[[ "$quick" == --quick ]] && exit 0
+echo
+echo "== mixed precision: GPT-3 175B, training, batch 1536 x 2048, 128 DGX A100 =="
+/usr/bin/python3 "$root/bench/search/make_gpt.py" "$out/gpt3-175b-f16.onnx" --preset gpt3-175b \
+  --batch 1536 --seq 2048 --no-weights --dtype float16 > /dev/null
+printf "%-16s %-9s %10s %8s %11s %9s  %s\n" graph dtype step_s stages microbatch peak_GB vs_megatron
+for r in "gpt3-175b float32" "gpt3-175b bfloat16" "gpt3-175b-f16 float32"; do
+  read -r model dtype <<< "$r"
+  "$compile" "$out/$model.onnx" --cluster "$root/bench/search/dgx-a100x128.yaml" \
+    --mode training --dtype "$dtype" --plan-only -o "$out/mp" > /dev/null
+  /usr/bin/python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+peak=max(x["peak_memory_bytes"] for x in d["devices"])
+t=d["predicted_step_time_s"]
+print("%-16s %-9s %10.2f %8d %11d %9.2f  %.2fx" % (sys.argv[2], sys.argv[3], t,
+      len(d["stages"]), d["microbatches"], peak / 1e9, t / 31.5))' \
+    "$out/mp/plan.json" "$model" "$dtype"
+done

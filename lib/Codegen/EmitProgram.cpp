@@ -44,28 +44,6 @@ using namespace hetpar;
 using namespace hetpar::codegen;
 namespace onnx = hetpar::onnx;
 
-std::optional<FloatMode> hetpar::codegen::parseFloatMode(llvm::StringRef n) {
-  if (n == "float32" || n == "f32")
-    return FloatMode::F32;
-  if (n == "float16" || n == "f16")
-    return FloatMode::F16;
-  if (n == "bfloat16" || n == "bf16")
-    return FloatMode::BF16;
-  return std::nullopt;
-}
-
-llvm::StringRef hetpar::codegen::floatModeName(FloatMode mode) {
-  switch (mode) {
-  case FloatMode::F32:
-    return "float32";
-  case FloatMode::F16:
-    return "float16";
-  case FloatMode::BF16:
-    return "bfloat16";
-  }
-  return "float32";
-}
-
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//

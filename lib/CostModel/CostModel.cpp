@@ -75,17 +75,6 @@ std::optional<Collective> parseCollective(llvm::StringRef name) {
 // Work of an op
 //===----------------------------------------------------------------------===//
 
-static double tensorBytes(Type t) {
-  auto st = llvm::dyn_cast<RankedTensorType>(t);
-  if (!st)
-    return 0;
-  auto n = getNumElements(st.getShape());
-  if (!n)
-    return 0;
-  unsigned bits = st.getElementTypeBitWidth();
-  return static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8);
-}
-
 static OpClass classify(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpClass>(op)
       .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::ConvGradOp,
@@ -117,7 +106,7 @@ static OpClass classify(Operation *op) {
       .Default([](Operation *) { return OpClass::Elementwise; });
 }
 
-std::optional<OpWork> measureOp(Operation *op) {
+std::optional<OpWork> measureOp(Operation *op, FloatMode dtype) {
   OpWork w;
   w.cls = classify(op);
   if (llvm::isa<onnx::ConstantOp, onnx::NoValueOp, onnx::YieldOp>(op)) {
@@ -142,10 +131,10 @@ std::optional<OpWork> measureOp(Operation *op) {
     auto st = llvm::dyn_cast<ShapedType>(v.getType());
     if (st && !st.hasStaticShape())
       return std::nullopt;
-    double b = tensorBytes(v.getType());
+    double b = tensorBytes(v.getType(), dtype);
     // A gather (an embedding lookup) reads only the rows it returns.
     if (i == 0 && llvm::isa<onnx::GatherOp>(op))
-      b = std::min(b, tensorBytes(op->getResult(0).getType()));
+      b = std::min(b, tensorBytes(op->getResult(0).getType(), dtype));
     if (matchPattern(v, m_Constant()))
       w.weightBytes += b;
     else
@@ -155,12 +144,12 @@ std::optional<OpWork> measureOp(Operation *op) {
     auto st = llvm::dyn_cast<ShapedType>(r.getType());
     if (st && !st.hasStaticShape())
       return std::nullopt;
-    w.activationBytes += tensorBytes(r.getType());
+    w.activationBytes += tensorBytes(r.getType(), dtype);
   }
   if (w.cls == OpClass::MatMul) {
     Type elt =
         llvm::cast<ShapedType>(op->getOperand(0).getType()).getElementType();
-    w.tensorCores = elt.isF16() || elt.isBF16();
+    w.tensorCores = usesTensorCores(elt, dtype);
   }
   return w;
 }

@@ -24,19 +24,16 @@ RankedTensorType typeOf(Value v) {
   return llvm::dyn_cast<RankedTensorType>(v.getType());
 }
 
-unsigned elementBytes(RankedTensorType t) {
-  unsigned bits = t.getElementTypeBitWidth();
-  return bits < 8 ? 1 : bits / 8;
-}
-
-/// The kernel's fields (without the predicted time and the name), or an empty
-/// string when hetpar-profile has nothing like this op.
-std::string describe(Operation *op, const OpWork &work) {
+/// The kernel's fields (without the predicted time and the name), with float32
+/// elements held in `dtype`, or an empty string when hetpar-profile has
+/// nothing like this op.
+std::string describe(Operation *op, const OpWork &work, FloatMode dtype) {
   auto result =
       op->getNumResults() ? typeOf(op->getResult(0)) : RankedTensorType();
   if (!result)
     return "";
-  unsigned bytes = elementBytes(result);
+  auto bytes =
+      static_cast<unsigned>(elementBytes(result.getElementType(), dtype));
   auto shape = result.getShape();
   switch (work.cls) {
   case OpClass::MatMul: {
@@ -77,8 +74,9 @@ std::string describe(Operation *op, const OpWork &work) {
     int64_t rows = product(shape), total = in ? product(in.getShape()) : 0;
     if (!in || rows == 0 || total % rows)
       return "";
-    return llvm::formatv("reduce {0} {1} {2}", rows, total / rows,
-                         elementBytes(in));
+    return llvm::formatv(
+        "reduce {0} {1} {2}", rows, total / rows,
+        static_cast<unsigned>(elementBytes(in.getElementType(), dtype)));
   }
   case OpClass::Softmax: {
     int64_t cols = shape.empty() ? 1 : shape.back();
@@ -113,16 +111,17 @@ void writeKernelList(func::FuncOp func, const CostModel &model,
                      const Device &device, llvm::raw_ostream &os) {
   os << "# kernels of @" << func.getSymName() << ", times predicted for "
      << device.kind << " by the '" << model.name() << "' cost model\n";
+  FloatMode dtype = getComputeDtype(func).value_or(FloatMode::F32);
   func.walk([&](Operation *op) {
     if (op->getParentOp() != func.getOperation())
       return;
-    auto work = measureOp(op);
+    auto work = measureOp(op, dtype);
     if (!work || work->kernels == 0 || op->hasTrait<OpTrait::IsTerminator>())
       return;
     std::string name = onnx::getNodeName(op->getLoc());
     if (name.empty())
       name = op->getName().getStringRef().str();
-    std::string fields = describe(op, *work);
+    std::string fields = describe(op, *work, dtype);
     if (fields.empty()) {
       os << "# skipped (no equivalent kernel): " << onnx::describeNode(op)
          << "\n";

@@ -72,15 +72,14 @@ struct ModelOps {
   std::vector<OpWork> work;
 };
 
-ModelOps collect(func::FuncOp func) {
+ModelOps collect(const OpCatalog &catalog) {
   ModelOps m;
-  for (auto &[op, name] : listPlanOps(func)) {
-    auto w = measureOp(op);
-    if (!w)
+  for (size_t i = 0; i < catalog.size(); ++i) {
+    if (!catalog.work[i])
       continue;
-    m.ops.push_back(op);
-    m.names.push_back(name);
-    m.work.push_back(*w);
+    m.ops.push_back(catalog.ops[i]);
+    m.names.push_back(catalog.names[i]);
+    m.work.push_back(*catalog.work[i]);
   }
   return m;
 }
@@ -164,8 +163,8 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
   if (funcs.empty())
     return out;
   func::FuncOp func = *funcs.begin();
-  ModelOps m = collect(func);
   OpCatalog catalog(func);
+  ModelOps m = collect(catalog);
   bool training = mode == Mode::Training;
   int64_t batch = batchSize(func);
   std::vector<int> ids;

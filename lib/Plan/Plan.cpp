@@ -33,6 +33,7 @@ namespace {
 const StringRef kOutputFields[] = {"predicted_step_time_s",
                                    "predicted_throughput",
                                    "flops_per_step",
+                                   "compute_dtype",
                                    "devices",
                                    "baselines",
                                    "bubble_fraction",

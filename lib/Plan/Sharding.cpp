@@ -66,13 +66,14 @@ double parameterCount(Value v) {
   return n && *n > 1 ? static_cast<double>(*n) : 0;
 }
 
-double bytesOfType(Type t) {
-  auto st = llvm::dyn_cast<RankedTensorType>(t);
-  if (!st)
-    return 0;
-  auto n = getNumElements(st.getShape());
-  unsigned bits = st.getElementTypeBitWidth();
-  return n ? static_cast<double>(*n) * (bits == 1 ? 1 : bits / 8) : 0;
+llvm::Expected<FloatMode> checkedComputeDtype(ModuleOp module) {
+  if (auto dtype = getComputeDtype(module))
+    return *dtype;
+  std::string value;
+  llvm::raw_string_ostream(value) << module->getAttr(kComputeDtypeAttrName);
+  return fail(llvm::formatv("the module's {0} is {1}; it must be \"float32\", "
+                            "\"float16\" or \"bfloat16\"",
+                            kComputeDtypeAttrName, value));
 }
 
 bool Layout::operator==(const Layout &o) const {
@@ -121,13 +122,14 @@ std::string layerOf(llvm::StringRef name) {
   return "";
 }
 
-OpCatalog::OpCatalog(func::FuncOp func) {
+OpCatalog::OpCatalog(func::FuncOp func)
+    : dtype(getComputeDtype(func).value_or(FloatMode::F32)) {
   for (auto &[op, name] : listPlanOps(func)) {
     index[op] = ops.size();
     byName[name] = ops.size();
     ops.push_back(op);
     names.push_back(name);
-    work.push_back(measureOp(op));
+    work.push_back(measureOp(op, dtype));
     std::optional<ShardingRule> rule;
     if (auto iface = llvm::dyn_cast<ShardingRuleOpInterface>(op))
       if (auto r = iface.getShardingRule(); succeeded(r))
@@ -409,7 +411,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
     auto &paid = done[v];
     if (llvm::is_contained(paid, to))
       return 0;
-    double c = reshardTime(from, to, bytesOfType(v.getType()) * batchShare,
+    double c = reshardTime(from, to, catalog.bytesOf(v.getType()) * batchShare,
                            group, cluster, model);
     paid.push_back(to);
     return c;
@@ -449,7 +451,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
     if (s && s->collective != "none" && t > 1) {
       double bytes = 0;
       for (Value v : op->getResults())
-        bytes += bytesOfType(v.getType()) * batchShare;
+        bytes += catalog.bytesOf(v.getType()) * batchShare;
       c += model.collectiveTime(*parseCollective(s->collective), bytes, group,
                                 cluster);
     }

@@ -219,6 +219,8 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   auto funcs = module.getOps<func::FuncOp>();
   if (funcs.empty())
     return fail("the module has no function");
+  if (auto dtype = checkedComputeDtype(module); !dtype)
+    return dtype.takeError();
   OpCatalog catalog(*funcs.begin());
   return simulate(catalog, *funcs.begin(), cluster, plan, model);
 }
@@ -343,6 +345,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
   Prediction pred;
   pred.warnings = std::move(warnings);
   pred.batch = batchSize(func);
+  pred.dtype = table.dtype;
 
   // --- Work of each op ---
   std::vector<OpWork> work(table.ops.size());
@@ -455,7 +458,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           return it == table.index.end() ? false : stageOf[it->second] > s;
         });
         if (crosses && counted.insert(r).second)
-          bytes += bytesOfType(r.getType()) / m;
+          bytes += table.bytesOf(r.getType()) / m;
       }
     }
     const Stage &from = plan.stages[s], &to = plan.stages[s + 1];
@@ -531,7 +534,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         for (int i : stageOps[s])
           for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
             if (parameterCount(v) > 0 && seen.insert(v).second)
-              bytes += bytesOfType(v.getType()) * operandShare(i, k, t);
+              bytes += table.bytesOf(v.getType()) * operandShare(i, k, t);
         std::vector<int> group;
         for (int r = 0; r < stage.data; ++r)
           group.push_back(stage.devices[r * stage.tensor + t]);
@@ -584,8 +587,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           addDevice(dp, d, s);
           continue;
         }
-        // Weights (and, in training, their gradients and Adam's state:
-        // two float32 moments and a float32 master copy, 12 bytes/parameter).
+        // Weights (and, in training, their gradients and Adam's state), all
+        // in the compute dtype but Adam's state (kAdamStateBytesPerParameter).
         llvm::DenseMap<Value, double> weightShare;
         for (int i : stageOps[s]) {
           for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
@@ -598,15 +601,15 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         }
         double params = 0, paramBytes = 0;
         for (auto [v, share] : weightShare) {
-          dp.memory.weights += bytesOfType(v.getType()) * share;
+          dp.memory.weights += table.bytesOf(v.getType()) * share;
           params += parameterCount(v) * share;
           if (parameterCount(v) > 0)
-            paramBytes += bytesOfType(v.getType()) * share;
+            paramBytes += table.bytesOf(v.getType()) * share;
         }
         if (training) {
-          // A gradient per parameter, in the parameter's type.
+          // A gradient per parameter, in the parameter's compute dtype.
           dp.memory.gradients = paramBytes;
-          dp.memory.optimizer = 12.0 * params;
+          dp.memory.optimizer = kAdamStateBytesPerParameter * params;
         }
         // Activations: in inference the peak of the live values of one
         // microbatch; in training every value the backward pass needs, for each
@@ -616,7 +619,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         // stay split; a value some use needs whole (gathered, reduced) is kept
         // whole.
         auto valueBytes = [&](Value v) {
-          double b = bytesOfType(v.getType()) * batchShare;
+          double b = table.bytesOf(v.getType()) * batchShare;
           auto r = llvm::dyn_cast<OpResult>(v);
           if (!r)
             return b;
@@ -731,6 +734,7 @@ llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
   out["predicted_step_time_s"] = p.stepTime;
   out["predicted_throughput"] = p.throughput;
   out["flops_per_step"] = p.flopsPerStep;
+  out["compute_dtype"] = floatModeName(p.dtype);
   out["bubble_fraction"] = p.bubbleFraction;
   out["batch"] = p.batch;
   out["memory_fits"] = p.memoryProblems.empty();

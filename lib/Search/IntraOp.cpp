@@ -173,9 +173,10 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
           return it == catalog.index.end() || !position.count(it->second);
         });
         if (leaves)
-          c.node += mult * reshardTime(c.resolved.results[r], Layout(),
-                                       bytesOfType(v.getType()) * batchShare,
-                                       group, cluster, model);
+          c.node +=
+              mult * reshardTime(c.resolved.results[r], Layout(),
+                                 catalog.bytesOf(v.getType()) * batchShare,
+                                 group, cluster, model);
       }
       choices[k].push_back(std::move(c));
     }
@@ -206,7 +207,7 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
         to.kind == Layout::Split && l.dim == to.dim)
       return 0.0;
     Value v = catalog.ops[ops[u.producer]]->getResult(u.result);
-    return mult * reshardTime(l, to, bytesOfType(v.getType()) * batchShare,
+    return mult * reshardTime(l, to, catalog.bytesOf(v.getType()) * batchShare,
                               group, cluster, model);
   };
   auto toShardings = [&](llvm::ArrayRef<int> pick) {
@@ -247,8 +248,8 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       double bytes = 0;
       for (auto [o, v] : llvm::enumerate(catalog.ops[ops[k]]->getOperands()))
         if (isConstant(v))
-          bytes +=
-              bytesOfType(v.getType()) * choice.resolved.operandShares[o][d];
+          bytes += catalog.bytesOf(v.getType()) *
+                   choice.resolved.operandShares[o][d];
       most = std::max(most, bytes);
     }
     return most;

@@ -154,7 +154,7 @@ public:
           if (auto it = catalog.index.find(user); it != catalog.index.end())
             last = std::max(last, unitOf[it->second]);
         for (int b = unitOf[i] + 1; b <= last; ++b)
-          crossBytes[b] += bytesOfType(v.getType());
+          crossBytes[b] += catalog.bytesOf(v.getType());
       }
   }
 
@@ -359,7 +359,7 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
       UnitMemory &m = out.memory[d];
       double opBytes = 0;
       for (auto [o, v] : llvm::enumerate(op->getOperands())) {
-        double bytes = bytesOfType(v.getType());
+        double bytes = catalog.bytesOf(v.getType());
         if (isConstant(v)) {
           double share = resolved->operandShares[o][d];
           m.weights += bytes * share;
@@ -378,7 +378,7 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
       for (OpResult v : op->getResults()) {
         // As the simulator keeps it (keptShare; uses outside the unit need
         // it whole).
-        double bytes = bytesOfType(v.getType()) * batchShare *
+        double bytes = catalog.bytesOf(v.getType()) * batchShare *
                        keptShare(catalog, lookup, v, "none", inUnit, d);
         m.activations += bytes;
         opBytes += bytes;
@@ -833,7 +833,9 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
               double paramBytes = pf.paramBytes[b] - pf.paramBytes[a];
               double acts = pf.acts[b] - pf.acts[a];
               double fixed =
-                  weights + (training ? paramBytes + 12 * params : 0);
+                  weights +
+                  (training ? paramBytes + kAdamStateBytesPerParameter * params
+                            : 0);
               double sync = 0;
               if (training && c.data > 1)
                 sync = pf.sync1MB +
@@ -987,10 +989,11 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
   for (Operation *op : catalog.ops)
     for (Value v : op->getOperands())
       if (isConstant(v) && seen.insert(v).second) {
-        weights += bytesOfType(v.getType());
+        weights += catalog.bytesOf(v.getType());
         params += parameterCount(v);
       }
-  double need = weights + (training ? weights + 12 * params : 0);
+  double need =
+      weights + (training ? weights + kAdamStateBytesPerParameter * params : 0);
   double have = 0;
   for (const Device &d : cluster.devices)
     have += d.memoryBytes;
@@ -1000,7 +1003,7 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
       "bytes ({6}) in all",
       static_cast<int64_t>(need), formatBytes(need), formatBytes(weights),
       training ? ", gradients " + formatBytes(weights) + ", optimizer state " +
-                     formatBytes(12 * params)
+                     formatBytes(kAdamStateBytesPerParameter * params)
                : std::string(),
       cluster.devices.size(), static_cast<int64_t>(have), formatBytes(have));
 }
@@ -1015,6 +1018,8 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   if (funcs.empty())
     return fail("the module has no function");
   func::FuncOp func = *funcs.begin();
+  if (auto dtype = checkedComputeDtype(module); !dtype)
+    return dtype.takeError();
   OpCatalog catalog(func);
   if (catalog.size() == 0)
     return fail("the model has no ops to place (its outputs are inputs or "

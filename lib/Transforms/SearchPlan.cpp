@@ -45,6 +45,14 @@ struct SearchPlanPass
       return failWith("budget must be a positive number of seconds");
     options.stages = stages;
     options.budgetSeconds = budget;
+    if (!dtype.empty()) {
+      auto parsed = hetpar::parseFloatMode(dtype);
+      if (!parsed)
+        return failWith("dtype must be 'float32', 'float16' or 'bfloat16', "
+                        "not '" +
+                        dtype + "'");
+      hetpar::setComputeDtype(module, *parsed);
+    }
     if (cluster.empty() && !hetpar::lookupDeviceKind(deviceKind))
       return failWith("unknown device kind '" + deviceKind + "'");
     llvm::Expected<hetpar::Cluster> c =

@@ -4,6 +4,10 @@
 // RUN: not hetpar-opt %s --hetpar-search-plan="cluster=%S/Inputs/nonesuch.yaml" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not hetpar-opt %s --hetpar-search-plan="mode=train" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not hetpar-opt %s --hetpar-search-plan="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: hetpar-opt %s --hetpar-search-plan="cluster=%S/Inputs/two-a100.yaml dtype=bfloat16" -o %t.mlir
+// RUN: FileCheck %s --check-prefix=DTYPE < %t.mlir
+// RUN: not hetpar-opt %s --hetpar-search-plan="dtype=fp8" 2>&1 | FileCheck %s --check-prefix=BADDTYPE
+// RUN: sed 's/"bfloat16"/"fp8"/' %t.mlir | not hetpar-opt --hetpar-search-plan 2>&1 | FileCheck %s --check-prefix=BADATTR
 
 // One sample through two 1 GB weight matrices: reading the weights bounds the
 // time, so splitting them over the two A100s (Megatron's column- then
@@ -36,6 +40,11 @@
 // One line, without the module printed after it.
 // NEG: error: hetpar-search-plan: stages must be 0 (any number) or more, not -1
 // NEG-NOT: see current operation
+// The compute dtype goes onto the module, where the search reads it (and a
+// value that is not a dtype is an error, from the option or in the module).
+// DTYPE: module attributes {hetpar.compute_dtype = "bfloat16", hetpar.plan = {
+// BADDTYPE: error: hetpar-search-plan: dtype must be 'float32', 'float16' or 'bfloat16', not 'fp8'
+// BADATTR: error: hetpar-search-plan: the module's hetpar.compute_dtype is "fp8"; it must be "float32", "float16" or "bfloat16"
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {
   %w1 = onnx.Constant dense<0.5> : tensor<8192x32768xf32>
   %w2 = onnx.Constant dense<0.5> : tensor<32768x8192xf32>

@@ -86,7 +86,7 @@ TEST_F(CostModelTest, GemmOnTwoDeviceKinds) {
   // C[4096x4096] = A[4096x4096] B[4096x4096] in float32:
   // 2 * 4096^3 = 137438953472 FLOP; bytes moved 3 * 4096^2 * 4 = 201326592.
   Operation *op = firstOp(kGemm4096);
-  auto work = measureOp(op);
+  auto work = measureOp(op, FloatMode::F32);
   ASSERT_TRUE(work);
   EXPECT_EQ(work->cls, OpClass::MatMul);
   EXPECT_DOUBLE_EQ(work->flops, 137438953472.0);
@@ -118,11 +118,39 @@ TEST_F(CostModelTest, HalfPrecisionGemmUsesTensorCores) {
       %c = onnx.MatMul(%a, %b) : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>
       return %c : tensor<4096x4096xf16>
     })");
-  auto work = measureOp(op);
+  auto work = measureOp(op, FloatMode::F32);
   ASSERT_TRUE(work);
   EXPECT_TRUE(work->tensorCores);
   EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
               137438953472.0 / 234e12 + 5e-6, 1e-10);
+}
+
+TEST_F(CostModelTest, Float32HeldIn16BitsIsCountedAs16Bit) {
+  // The float32 GEMM under a 16-bit compute dtype is the float16 GEMM above:
+  // tensor cores, 3 * 4096^2 * 2 = 100663296 bytes, 0.58735 ms + 5 us.
+  Operation *op = firstOp(kGemm4096);
+  for (FloatMode dtype : {FloatMode::BF16, FloatMode::F16}) {
+    auto work = measureOp(op, dtype);
+    ASSERT_TRUE(work);
+    EXPECT_TRUE(work->tensorCores);
+    EXPECT_DOUBLE_EQ(work->activationBytes, 100663296.0);
+    EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
+                137438953472.0 / 234e12 + 5e-6, 1e-10);
+  }
+  // Only float32 changes: an int64, a bool and a float16 element keep theirs.
+  MLIRContext *ctx = op->getContext();
+  EXPECT_EQ(elementBytes(Float32Type::get(ctx), FloatMode::BF16), 2);
+  EXPECT_EQ(elementBytes(Float32Type::get(ctx), FloatMode::F32), 4);
+  EXPECT_EQ(elementBytes(IntegerType::get(ctx, 64), FloatMode::BF16), 8);
+  EXPECT_EQ(elementBytes(IntegerType::get(ctx, 1), FloatMode::F16), 1);
+  EXPECT_EQ(elementBytes(Float16Type::get(ctx), FloatMode::F32), 2);
+  // The module attribute is the one place the dtype is read from.
+  auto module = op->getParentOfType<ModuleOp>();
+  EXPECT_EQ(getComputeDtype(op), FloatMode::F32);
+  setComputeDtype(module, FloatMode::BF16);
+  EXPECT_EQ(getComputeDtype(op), FloatMode::BF16);
+  module->setAttr(kComputeDtypeAttrName, StringAttr::get(ctx, "fp8"));
+  EXPECT_EQ(getComputeDtype(op), std::nullopt);
 }
 
 TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
@@ -133,7 +161,7 @@ TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
       %c = onnx.Add(%a, %b) : (tensor<8192x8192xf32>, tensor<8192x8192xf32>) -> tensor<8192x8192xf32>
       return %c : tensor<8192x8192xf32>
     })");
-  auto work = measureOp(op);
+  auto work = measureOp(op, FloatMode::F32);
   ASSERT_TRUE(work);
   EXPECT_EQ(work->cls, OpClass::Elementwise);
   EXPECT_NEAR(model.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
@@ -222,7 +250,7 @@ TEST_F(CostModelTest, ProfileReplacesDatasheetNumbers) {
                       params)));
   DefaultCostModel measured(params);
   Operation *op = firstOp(kGemm4096);
-  auto work = measureOp(op);
+  auto work = measureOp(op, FloatMode::F32);
   // 137438953472 FLOP at the measured 10 TFLOP/s + the measured 10 us launch.
   EXPECT_NEAR(
       measured.computeTime(*work, device("A100-SXM4-80GB"), 1, 1, false),
@@ -251,7 +279,7 @@ TEST_F(CostModelTest, ProfileCurvesReplaceTheRoofline) {
                       params)));
   DefaultCostModel measured(params);
   Operation *op = firstOp(kGemm4096);
-  auto work = measureOp(op);
+  auto work = measureOp(op, FloatMode::F32);
   // 137438953472 FLOP on the line from (1e6, 1e-5) to (1e12, 0.1), which is
   // t = 1e-5 * (work / 1e6)^(2/3): 1e-5 * 137438.953472^(2/3) = 26.6 ms. No
   // launch term: the measured times include it.

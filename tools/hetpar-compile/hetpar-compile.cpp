@@ -6,7 +6,8 @@
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=mlir -o F
 //   hetpar-compile MODEL.onnx [--input-shape NAME=2x128 ...] --emit=summary
 //   hetpar-compile MODEL.onnx [--cluster FILE] [--plan PLAN.json] [--mode M]
-//                  [--profile P.json] [--cost-model NAME] --plan-only -o OUTDIR
+//                  [--dtype D] [--profile P.json] [--cost-model NAME]
+//                  --plan-only -o OUTDIR
 //
 // Without --emit or --plan-only it compiles the model for one local device:
 // OUT/device_0.cu, its CPU build (device_0.cpu.so), its CUDA build when nvcc
@@ -177,9 +178,11 @@ static cl::opt<std::string> dtypeOption(
     "dtype",
     cl::desc("Storage and compute type of the model's float32 tensors: "
              "float32 (default), float16 or bfloat16 (float32 accumulation; "
-             "inputs and outputs keep their dtypes). With --mode training: "
-             "16-bit activations and gradients, float32 master weights and "
-             "optimizer state, dynamic loss scaling for float16"),
+             "inputs and outputs keep their dtypes). Plans count them so too: "
+             "tensor-core GEMMs, 2 bytes per element, and in training 16 "
+             "bytes per parameter (mixed-precision Adam). A training program "
+             "keeps float32 master weights and optimizer state, with dynamic "
+             "loss scaling for float16"),
     cl::init("float32"), cl::value_desc("TYPE"), cl::cat(category));
 static cl::list<std::string>
     targets("targets",
@@ -252,8 +255,7 @@ static void printStageTable(const hetpar::Plan &plan,
 
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
-                       std::string traceText,
-                       hetpar::codegen::FloatMode floatMode,
+                       std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead);
 
 /// --plan-only: evaluate the given plan, or search one, and write
@@ -262,7 +264,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
 /// folder with one program per device, plan.json and trace.json.
 static int planModel(ModuleOp module,
                      const std::vector<std::string> &inputsRead,
-                     std::optional<hetpar::codegen::FloatMode> generate) {
+                     std::optional<hetpar::FloatMode> generate) {
   // Everything that can fail is checked before anything is written.
   if (clusterPath.empty() && !hetpar::lookupDeviceKind(deviceKind))
     return fail("--device-kind: unknown device kind '" + deviceKind +
@@ -502,7 +504,7 @@ static int planModel(ModuleOp module,
 static const char *argv0 = "hetpar-compile";
 
 static hetpar::codegen::CodegenOptions
-codegenOptions(hetpar::codegen::FloatMode floatMode) {
+codegenOptions(hetpar::FloatMode floatMode) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
@@ -519,7 +521,7 @@ codegenOptions(hetpar::codegen::FloatMode floatMode) {
 }
 
 /// Code generation for one local device: OUT is complete or absent.
-static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
+static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
                         llvm::ArrayRef<std::string> inputsRead,
                         const hetpar::codegen::PlanFiles &extra = {}) {
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
@@ -562,8 +564,7 @@ static int compileModel(ModuleOp module, hetpar::codegen::FloatMode floatMode,
 /// check the exchanges, one program per device. OUT is complete or absent.
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
-                       std::string traceText,
-                       hetpar::codegen::FloatMode floatMode,
+                       std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead) {
   if (plan.mode != hetpar::Mode::Inference)
     return fail("code generation covers inference plans; this plan is for "
@@ -647,7 +648,7 @@ int main(int argc, char **argv) {
       !planPath.empty() || !clusterPath.empty() || !baselinePlan.empty();
   if (!planPath.empty() && !baselinePlan.empty())
     return fail("--plan and --baseline both choose the plan; give one");
-  auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
+  auto floatMode = hetpar::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
                 "' (float32, float16 or bfloat16)");
@@ -731,6 +732,10 @@ int main(int argc, char **argv) {
                         extra);
   }
 
+  // The planner reads the dtype from the module (docs/search.md): one fact
+  // for the search, the simulator and the cost model.
+  if (planOnly || (codegen && planned))
+    hetpar::setComputeDtype(*module, *floatMode);
   if (planOnly)
     return planModel(*module, inputsRead, std::nullopt);
   if (codegen && planned)

@@ -94,7 +94,7 @@ static int fail(const llvm::Twine &message) {
 /// --emit-device-source: parse, generate, print. --emit-program: generate
 /// every device's program and write the folder.
 static int deviceSource(const char *argv0) {
-  auto floatMode = hetpar::codegen::parseFloatMode(dtypeOption);
+  auto floatMode = hetpar::parseFloatMode(dtypeOption);
   if (!floatMode)
     return fail("--dtype: unknown type '" + dtypeOption +
                 "' (float32, float16 or bfloat16)");

@@ -12,6 +12,8 @@
 #ifndef HETPAR_CODEGEN_CODEGEN_H
 #define HETPAR_CODEGEN_CODEGEN_H
 
+#include "hetpar/Support/FloatMode.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -22,12 +24,12 @@
 
 namespace hetpar::codegen {
 
-/// Storage and compute type of the model's float32 tensors.
-enum class FloatMode { F32, F16, BF16 };
-
-/// Parses "float32" / "float16" / "bfloat16" (also f32, f16, bf16).
-std::optional<FloatMode> parseFloatMode(llvm::StringRef name);
-llvm::StringRef floatModeName(FloatMode mode);
+/// Storage and compute type of the model's float32 tensors: one enum with the
+/// planner's compute dtype (hetpar/Support/FloatMode.h), also reachable by its
+/// earlier names here.
+using ::hetpar::FloatMode;
+using ::hetpar::floatModeName;
+using ::hetpar::parseFloatMode;
 
 struct CodegenOptions {
   /// float32 tensors become float16 / bfloat16 in storage (weights and

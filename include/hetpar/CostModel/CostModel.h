@@ -17,6 +17,7 @@
 #define HETPAR_COSTMODEL_COSTMODEL_H
 
 #include "hetpar/Cluster/Cluster.h"
+#include "hetpar/Support/FloatMode.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringMap.h"
@@ -62,14 +63,17 @@ struct OpWork {
   double flops = 0; ///< FlopCountOpInterface
   double activationBytes =
       0; ///< non-constant operands + results: scale with the batch
-  double weightBytes = 0;   ///< constant operands: read once per run
-  bool tensorCores = false; ///< a MatMul-class op on f16/bf16 operands
-  unsigned kernels = 1;     ///< kernel launches
+  double weightBytes = 0; ///< constant operands: read once per run
+  /// A MatMul-class op whose operands are float16 or bfloat16, or float32
+  /// held in 16 bits by the compute dtype (usesTensorCores).
+  bool tensorCores = false;
+  unsigned kernels = 1; ///< kernel launches
 };
 
-/// Classifies `op` and counts its FLOPs and bytes; std::nullopt when a shape is
-/// not static. Constants themselves cost nothing.
-std::optional<OpWork> measureOp(mlir::Operation *op);
+/// Classifies `op` and counts its FLOPs and bytes with float32 tensors held in
+/// `dtype` (the module's compute dtype, getComputeDtype; tensorBytes);
+/// std::nullopt when a shape is not static. Constants themselves cost nothing.
+std::optional<OpWork> measureOp(mlir::Operation *op, FloatMode dtype);
 
 /// Numbers the default model uses; calibration (hetpar-profile) overwrites
 /// them.

@@ -48,12 +48,20 @@ struct Layout {
 std::string layerOf(llvm::StringRef nodeName);
 
 /// The ops of a function with everything the timing needs, computed once:
-/// their work (measureOp), sharding rules and the alignment of each factor.
+/// their work (measureOp), sharding rules and the alignment of each factor,
+/// and the compute dtype that every size in bytes is counted in.
 class OpCatalog {
 public:
   explicit OpCatalog(mlir::func::FuncOp func);
 
   size_t size() const { return ops.size(); }
+  /// The compute dtype of the function's module (getComputeDtype; float32
+  /// when the attribute is absent or malformed: searchPlan and simulate reject
+  /// a malformed one first). The search, the simulator and the cost model's
+  /// OpWork all take it from here.
+  FloatMode dtype = FloatMode::F32;
+  /// Bytes of a value of `type` in the compute dtype (tensorBytes).
+  double bytesOf(mlir::Type type) const { return tensorBytes(type, dtype); }
   std::vector<mlir::Operation *> ops;
   std::vector<std::string> names; ///< listPlanOps names
   std::vector<std::optional<OpWork>> work;
@@ -145,8 +153,9 @@ bool isConstant(mlir::Value v);
 /// more than one element (the optimizer keeps state for it); 0 otherwise.
 double parameterCount(mlir::Value v);
 
-/// Bytes of a value of ranked tensor type (0 otherwise).
-double bytesOfType(mlir::Type t);
+/// The compute dtype of `module` (getComputeDtype), or an error naming the
+/// attribute when it holds something else than float32, float16 or bfloat16.
+llvm::Expected<FloatMode> checkedComputeDtype(mlir::ModuleOp module);
 
 } // namespace hetpar
 

@@ -39,6 +39,16 @@ struct TraceSpan {
   double start, duration;
 };
 
+/// Bytes of Adam's state per parameter in training: a float32 master copy of
+/// the weight and float32 first and second moments, the K = 12 of
+/// Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
+/// Parameter Models" (SC 2020), section 3.1. Weights and gradients are counted
+/// apart in the compute dtype, so a parameter takes 2 + 2 + 12 = 16 bytes with
+/// a 16-bit dtype (ZeRO's mixed-precision Adam) and 4 + 4 + 12 = 20 in
+/// float32, where the master copy repeats the weight but is counted all the
+/// same.
+inline constexpr double kAdamStateBytesPerParameter = 12;
+
 struct DeviceMemory {
   double weights = 0, activations = 0, gradients = 0, optimizer = 0;
   double total() const { return weights + activations + gradients + optimizer; }
@@ -70,6 +80,8 @@ struct Prediction {
       0; ///< model FLOP per step (forward, plus backward in training)
   double bubbleFraction = 0; ///< idle share of the stages' time
   int64_t batch = 1; ///< samples per step (the module's batch dimension)
+  /// The compute dtype every byte count was made in (OpCatalog::dtype).
+  FloatMode dtype = FloatMode::F32;
   std::vector<StagePrediction> stages;
   std::vector<DevicePrediction> devices;
   std::vector<TraceSpan> trace;

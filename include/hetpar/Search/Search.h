@@ -49,6 +49,9 @@ enum class Objective {
   Latency,    ///< time of one batch as one request: no microbatching
 };
 
+/// The compute dtype is not an option: it is the module's
+/// `hetpar.compute_dtype` (hetpar/Support/FloatMode.h), which the simulator
+/// and the cost model read the same way (OpCatalog::dtype).
 struct SearchOptions {
   Mode mode = Mode::Inference;
   Objective objective = Objective::Throughput;

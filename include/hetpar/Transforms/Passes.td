@@ -103,6 +103,11 @@ def SearchPlanPass : Pass<"hetpar-search-plan", "mlir::ModuleOp"> {
     data and tensor degrees, batch shares, recomputation; microbatches, schedule,
     mode). With `plan`, the given plan.json is checked against the module and the
     cluster and written instead, so a hand-written plan goes the same way.
+    `dtype` (float32, float16 or bfloat16) writes the module's
+    `hetpar.compute_dtype`, which the search and the simulator count in: float32
+    tensors held in 16 bits run their GEMMs on tensor cores, take 2 bytes per
+    element, and in training 16 bytes per parameter with Adam. Without it the
+    module's own attribute holds (float32 when it has none).
     Errors (a cluster or plan that does not load, a model that fits nowhere) are
     reported at the module.
   }];
@@ -121,6 +126,9 @@ def SearchPlanPass : Pass<"hetpar-search-plan", "mlir::ModuleOp"> {
            "Exactly this many pipeline stages (0: any)">,
     Option<"budget", "budget", "double", /*default=*/"60.0",
            "Search budget in seconds">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"\"",
+           "Compute dtype of float32 tensors: float32, float16 or bfloat16 "
+           "(default: the module's hetpar.compute_dtype, else float32)">,
   ];
 }
 
