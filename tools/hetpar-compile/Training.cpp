@@ -74,6 +74,12 @@ static cl::opt<double> minLr("min-lr",
                              cl::desc("Learning rate at the end of the decay"),
                              cl::init(0), cl::cat(category));
 
+static cl::opt<int64_t>
+    seed("seed",
+         cl::desc("Seed of the masks of training-mode Dropout nodes without "
+                  "their own seed attribute (0)"),
+         cl::init(0), cl::cat(category));
+
 LogicalResult hetpar::tools::buildTrainingPipeline(
     OpPassManager &pm, const std::function<void(OpPassManager &)> &toStatic) {
   TrainLiftParamsPassOptions lift;
@@ -85,6 +91,9 @@ LogicalResult hetpar::tools::buildTrainingPipeline(
   attach.labels = labels;
   attach.output = lossOutput;
   pm.addPass(createTrainAttachLossPass(attach));
+  TrainDropoutPassOptions dropout;
+  dropout.seed = seed;
+  pm.addPass(createTrainDropoutPass(dropout));
   pm.addPass(createDifferentiatePass());
   TrainOptimizerPassOptions opt;
   opt.optimizer = optimizer;
@@ -152,6 +161,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module) {
       {"batch_size", batch},
       {"tokens_per_sample", tokens},
       {"classes", classes},
+      {"seed", seed.getValue()},
       {"optimizer", std::move(opt)},
       {"model", "model.onnx"}};
   std::string text;
