@@ -194,12 +194,13 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     the imported module, before canonicalization (which merges equal constants,
     such as two LayerNorm scales of ones).
 
-    The running statistics of a training-mode BatchNormalization that returns
-    its new ones (input_mean and input_var initializers; PyTorch's buffers)
-    are state, not parameters: they become globals with `hetpar.role =
-    "buffer"` whatever `freeze` says, and an `ml_program.global_store` of the
-    node's running_mean / running_var result, placed before the function's
-    return (after every read of the old value), writes them each step.
+    The running statistics of a training-mode BatchNormalization (its
+    input_mean and input_var initializers; PyTorch's buffers) are state, not
+    parameters: they become globals with `hetpar.role = "buffer"` whatever
+    `freeze` says. When the node returns its new running statistics, an
+    `ml_program.global_store` of its running_mean / running_var result, placed
+    before the function's return (after every read of the old value), writes
+    them each step; otherwise they keep their values.
 
     Errors: `freeze` is not a valid regular expression, or matches no
     initializer; nothing is trainable; one initializer is the running
