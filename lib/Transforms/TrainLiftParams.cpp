@@ -37,6 +37,14 @@ onnx::ConstantOp floatInitializer(Value v) {
   return c;
 }
 
+/// "running_var of node 'bn1' (BatchNormalization)".
+std::string describeStat(Value result) {
+  auto res = llvm::cast<OpResult>(result);
+  return std::string(res.getResultNumber() == 1 ? "running_mean"
+                                                : "running_var") +
+         " of " + onnx::describeNode(res.getOwner());
+}
+
 struct TrainLiftParamsPass
     : public hetpar::impl::TrainLiftParamsPassBase<TrainLiftParamsPass> {
   using Base::Base;
@@ -64,10 +72,9 @@ struct TrainLiftParamsPass
           it->second = result;
         else if (!inserted && result && it->second != result) {
           bn.emitError() << "initializer '" << initializerName(c).getValue()
-                         << "' is the running statistic of two "
-                            "training-mode BatchNormalization nodes ("
-                         << onnx::describeNode(it->second.getDefiningOp())
-                         << " and " << onnx::describeNode(bn)
+                         << "' would get two new running statistics ("
+                         << describeStat(it->second) << " and "
+                         << describeStat(result)
                          << "): a training program keeps one copy of it";
           return WalkResult::interrupt();
         }

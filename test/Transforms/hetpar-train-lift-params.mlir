@@ -8,7 +8,7 @@
 // RUN: hetpar-opt %t/bad-regex.mlir --hetpar-train-lift-params='freeze=*' --verify-diagnostics
 // RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params | FileCheck %s --check-prefix=BUF
 // RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params='freeze=bn\..*' | FileCheck %s --check-prefix=BUFFREEZE
-// RUN: hetpar-opt %t/shared-buffer.mlir --hetpar-train-lift-params --verify-diagnostics
+// RUN: hetpar-opt %t/shared-buffer.mlir --split-input-file --hetpar-train-lift-params --verify-diagnostics
 
 //--- lift.mlir
 // Float initializers become private mutable globals (module order: the order
@@ -162,7 +162,30 @@ func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %m = onnx.Constant {onnx.initializer = "mean"} dense<[0.1, 0.2]> : tensor<2xf32>
   %v = onnx.Constant {onnx.initializer = "var"} dense<[1.0, 2.0]> : tensor<2xf32>
   %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
-  // expected-error @+1 {{initializer 'mean' is the running statistic of two training-mode BatchNormalization nodes}}
+  // expected-error @+1 {{initializer 'mean' would get two new running statistics (running_mean of}}
   %1:3 = onnx.BatchNormalization(%0#0, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
   return %1#0 : tensor<4x2xf32>
+}
+
+// -----
+
+// Nor can one node update one initializer as both its mean and its variance.
+func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = onnx.Constant {onnx.initializer = "s"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "stats"} dense<[0.1, 0.2]> : tensor<2xf32>
+  // expected-error @+1 {{initializer 'stats' would get two new running statistics (running_mean of op BatchNormalization and running_var of op BatchNormalization): a training program keeps one copy of it}}
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %m) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %0#0 : tensor<4x2xf32>
+}
+
+// -----
+
+// The new statistics must have the initializer's type.
+func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = onnx.Constant {onnx.initializer = "s"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "mean"} dense<[0.1, 0.2]> : tensor<2xf32>
+  %v = onnx.Constant {onnx.initializer = "var"} dense<[1.0, 2.0]> : tensor<2xf32>
+  // expected-error @+1 {{running statistic result of type 'tensor<?xf32>' cannot update initializer 'mean' of type 'tensor<2xf32>'}}
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %0#0 : tensor<4x2xf32>
 }
