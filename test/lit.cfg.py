@@ -32,7 +32,7 @@ config.substitutions.append(("%fake_train", os.path.join(config.hetpar_lib_dir, 
 config.substitutions.append(("%expect-exit", "bash " + os.path.join(config.hetpar_src_root, "test", "lib", "expect-exit.sh")))
 
 tool_dirs = [config.hetpar_tools_dir, config.llvm_tools_dir]
-tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster", "hetpar-profile", "HetParRuntimeTests", "hetpar-run", "HetParCollectivesTest"]
+tools = ["hetpar-opt", "hetpar-translate", "hetpar-compile", "hetpar-import-suite", "HetParUnitTests", "hetpar-cluster", "hetpar-profile", "HetParRuntimeTests", "hetpar-run", "HetParCollectivesTest", "HetParDeviceKernelsTest"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.hetpar_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

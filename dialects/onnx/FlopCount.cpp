@@ -8,7 +8,8 @@
 //                       scale and bias (2)                        = 8 per
 //                       element
 //   BatchNormalization in inference: a fused scale and shift      = 2 per
-//   element InstanceNormalization: like LayerNormalization                = 8
+//   element; in training: like LayerNormalization (batch statistics)  = 8
+//   per element InstanceNormalization: like LayerNormalization         = 8
 //   per element
 //
 //===----------------------------------------------------------------------===//
@@ -184,7 +185,8 @@ HETPAR_FLOPS(SoftmaxOp, scaled(numel(getInput()), 5))
 HETPAR_FLOPS(LogSoftmaxOp, scaled(numel(getInput()), 5))
 HETPAR_FLOPS(LayerNormalizationOp, scaled(numel(getX()), 8))
 HETPAR_FLOPS(InstanceNormalizationOp, scaled(numel(getInput()), 8))
-HETPAR_FLOPS(BatchNormalizationOp, scaled(numel(getX()), 2))
+HETPAR_FLOPS(BatchNormalizationOp,
+             scaled(numel(getX()), getTrainingMode() != 0 ? 8 : 2))
 // The losses: the log-softmax of the scores (5 per element, as LogSoftmax),
 // then per target position the weight's product and the sum (2); the mean's
 // division is once. The gradients: SoftmaxCrossEntropyLossGrad exp, subtract

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -227,6 +228,36 @@ LogicalResult gradient(CastOp op, GradientBuilder &g, ArrayRef<Value> dY,
 LogicalResult gradient(IdentityOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   dX.push_back(dY[0]);
+  return success();
+}
+
+/// Dropout: the identity at inference; in training mode
+/// dX = dY * mask / (1 - ratio) with the op's saved mask (hetpar-train-dropout
+/// gives every training Dropout its mask result).
+LogicalResult gradient(DropoutOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value dy = dY[0];
+  std::optional<SmallVector<int64_t>> training;
+  if (Value t = op.getTrainingMode())
+    training = getConstantIntValues(t);
+  if (op.getTrainingMode() && !training)
+    return op.emitError("gradient of Dropout needs a constant training_mode");
+  bool on = training && llvm::any_of(*training, [](int64_t v) { return v; });
+  Value dx = dy;
+  if (on) {
+    Value mask = op.getMask();
+    if (!mask)
+      return op.emitError("gradient of Dropout in training mode needs its mask "
+                          "result (run hetpar-train-dropout first)");
+    Type elt = GradientBuilder::elementType(dy);
+    Value ratio = op.getRatio() ? g.cast(op.getRatio(), elt)
+                                : g.scalar(0.5, dy); // ONNX's default
+    Value keep = g.sub(g.scalar(1.0, ratio), ratio);
+    dx = g.div(g.mul(dy, g.cast(mask, elt)), keep);
+  }
+  dX.push_back(dx);
+  for (unsigned i = 1; i < op->getNumOperands(); ++i)
+    dX.push_back(Value());
   return success();
 }
 
@@ -721,14 +752,54 @@ LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
   return success();
 }
 
+/// Training-mode BatchNormalization: mean and var are the batch statistics
+/// of X per channel over its M = N * spatial elements, so (sums per channel)
+///   dX = scale * inv * (dY - sum(dY) / M - xhat * sum(dY * xhat) / M),
+///   dscale = sum(dY * xhat), dB = sum(dY),
+/// with xhat = (x - mean) * inv, inv = 1/sqrt(var + eps), the statistics
+/// recomputed from X. input_mean and input_var do not reach Y.
+LogicalResult batchNormTrainingGradient(BatchNormalizationOp op,
+                                        GradientBuilder &g, Value dy,
+                                        Grads &dX) {
+  Value x = op.getX(), scale = op.getScale();
+  ArrayRef<int64_t> xs = GradientBuilder::shapeOf(x);
+  int64_t rank = rankOf(x), c = xs[1], m = 1;
+  SmallVector<int64_t> bshape(rank, 1), axes{0};
+  bshape[1] = c;
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  for (int64_t a : axes)
+    m *= xs[a];
+  auto mean = [&](Value v) {
+    return g.make<ReduceMeanOp>(v, g.i64s(axes), int64_t(1), int64_t(0));
+  };
+  Value xc = g.sub(x, mean(x));
+  Value var = mean(g.mul(xc, xc));
+  Value inv = g.make<ReciprocalOp>(
+      g.make<SqrtOp>(g.add(var, g.scalar(op.getEpsilon(), var))));
+  Value xhat = g.mul(xc, inv);
+  Value sumDy = g.reduceSum(dy, axes, /*keepDims=*/true);
+  Value sumDyXhat = g.reduceSum(g.mul(dy, xhat), axes, /*keepDims=*/true);
+  dX.push_back(when(g, 0, [&] {
+    Value mv = g.scalar(static_cast<double>(m), sumDy);
+    Value centered =
+        g.sub(g.sub(dy, g.div(sumDy, mv)), g.mul(xhat, g.div(sumDyXhat, mv)));
+    return g.mul(g.mul(g.reshape(scale, bshape), inv), centered);
+  }));
+  dX.push_back(when(g, 1, [&] { return g.reshape(sumDyXhat, {c}); }));
+  dX.push_back(when(g, 2, [&] { return g.reshape(sumDy, {c}); }));
+  dX.push_back(Value());
+  dX.push_back(Value());
+  return success();
+}
+
 LogicalResult gradient(BatchNormalizationOp op, GradientBuilder &g,
                        ArrayRef<Value> dY, Grads &dX) {
-  if (op.getTrainingMode() != 0)
-    return op.emitError("gradient of BatchNormalization in training mode is "
-                        "not supported (only training_mode 0)");
   if (llvm::any_of(dY.drop_front(), [](Value v) { return bool(v); }))
     return op.emitError("gradient through BatchNormalization's running "
                         "statistics is not supported");
+  if (op.getTrainingMode() != 0)
+    return batchNormTrainingGradient(op, g, dY[0], dX);
   // y = scale * (x - mean) * inv + B, inv = 1/sqrt(var + eps), per channel
   // (axis 1); the statistics are operands like the others.
   Value x = op.getX(), scale = op.getScale(), mean = op.getInputMean(),
@@ -877,7 +948,8 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp,
          TanhOp, SigmoidOp, ReluOp, LeakyReluOp, ErfOp, SinOp, CosOp, AbsOp,
-         PowOp, WhereOp, CastOp, IdentityOp, ClipOp, MaxOp, MinOp>(ctx);
+         PowOp, WhereOp, CastOp, IdentityOp, DropoutOp, ClipOp, MaxOp, MinOp>(
+      ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp,
          ConcatOp, SplitOp, SliceOp, GatherOp, PadOp, TileOp, CumSumOp>(ctx);
   attach<MatMulOp, GemmOp, EinsumOp>(ctx);

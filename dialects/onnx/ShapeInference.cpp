@@ -289,7 +289,8 @@ LogicalResult CastLikeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 
 LogicalResult DropoutOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(checkScalar(*this, getRatio(), "ratio")) ||
-      failed(checkScalar(*this, getTrainingMode(), "training_mode")))
+      failed(checkScalar(*this, getTrainingMode(), "training_mode")) ||
+      failed(checkScalar(*this, getStep(), "step")))
     return failure();
   r.push_back(getData().getType());
   if (getMask())
@@ -692,9 +693,17 @@ LogicalResult BatchNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &r) {
              << "scale, B, input_mean and input_var must have shape ("
              << (isDynamic(c) ? std::string("C") : std::to_string(c))
              << "), got " << formatShape(*s);
+    // C from the per-channel operands when X's channel axis is dynamic: the
+    // running statistics then keep their static type (a training program
+    // stores them into globals of that type).
+    if (s && isDynamic(c))
+      c = (*s)[0];
   }
   if (getRunningStats().size() != 0 && getRunningStats().size() != 2)
     return emitOpError() << "has 1 or 3 results, not " << getNumResults();
+  if (!getRunningStats().empty() && getTrainingMode() == 0)
+    return emitOpError() << "returns running statistics only in training "
+                            "mode (training_mode 1)";
   r.push_back(getX().getType());
   for (size_t i = 0; i < getRunningStats().size(); ++i)
     r.push_back(RankedTensorType::get({c}, elementTypeOf(getX())));

@@ -61,24 +61,15 @@ static std::string unsupportedReason(Operation *op) {
             onnx::RangeOp>(
           [](Operation *) { return "its result was not folded to a constant"; })
       .Case([](onnx::BatchNormalizationOp o) -> std::string {
-        if (o.getTrainingMode() != 0 || o->getNumResults() > 1)
-          return "training mode (running statistics)";
-        return "";
-      })
-      .Case([](onnx::DropoutOp o) -> std::string {
-        // Training mode drops elements at random, unless the ratio is 0
-        // (PyTorch exports F.dropout(x, p=0.0) so): then it is the identity.
-        if (Value tm = o.getTrainingMode()) {
-          auto v = getConstantIntValues(tm);
-          bool training = !v || (!v->empty() && (*v)[0] != 0);
-          std::optional<llvm::SmallVector<double>> ratio;
-          if (Value r = o.getRatio())
-            if (ElementsAttr a = getConstantElements(r))
-              ratio = readFloatElements(a);
-          bool zeroRatio = ratio && !ratio->empty() && (*ratio)[0] == 0.0;
-          if (training && !zeroRatio)
-            return "training mode (random drops)";
-        }
+        // Training mode: one storage type for the per-channel operands
+        // (hp_batch_norm_train); inference is elementwise.
+        if (o.getTrainingMode() == 0)
+          return "";
+        Type s =
+            llvm::cast<ShapedType>(o.getScale().getType()).getElementType();
+        for (Value v : {o.getB(), o.getInputMean(), o.getInputVar()})
+          if (llvm::cast<ShapedType>(v.getType()).getElementType() != s)
+            return "scale, B, mean and var of different element types";
         return "";
       })
       .Case([](onnx::PadOp o) -> std::string {

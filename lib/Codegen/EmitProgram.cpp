@@ -2,7 +2,8 @@
 //
 // One walk over a fully static function in program order:
 //  - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout)
-//    alias their operand's storage and emit nothing;
+//    alias their operand's storage and emit nothing (training-mode Dropout
+//    draws its mask with hp_dropout);
 //  - chains of elementwise ops with one user and the same shape fuse into one
 //    generated kernel (one thread per output element, broadcast operands read
 //    through per-dimension strides, scalar constants inlined as literals);
@@ -242,14 +243,33 @@ private:
 };
 } // namespace
 
+/// A Dropout that drops at random: training_mode true (or not a constant)
+/// and a ratio that is not a constant 0 (PyTorch exports F.dropout(x, 0.0)
+/// so: the identity).
+static bool isRandomDropout(Operation *op) {
+  auto d = dyn_cast<onnx::DropoutOp>(op);
+  if (!d || !d.getTrainingMode())
+    return false;
+  auto training = getConstantIntValues(d.getTrainingMode());
+  if (training && llvm::none_of(*training, [](int64_t v) { return v; }))
+    return false;
+  ElementsAttr ratio =
+      d.getRatio() ? getConstantElements(d.getRatio()) : ElementsAttr();
+  auto values = ratio ? readFloatElements(ratio) : std::nullopt;
+  return !(values && !values->empty() && (*values)[0] == 0.0);
+}
+
 static bool isView(Operation *op) {
   if (isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
           onnx::IdentityOp>(op))
     return true;
-  return isa<onnx::DropoutOp>(op);
+  return isa<onnx::DropoutOp>(op) && !isRandomDropout(op);
 }
 
 static bool isElementwise(Operation *op) {
+  // In training mode it computes per-channel batch statistics first.
+  if (auto bn = dyn_cast<onnx::BatchNormalizationOp>(op))
+    return bn.getTrainingMode() == 0;
   return isa<
       onnx::SqrtOp, onnx::ReciprocalOp, onnx::NegOp, onnx::AbsOp, onnx::ExpOp,
       onnx::LogOp, onnx::ErfOp, onnx::TanhOp, onnx::SigmoidOp, onnx::ReluOp,
@@ -263,8 +283,7 @@ static bool isElementwise(Operation *op) {
       onnx::SubOp, onnx::MulOp, onnx::DivOp, onnx::EqualOp, onnx::LessOp,
       onnx::LessOrEqualOp, onnx::GreaterOp, onnx::GreaterOrEqualOp, onnx::AndOp,
       onnx::OrOp, onnx::XorOp, onnx::PowOp, onnx::ModOp, onnx::PReluOp,
-      onnx::WhereOp, onnx::MaxOp, onnx::MinOp, onnx::SumOp, onnx::MeanOp,
-      onnx::BatchNormalizationOp>(op);
+      onnx::WhereOp, onnx::MaxOp, onnx::MinOp, onnx::SumOp, onnx::MeanOp>(op);
 }
 
 static int64_t intAttr(Operation *op, llvm::StringRef name, int64_t dflt) {
@@ -2017,6 +2036,45 @@ LogicalResult Emitter::emitOp(Operation *op) {
         ++program.libraryCalls;
         return success();
       })
+      .Case([&](onnx::BatchNormalizationOp o) {
+        // Training mode (inference BatchNormalization is elementwise).
+        Value X = o.getX();
+        llvm::ArrayRef<int64_t> s = shapeOf(X);
+        std::string S = storageType(eltOf(o.getScale()));
+        auto stat = [&](unsigned i) {
+          return o.getRunningStats().size() > i ? ptr(o.getRunningStats()[i])
+                                                : "(" + S + " *)0";
+        };
+        line(llvm::formatv(
+            "hp_batch_norm_train_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, "
+            "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
+            storageType(eltOf(X)), S, accType(eltOf(X)), s[0], s[1],
+            numel(s.drop_front(2)), floatLiteral(o.getEpsilon(), false),
+            floatLiteral(o.getMomentum(), false), ptr(X), ptr(o.getScale()),
+            ptr(o.getB()), ptr(o.getInputMean()), ptr(o.getInputVar()),
+            ptr(out), stat(0), stat(1)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::DropoutOp o) {
+        // Training mode (the others are views): Philox masks.
+        Value x = o.getData(), ratio = o.getRatio(), mask = o.getMask();
+        Value training = o.getTrainingMode(), step = o.getStep();
+        auto on = training ? getConstantIntValues(training) : std::nullopt;
+        std::string R = ratio ? storageType(eltOf(ratio)) : "float";
+        uint64_t seed =
+            o.getSeedAttr() ? o.getSeedAttr().getValue().getZExtValue() : 0;
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_dropout<{0}, {1}, {2}>, {3}, {4}, {5}ULL, {6}, "
+            "{7}, {8}, {9}, {10}, {11});",
+            storageType(eltOf(x)), R, accType(eltOf(x)), (numelOf(x) + 3) / 4,
+            numelOf(x), seed, step ? ptr(step) : "(const int64_t *)0",
+            ratio ? ptr(ratio) : "(const float *)0",
+            on ? "(const bool *)0" : ptr(training), ptr(x), ptr(out),
+            mask ? ptr(mask) : "(bool *)0"));
+        ++program.libraryCalls;
+        return success();
+      })
       .Case([&](onnx::InstanceNormalizationOp o) {
         Value X = o->getOperand(0);
         llvm::ArrayRef<int64_t> s = shapeOf(X);
@@ -2279,7 +2337,7 @@ FailureOr<DeviceProgram> Emitter::run() {
   for (Operation *op : ops) {
     if (fusedInto.count(op) || op->hasTrait<OpTrait::ConstantLike>())
       continue;
-    if (auto drop = dyn_cast<onnx::DropoutOp>(op)) {
+    if (isa<onnx::DropoutOp>(op) && isView(op)) {
       // Inference: the data passes through; a mask, when used, is all true.
       if (op->getNumResults() > 1 && !op->getResult(1).use_empty()) {
         comment(op);

@@ -229,6 +229,10 @@ Results importPad(NodeContext &ctx) {
 }
 
 Results importDropout(NodeContext &ctx) {
+  // onnx.Dropout's fourth operand (`step`) is HetPar's, not an ONNX input.
+  if (ctx.inputs.size() > 3)
+    return ctx.error() << "has " << ctx.inputs.size()
+                       << " inputs; Dropout takes at most 3";
   if (ctx.version >= 12)
     return resultsOf(ctx.buildDefault("Dropout"));
   SmallVector<Value> operands{ctx.input(0)};

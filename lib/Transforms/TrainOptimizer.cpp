@@ -102,13 +102,13 @@ struct TrainOptimizerPass
     }
     if (params.empty())
       return func.emitError("optimizer: the function returns no gradients");
+    // hetpar-train-dropout may have made it already (its masks read it).
+    auto stepGlobal = train::getOrCreateStepGlobal(module, func);
     SymbolTable symbols(module);
     OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
     top.setInsertionPoint(func);
     Location loc = func.getLoc();
     auto i64 = RankedTensorType::get({}, top.getI64Type());
-    auto stepGlobal =
-        addGlobal(top, symbols, loc, train::kStepGlobal, i64, "step");
 
     OpBuilder b(ret);
     GradientBuilder g(b, loc, {});

@@ -1,6 +1,8 @@
 //===- Training.cpp - helpers shared by the training passes ---------------===//
 #include "hetpar/Transforms/Training.h"
 
+#include "mlir/IR/SymbolTable.h"
+
 using namespace mlir;
 
 FailureOr<func::FuncOp> hetpar::train::stepFunction(ModuleOp module) {
@@ -16,4 +18,20 @@ FailureOr<func::FuncOp> hetpar::train::stepFunction(ModuleOp module) {
   if (!found)
     return module.emitError("the module has no function to train");
   return found;
+}
+
+ml_program::GlobalOp hetpar::train::getOrCreateStepGlobal(ModuleOp module,
+                                                          func::FuncOp func) {
+  for (auto g : module.getOps<ml_program::GlobalOp>())
+    if (roleOf(g) == "step")
+      return g;
+  OpBuilder top(func);
+  auto type = RankedTensorType::get({}, top.getI64Type());
+  auto value = DenseElementsAttr::get(type, top.getZeroAttr(top.getI64Type()));
+  auto g = ml_program::GlobalOp::create(top, func.getLoc(), kStepGlobal, type,
+                                        /*is_mutable=*/true, value,
+                                        top.getStringAttr("private"));
+  g->setAttr(kRoleAttr, top.getStringAttr("step"));
+  SymbolTable(module).insert(g); // renames on a clash with another symbol
+  return g;
 }

@@ -578,10 +578,11 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
            ", " + std::to_string(size) + " bytes) lies outside " + binPath +
            " (" + std::to_string(bytes.size) + " bytes)");
     std::string role = t.has("role") ? t.field("role").str() : "constant";
-    if (role != "constant" && role != "param" && role != "optimizer" &&
-        role != "step" && role != "state")
+    if (role != "constant" && role != "param" && role != "buffer" &&
+        role != "optimizer" && role != "step" && role != "state")
       t.field("role").error("'" + role +
-                            "' is not constant, param, optimizer or step");
+                            "' is not constant, param, buffer, optimizer, "
+                            "step or state");
     weightTensors_.push_back(
         {info.name, info.dtype, info.shape, offset, size, role});
     uint32_t got = crc32Of(bytes.data + offset, size);

@@ -49,9 +49,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Case:
-    def __init__(self, name, op, attrs, inits, nodes, outs, fn):
+    def __init__(self, name, op, attrs, inits, nodes, outs, fn, buffers=()):
         self.name, self.op, self.attrs = name, op, attrs
         self.inits, self.nodes, self.outs, self.fn = inits, nodes, outs, fn
+        # Float initializers HetPar does not train (BatchNormalization's running
+        # statistics in training mode): no gradient file.
+        self.buffers = set(buffers)
 
 
 CASES = []
@@ -61,8 +64,8 @@ def rng_for(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def add(name, op, attrs, inits, nodes, fn, outs=("Y",)):
-    CASES.append(Case(name, op, attrs, inits, nodes, list(outs), fn))
+def add(name, op, attrs, inits, nodes, fn, outs=("Y",), buffers=()):
+    CASES.append(Case(name, op, attrs, inits, nodes, list(outs), fn, buffers))
 
 
 def node(op, ins, outs=("Y",), **kw):
@@ -406,6 +409,16 @@ def build_cases():
         "X[2,3,5,7] scale[3] B[3] input_mean[3] input_var[3] (all trained) epsilon=1e-5 training_mode=0",
         {"X": rn(g, 2, 3, 5, 7), "scale": rn(g, 3), "B": rn(g, 3), "mean": rn(g, 3), "var": pos(g, 3)},
         [node("BatchNormalization", ["X", "scale", "B", "mean", "var"], epsilon=1e-5, training_mode=0)], bn)
+    g = rng_for("batchnorm_training")
+    add("batchnorm_training", "BatchNormalization",
+        "X[2,3,5,7] scale[3] B[3] (trained), input_mean[3] input_var[3] (running statistics: "
+        "buffers, not trained) epsilon=1e-5 momentum=0.9 training_mode=1 (batch statistics; "
+        "outputs Y, running_mean, running_var)",
+        {"X": rn(g, 2, 3, 5, 7), "scale": rn(g, 3), "B": rn(g, 3), "mean": rn(g, 3), "var": pos(g, 3)},
+        [node("BatchNormalization", ["X", "scale", "B", "mean", "var"], ["Y", "running_mean", "running_var"],
+              epsilon=1e-5, momentum=0.9, training_mode=1)],
+        lambda T: [F.batch_norm(T["X"], None, None, T["scale"], T["B"], training=True, eps=1e-5)],
+        buffers=("mean", "var"))
 
     # ---- convolution and pooling ----------------------------------------------------------
     g = rng_for("conv_s2_p1_bias")
@@ -546,11 +559,11 @@ def build_cases():
         lambda T: [F.gelu(T["X"], approximate="tanh")])
 
 
-def to_torch(inits, dtype):
+def to_torch(inits, dtype, buffers=()):
     T = {}
     for k, v in inits.items():
         if v.dtype == np.float32:
-            T[k] = torch.tensor(v, dtype=dtype, requires_grad=True)
+            T[k] = torch.tensor(v, dtype=dtype, requires_grad=k not in buffers)
         elif v.dtype == np.bool_:
             T[k] = torch.tensor(v)
         else:
@@ -559,12 +572,12 @@ def to_torch(inits, dtype):
 
 
 def torch_run(case, R, dtype):
-    T = to_torch(case.inits, dtype)
+    T = to_torch(case.inits, dtype, case.buffers)
     for k, v in R.items():
         T[k] = torch.tensor(v, dtype=dtype, requires_grad=True)
     outs = case.fn(T)
     loss = sum((o * T[f"R{i}"]).sum() for i, o in enumerate(outs))
-    floats = [k for k, t in T.items() if t.is_floating_point()]
+    floats = [k for k, t in T.items() if t.requires_grad]
     grads = torch.autograd.grad(loss, [T[k] for k in floats], allow_unused=True)
     g = {k: (np.zeros(T[k].shape, np.float32) if gr is None else gr.detach().numpy())
          for k, gr in zip(floats, grads)}
@@ -658,7 +671,9 @@ every gradient here agrees with a float64 autograd run to 1e-4 of its scale).
 Constant nodes (only in the pattern cases `pow2_const`, `rmsnorm`, `gelu_erf`,
 `gelu_tanh`, as torch's exporter writes them) are not initializers, hence frozen.
 `dropout_ratio`'s `ratio` is a float initializer the output does not depend on: its
-gradient is zeros. ONNX `Gelu` is opset 20 and onnx 1.12 stops at opset 17, so GELU is
+gradient is zeros. `batchnorm_training`'s `mean` and `var` are the running statistics
+of a training-mode BatchNormalization: HetPar keeps them as state (role `buffer`), not
+parameters, so they have no gradient file. ONNX `Gelu` is opset 20 and onnx 1.12 stops at opset 17, so GELU is
 covered as the exported Erf and Tanh patterns.
 
 | case | op | operands and attributes | gradient files |

@@ -181,3 +181,79 @@ module {
     return %1, %2 : tensor<f32>, tensor<1xi64>
   }
 }
+
+// -----
+
+// Training-mode Dropout: dX = dY * mask / (1 - ratio), with the saved mask
+// (no second draw). Here dY = 1 (ReduceSum's gradient, expanded).
+// CHECK-LABEL: func.func @dropout_training
+// CHECK: %[[Y:[^,]+]], %[[M:[^ ]+]] = onnx.Dropout(%[[W:[^)]+]]) ratio(%[[R:[^)]+]]) training_mode
+// CHECK-DAG: %[[KEEP:.*]] = onnx.Sub(%{{[0-9]+}}, %[[R]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-DAG: %[[MF:.*]] = onnx.Cast(%[[M]]) {to = f32}
+// CHECK-DAG: %[[DM:.*]] = onnx.Mul(%{{.*}}, %[[MF]])
+// CHECK: %[[DX:.*]] = onnx.Div(%[[DM]], %[[KEEP]])
+// CHECK: return %{{.*}}, %[[DX]]
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "param"}
+  func.func @dropout_training(%s: tensor<i64>) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4xf32>
+    %r = onnx.Constant dense<0.25> : tensor<f32>
+    %t = onnx.Constant dense<true> : tensor<i1>
+    %0:2 = onnx.Dropout(%w) ratio(%r) training_mode(%t) step(%s) {seed = 1 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>, tensor<i64>) -> (tensor<4xf32>, tensor<4xi1>)
+    %1 = onnx.ReduceSum(%0#0) {keepdims = 0 : i64} : (tensor<4xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// Without its mask result a training-mode Dropout's gradient would need a
+// second draw: hetpar-train-dropout adds the result.
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "param"}
+  func.func @dropout_no_mask() -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4xf32>
+    %t = onnx.Constant dense<true> : tensor<i1>
+    // expected-error @+1 {{gradient of Dropout in training mode needs its mask result (run hetpar-train-dropout first)}}
+    %0 = onnx.Dropout(%w) training_mode(%t) : (tensor<4xf32>, tensor<i1>) -> tensor<4xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<4xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "param"}
+  func.func @dropout_runtime_mode(%t: tensor<i1>) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4xf32>
+    // expected-error @+1 {{gradient of Dropout needs a constant training_mode}}
+    %0:2 = onnx.Dropout(%w) training_mode(%t) : (tensor<4xf32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+    %1 = onnx.ReduceSum(%0#0) {keepdims = 0 : i64} : (tensor<4xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// Training-mode BatchNormalization: the statistics are recomputed from X
+// (ReduceMean over every axis but the channel), and the running statistics,
+// which do not reach Y, get no gradient (they are no parameters here).
+// CHECK-LABEL: func.func @batchnorm_training
+// CHECK: onnx.ReduceMean(%{{.*}}, %{{.*}}) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<1x3x1xf32>
+// CHECK: onnx.ReduceSum(%{{.*}}, %{{.*}}) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<1x3x1xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<2x3x4xf32>, tensor<3xf32>
+module {
+  ml_program.global private mutable @x(dense<0.5> : tensor<2x3x4xf32>) : tensor<2x3x4xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @scale(dense<1.0> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @mean(dense<0.0> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "buffer"}
+  func.func @batchnorm_training() -> tensor<f32> {
+    %x = ml_program.global_load @x : tensor<2x3x4xf32>
+    %s = ml_program.global_load @scale : tensor<3xf32>
+    %m = ml_program.global_load @mean : tensor<3xf32>
+    %0:3 = onnx.BatchNormalization(%x, %s, %m, %m, %s) {training_mode = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+    ml_program.global_store @mean = %0#1 : tensor<3xf32>
+    %1 = onnx.ReduceSum(%0#0) {keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}

@@ -205,3 +205,15 @@ func.func @huge_step(%x: tensor<10xf32>) -> tensor<?xf32> {
   %0 = onnx.Slice(%x, %s, %e) steps(%st) : (tensor<10xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// Training-mode BatchNormalization of an X whose channel axis is dynamic: the
+// running statistics take C from the per-channel operands (a training program
+// stores them into globals of that static type).
+// CHECK-LABEL: func.func @batchnorm_channels_from_stats
+// CHECK: onnx.BatchNormalization{{.*}} -> (tensor<?x?x5xf32>, tensor<3xf32>, tensor<3xf32>)
+func.func @batchnorm_channels_from_stats(%x: tensor<?x?x5xf32>, %s: tensor<3xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<?x?x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x?x5xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %0#1, %0#2 : tensor<?xf32>, tensor<?xf32>
+}

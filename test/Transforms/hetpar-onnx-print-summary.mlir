@@ -34,3 +34,16 @@ func.func @net(%x: tensor<1x3x8x8xf32> {onnx.name = "image"}) -> (tensor<1x10xf3
   %5 = onnx.Reshape(%4, %s) : (tensor<1x10xf32>, tensor<2xi64>) -> tensor<1x10xf32>
   return %5 : tensor<1x10xf32>
 }
+
+// BatchNormalization of 2x3x4x4 = 96 elements: a fused scale and shift in
+// inference (2 per element: 192), batch statistics in training mode (8 per
+// element, as LayerNormalization: 768).
+// CHECK: function @batchnorm
+// CHECK:        BatchNormalization{{ +}}2{{ +}}960
+// CHECK:        FLOP per run: 960
+func.func @batchnorm(%x: tensor<2x3x4x4xf32> {onnx.name = "x"}) -> (tensor<2x3x4x4xf32> {onnx.name = "y"}) {
+  %s = onnx.Constant dense<1.0> : tensor<3xf32>
+  %0 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  %1:3 = onnx.BatchNormalization(%0, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %1#0 : tensor<2x3x4x4xf32>
+}

@@ -6,6 +6,9 @@
 // RUN: hetpar-opt %t/all-frozen.mlir --hetpar-train-lift-params='freeze=fc\..*' --verify-diagnostics
 // RUN: hetpar-opt %t/no-match.mlir --hetpar-train-lift-params='freeze=fc1\..*' --verify-diagnostics
 // RUN: hetpar-opt %t/bad-regex.mlir --hetpar-train-lift-params='freeze=*' --verify-diagnostics
+// RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params | FileCheck %s --check-prefix=BUF
+// RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params='freeze=bn\..*' | FileCheck %s --check-prefix=BUFFREEZE
+// RUN: hetpar-opt %t/shared-buffer.mlir --split-input-file --hetpar-train-lift-params --verify-diagnostics
 
 //--- lift.mlir
 // Float initializers become private mutable globals (module order: the order
@@ -107,4 +110,82 @@ module {
     %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
     return %0 : tensor<2xf32>
   }
+}
+
+//--- buffers.mlir
+// The running statistics of a training-mode BatchNormalization are state, not
+// parameters: role "buffer", and the node's new running statistics are stored
+// into them last, after every read of the old values. Those of an inference
+// BatchNormalization (training_mode 0) stay parameters; a training-mode one
+// without running-statistics results keeps its buffers unchanged (no store).
+// BUF-LABEL: module
+// BUF: ml_program.global private mutable @bn.scale({{.*}}) : tensor<2xf32> {hetpar.role = "param"}
+// BUF-NEXT: ml_program.global private mutable @bn.bias({{.*}}) : tensor<2xf32> {hetpar.role = "param"}
+// BUF-NEXT: ml_program.global private mutable @bn.running_mean(dense<[1.000000e-01, 2.000000e-01]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUF-NEXT: ml_program.global private mutable @bn.running_var(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUF-NEXT: ml_program.global private mutable @bn2.running_mean({{.*}}) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUF-NEXT: ml_program.global private mutable @bn2.running_var({{.*}}) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUF-NEXT: ml_program.global private mutable @eval.mean({{.*}}) : tensor<2xf32> {hetpar.role = "param"}
+// BUF-LABEL: func.func @main
+// BUF: %[[M:[^ ]+]] = ml_program.global_load @bn.running_mean
+// BUF: %[[V:[^ ]+]] = ml_program.global_load @bn.running_var
+// BUF: %[[Y:[^,]+]], %[[RS:[^ ]+]]:2 = onnx.BatchNormalization(%arg0, %{{[^,]+}}, %{{[^,]+}}, %[[M]], %[[V]]) {momentum = 8.000000e-01 : f32, training_mode = 1 : i64}
+// BUF: %[[EVAL:[^ ]+]] = onnx.BatchNormalization(%[[Y]], {{.*}}) : (
+// BUF: onnx.BatchNormalization(%[[EVAL]], {{.*}}) {training_mode = 1 : i64}
+// BUF-NOT: global_store
+// BUF: ml_program.global_store @bn.running_mean = %[[RS]]#0 : tensor<2xf32>
+// BUF-NEXT: ml_program.global_store @bn.running_var = %[[RS]]#1 : tensor<2xf32>
+// BUF-NEXT: return
+// --freeze does not apply to buffers.
+// BUFFREEZE-NOT: @bn.scale
+// BUFFREEZE: @bn.running_mean({{.*}}) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUFFREEZE: @bn.running_var({{.*}}) : tensor<2xf32> {hetpar.role = "buffer"}
+// BUFFREEZE: ml_program.global_store @bn.running_mean
+func.func @main(%x: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  %s = onnx.Constant {onnx.initializer = "bn.scale"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = onnx.Constant {onnx.initializer = "bn.bias"} dense<[0.0, 1.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "bn.running_mean"} dense<[0.1, 0.2]> : tensor<2xf32>
+  %v = onnx.Constant {onnx.initializer = "bn.running_var"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m2 = onnx.Constant {onnx.initializer = "bn2.running_mean"} dense<[0.3, 0.4]> : tensor<2xf32>
+  %v2 = onnx.Constant {onnx.initializer = "bn2.running_var"} dense<[3.0, 4.0]> : tensor<2xf32>
+  %em = onnx.Constant {onnx.initializer = "eval.mean"} dense<[0.5, 0.6]> : tensor<2xf32>
+  %0:3 = onnx.BatchNormalization(%x, %s, %b, %m, %v) {momentum = 0.8 : f32, training_mode = 1 : i64} : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2x3xf32>, tensor<2xf32>, tensor<2xf32>)
+  %1 = onnx.BatchNormalization(%0#0, %s, %b, %em, %v) : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2x3xf32>
+  %2 = onnx.BatchNormalization(%1, %s, %b, %m2, %v2) {training_mode = 1 : i64} : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2x3xf32>
+  return %2 : tensor<4x2x3xf32>
+}
+
+//--- shared-buffer.mlir
+// Two training-mode nodes cannot both update one initializer.
+func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = onnx.Constant {onnx.initializer = "s"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "mean"} dense<[0.1, 0.2]> : tensor<2xf32>
+  %v = onnx.Constant {onnx.initializer = "var"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  // expected-error @+1 {{initializer 'mean' would get two new running statistics (running_mean of}}
+  %1:3 = onnx.BatchNormalization(%0#0, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %1#0 : tensor<4x2xf32>
+}
+
+// -----
+
+// Nor can one node update one initializer as both its mean and its variance.
+func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = onnx.Constant {onnx.initializer = "s"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "stats"} dense<[0.1, 0.2]> : tensor<2xf32>
+  // expected-error @+1 {{initializer 'stats' would get two new running statistics (running_mean of op BatchNormalization and running_var of op BatchNormalization): a training program keeps one copy of it}}
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %m) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %0#0 : tensor<4x2xf32>
+}
+
+// -----
+
+// The new statistics must have the initializer's type.
+func.func @main(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = onnx.Constant {onnx.initializer = "s"} dense<[1.0, 2.0]> : tensor<2xf32>
+  %m = onnx.Constant {onnx.initializer = "mean"} dense<[0.1, 0.2]> : tensor<2xf32>
+  %v = onnx.Constant {onnx.initializer = "var"} dense<[1.0, 2.0]> : tensor<2xf32>
+  // expected-error @+1 {{running statistic result of type 'tensor<?xf32>' cannot update initializer 'mean' of type 'tensor<2xf32>'}}
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %m, %v) {training_mode = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %0#0 : tensor<4x2xf32>
 }

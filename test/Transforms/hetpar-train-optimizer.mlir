@@ -9,6 +9,7 @@
 // RUN: hetpar-opt %t/accumulate-zero.mlir --hetpar-train-optimizer='grad-accumulation-steps=0' --verify-diagnostics
 // RUN: hetpar-opt %t/accumulate-none.mlir --hetpar-train-optimizer='optimizer=none grad-accumulation-steps=2' --verify-diagnostics
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-train-optimizer --verify-diagnostics
+// RUN: hetpar-opt %t/existing-step.mlir --hetpar-train-optimizer='optimizer=sgd' | FileCheck %s --check-prefix=EXISTING
 // RUN: hetpar-opt %t/lr-zero.mlir --hetpar-train-optimizer='lr=0' --verify-diagnostics
 // RUN: hetpar-opt %t/lr-negative.mlir --hetpar-train-optimizer='lr=-1' --verify-diagnostics
 // RUN: hetpar-opt %t/beta1.mlir --hetpar-train-optimizer='beta1=1' --verify-diagnostics
@@ -178,6 +179,30 @@ module {
     %2 = onnx.Add(%1, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
     %one = onnx.Constant dense<1.0> : tensor<f32>
     return %2, %x, %one : tensor<f32>, tensor<2xf32>, tensor<f32>
+  }
+}
+
+//--- existing-step.mlir
+// A step counter made before (hetpar-train-dropout's, which its masks read) is
+// the one incremented: no second counter.
+// EXISTING: ml_program.global private mutable @hetpar.step(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "step"}
+// EXISTING-NOT: {hetpar.role = "step"}
+// EXISTING-LABEL: func.func @main
+// EXISTING: %[[S:.*]] = ml_program.global_load @hetpar.step : tensor<i64>
+// EXISTING: onnx.Dropout(%arg0) step(%[[S]])
+// EXISTING: %[[T:.*]] = onnx.Add(%{{.*}}, %{{.*}}) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+// EXISTING: ml_program.global_store @hetpar.step = %[[T]] : tensor<i64>
+// EXISTING-NEXT: return
+module {
+  ml_program.global private mutable @w(dense<[1.0, 2.0]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @hetpar.step(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "step"}
+  func.func @main(%x: tensor<2xf32>) -> (tensor<f32> {onnx.name = "loss"}, tensor<2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"}) {
+    %s = ml_program.global_load @hetpar.step : tensor<i64>
+    %d = onnx.Dropout(%x) step(%s) : (tensor<2xf32>, tensor<i64>) -> tensor<2xf32>
+    %w = ml_program.global_load @w : tensor<2xf32>
+    %0 = onnx.Mul(%d, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    return %1, %d : tensor<f32>, tensor<2xf32>
   }
 }
 

@@ -9,9 +9,17 @@ grad:   the run was one SGD step with lr 1 (no momentum or decay), so each
         trained parameter must equal initializer - DIR/grad_<name>.npy;
 adamw:  one AdamW step: each parameter equals DIR/adamw_<name>.npy;
 adamw2: two steps: DIR/adamw2_<name>.npy.
+Buffers (BatchNormalization's running statistics, docs/training.md) are
+compared where the reference has them: DIR/running_<name>.npy after step 1
+(grad, adamw), DIR/running2_<name>.npy after step 2 (adamw2).
 With --loss-log, step 1's loss must equal DIR/loss.npy (and step 2's
-DIR/loss_step2.npy for adamw2). Prints the largest error per check and exits
-1 on a mismatch (numpy.allclose semantics)."""
+DIR/loss_step2.npy for adamw2). With --exported FILE.onnx (hetpar-run
+--export-onnx of the same run), every checkpoint tensor named like one of its
+initializers must equal it bit for bit. The tolerances default to
+DIR/reference.json's "tolerance" for the mode when it gives one (a model whose
+float32 gradients are noisier than the defaults allow says so there). Prints
+the largest error per check and exits 1 on a mismatch (numpy.allclose
+semantics)."""
 import argparse
 import json
 import os
@@ -50,15 +58,21 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--mode", choices=["grad", "adamw", "adamw2"], required=True)
     ap.add_argument("--loss-log")
-    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--exported")
+    ap.add_argument("--rtol", type=float, default=None, help="default 1e-4")
     ap.add_argument("--atol", type=float, default=None,
                     help="default 1e-5 for grad; 5e-5 for adamw/adamw2: AdamW moves each "
                     "weight by about lr whatever the gradient, so near-zero gradients "
                     "(summed in another order) move it differently; 5e-5 is 2.5%% of "
                     "two steps at lr 1e-3")
     a = ap.parse_args()
+    ref_json = os.path.join(a.ref, "reference.json")
+    given = (json.load(open(ref_json)).get("tolerance", {}).get(a.mode, {})
+             if os.path.exists(ref_json) else {})
     if a.atol is None:
-        a.atol = 1e-5 if a.mode == "grad" else 5e-5
+        a.atol = given.get("atol", 1e-5 if a.mode == "grad" else 5e-5)
+    if a.rtol is None:
+        a.rtol = given.get("rtol", 1e-4)
     ck = read_safetensors(a.checkpoint)
     model = onnx.load(a.model, load_external_data=False)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -91,6 +105,25 @@ def main():
     if checked == 0:
         print("FAIL: no parameter compared")
         ok = False
+    buffers = 0
+    prefix = "running2_" if a.mode == "adamw2" else "running_"
+    for name in inits:
+        path = os.path.join(a.ref, prefix + file_name(name) + ".npy")
+        if not os.path.exists(path):
+            continue
+        expected = np.load(path).astype(np.float64)
+        got = ck.get(name)
+        if got is None:
+            print("FAIL buffer %s: not in the checkpoint" % name)
+            ok = False
+            continue
+        err = np.abs(got.astype(np.float64) - expected)
+        if not np.all(err <= a.atol + a.rtol * np.abs(expected)):
+            print("FAIL buffer %s: max error %.3g (got %s, expected %s)"
+                  % (name, err.max(), got.ravel()[:4], expected.ravel()[:4]))
+            ok = False
+        print("buffer %s: largest error %.3g" % (name, err.max()))
+        buffers += 1
     if a.loss_log:
         losses = [json.loads(l)["loss"] for l in open(a.loss_log) if l.strip()]
         refs = [float(np.load(os.path.join(a.ref, "loss.npy")))]
@@ -103,8 +136,19 @@ def main():
                 ok = False
             else:
                 print("loss step %d: %.7g (reference %.7g)" % (k + 1, losses[k], r))
-    print("%s: %d parameters, largest error %.3g (%s)"
-          % ("match" if ok else "MISMATCH", checked, worst[0], worst[1]))
+    if a.exported:
+        exported = {i.name: numpy_helper.to_array(i)
+                    for i in onnx.load(a.exported).graph.initializer}
+        same = [n for n in ck if n in exported]
+        bad = [n for n in same if exported[n].tobytes() != ck[n].tobytes()]
+        if bad or not same:
+            print("FAIL exported: %s differ from the checkpoint" % (bad or "no tensors"))
+            ok = False
+        else:
+            print("exported: %d tensors equal the checkpoint's" % len(same))
+    print("%s: %d parameters%s, largest error %.3g (%s)"
+          % ("match" if ok else "MISMATCH", checked,
+             ", %d buffers" % buffers if buffers else "", worst[0], worst[1]))
     return 0 if ok else 1
 
 

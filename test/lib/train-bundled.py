@@ -3,7 +3,9 @@
 (lr 1e-3) and compares with the PyTorch references through
 compare-training.py.
 
-  train-bundled.py BIN_DIR MODELS_DIR WORK_DIR MODEL:LOSS ...
+  train-bundled.py BIN_DIR MODELS_DIR WORK_DIR MODEL:LOSS[:MODE+MODE] ...
+
+MODE is grad or adamw2 (both by default).
 
 Prints "<model> <mode>: <compare-training's last line>" per run and
 "N passed, M failed"; exits 1 on a failure."""
@@ -44,8 +46,8 @@ def main():
     bin_dir, models, work = sys.argv[1:4]
     failed = total = 0
     for spec in sys.argv[4:]:
-        model, loss = spec.split(":")
-        for mode in ("grad", "adamw2"):
+        model, loss, *modes = spec.split(":")
+        for mode in (modes[0].split("+") if modes else ("grad", "adamw2")):
             ok, msg = run(bin_dir, models, work, model, loss, mode)
             print("%s %s: %s" % (model, mode, msg))
             total += 1

@@ -74,6 +74,12 @@ static cl::opt<double> minLr("min-lr",
                              cl::desc("Learning rate at the end of the decay"),
                              cl::init(0), cl::cat(category));
 
+static cl::opt<int64_t>
+    seed("seed",
+         cl::desc("Seed of the masks of training-mode Dropout nodes without "
+                  "their own seed attribute (0)"),
+         cl::init(0), cl::cat(category));
+
 static cl::opt<int64_t> gradAccumulation(
     "grad-accumulation-steps",
     cl::desc("Microbatches whose gradients are summed into one update (1); "
@@ -92,6 +98,9 @@ void hetpar::tools::buildTrainingPipeline(
   attach.labels = labels;
   attach.output = lossOutput;
   pm.addPass(createTrainAttachLossPass(attach));
+  TrainDropoutPassOptions dropout;
+  dropout.seed = seed;
+  pm.addPass(createTrainDropoutPass(dropout));
   if (dtype != codegen::FloatMode::F32) {
     TrainMixedPrecisionPassOptions mixed;
     mixed.dtype = codegen::floatModeName(dtype).str();
@@ -168,6 +177,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
       {"classes", classes},
+      {"seed", seed.getValue()},
       {"optimizer", std::move(opt)},
       {"model", "model.onnx"}};
   std::string text;

@@ -100,25 +100,29 @@ Status internalize(onnx::TensorProto &t, const fs::path &dir) {
   return Status::ok();
 }
 
-/// Replaces the initializer of every param tensor with its trained values.
+/// Replaces the initializer of every param tensor with its trained values,
+/// and of every buffer (BatchNormalization's running statistics) with its
+/// values after the last step.
 Status replaceParams(rt::Program &program, onnx::GraphProto &graph,
                      const std::string &modelPath) {
   for (const rt::WeightTensor &w : program.weightTensors()) {
-    if (w.role != "param")
+    if (w.role != "param" && w.role != "buffer")
       continue;
     onnx::TensorProto *init = nullptr;
     for (onnx::TensorProto &t : *graph.mutable_initializer())
       if (t.name() == w.name)
         init = &t;
     if (!init)
-      return Status::error(modelPath + ": no initializer '" + w.name +
-                           "' for the trained parameter of that name");
+      return Status::error(
+          modelPath + ": no initializer '" + w.name + "' for the trained " +
+          (w.role == "param" ? "parameter" : "buffer") + " of that name");
     std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
     if (w.dtype != rt::DType::Float32 ||
         init->data_type() != onnx::TensorProto::FLOAT || dims != w.shape)
       return Status::error(modelPath + ": initializer '" + w.name +
                            "' is not float32 " + rt::formatShape(w.shape) +
-                           " like the trained parameter");
+                           " like the trained " +
+                           (w.role == "param" ? "parameter" : "buffer"));
     std::string bytes(w.bytes, '\0');
     Status s = program.readWeights(w.offset, bytes.data(), w.bytes);
     if (!s.isOk())

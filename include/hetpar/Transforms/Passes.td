@@ -200,8 +200,20 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     `ml_program.global private mutable` holding its data, with `hetpar.role =
     "param"`, read where the constant was by `ml_program.global_load`. Run it on
     the imported module, before canonicalization (which merges equal constants,
-    such as two LayerNorm scales of ones). Errors: `freeze` is not a valid
-    regular expression, or matches no initializer; nothing is trainable.
+    such as two LayerNorm scales of ones).
+
+    The running statistics of a training-mode BatchNormalization (its
+    input_mean and input_var initializers; PyTorch's buffers) are state, not
+    parameters: they become globals with `hetpar.role = "buffer"` whatever
+    `freeze` says. When the node returns its new running statistics, an
+    `ml_program.global_store` of its running_mean / running_var result, placed
+    before the function's return (after every read of the old value), writes
+    them each step; otherwise they keep their values.
+
+    Errors: `freeze` is not a valid regular expression, or matches no
+    initializer; nothing is trainable; one initializer is the running
+    statistic of two training-mode BatchNormalization nodes, or its type
+    differs from the node's running-statistic result.
   }];
   let options = [
     Option<"freeze", "freeze", "std::string", /*default=*/"\"\"",
@@ -236,6 +248,32 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
     Option<"output", "output", "unsigned", /*default=*/"0",
            "The model output the loss is computed on">,
   ];
+}
+
+def TrainDropoutPass : Pass<"hetpar-train-dropout", "mlir::ModuleOp"> {
+  let summary = "Draw training-mode Dropout masks per step and save them";
+  let description = [{
+    Every `onnx.Dropout` of the step function whose `training_mode` is a constant
+    true is rebuilt with: its `mask` result (the saved mask its gradient
+    multiplies by; added when the model does not ask for it); the step counter as
+    its `step` operand (an `ml_program.global_load` of `hetpar.step` at the start
+    of the function, the steps taken before this one; the global is created as
+    `hetpar-train-optimizer` would, which then increments it); and, when it has no
+    ONNX `seed`, the seed `splitmix64(seed + k)` for the k-th such Dropout in
+    program order (so two Dropouts never share a mask). The mask of element i is
+    then a function of (seed, step, i) only (onnx.Dropout): every step draws a new
+    one, and a resumed run draws the masks the uninterrupted run would have.
+    A Dropout whose `training_mode` is absent or a constant false is left alone
+    (`hetpar-onnx-erase-identity` removes it). Run it after the shapes are
+    static, before `hetpar-onnx-differentiate`.
+
+    Errors (at the op): a `training_mode` that is not a constant.
+  }];
+  let options = [
+    Option<"seed", "seed", "int64_t", /*default=*/"0",
+           "Program seed of the Dropout nodes without their own `seed`">,
+  ];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }
 
 def TrainMixedPrecisionPass

@@ -16,7 +16,9 @@
 
 namespace hetpar::train {
 
-/// On ml_program.global: "param", "optimizer", "step" or "state"
+/// On ml_program.global: "param", "buffer" (state the step updates without a
+/// gradient: BatchNormalization's running statistics), "optimizer", "step" or
+/// "state" (scalars of the step's control: loss scale, microbatch counter)
 /// (weights.json's role).
 inline constexpr llvm::StringLiteral kRoleAttr = "hetpar.role";
 /// On optimizer state globals: the parameter (symbol) and the slot name.
@@ -43,6 +45,12 @@ inline constexpr int64_t kLossScaleGrowthInterval = 2000;
 /// The function a training step is: the module's only public function with a
 /// body. Fails with an error at the module otherwise.
 mlir::FailureOr<mlir::func::FuncOp> stepFunction(mlir::ModuleOp module);
+
+/// The step counter global: `hetpar.step` (int64 scalar, role "step", 0 in
+/// the first step), created before `func` when the module has none. The
+/// optimizer pass increments it; hetpar-train-dropout reads it.
+mlir::ml_program::GlobalOp getOrCreateStepGlobal(mlir::ModuleOp module,
+                                                 mlir::func::FuncOp func);
 
 /// The role of `global` ("" when it has none).
 inline llvm::StringRef roleOf(mlir::ml_program::GlobalOp global) {

@@ -1143,3 +1143,19 @@ func.func @avgpool_grad_negative_shape(%dy: tensor<1x3x4xf32>) {
   %0 = onnx.AveragePoolGrad(%dy) {shape = array<i64: 1, -3, 8>, kernel_shape = array<i64: 2>, strides = array<i64: 2>} : (tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
   return
 }
+
+// -----
+
+func.func @case98(%a: tensor<2xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{'step' must be a scalar, got shape 2}}
+  %0 = onnx.Dropout(%a) step(%s) : (tensor<2xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @case99(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{returns running statistics only in training mode (training_mode 1)}}
+  %0:3 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}

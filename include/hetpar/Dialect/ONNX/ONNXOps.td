@@ -249,20 +249,32 @@ def ONNX_DropoutOp : ONNX_Op<"Dropout", [AttrSizedOperandSegments]> {
   let summary = "ONNX Dropout";
   let description = [{
     In training mode (`training_mode` true) zeroes each element with probability
-    `ratio` (default 0.5) and scales the rest by 1/(1-ratio); otherwise (absent or false
-    `training_mode`) it is the identity and the optional `mask` is all true. The
-    `hetpar-onnx-erase-identity` pass removes the inference form.
+    `ratio` (default 0.5) and scales the rest by 1/(1-ratio): output = data * mask /
+    (1 - ratio); otherwise (absent or false `training_mode`) it is the identity
+    and the optional `mask` is all true. The `hetpar-onnx-erase-identity` pass
+    removes the inference form.
 
-    Constraints: `ratio` is a float scalar, `training_mode` a bool scalar; `output` has
-    the input's type; `mask` is bool with the input's shape.
+    The mask is drawn from Philox4x32-10 (hetpar_device.h, `hp_dropout`): element
+    i is dropped when word i % 4 of Philox(counter = (i / 4, `step`), key =
+    `seed`) is below ratio * 2^32, so it depends on the seed, the step and the
+    element index only, and is the same on every backend. `step` is a HetPar
+    extension (not an ONNX input): the training step the mask is drawn for,
+    which `hetpar-train-dropout` connects to the step counter; absent, it is 0.
+    Without `seed` the key is 0 (`hetpar-train-dropout` gives every training
+    Dropout one).
+
+    Constraints: `ratio` is a float scalar, `training_mode` a bool scalar, `step`
+    an int64 scalar; `output` has the input's type; `mask` is bool with the
+    input's shape.
   }];
   let arguments = (ins ONNX_FloatTensor:$data, Optional<ONNX_FloatTensor>:$ratio,
                    Optional<ONNX_BoolTensor>:$training_mode,
+                   Optional<ONNX_I64Tensor>:$step,
                    OptionalAttr<ONNX_IntAttr>:$seed);
   let results = (outs ONNX_FloatTensor:$output, Optional<ONNX_BoolTensor>:$mask);
   let assemblyFormat = [{
     `(` $data `)` (`ratio` `(` $ratio^ `)`)? (`training_mode` `(` $training_mode^ `)`)?
-    attr-dict `:` functional-type(operands, results)
+    (`step` `(` $step^ `)`)? attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -451,13 +463,19 @@ def ONNX_ConvOp : ONNX_Op<"Conv", [Pure]> {
 def ONNX_BatchNormalizationOp : ONNX_Op<"BatchNormalization", [Pure]> {
   let summary = "ONNX BatchNormalization";
   let description = [{
-    Y = scale * (X - mean) / sqrt(var + epsilon) + B over channel axis 1, with the
-    running statistics in inference mode (`training_mode` 0). In training mode it also
-    returns the updated running mean and variance.
+    Y = scale * (X - mean) / sqrt(var + epsilon) + B over channel axis 1. In
+    inference mode (`training_mode` 0) mean and var are the operands input_mean and
+    input_var. In training mode (ONNX opset 15) they are the batch statistics of X
+    over every axis but 1: mean = ReduceMean(X), var = the population variance
+    ReduceMean((X - mean)^2) (divided by N * spatial size, as the ONNX reference
+    and its node tests; PyTorch's running_var uses the unbiased variance instead);
+    the optional results running_mean and running_var are
+    input_mean * momentum + mean * (1 - momentum) and
+    input_var * momentum + var * (1 - momentum). `hetpar-train-lift-params`
+    stores them into the running-statistics globals of a training program.
 
     Constraints: X has rank >= 2; scale, B, input_mean and input_var have shape (C);
-    there are 1 result in inference mode and 3 in training mode, the extra two of
-    shape (C).
+    there is 1 result, or 3 in training mode (the extra two of shape (C)).
   }];
   let arguments = (ins ONNX_FloatTensor:$X, ONNX_FloatTensor:$scale, ONNX_FloatTensor:$B,
                    ONNX_FloatTensor:$input_mean, ONNX_FloatTensor:$input_var,

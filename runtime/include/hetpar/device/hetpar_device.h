@@ -899,6 +899,184 @@ HP_KERNEL(hp_instance_norm, int64_t channels, int64_t len, float eps,
   }
 }
 
+/// BatchNormalization in training mode (ONNX opset 15) over x viewed as
+/// [N, C, S] (S: the product of the spatial extents), one iteration per
+/// channel c: the batch mean and the population variance (divided by N*S, as
+/// ONNX's ReduceVar) of its N*S elements, then
+///   y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c],
+///   runMean[c] = inMean[c] * momentum + mean * (1 - momentum),
+///   runVar[c]  = inVar[c] * momentum + var * (1 - momentum).
+/// runMean / runVar may be null (no running statistics asked for); they may
+/// alias inMean / inVar (each iteration reads its channel before writing it).
+template <typename T, typename S, typename Acc>
+HP_KERNEL(hp_batch_norm_train, int64_t N, int64_t C, int64_t Sp, float eps,
+          float momentum, const T *x, const S *scale, const S *bias,
+          const S *inMean, const S *inVar, T *y, S *runMean, S *runVar) {
+  HP_FOR_W(c, N * Sp) {
+    const int64_t count = N * Sp;
+    Acc mean = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < Sp; ++k)
+        mean += (Acc)x[(n * C + c) * Sp + k];
+    mean /= (Acc)count;
+    Acc var = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < Sp; ++k) {
+        Acc d = (Acc)x[(n * C + c) * Sp + k] - mean;
+        var += d * d;
+      }
+    var /= (Acc)count;
+    const Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    const Acc a = inv * (Acc)scale[c], b = (Acc)bias[c];
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < Sp; ++k) {
+        const int64_t i = (n * C + c) * Sp + k;
+        y[i] = (T)(((Acc)x[i] - mean) * a + b);
+      }
+    const Acc m = (Acc)momentum;
+    if (runMean)
+      runMean[c] = (S)((Acc)inMean[c] * m + mean * (Acc(1) - m));
+    if (runVar)
+      runVar[c] = (S)((Acc)inVar[c] * m + var * (Acc(1) - m));
+  }
+}
+
+#if HP_CUDA
+/// hp_batch_norm_train with one warp per channel (see hp_softmax_warp).
+template <typename T, typename S, typename Acc>
+HP_KERNEL(hp_batch_norm_train_warp, int64_t N, int64_t C, int64_t Sp, float eps,
+          float momentum, const T *x, const S *scale, const S *bias,
+          const S *inMean, const S *inVar, T *y, S *runMean, S *runVar) {
+  HP_FOR(i) {
+    const int64_t c = i >> 5;
+    const int lane = (int)(i & 31);
+    const int64_t count = N * Sp;
+    Acc mean = 0;
+    for (int64_t j = lane; j < count; j += 32)
+      mean += (Acc)x[((j / Sp) * C + c) * Sp + j % Sp];
+    mean = hp_warp_sum(mean) / (Acc)count;
+    Acc var = 0;
+    for (int64_t j = lane; j < count; j += 32) {
+      Acc d = (Acc)x[((j / Sp) * C + c) * Sp + j % Sp] - mean;
+      var += d * d;
+    }
+    var = hp_warp_sum(var) / (Acc)count;
+    const Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    const Acc a = inv * (Acc)scale[c], b = (Acc)bias[c];
+    for (int64_t j = lane; j < count; j += 32) {
+      const int64_t k = ((j / Sp) * C + c) * Sp + j % Sp;
+      y[k] = (T)(((Acc)x[k] - mean) * a + b);
+    }
+    const Acc m = (Acc)momentum;
+    if (lane == 0 && runMean)
+      runMean[c] = (S)((Acc)inMean[c] * m + mean * (Acc(1) - m));
+    if (lane == 0 && runVar)
+      runVar[c] = (S)((Acc)inVar[c] * m + var * (Acc(1) - m));
+  }
+}
+#endif
+
+/// Training-mode BatchNormalization of C channels: a warp per channel on the
+/// GPU, a thread per channel on the CPU.
+template <typename T, typename S, typename Acc>
+static void
+hp_batch_norm_train_launch(hp_ctx *ctx, int64_t N, int64_t C, int64_t Sp,
+                           float eps, float momentum, const T *x,
+                           const S *scale, const S *bias, const S *inMean,
+                           const S *inVar, T *y, S *runMean, S *runVar) {
+#if HP_CUDA
+  hp_launch(ctx, hp_batch_norm_train_warp<T, S, Acc>, C * 32, N, C, Sp, eps,
+            momentum, x, scale, bias, inMean, inVar, y, runMean, runVar);
+#else
+  hp_launch(ctx, hp_batch_norm_train<T, S, Acc>, C, N, C, Sp, eps, momentum, x,
+            scale, bias, inMean, inVar, y, runMean, runVar);
+#endif
+}
+
+//===----------------------------------------------------------------------===//
+// Random numbers: Philox4x32-10 and Dropout
+//===----------------------------------------------------------------------===//
+
+/// Four 32-bit words of a counter-based generator's output.
+struct hp_u32x4 {
+  uint32_t v[4];
+};
+
+/// Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as
+/// easy as 1, 2, 3", SC 2011; Random123's philox4x32 with 10 rounds, the
+/// generator of cuRAND's curand_Philox4x32_10 and PyTorch's CUDA dropout):
+/// the 4 words for a 128-bit counter `ctr` and a 64-bit key (k0, k1). A pure
+/// function of its arguments, compiled from this one definition for the CPU
+/// and the GPU, so both backends draw the same numbers. Known answers
+/// (Random123's tests/kat_vectors): counter 0, key 0 gives 6627e8d5 e169c58d
+/// bc57ac4c 9b00dbd8.
+HP_HD hp_u32x4 hp_philox4x32_10(hp_u32x4 ctr, uint32_t k0, uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    if (round) { // the Weyl key schedule, before rounds 2..10
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const uint64_t p0 = (uint64_t)0xD2511F53u * ctr.v[0];
+    const uint64_t p1 = (uint64_t)0xCD9E8D57u * ctr.v[2];
+    const uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
+    const uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
+    hp_u32x4 next = {{hi1 ^ ctr.v[1] ^ k0, lo1, hi0 ^ ctr.v[3] ^ k1, lo0}};
+    ctr = next;
+  }
+  return ctr;
+}
+
+/// The random words of Dropout: element i of a tensor takes word i % 4 of
+/// hp_philox4x32_10(counter {g, g >> 32, step, step >> 32}, key {seed,
+/// seed >> 32}) with g = i / 4, so the mask depends on the seed, the training
+/// step and the element index only.
+HP_HD hp_u32x4 hp_dropout_words(uint64_t seed, uint64_t step, uint64_t g) {
+  hp_u32x4 ctr = {{(uint32_t)g, (uint32_t)(g >> 32), (uint32_t)step,
+                   (uint32_t)(step >> 32)}};
+  return hp_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
+/// The drop threshold of a ratio: an element is dropped when its word is
+/// below ratio * 2^32 (exact in float, truncated), so it is dropped with
+/// probability floor(ratio * 2^32) / 2^32; ratio <= 0 drops nothing and
+/// ratio >= 1 everything.
+HP_HD uint64_t hp_dropout_threshold(float ratio) {
+  if (!(ratio > 0.0f))
+    return 0;
+  if (ratio >= 1.0f)
+    return (uint64_t)1 << 32;
+  return (uint64_t)(ratio * 4294967296.0f);
+}
+
+/// Dropout of n elements in training mode, one iteration per group of 4
+/// elements (one Philox call): kept elements are y = x / (1 - ratio), dropped
+/// ones 0, and mask (when not null) is true where kept. `step` (int64 device
+/// scalar; null for 0) is the training step, `ratio` a device scalar (null
+/// for ONNX's default 0.5) and `training` a device bool (null for true;
+/// false makes y = x and the mask all true). The division is in Acc (float,
+/// or double for double data), rounded once.
+template <typename T, typename R, typename Acc>
+HP_KERNEL(hp_dropout, int64_t n, uint64_t seed, const int64_t *step,
+          const R *ratio, const bool *training, const T *x, T *y, bool *mask) {
+  HP_FOR(g) {
+    const bool on = training ? *training : true;
+    const float r = on ? (ratio ? (float)*ratio : 0.5f) : 0.0f;
+    const uint64_t threshold = hp_dropout_threshold(r);
+    const Acc keep = (Acc)(1.0f - r);
+    const hp_u32x4 w =
+        hp_dropout_words(seed, step ? (uint64_t)*step : 0, (uint64_t)g);
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = 4 * g + k;
+      if (i >= n)
+        break;
+      const bool kept = (uint64_t)w.v[k] >= threshold;
+      y[i] = !on ? x[i] : (kept ? (T)((Acc)x[i] / keep) : (T)Acc(0));
+      if (mask)
+        mask[i] = kept;
+    }
+  }
+}
+
 /// CumSum along the middle axis of [outer, len, inner].
 template <typename T, typename Acc>
 HP_KERNEL(hp_cumsum, int64_t len, int64_t inner, int exclusive, int reverse,

@@ -160,8 +160,8 @@ struct WeightTensor {
   std::vector<int64_t> shape;
   uint64_t offset = 0; // bytes from the start of weights.bin
   uint64_t bytes = 0;  // elements * dtypeSize(dtype)
-  /// "constant" (also when weights.json gives none), "param", "optimizer",
-  /// "step" or "state" (docs/training.md).
+  /// "constant" (also when weights.json gives none), "param", "buffer",
+  /// "optimizer", "step" or "state" (docs/training.md).
   std::string role = "constant";
 };
 

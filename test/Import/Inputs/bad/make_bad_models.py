@@ -94,6 +94,12 @@ def main():
          helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=1)],
         [vi("x", [2, 3])], [vi("v", [2, 9]), vi("i", [2, 9], TensorProto.INT64)]))
 
+    # onnx.Dropout's fourth operand (the training step) is HetPar's, not ONNX's.
+    save("dropout-four-inputs.onnx", model(
+        [helper.make_node("Dropout", ["x", "r", "t", "s"], ["y"], name="drop")],
+        [vi("x", [2, 3]), vi("r", [], TensorProto.FLOAT), vi("t", [], TensorProto.BOOL),
+         vi("s", [], TensorProto.INT64)], [vi("y", [2, 3])]))
+
     # ONNX's inference would divide by these attributes: checked before it runs.
     save("lppool-stride0.onnx", model(
         [helper.make_node("LpPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],

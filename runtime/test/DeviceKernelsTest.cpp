@@ -1,0 +1,157 @@
+//===- DeviceKernelsTest.cpp - kernels of hetpar_device.h on the CPU ------===//
+//
+// The random-number and batch-statistics kernels, compiled as the CPU backend
+// compiles a generated program: Philox4x32-10 against Random123's published
+// known-answer vectors, Dropout's masks (fraction, exact scaling, dependence on
+// seed, step and index) and training-mode BatchNormalization against values
+// computed by hand. Expected values never come from the kernels themselves.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/device/hetpar_device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+namespace {
+
+// Random123 (github.com/DEShawResearch/random123) tests/kat_vectors, the
+// three "philox4x32 10" lines: counter (4 words), key (2 words), output.
+struct Kat {
+  uint32_t ctr[4], key[2], out[4];
+};
+const Kat kPhiloxKat[] = {
+    {{0x00000000, 0x00000000, 0x00000000, 0x00000000},
+     {0x00000000, 0x00000000},
+     {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+     {0xffffffff, 0xffffffff},
+     {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+     {0xa4093822, 0x299f31d0},
+     {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+};
+
+TEST(Philox, KnownAnswers) {
+  for (const Kat &k : kPhiloxKat) {
+    hp_u32x4 ctr = {{k.ctr[0], k.ctr[1], k.ctr[2], k.ctr[3]}};
+    hp_u32x4 got = hp_philox4x32_10(ctr, k.key[0], k.key[1]);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(got.v[i], k.out[i])
+          << "word " << i << " of counter " << std::hex << k.ctr[0];
+  }
+}
+
+struct DropoutRun {
+  std::vector<float> y;
+  std::vector<bool> mask;
+};
+
+DropoutRun dropout(const std::vector<float> &x, uint64_t seed, int64_t step,
+                   float ratio, bool training = true) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> y(n, -1.0f);
+  std::unique_ptr<bool[]> mask(new bool[n]);
+  hp_launch(nullptr, hp_dropout<float, float, float>, (n + 3) / 4, n, seed,
+            &step, &ratio, &training, x.data(), y.data(), mask.get());
+  return {y, std::vector<bool>(mask.get(), mask.get() + n)};
+}
+
+std::vector<float> ramp(int64_t n) {
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = 0.37f * static_cast<float>(i % 101) - 17.0f;
+  return x;
+}
+
+TEST(Dropout, MaskFractionAndExactScaling) {
+  const int64_t n = 100003; // not a multiple of 4: a partial last group
+  const float ratio = 0.3f;
+  std::vector<float> x = ramp(n);
+  DropoutRun r = dropout(x, 42, 7, ratio);
+  int64_t dropped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    dropped += !r.mask[i];
+    // y = x * mask / (1 - ratio), in float as numpy's float32 computes it.
+    float want = r.mask[i] ? x[i] / (1.0f - ratio) : 0.0f;
+    ASSERT_EQ(r.y[i], want) << "element " << i;
+  }
+  // Binomial(n, 0.3): 5 standard deviations (0.0072 of n) around n * ratio.
+  double sd = std::sqrt(n * 0.3 * 0.7);
+  EXPECT_LT(std::fabs(static_cast<double>(dropped) - n * 0.3), 5 * sd);
+}
+
+TEST(Dropout, MaskIsPhiloxOfIndexAndStep) {
+  // Element i takes word i % 4 of Philox(counter {i / 4, 0, step, 0}, key
+  // {seed lo, seed hi}) and is dropped when it is below ratio * 2^32.
+  const uint64_t seed = 0x0123456789abcdefull;
+  const int64_t step = 5, n = 37;
+  const float ratio = 0.5f;
+  DropoutRun r = dropout(ramp(n), seed, step, ratio);
+  for (int64_t i = 0; i < n; ++i) {
+    hp_u32x4 ctr = {
+        {static_cast<uint32_t>(i / 4), 0u, static_cast<uint32_t>(step), 0u}};
+    hp_u32x4 w = hp_philox4x32_10(ctr, 0x89abcdefu, 0x01234567u);
+    EXPECT_EQ(r.mask[i], w.v[i % 4] >= 0x80000000u) << "element " << i;
+  }
+}
+
+TEST(Dropout, SameSeedAndStepSameMaskOtherwiseNew) {
+  std::vector<float> x = ramp(4096);
+  DropoutRun a = dropout(x, 1, 3, 0.5f), again = dropout(x, 1, 3, 0.5f);
+  EXPECT_EQ(a.mask, again.mask);
+  EXPECT_EQ(a.y, again.y);
+  auto differing = [&](const DropoutRun &b) {
+    int64_t d = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+      d += a.mask[i] != b.mask[i];
+    return d;
+  };
+  // Independent masks of ratio 0.5 differ at half the positions.
+  EXPECT_GT(differing(dropout(x, 1, 4, 0.5f)), 1800); // the next step
+  EXPECT_GT(differing(dropout(x, 2, 3, 0.5f)), 1800); // another seed
+}
+
+TEST(Dropout, EdgeRatiosAndInference) {
+  std::vector<float> x = ramp(10);
+  DropoutRun keepAll = dropout(x, 9, 0, 0.0f);
+  EXPECT_EQ(keepAll.y, x);
+  EXPECT_EQ(keepAll.mask, std::vector<bool>(10, true));
+  DropoutRun dropAll = dropout(x, 9, 0, 1.0f);
+  EXPECT_EQ(dropAll.y, std::vector<float>(10, 0.0f));
+  EXPECT_EQ(dropAll.mask, std::vector<bool>(10, false));
+  DropoutRun off = dropout(x, 9, 0, 0.5f, /*training=*/false);
+  EXPECT_EQ(off.y, x);
+  EXPECT_EQ(off.mask, std::vector<bool>(10, true));
+}
+
+TEST(BatchNormTrain, StatisticsAndRunningUpdate) {
+  // x [N=2, C=2, S=2]: channel 0 holds 1, 2 (n = 0) and 3, 4 (n = 1): mean
+  // 2.5, population variance (1.5^2 + 0.5^2) * 2 / 4 = 1.25; channel 1 holds
+  // 10, 10, 10, 14: mean 11, variance (1 + 1 + 1 + 9) / 4 = 3.
+  std::vector<float> x = {1, 2, 10, 10, 3, 4, 10, 14};
+  std::vector<float> scale = {2, -1}, bias = {0.5f, 1}, mean = {0.1f, 0.2f},
+                     var = {1, 2}, y(8), runMean(2), runVar(2);
+  const float eps = 0.25f, momentum = 0.9f;
+  hp_batch_norm_train_launch<float, float, float>(
+      nullptr, 2, 2, 2, eps, momentum, x.data(), scale.data(), bias.data(),
+      mean.data(), var.data(), y.data(), runMean.data(), runVar.data());
+  const double m[2] = {2.5, 11}, v[2] = {1.25, 3};
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 2; ++c)
+      for (int k = 0; k < 2; ++k) {
+        int i = (n * 2 + c) * 2 + k;
+        double want =
+            (x[i] - m[c]) / std::sqrt(v[c] + eps) * scale[c] + bias[c];
+        EXPECT_NEAR(y[i], want, 1e-6) << "element " << i;
+      }
+  // ONNX: running = input * momentum + batch statistic * (1 - momentum).
+  EXPECT_NEAR(runMean[0], 0.1 * 0.9 + 2.5 * 0.1, 1e-6);
+  EXPECT_NEAR(runMean[1], 0.2 * 0.9 + 11 * 0.1, 1e-6);
+  EXPECT_NEAR(runVar[0], 1 * 0.9 + 1.25 * 0.1, 1e-6);
+  EXPECT_NEAR(runVar[1], 2 * 0.9 + 3 * 0.1, 1e-6);
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+// The generated source of training-mode BatchNormalization and Dropout
+// (docs/training.md): the batch-statistics kernel with epsilon, momentum and
+// the running-statistics outputs, and the Philox Dropout with its seed, step,
+// ratio and mask; 24 elements are 6 groups of 4.
+// RUN: split-file %s %t
+// RUN: hetpar-translate --emit-device-source %t/ops.mlir | FileCheck %s
+// RUN: %expect-exit 1 hetpar-translate --emit-device-source %t/mixed.mlir 2>&1 | FileCheck %s --check-prefix=MIXED
+// RUN: hetpar-translate --emit-device-source %t/zero-ratio.mlir | FileCheck %s --check-prefix=ZERO
+
+//--- ops.mlir
+// CHECK: // BatchNormalization bn
+// CHECK-NEXT: hp_batch_norm_train_launch<float, float, float>(ctx, 2, 3, 4, 1.00000005e-03f, 8.00000012e-01f, ((const float *)inputs[0]), {{.*}}, ((float *)outputs[1]), ((float *)(arena + {{[0-9]+}})));
+// CHECK: // Dropout drop
+// CHECK-NEXT: hp_launch(ctx, hp_dropout<float, float, float>, 6, 24, 7ULL, ((const int64_t *)inputs[1]), ((const float *)(weights + {{[0-9]+}})), (const bool *)0, ((float *)(arena + 0)), ((float *)outputs[0]), ((bool *)outputs[2]));
+func.func @main(%x: tensor<2x3x4xf32> {onnx.name = "x"}, %step: tensor<i64> {onnx.name = "step"}) -> (tensor<2x3x4xf32> {onnx.name = "y"}, tensor<3xf32> {onnx.name = "mean"}, tensor<2x3x4xi1> {onnx.name = "mask"}) {
+  %s = onnx.Constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %b = onnx.Constant dense<[0.0, 1.0, 2.0]> : tensor<3xf32>
+  %r = onnx.Constant dense<0.25> : tensor<f32>
+  %t = onnx.Constant dense<true> : tensor<i1>
+  %0:3 = onnx.BatchNormalization(%x, %s, %b, %b, %s) {momentum = 0.8 : f32, epsilon = 1.0e-3 : f32, training_mode = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) loc("bn")
+  %1:2 = onnx.Dropout(%0#0) ratio(%r) training_mode(%t) step(%step) {seed = 7 : i64} : (tensor<2x3x4xf32>, tensor<f32>, tensor<i1>, tensor<i64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>) loc("drop")
+  return %1#0, %0#1, %1#1 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<2x3x4xi1>
+}
+
+//--- mixed.mlir
+// One storage type for the per-channel operands of the training kernel.
+// MIXED: error: node 'bn': unsupported op BatchNormalization: scale, B, mean and var of different element types
+func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}, %s: tensor<3xf16> {onnx.name = "s"}, %m: tensor<3xf32> {onnx.name = "m"}) -> (tensor<2x3xf32> {onnx.name = "y"}) {
+  %0 = onnx.BatchNormalization(%x, %s, %s, %m, %m) {training_mode = 1 : i64} : (tensor<2x3xf32>, tensor<3xf16>, tensor<3xf16>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32> loc("bn")
+  return %0 : tensor<2x3xf32>
+}
+
+//--- zero-ratio.mlir
+// A constant ratio of 0 (PyTorch exports F.dropout(x, 0.0) so) is the identity
+// even in training mode: a view, its mask all true.
+// ZERO-NOT: hp_dropout
+// ZERO: hp_launch(ctx, hp_fill<bool>, 4, true, ((bool *)outputs[1]));
+// ZERO-NOT: hp_dropout
+func.func @main(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "y"}, tensor<4xi1> {onnx.name = "mask"}) {
+  %r = onnx.Constant dense<0.0> : tensor<f32>
+  %t = onnx.Constant dense<true> : tensor<i1>
+  %0:2 = onnx.Dropout(%x) ratio(%r) training_mode(%t) : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+  %1 = onnx.Relu(%0#0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %1, %0#1 : tensor<4xf32>, tensor<4xi1>
+}
