@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -123,6 +124,17 @@ double bubbleFraction(llvm::ArrayRef<ScheduledTask> tasks, int stages);
 /// in training m under GPipe and min(stages - stage, m) under 1F1B.
 int inFlightMicrobatches(int stage, int stages, int microbatches,
                          Schedule schedule, bool training);
+
+/// Per op of `ops` (a function's ops in order, a forward pass): the values
+/// (its operands and results) that its gradient rule reads, as
+/// hetpar-onnx-differentiate would build it: what a training step saves for
+/// its backward pass (constants included). An op with a GradientOpInterface and
+/// an operand on a path from a parameter (a float constant of more than one
+/// element) builds its backward ops into a scratch block, erased again; an op
+/// whose rule fails reads all its operands and results. The IR is left as it
+/// was.
+std::vector<llvm::SmallVector<mlir::Value>>
+valuesReadByGradients(llvm::ArrayRef<mlir::Operation *> ops);
 
 /// The predicted fields of plan.json (DESIGN.md) plus the plan itself.
 llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
