@@ -136,6 +136,7 @@ OpCatalog::OpCatalog(func::FuncOp func)
         rule = std::move(*r);
     rules.push_back(std::move(rule));
   }
+  readByGradient = valuesReadByGradients(ops);
   // Layers: a new one where an op names another layer; ops without a layer
   // name join the one before them.
   std::string current;

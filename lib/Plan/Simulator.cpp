@@ -19,10 +19,12 @@
 
 #include "hetpar/Plan/Sharding.h"
 
+#include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -104,6 +106,63 @@ listPlanOps(func::FuncOp func) {
     out.push_back({&op, name});
   }
   return out;
+}
+
+std::vector<llvm::SmallVector<Value>>
+valuesReadByGradients(llvm::ArrayRef<Operation *> ops) {
+  std::vector<llvm::SmallVector<Value>> reads(ops.size());
+  if (ops.empty())
+    return reads;
+  // Float values on a path from a parameter: those whose gradient the backward
+  // pass computes (hetpar-onnx-differentiate's `active`, forward half).
+  llvm::DenseSet<Value> active;
+  auto isActive = [&](Value v) {
+    return active.contains(v) || parameterCount(v) > 0;
+  };
+  // A rule that cannot differentiate this form reports an error: not ours.
+  ScopedDiagnosticHandler quiet(ops.front()->getContext(),
+                                [](Diagnostic &) { return success(); });
+  Block scratch;
+  OpBuilder b(ops.front()->getContext());
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    SmallVector<bool> needed;
+    for (Value in : op->getOperands())
+      needed.push_back(isActive(in));
+    if (llvm::none_of(needed, [](bool n) { return n; }))
+      continue;
+    for (Value r : op->getResults())
+      if (auto t = llvm::dyn_cast<RankedTensorType>(r.getType());
+          t && llvm::isa<FloatType>(t.getElementType()))
+        active.insert(r);
+    auto rule = llvm::dyn_cast<GradientOpInterface>(op);
+    if (!rule)
+      continue; // training refuses such a model anyway
+    b.setInsertionPointToEnd(&scratch);
+    SmallVector<Value> dY;
+    for (Value r : op->getResults())
+      dY.push_back(scratch.addArgument(r.getType(), op->getLoc()));
+    GradientBuilder g(b, op->getLoc(), needed);
+    SmallVector<Value> dX;
+    bool ok = succeeded(rule.buildGradients(g, dY, dX));
+    llvm::SmallDenseSet<Value> seen;
+    auto visit = [&](Value v) {
+      bool readHere = llvm::any_of(v.getUsers(), [&](Operation *u) {
+        return u->getBlock() == &scratch;
+      });
+      if ((!ok || readHere) && seen.insert(v).second)
+        reads[i].push_back(v);
+    };
+    for (Value v : op->getOperands())
+      visit(v);
+    for (Value v : op->getResults())
+      visit(v);
+    for (Operation &o : llvm::make_early_inc_range(llvm::reverse(scratch))) {
+      o.dropAllUses();
+      o.erase();
+    }
+    scratch.eraseArguments(0, scratch.getNumArguments());
+  }
+  return reads;
 }
 
 double bubbleFraction(llvm::ArrayRef<ScheduledTask> tasks, int stages) {
@@ -587,8 +646,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           addDevice(dp, d, s);
           continue;
         }
-        // Weights (and, in training, their gradients and Adam's state), all
-        // in the compute dtype but Adam's state (kAdamStateBytesPerParameter).
+        // Weights (and, in training, their gradients and Adam's state: two
+        // float32 moments, and a float32 master copy of parameters held in a
+        // narrower type: a 16-bit compute dtype or a 16-bit model), weights
+        // and gradients in the compute dtype.
         llvm::DenseMap<Value, double> weightShare;
         for (int i : stageOps[s]) {
           for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
@@ -599,22 +660,31 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                 it->second = std::max(it->second, share);
             }
         }
-        double params = 0, paramBytes = 0;
+        double params = 0, paramBytes = 0, narrowParams = 0;
         for (auto [v, share] : weightShare) {
           dp.memory.weights += table.bytesOf(v.getType()) * share;
           params += parameterCount(v) * share;
-          if (parameterCount(v) > 0)
-            paramBytes += table.bytesOf(v.getType()) * share;
+          if (parameterCount(v) > 0) {
+            double bytes = table.bytesOf(v.getType());
+            paramBytes += bytes * share;
+            if (bytes < 4 * parameterCount(v))
+              narrowParams += parameterCount(v) * share;
+          }
         }
         if (training) {
-          // A gradient per parameter, in the parameter's compute dtype.
+          // A gradient per parameter, in the parameter's compute dtype (all at
+          // once; without recomputation, those live at the peak: below).
           dp.memory.gradients = paramBytes;
-          dp.memory.optimizer = kAdamStateBytesPerParameter * params;
+          dp.memory.optimizer = kAdamMomentBytesPerParameter * params +
+                                kMasterCopyBytesPerParameter * narrowParams;
         }
         // Activations: in inference the peak of the live values of one
-        // microbatch; in training every value the backward pass needs, for each
-        // microbatch in flight (with recomputation, only the stage's inputs,
-        // plus one microbatch being recomputed).
+        // microbatch; in training the values the backward pass reads (those
+        // the stage's gradient rules read, and the stage's results the loss
+        // reads), for each microbatch in flight (with recomputation, only the
+        // stage's inputs, plus one microbatch being recomputed). A view
+        // (Reshape, Flatten, Squeeze, Unsqueeze, Identity) shares the buffer
+        // of its operand, as in the generated programs.
         // A result takes the device's share while it and every use of it
         // stay split; a value some use needs whole (gathered, reduced) is kept
         // whole.
@@ -637,7 +707,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                                      : sh->second.collective,
                          inStage, t);
         };
-        double all = 0, inputs = 0, live = 0, peak = 0;
+        double inputs = 0, live = 0, peak = 0;
         llvm::DenseMap<Value, int> lastUse;
         for (int i : stageOps[s])
           for (Value v : table.ops[i]->getOperands())
@@ -655,9 +725,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
             inputs += b;
           }
           for (Value v : table.ops[i]->getResults()) {
-            double b = valueBytes(v);
-            all += b;
-            live += b;
+            live += valueBytes(v);
             liveSet.insert(v);
           }
           peak = std::max(peak, live);
@@ -676,6 +744,52 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
             }
           }
         }
+        // The values kept for the backward pass (by layer, and the position
+        // in the stage of the first op that reads each: the last to be
+        // differentiated, after which it is freed). The loss, differentiated
+        // first of all, reads the function's results and keeps one buffer of
+        // their size (the log-probabilities of cross-entropy, the difference
+        // of mean squared error).
+        llvm::DenseMap<int, double> layerSaved;
+        llvm::DenseMap<Value, std::pair<int, double>> keptAt;
+        double saved = 0, lossState = 0;
+        if (training) {
+          auto viewRoot = [](Value v) {
+            while (auto r = llvm::dyn_cast<OpResult>(v)) {
+              if (!llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+                             onnx::UnsqueezeOp, onnx::IdentityOp>(r.getOwner()))
+                break;
+              v = r.getOwner()->getOperand(0);
+            }
+            return v;
+          };
+          llvm::DenseSet<std::pair<int, Value>> keptInLayer;
+          auto keep = [&](int pos, int L, Value v) {
+            v = viewRoot(v);
+            if (matchPattern(v, m_Constant()))
+              return;
+            double b = valueBytes(v);
+            auto [it, inserted] = keptAt.try_emplace(v, pos, b);
+            if (inserted)
+              saved += b;
+            it->second.first = std::min(it->second.first, pos);
+            if (keptInLayer.insert({L, v}).second)
+              layerSaved[L] += b;
+          };
+          int n = static_cast<int>(stageOps[s].size());
+          for (auto [pos, i] : llvm::enumerate(stageOps[s])) {
+            for (Value v : table.readByGradient[i])
+              keep(static_cast<int>(pos), table.layer[i], v);
+            for (Value v : table.ops[i]->getResults())
+              if (llvm::any_of(v.getUsers(), [](Operation *u) {
+                    return llvm::isa<func::ReturnOp>(u);
+                  })) {
+                keep(n, table.layer[i], v);
+                lossState += valueBytes(v);
+              }
+          }
+          saved += lossState;
+        }
         if (!training)
           dp.memory.activations = peak;
         else if (stage.recompute) {
@@ -685,7 +799,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           // in flight and recompute the stage's values for one microbatch at
           // a time; or keep each layer's inputs and recompute one layer at a
           // time.
-          llvm::DenseMap<int, double> layerInputs, layerAll;
+          llvm::DenseMap<int, double> layerInputs;
           llvm::DenseSet<std::pair<int, Value>> counted;
           for (int i : stageOps[s]) {
             int L = table.layer[i];
@@ -700,18 +814,48 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               if (!inLayer && counted.insert({L, v}).second)
                 layerInputs[L] += valueBytes(v);
             }
-            for (Value v : table.ops[i]->getResults())
-              layerAll[L] += valueBytes(v);
           }
           double kept = 0, largest = 0;
           for (auto &[L, b] : layerInputs)
             kept += b;
-          for (auto &[L, b] : layerAll)
+          for (auto &[L, b] : layerSaved)
             largest = std::max(largest, b);
-          dp.memory.activations =
-              std::min(inputs * inFlight + all, kept * inFlight + largest);
-        } else
-          dp.memory.activations = all * inFlight;
+          dp.memory.activations = std::min(
+              inputs * inFlight + saved, kept * inFlight + largest + lossState);
+        } else {
+          // The backward pass differentiates the stage's ops last to first:
+          // while it differentiates the op at position k, the kept values
+          // read at k or before are live, and the gradients of the
+          // parameters used at k or after (each from its last use until the
+          // optimizer step after the backward pass). The peak is there or at
+          // the end of the forward pass (every kept value, no gradient); the
+          // other microbatches in flight keep all of theirs.
+          int n = static_cast<int>(stageOps[s].size());
+          std::vector<double> freedAfter(n + 1, 0), gradFrom(n, 0);
+          freedAfter[n] = lossState;
+          for (auto &[v, at] : keptAt)
+            freedAfter[at.first] += at.second;
+          llvm::DenseMap<Value, int> lastUse;
+          for (auto [pos, i] : llvm::enumerate(stageOps[s]))
+            for (Value v : table.ops[i]->getOperands())
+              if (parameterCount(v) > 0)
+                lastUse[v] = static_cast<int>(pos);
+          for (auto &[v, pos] : lastUse)
+            gradFrom[pos] += table.bytesOf(v.getType()) * weightShare.lookup(v);
+          std::vector<double> grads(n + 1, 0);
+          for (int k = n - 1; k >= 0; --k)
+            grads[k] = grads[k + 1] + gradFrom[k];
+          double acts = saved, live = saved, atPeak = 0;
+          for (int k = n - 1; k >= 0; --k) {
+            live -= freedAfter[k + 1];
+            if (live + grads[k] > acts + atPeak) {
+              acts = live;
+              atPeak = grads[k];
+            }
+          }
+          dp.memory.activations = saved * (inFlight - 1) + acts;
+          dp.memory.gradients = atPeak;
+        }
         // Whole bytes (a replica's share of a microbatch can make fractions).
         for (double *part : {&dp.memory.weights, &dp.memory.activations,
                              &dp.memory.gradients, &dp.memory.optimizer})

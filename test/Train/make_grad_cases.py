@@ -185,6 +185,7 @@ def build_cases():
     mm = [
         ("matmul_2d", (3, 5), (5, 7)),
         ("matmul_batched", (2, 3, 5), (2, 5, 7)),
+        ("matmul_weight", (2, 3, 5), (5, 7)),  # a linear layer: batch x weight
         ("matmul_bcast_batch", (2, 1, 3, 5), (4, 5, 7)),
         ("matmul_vec_left", (5,), (3, 5, 7)),
         ("matmul_vec_right", (3, 5), (5,)),

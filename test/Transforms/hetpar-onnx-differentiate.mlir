@@ -79,14 +79,14 @@ module {
 // -----
 
 // Cross-entropy: its fused gradient op from the log-probabilities; MatMul's
-// gradient for B: A^T dY.
+// gradient for a matrix B: A^T dY, one Gemm with transA (no transposed copy).
 // CHECK-LABEL: func.func @xent
 // CHECK: %[[Y:.*]] = onnx.MatMul(%arg0, %{{.*}})
 // CHECK: %[[L:.*]], %[[LP:.*]] = onnx.SoftmaxCrossEntropyLoss(%[[Y]], %arg1) {ignore_index = -100 : i64}
 // CHECK: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DS:.*]] = onnx.SoftmaxCrossEntropyLossGrad(%[[ONE]], %[[LP]], %arg1) {ignore_index = -100 : i64} : (tensor<f32>, tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x5xf32>
-// CHECK: %[[XT:.*]] = onnx.Transpose(%arg0) {perm = array<i64: 1, 0>}
-// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DS]]) : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: %[[DW:.*]] = onnx.Gemm(%arg0, %[[DS]]) {transA = 1 : i64} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
 // CHECK: return %[[L]], %[[DW]]
 module {
   ml_program.global private mutable @w(dense<0.5> : tensor<3x5xf32>) : tensor<3x5xf32> {hetpar.role = "param"}
@@ -95,6 +95,37 @@ module {
     %0 = onnx.MatMul(%x, %w) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
     %1, %2 = onnx.SoftmaxCrossEntropyLoss(%0, %y) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<4x5xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x5xf32>)
     return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// A weight matrix times a batch of matrices (x [2, 3, 4] @ w [4, 5], as every
+// linear layer of an exported transformer): both gradients are single Gemms
+// over the 2 x 3 rows (the reshapes are views). dW = x^T dY is not a product
+// per batch entry summed afterwards, which held 2 x [4, 5] at once; dX = dY
+// w^T reads w through transB, with no transposed copy of w.
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[W:.*]] = ml_program.global_load @w
+// CHECK: %[[A:.*]] = onnx.Mul(%arg0,
+// CHECK: onnx.MatMul(%[[A]], %[[W]]) :
+// CHECK-NOT: onnx.ReduceSum({{.*}}tensor<2x4x5xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK-DAG: %[[X2:.*]] = onnx.Reshape(%[[A]], %{{.*}}) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+// CHECK-DAG: %[[DY2:.*]] = onnx.Reshape(%{{.*}}, %{{.*}}) : (tensor<2x3x5xf32>, tensor<2xi64>) -> tensor<6x5xf32>
+// CHECK-DAG: %[[DX2:.*]] = onnx.Gemm(%[[DY2]], %[[W]]) {transB = 1 : i64} : (tensor<6x5xf32>, tensor<4x5xf32>) -> tensor<6x4xf32>
+// CHECK-DAG: %[[DW:.*]] = onnx.Gemm(%[[X2]], %[[DY2]]) {transA = 1 : i64} : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+// CHECK: return %{{.*}}, %[[DW]]
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x5xf32>) : tensor<4x5xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @v(dense<0.5> : tensor<2x3x4xf32>) : tensor<2x3x4xf32> {hetpar.role = "param"}
+  func.func @linear(%x: tensor<2x3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %v = ml_program.global_load @v : tensor<2x3x4xf32>
+    %w = ml_program.global_load @w : tensor<4x5xf32>
+    %0 = onnx.Mul(%x, %v) : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    %1 = onnx.MatMul(%0, %w) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+    %2 = onnx.ReduceSum(%1) {keepdims = 0 : i64} : (tensor<2x3x5xf32>) -> tensor<f32>
+    return %2 : tensor<f32>
   }
 }
 

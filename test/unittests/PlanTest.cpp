@@ -149,11 +149,17 @@ struct SimulatorTest : ::testing::Test {
 
 TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
   // Stage 0 = mm1 + relu on device 0, stage 1 = mm2 on device 1; training,
-  // m = 4 microbatches of 2 samples. Stage 0 per microbatch keeps mm1's result
-  // and relu's result, 2 x 32 floats each: 2 * 256 = 512 bytes. GPipe holds all
-  // 4 microbatches: 2048 bytes; 1F1B holds p - 0 = 2: 1024 bytes.
+  // m = 4 microbatches of 2 samples. What the gradient rules read, per
+  // microbatch: stage 0 keeps x for dW1 = x^T dY (2 x 16 floats, 128 bytes)
+  // and relu's input for its mask (2 x 32 floats, 256 bytes): 384 bytes;
+  // stage 1 keeps relu's result for dW2 (256 bytes), and mm2's result and the
+  // loss's buffer of its size (32 bytes each): 320 bytes.
+  // Each stage's peak is while its first op is differentiated: the other
+  // microbatches in flight keep all of theirs, this one what mm1 (mm2) still
+  // reads, x (relu's result), beside the finished gradient of w1 (w2).
   // Weights of stage 0: w1, 16 x 32 x 4 = 2048 bytes; gradients the same;
-  // Adam 12 bytes x 512 parameters = 6144 bytes.
+  // Adam's two float32 moments 8 bytes x 512 parameters = 4096 bytes (float32
+  // parameters are their own master copy).
   const char *base = R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
                                     {"ops": ["mm2"], "devices": [1]}],
                          "microbatches": 4, "mode": "training", "schedule": "%s"})";
@@ -167,15 +173,18 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
     EXPECT_EQ(d0.id, 0);
     EXPECT_DOUBLE_EQ(d0.memory.weights, 2048);
     EXPECT_DOUBLE_EQ(d0.memory.gradients, 2048);
-    EXPECT_DOUBLE_EQ(d0.memory.optimizer, 6144);
+    EXPECT_DOUBLE_EQ(d0.memory.optimizer, 4096);
     activations[k] = d0.memory.activations;
-    // Stage 1 keeps mm2's result, 2 x 4 floats = 32 bytes per microbatch:
-    // 4 in flight under GPipe, 1 under 1F1B.
-    EXPECT_DOUBLE_EQ(pred->devices[1].memory.activations, k == 0 ? 128 : 32);
+    // Stage 1: 4 microbatches in flight under GPipe, 3 x 320 + 256 bytes; 1
+    // under 1F1B, 256 bytes; with w2's gradient, 32 x 4 x 4 = 512 bytes.
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.activations,
+                     k == 0 ? 3 * 320 + 256 : 256);
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.gradients, 512);
     EXPECT_TRUE(pred->memoryProblems.empty());
   }
-  EXPECT_DOUBLE_EQ(activations[0], 2048);
-  EXPECT_DOUBLE_EQ(activations[1], 1024);
+  // Stage 0: GPipe 3 x 384 + 128 bytes, 1F1B (p - 0 = 2 in flight) 384 + 128.
+  EXPECT_DOUBLE_EQ(activations[0], 3 * 384 + 128);
+  EXPECT_DOUBLE_EQ(activations[1], 384 + 128);
 }
 
 TEST_F(SimulatorTest, InferenceMemoryFollowsLiveness) {

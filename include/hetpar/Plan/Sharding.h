@@ -78,6 +78,9 @@ public:
   /// names another layer starts a new one, ops without a layer name join the
   /// layer before them (those before any layer form the first).
   std::vector<int> layer;
+  /// Per op: the values its gradient rule reads (valuesReadByGradients): what a
+  /// training step keeps for the op's backward.
+  std::vector<llvm::SmallVector<mlir::Value>> readByGradient;
   llvm::DenseMap<mlir::Operation *, int> index;
   llvm::StringMap<int> byName;
 };

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -39,15 +40,20 @@ struct TraceSpan {
   double start, duration;
 };
 
-/// Bytes of Adam's state per parameter in training: a float32 master copy of
-/// the weight and float32 first and second moments, the K = 12 of
-/// Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
-/// Parameter Models" (SC 2020), section 3.1. Weights and gradients are counted
-/// apart in the compute dtype, so a parameter takes 2 + 2 + 12 = 16 bytes with
-/// a 16-bit dtype (ZeRO's mixed-precision Adam) and 4 + 4 + 12 = 20 in
-/// float32, where the master copy repeats the weight but is counted all the
-/// same.
-inline constexpr double kAdamStateBytesPerParameter = 12;
+/// Bytes of Adam's state per parameter in training, from Rajbhandari et al.,
+/// "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models" (SC
+/// 2020), section 3.1: float32 first and second moments (8 bytes), and a
+/// float32 master copy (4 bytes) of a parameter held in a 16-bit type, which
+/// float32 parameters do not need (they are their own master copy, as in the
+/// programs hetpar-compile writes). Weights and gradients are counted apart in
+/// the compute dtype, so a parameter takes 2 + 2 + 8 + 4 = 16 bytes with a
+/// 16-bit dtype (ZeRO's mixed-precision Adam) and 4 + 4 + 8 = 16 in float32.
+inline constexpr double kAdamMomentBytesPerParameter = 8;
+inline constexpr double kMasterCopyBytesPerParameter = 4;
+/// Their sum, K = 12 in ZeRO: the search's cautious bound while it builds
+/// stages (the simulator then counts exactly as above).
+inline constexpr double kAdamStateBytesPerParameter =
+    kAdamMomentBytesPerParameter + kMasterCopyBytesPerParameter;
 
 struct DeviceMemory {
   double weights = 0, activations = 0, gradients = 0, optimizer = 0;
@@ -135,6 +141,17 @@ double bubbleFraction(llvm::ArrayRef<ScheduledTask> tasks, int stages);
 /// in training m under GPipe and min(stages - stage, m) under 1F1B.
 int inFlightMicrobatches(int stage, int stages, int microbatches,
                          Schedule schedule, bool training);
+
+/// Per op of `ops` (a function's ops in order, a forward pass): the values
+/// (its operands and results) that its gradient rule reads, as
+/// hetpar-onnx-differentiate would build it: what a training step saves for
+/// its backward pass (constants included). An op with a GradientOpInterface and
+/// an operand on a path from a parameter (a float constant of more than one
+/// element) builds its backward ops into a scratch block, erased again; an op
+/// whose rule fails reads all its operands and results. The IR is left as it
+/// was.
+std::vector<llvm::SmallVector<mlir::Value>>
+valuesReadByGradients(llvm::ArrayRef<mlir::Operation *> ops);
 
 /// The predicted fields of plan.json (DESIGN.md) plus the plan itself.
 llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,

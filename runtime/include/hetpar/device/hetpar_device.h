@@ -401,10 +401,15 @@ HP_KERNEL(hp_adamw, const float *p, const float *g, const float *m,
           const float *v, float *po, float *mo, float *vo, const float *lr,
           const int64_t *step, const float *scale, float b1, float b2,
           float eps, float wd) {
+  // The step's scalars once, not per element (two powf per element were a
+  // sixth of a GPT-2 small step on the CPU): the same operations in the same
+  // order, so the same bits.
+  const float s = *scale, rate = *lr;
+  const float t = (float)*step;
+  const float bc1 = 1.0f - powf(b1, t), sbc2 = sqrtf(1.0f - powf(b2, t));
+  const bool skip = !(s - s == 0.0f); // inf or NaN
   HP_FOR(i) {
-    float s = *scale, rate = *lr;
-    float t = (float)*step;
-    if (!(s - s == 0.0f)) { // inf or NaN: skipped (in place: nothing to do)
+    if (skip) { // in place: nothing to do
       if (po != p || mo != m || vo != v) {
         po[i] = p[i];
         mo[i] = m[i];
@@ -416,8 +421,7 @@ HP_KERNEL(hp_adamw, const float *p, const float *g, const float *m,
     float pi = p[i] * (1.0f - rate * wd);
     float mi = b1 * m[i] + (1.0f - b1) * gi;
     float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    float bc1 = 1.0f - powf(b1, t), bc2 = 1.0f - powf(b2, t);
-    float denom = sqrtf(vi) / sqrtf(bc2) + eps;
+    float denom = sqrtf(vi) / sbc2 + eps;
     po[i] = pi - rate / bc1 * mi / denom;
     mo[i] = mi;
     vo[i] = vi;
