@@ -46,6 +46,33 @@ void castUses(Value v, Type elt) {
   v.replaceAllUsesExcept(c, c.getDefiningOp());
 }
 
+/// True for an op that updates state: a result stored to a global
+/// (BatchNormalization's running statistics). It runs in float32 so that the
+/// state does not round to 16 bits every step.
+bool updatesState(Operation *op) {
+  return llvm::any_of(op->getUsers(), [](Operation *user) {
+    return llvm::isa<ml_program::GlobalStoreOp>(user);
+  });
+}
+
+/// Casts `op`'s float32 results to `elt` for every user but the stores.
+void castResultsForUsers(Operation *op, Type elt) {
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  for (Value r : op->getResults()) {
+    if (!isF32Tensor(r.getType()) ||
+        llvm::all_of(r.getUsers(), [](Operation *u) {
+          return llvm::isa<ml_program::GlobalStoreOp>(u);
+        }))
+      continue;
+    Value c = castAfter(b, r, elt);
+    r.replaceUsesWithIf(c, [&](OpOperand &use) {
+      return use.getOwner() != c.getDefiningOp() &&
+             !llvm::isa<ml_program::GlobalStoreOp>(use.getOwner());
+    });
+  }
+}
+
 /// True for an op whose float results do not follow from float operands
 /// (constants, ConstantOfShape, random generators): its results are cast.
 bool isFloatSource(Operation *op) {
@@ -60,13 +87,19 @@ struct TrainMixedPrecisionPass
           TrainMixedPrecisionPass> {
   using Base::Base;
 
-  /// Runs `lossOp` in float32: its operands that became 16-bit are cast back.
-  void keepInF32(Operation *lossOp, Type half) {
-    OpBuilder b(lossOp);
+  /// Runs `op` in float32: its operands that became 16-bit are cast back (a
+  /// float32 value cast to 16 bits is used as it was, unrounded).
+  void keepInF32(Operation *op, Type half) {
+    OpBuilder b(op);
     Type f32 = b.getF32Type();
-    for (OpOperand &use : lossOp->getOpOperands()) {
+    for (OpOperand &use : op->getOpOperands()) {
       auto s = llvm::dyn_cast<ShapedType>(use.get().getType());
-      if (s && s.getElementType() == half)
+      if (!s || s.getElementType() != half)
+        continue;
+      auto cast = use.get().getDefiningOp<onnx::CastOp>();
+      if (cast && isF32Tensor(cast.getInput().getType()))
+        use.set(cast.getInput());
+      else
         use.set(castAfter(b, use.get(), f32));
     }
   }
@@ -157,10 +190,14 @@ struct TrainMixedPrecisionPass
       if (auto c = llvm::dyn_cast<onnx::CastOp>(op);
           c && c.getTo() == half && isF32Tensor(c.getInput().getType()))
         continue;
-      if (op == lossOp)
+      if (op == lossOp) {
         keepInF32(op, half);
-      else
+      } else if (updatesState(op)) {
+        keepInF32(op, half);
+        castResultsForUsers(op, half);
+      } else if (!llvm::isa<ml_program::GlobalStoreOp>(op)) {
         retype(op, half);
+      }
     }
     castResults(func, ret);
     if (dtype == "float16")

@@ -2,6 +2,7 @@
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-mixed-precision | FileCheck %s --check-prefix=BF16
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-mixed-precision='dtype=float16' | FileCheck %s --check-prefix=F16
 // RUN: hetpar-opt %t/step.mlir --hetpar-train-mixed-precision='dtype=float16' --hetpar-onnx-differentiate --hetpar-train-optimizer | FileCheck %s --check-prefix=SCALED
+// RUN: hetpar-opt %t/state.mlir --hetpar-train-mixed-precision | FileCheck %s --check-prefix=STATE
 // RUN: hetpar-opt %t/unknown.mlir --hetpar-train-mixed-precision='dtype=float8' --verify-diagnostics
 // RUN: hetpar-opt %t/f16-loss.mlir --hetpar-train-mixed-precision --verify-diagnostics
 // RUN: hetpar-opt %t/twice.mlir --hetpar-train-mixed-precision='dtype=float16' --verify-diagnostics
@@ -83,6 +84,33 @@ module {
     %z = onnx.Add(%y, %s) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     %loss, %logp = onnx.SoftmaxCrossEntropyLoss(%z, %labels) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<2x4xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x4xf32>)
     return %loss : tensor<f32>
+  }
+}
+
+//--- state.mlir
+// An op whose result is stored to a global (as BatchNormalization's running
+// statistics are) runs in float32 on the unrounded float32 values (the
+// buffer's load, not its 16-bit cast) and on the float32 cast of the 16-bit
+// activation; the store gets the float32 result, other users a 16-bit cast.
+// STATE-LABEL: func.func @main
+// STATE: %[[X:.*]] = onnx.Cast(%arg0) {to = bf16}
+// STATE: %[[RM:.*]] = ml_program.global_load @rm : tensor<4xf32>
+// STATE: %[[Y:.*]] = onnx.Relu(%[[X]]) : (tensor<4xbf16>) -> tensor<4xbf16>
+// STATE: %[[Y32:.*]] = onnx.Cast(%[[Y]]) {to = f32}
+// STATE: %[[NEW:.*]] = onnx.Add(%[[RM]], %[[Y32]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// STATE: %[[NEW16:.*]] = onnx.Cast(%[[NEW]]) {to = bf16}
+// STATE: onnx.ReduceSum(%[[NEW16]]) {{.*}} -> tensor<bf16>
+// STATE: ml_program.global_store @rm = %[[NEW]] : tensor<4xf32>
+module {
+  ml_program.global private mutable @rm(dense<0.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  func.func @main(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<f32> {onnx.name = "loss"}) {
+    %rm = ml_program.global_load @rm : tensor<4xf32>
+    %y = onnx.Relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %new = onnx.Add(%rm, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = onnx.ReduceSum(%new) {keepdims = 0 : i64} : (tensor<4xf32>) -> tensor<f32>
+    %l = onnx.Neg(%s) : (tensor<f32>) -> tensor<f32>
+    ml_program.global_store @rm = %new : tensor<4xf32>
+    return %l : tensor<f32>
   }
 }
 

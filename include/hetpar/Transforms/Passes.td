@@ -288,7 +288,10 @@ def TrainMixedPrecisionPass
     `Cast` ops to float32 cast to `dtype` instead. The op that computes the
     loss runs in float32 (its float operands are cast back), as
     `torch.autocast` runs the losses in float32, so the loss result stays a
-    float32 scalar; other float32 results are cast back at the return.
+    float32 scalar; so does an op whose result is stored to a global (the
+    running statistics of BatchNormalization in training mode), so that the
+    state never rounds to 16 bits (its other users get a 16-bit cast). Other
+    float32 results are cast back at the return.
     Differentiation then gives the parameters float32 gradients (the gradient
     of a Cast is the Cast back), and the optimizer keeps float32 state.
 
