@@ -18,23 +18,11 @@ import struct
 import sys
 
 import numpy as np
+
+from safetensors_reader import read_safetensors
 import onnx
 from onnx import numpy_helper
 
-DTYPES = {"F32": np.float32, "I64": np.int64}
-
-
-def read_checkpoint(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    out = {}
-    for name, t in header.items():
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(body[a:b], DTYPES[t["dtype"]]).reshape(t["shape"])
-    return out
 
 
 def check_log(path):
@@ -59,7 +47,7 @@ def check_log(path):
 
 
 def check_skipped(ckpt, model):
-    t = read_checkpoint(ckpt)
+    t = read_safetensors(ckpt)
     init = {i.name: numpy_helper.to_array(i)
             for i in onnx.load(model).graph.initializer}
     ok = True

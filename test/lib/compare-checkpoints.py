@@ -12,21 +12,11 @@ import sys
 
 import numpy as np
 
-DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+from safetensors_reader import read_safetensors
 
 
-def read(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    return {k: np.frombuffer(body[t["data_offsets"][0]:t["data_offsets"][1]],
-                             DTYPES[t["dtype"]]).reshape(t["shape"])
-            for k, t in header.items()}
 
-
-a, b, atol = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
+a, b, atol = read_safetensors(sys.argv[1]), read_safetensors(sys.argv[2]), float(sys.argv[3])
 ok, worst, where = True, 0.0, ""
 for name, x in sorted(a.items()):
     y = b.get(name)
