@@ -18,7 +18,8 @@
 #    then, when PREP exists, builds every prepared program with nvcc (its
 #    manifest's build command, for this GPU's architecture), runs the node
 #    tests on the GPU against their stored outputs (ONNX's tolerances: rtol
-#    1e-3, atol 1e-7) and the real models against ONNX Runtime's outputs, and
+#    1e-3, atol 1e-7), the real models against ONNX Runtime's outputs, the
+#    training programs against the CPU backend's losses (bench/train/gpu.py), and
 #    prints each model's median latency next to PyTorch eager's on the same
 #    GPU where torch is installed (bench/codegen/torch_eager.py).
 #
@@ -62,6 +63,9 @@ if [[ "${1:-}" == "--prepare" ]]; then
     cp "$root"/examples/models/gpt2/input_0.npy "$d/"
     mkdir -p "$d/ref" && cp "$root"/examples/models/gpt2/output_0.npy "$d/ref/"
   done
+  # Training programs (issue 12): bench/train's bundled models, sources only,
+  # with their data and the CPU backend's loss log of the same steps.
+  /usr/bin/python3 "$root/bench/train/gpu.py" prepare "$prep/train" --build "$(dirname "$bin")"
   /usr/bin/python3 "$root/test/lib/run-node-tests.py" /usr/share/libonnx-testdata/data \
     --bin "$bin" --prepare "$prep/node"
   # One copy of the runtime headers instead of one per program (the carry to
@@ -160,6 +164,12 @@ if [[ -d "$prep" ]]; then
       --inputs "$d/input_0.npy" --check "$d/ref" --rtol 1e-3 --atol 1e-4 \
       > "$out/multi-nccl-forced.log" 2>&1 || true
     echo "NCCL forced, 4 ranks on one GPU: $(grep -m1 -E 'check output|error' "$out/multi-nccl-forced.log")"
+  fi
+
+  if [[ -d "$prep/train" ]]; then
+    echo "== training on the GPU: losses against the CPU backend's, step time against PyTorch eager"
+    python3 "$root/bench/train/gpu.py" run "$prep/train" "$out" --hetpar-run "$run" |
+      tee "$out/train.txt" || true
   fi
 
   echo "== ONNX node tests on the GPU (rtol 1e-3, atol 1e-7; $jobs at a time)"

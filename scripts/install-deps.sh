@@ -21,6 +21,8 @@ PACKAGES=(
   coinor-libcbc-dev
   # benchmark model generators and test-model scripts (Debian's python3, not pyenv's)
   python3-onnx python3-numpy
+  # the digits training tests (scikit-learn ships the digits dataset)
+  python3-sklearn
 )
 
 missing=()

@@ -4,7 +4,7 @@ model as the HetPar training program, on the same data, with the same optimizer,
 and prints one JSON object with the per-step wall times and losses.
 
   torch_step.py MODEL --data DIR --batch B --steps N --threads T
-                [--loss cross-entropy|mse] [--onnx FILE] [--lr X]
+                [--loss cross-entropy|mse] [--onnx FILE] [--lr X] [--device cpu|cuda]
 
 MODEL is a bundled model of scripts/models/export_models.py (mlp gpt2 bert
 llama vit resnet18: the torch module that was exported, rebuilt with the export's
@@ -18,7 +18,9 @@ wrapping, from the memory-mapped DIR/<input>.npy and DIR/labels.npy), zero the
 gradients, forward, loss (mean cross-entropy over the flattened logits, or mean
 squared error), backward, torch.optim.AdamW.step() (lr 1e-3, betas (0.9, 0.999),
 eps 1e-8, weight decay 0.01: hetpar-compile's defaults but the lr), and read the
-loss back (loss.item()). torch.set_num_threads(T).
+loss back (loss.item(), which waits for the GPU with --device cuda: PyTorch
+eager, the batch copied to the GPU inside the step as hetpar-run uploads it).
+torch.set_num_threads(T).
 """
 import argparse
 import json
@@ -119,6 +121,7 @@ def main():
     ap.add_argument("--loss", default="cross-entropy", choices=["cross-entropy", "mse"])
     ap.add_argument("--onnx", help="gpt2-small: the ONNX model whose weights to use")
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     try:
@@ -126,7 +129,7 @@ def main():
     except ImportError as e:
         print(json.dumps({"skipped": str(e)}))
         return 0
-    model.train()
+    model.to(a.device).train()
     data = [np.load(os.path.join(a.data, n + ".npy"), mmap_mode="r") for n in in_names]
     labels = np.load(os.path.join(a.data, "labels.npy"), mmap_mode="r")
     n = labels.shape[0]
@@ -135,7 +138,7 @@ def main():
 
     def batch(arr, s):
         idx = [(s * a.batch + i) % n for i in range(a.batch)]
-        return torch.from_numpy(np.ascontiguousarray(arr[idx]))
+        return torch.from_numpy(np.ascontiguousarray(arr[idx])).to(a.device)
 
     times, losses = [], []
     for s in range(a.steps):
@@ -155,7 +158,8 @@ def main():
         times.append(time.perf_counter() - t0)
     print(json.dumps({"step_seconds": times, "losses": losses,
                       "parameters": sum(p.numel() for p in model.parameters()),
-                      "threads": torch.get_num_threads(), "torch": torch.__version__}))
+                      "threads": torch.get_num_threads(), "torch": torch.__version__,
+                      "device": a.device}))
     return 0
 
 

@@ -2384,6 +2384,9 @@ FailureOr<DeviceProgram> Emitter::run() {
     if (attrs)
       if (auto b = attrs.getAs<IntegerAttr>(dist::kBatchDimAttrName))
         d.batchDim = b.getInt();
+    if (attrs)
+      if (auto w = attrs.getAs<StringAttr>(train::kEvalBindAttr))
+        d.boundWeight = w.getValue().str();
     return d;
   };
   for (auto [i, arg] : llvm::enumerate(func.getArguments()))

@@ -235,6 +235,242 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                             log);
 }
 
+namespace {
+/// One build of a program's source: a compiler run whose library, on
+/// success, is listed in the manifest entry `entry` under `kind`.
+struct BuildJob {
+  std::string program;
+  std::vector<std::string> args;
+  std::string logFile, what, library, kind;
+  llvm::json::Object *entry;
+};
+
+/// The manifest's description of tensors at a program boundary.
+llvm::json::Array describeTensors(llvm::ArrayRef<TensorDesc> ts) {
+  llvm::json::Array a;
+  for (const TensorDesc &t : ts) {
+    llvm::json::Array shape;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    llvm::json::Object o{
+        {"name", t.name}, {"dtype", t.dtype}, {"shape", std::move(shape)}};
+    if (t.batchDim >= 0)
+      o["batch_dim"] = t.batchDim;
+    if (!t.boundWeight.empty())
+      o["weight"] = t.boundWeight;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+std::string commandLine(llvm::StringRef program,
+                        llvm::ArrayRef<std::string> args) {
+  std::string cmd = program.str();
+  for (const std::string &a : args)
+    cmd += " " + a;
+  return cmd;
+}
+
+/// The file names one program of a folder uses: `stem`.cu, `stem`.cpu.so,
+/// `stem`.cuda.so, its weights and weights index, and the stem of its build
+/// logs.
+struct ProgramNames {
+  std::string stem, weights, index, log;
+};
+
+/// Writes `program`'s source, weights and weights index into the folder
+/// (`file` maps a name to its path there), queues its builds on `jobs`, and
+/// returns its manifest entry (without "libraries" filled: the builds add
+/// them). `namedIndex`: the index names its data file (any other than
+/// weights.bin: several devices, the evaluation step).
+llvm::Expected<llvm::json::Object>
+writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
+                  bool namedIndex, const CodegenOptions &opts,
+                  llvm::function_ref<std::string(llvm::StringRef)> file,
+                  std::vector<BuildJob> &jobs) {
+  std::string source = names.stem + ".cu", cpuLib = names.stem + ".cpu.so",
+              cudaLib = names.stem + ".cuda.so";
+  if (auto err = writeFile(file(source), program.source))
+    return std::move(err);
+  if (auto err = writeFile(
+          file(names.weights),
+          llvm::StringRef(program.weights.data(), program.weights.size())))
+    return std::move(err);
+  std::string indexText = program.weightsIndex;
+  if (namedIndex) {
+    auto json = llvm::json::parse(indexText);
+    if (!json)
+      return json.takeError();
+    if (auto *obj = json->getAsObject())
+      (*obj)["file"] = names.weights;
+    indexText.clear();
+    llvm::raw_string_ostream(indexText)
+        << llvm::formatv("{0:2}", *json) << "\n";
+  }
+  if (auto err = writeFile(file(names.index), indexText))
+    return std::move(err);
+
+  // The build commands, with paths relative to the program folder (as
+  // manifest.json records them, so that a copy of OUT rebuilds anywhere)
+  // or absolute (as run here). One device of several calls MPI
+  // collectives: Open MPI's compiler wrapper adds its flags.
+  std::string opt = "-O" + std::to_string(opts.optLevel);
+  auto relative = [](llvm::StringRef name) { return name.str(); };
+  std::string cxxName = program.multiDevice ? "mpicxx" : opts.hostCompiler;
+  auto cpuArgs = [&](auto in) {
+    return std::vector<std::string>{
+        "-std=c++17", opt,       "-fopenmp",
+        "-fPIC",      "-shared", "-w",
+        "-x",         "c++",     "-I" + in("include"),
+        in(source),   "-o",      in(cpuLib),
+        "-lopenblas"};
+  };
+  std::string archs;
+  auto cudaArgs = [&](auto in) {
+    std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
+                                  "-fPIC",      "-w", "-x",      "cu"};
+    // MPI through Open MPI's wrapper as nvcc's host compiler.
+    if (program.multiDevice) {
+      args.push_back("-ccbin");
+      args.push_back("mpicxx");
+    }
+    archs.clear();
+    for (int a : opts.cudaArchs) {
+      args.push_back("-gencode");
+      args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
+      archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
+    }
+    for (std::string a : {"-I" + in("include"), in(source), std::string("-o"),
+                          in(cudaLib), std::string("-lcublas")})
+      args.push_back(a);
+    return args;
+  };
+  // The builds run after every program's files are written, several at once.
+  if (opts.buildCPU) {
+    auto cxx = llvm::sys::findProgramByName(cxxName);
+    if (!cxx)
+      return llvm::createStringError(
+          cxx.getError(), "host C++ compiler '%s' not found", cxxName.c_str());
+    jobs.push_back({*cxx, cpuArgs(file), file(names.log + "-cpu.log"),
+                    "the CPU program (" + cpuLib + ")", cpuLib, "cpu",
+                    nullptr});
+  }
+  if (opts.buildCUDA) {
+    std::string nvcc = findNvcc(opts);
+    if (nvcc.empty() && opts.requireCUDA)
+      return llvm::createStringError(
+          std::errc::no_such_file_or_directory,
+          "the CUDA build needs nvcc, which is not on PATH or in "
+          "/usr/local/cuda/bin");
+    if (!nvcc.empty()) {
+      std::vector<std::string> args = cudaArgs(file);
+      jobs.push_back({nvcc, args, file(names.log + "-cuda.log"),
+                      "the CUDA program (" + cudaLib + ", " + archs + ")",
+                      cudaLib, "cuda", nullptr});
+    }
+  }
+  llvm::json::Object build{{"cpu", commandLine(cxxName, cpuArgs(relative))},
+                           {"cuda", commandLine("nvcc", cudaArgs(relative))}};
+  return llvm::json::Object{
+      {"source", source},
+      {"libraries", llvm::json::Object()},
+      {"build", std::move(build)},
+      {"arena_bytes", program.arenaBytes},
+      {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
+      {"weights_bytes", program.weightsBytes},
+      {"weights", names.weights},
+      {"weights_index", names.index},
+      {"kernels", program.kernels},
+      {"library_calls", program.libraryCalls},
+      {"fused_ops", program.fusedOps},
+      {"inputs", describeTensors(program.inputs)},
+      {"outputs", describeTensors(program.outputs)}};
+}
+
+/// Runs `jobs`, as many at once as there are cores (every device of a plan
+/// has its own), and lists each built library in its entry; returns the
+/// first failure. `file` maps a name to its path in the folder.
+llvm::Error runBuilds(llvm::ArrayRef<BuildJob> jobs,
+                      llvm::function_ref<std::string(llvm::StringRef)> file,
+                      llvm::raw_ostream &log) {
+  std::mutex mutex;
+  std::optional<llvm::Error> firstError;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t j; (j = next++) < jobs.size();) {
+      const BuildJob &job = jobs[j];
+      {
+        // No new build after a failure or once an interrupt is removing
+        // the folder.
+        std::lock_guard<std::mutex> lock(mutex);
+        if (firstError || cleanupState.load() != 0)
+          return;
+      }
+      std::string line;
+      llvm::raw_string_ostream lineOS(line);
+      llvm::Error err =
+          runBuild(job.program, job.args, job.logFile, lineOS, job.what);
+      if (!err && !fs::exists(file(job.library)))
+        err = llvm::createStringError(std::errc::io_error,
+                                      "'%s' exited 0 but wrote no %s",
+                                      job.program.c_str(), job.library.c_str());
+      std::lock_guard<std::mutex> lock(mutex);
+      log << line;
+      if (err) {
+        if (!firstError)
+          firstError = std::move(err);
+        else
+          llvm::consumeError(std::move(err));
+        continue;
+      }
+      fs::remove(job.logFile);
+      (*job.entry->getObject("libraries"))[job.kind] = job.library;
+    }
+  };
+  unsigned n =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                      static_cast<unsigned>(jobs.size())));
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n; ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread &t : threads)
+    t.join();
+  if (firstError)
+    return std::move(*firstError);
+  return llvm::Error::success();
+}
+
+/// Moves the finished folder `tmp` to `target`: an existing one is moved
+/// aside first and removed only after the rename succeeded.
+llvm::Error swapInFolder(llvm::StringRef tmp, const std::string &target,
+                         llvm::StringRef outDir) {
+  llvm::SmallString<256> old;
+  bool hadOld = fs::exists(target);
+  if (hadOld) {
+    if (!fs::is_directory(target))
+      return llvm::createStringError(std::errc::not_a_directory,
+                                     "'%s' exists and is not a folder",
+                                     outDir.str().c_str());
+    old = target + ".old";
+    fs::remove_directories(old);
+    if (std::error_code ec = fs::rename(target, old))
+      return llvm::createStringError(ec, "cannot replace '%s': %s",
+                                     outDir.str().c_str(),
+                                     ec.message().c_str());
+  }
+  if (std::error_code ec = fs::rename(tmp, target)) {
+    if (hadOld)
+      fs::rename(old, target);
+    return llvm::createStringError(ec, "cannot create '%s': %s",
+                                   outDir.str().c_str(), ec.message().c_str());
+  }
+  if (hadOld)
+    fs::remove_directories(old);
+  return llvm::Error::success();
+}
+} // namespace
+
 llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::ArrayRef<DeviceProgram> programs, llvm::ArrayRef<int64_t> deviceIds,
     llvm::StringRef outDir, llvm::StringRef model, const CodegenOptions &opts,
@@ -282,199 +518,49 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
 
-  auto tensors = [](llvm::ArrayRef<TensorDesc> ts) {
-    llvm::json::Array a;
-    for (const TensorDesc &t : ts) {
-      llvm::json::Array shape;
-      for (int64_t d : t.shape)
-        shape.push_back(d);
-      llvm::json::Object o{
-          {"name", t.name}, {"dtype", t.dtype}, {"shape", std::move(shape)}};
-      if (t.batchDim >= 0)
-        o["batch_dim"] = t.batchDim;
-      a.push_back(std::move(o));
-    }
-    return a;
-  };
-  auto command = [](llvm::StringRef program, llvm::ArrayRef<std::string> args) {
-    std::string cmd = program.str();
-    for (const std::string &a : args)
-      cmd += " " + a;
-    return cmd;
-  };
-  auto relative = [](llvm::StringRef name) { return name.str(); };
-  std::string opt = "-O" + std::to_string(opts.optLevel);
   bool single = programs.size() == 1;
-  llvm::json::Array devices;
-  struct BuildJob {
-    std::string program;
-    std::vector<std::string> args;
-    std::string logFile, what, library, kind;
-    size_t device; // index in `devices`
-  };
+  // Each program's manifest entry, at a stable address: its jobs point at it.
+  std::vector<std::unique_ptr<llvm::json::Object>> entries;
   std::vector<BuildJob> jobs;
+  auto add = [&](const DeviceProgram &program,
+                 const ProgramNames &names) -> llvm::Error {
+    size_t first = jobs.size();
+    auto entry = writeProgramFiles(
+        program, names, names.weights != "weights.bin", opts, file, jobs);
+    if (!entry)
+      return entry.takeError();
+    entries.push_back(std::make_unique<llvm::json::Object>(std::move(*entry)));
+    for (size_t j = first; j < jobs.size(); ++j)
+      jobs[j].entry = entries.back().get();
+    return llvm::Error::success();
+  };
   for (auto [program, id] : llvm::zip(programs, deviceIds)) {
     // One device keeps the plain names (weights.bin); several number them.
-    std::string stem = "device_" + std::to_string(id);
-    std::string source = stem + ".cu", cpuLib = stem + ".cpu.so",
-                cudaLib = stem + ".cuda.so";
-    std::string weights =
-        single ? "weights.bin" : "weights_" + std::to_string(id) + ".bin";
-    std::string index =
-        single ? "weights.json" : "weights_" + std::to_string(id) + ".json";
-    if (auto err = writeFile(file(source), program.source))
+    std::string n = std::to_string(id);
+    ProgramNames names{"device_" + n,
+                       single ? "weights.bin" : "weights_" + n + ".bin",
+                       single ? "weights.json" : "weights_" + n + ".json",
+                       single ? "build" : "build-" + n};
+    if (auto err = add(program, names))
       return err;
-    if (auto err =
-            writeFile(file(weights), llvm::StringRef(program.weights.data(),
-                                                     program.weights.size())))
+  }
+  if (plan.evalProgram)
+    if (auto err = add(*plan.evalProgram, {"eval", "eval_weights.bin",
+                                           "eval_weights.json", "build-eval"}))
       return err;
-    std::string indexText = program.weightsIndex;
-    if (!single) { // the index names its data file
-      auto json = llvm::json::parse(indexText);
-      if (!json)
-        return json.takeError();
-      if (auto *obj = json->getAsObject())
-        (*obj)["file"] = weights;
-      indexText.clear();
-      llvm::raw_string_ostream(indexText)
-          << llvm::formatv("{0:2}", *json) << "\n";
-    }
-    if (auto err = writeFile(file(index), indexText))
-      return err;
+  if (auto err = runBuilds(jobs, file, log))
+    return err;
 
-    // The build commands, with paths relative to the program folder (as
-    // manifest.json records them, so that a copy of OUT rebuilds anywhere)
-    // or absolute (as run here). One device of several calls MPI
-    // collectives: Open MPI's compiler wrapper adds its flags.
-    std::string cxxName = program.multiDevice ? "mpicxx" : opts.hostCompiler;
-    auto cpuArgs = [&](auto in) {
-      return std::vector<std::string>{
-          "-std=c++17", opt,       "-fopenmp",
-          "-fPIC",      "-shared", "-w",
-          "-x",         "c++",     "-I" + in("include"),
-          in(source),   "-o",      in(cpuLib),
-          "-lopenblas"};
-    };
-    std::string archs;
-    auto cudaArgs = [&](auto in) {
-      std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
-                                    "-fPIC",      "-w", "-x",      "cu"};
-      // MPI through Open MPI's wrapper as nvcc's host compiler.
-      if (program.multiDevice) {
-        args.push_back("-ccbin");
-        args.push_back("mpicxx");
-      }
-      archs.clear();
-      for (int a : opts.cudaArchs) {
-        args.push_back("-gencode");
-        args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
-        archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
-      }
-      for (std::string a : {"-I" + in("include"), in(source), std::string("-o"),
-                            in(cudaLib), std::string("-lcublas")})
-        args.push_back(a);
-      return args;
-    };
-    // The builds run after the loop, several at once.
-    std::string logStem = single ? "build" : "build-" + std::to_string(id);
-    if (opts.buildCPU) {
-      auto cxx = llvm::sys::findProgramByName(cxxName);
-      if (!cxx)
-        return llvm::createStringError(cxx.getError(),
-                                       "host C++ compiler '%s' not found",
-                                       cxxName.c_str());
-      jobs.push_back({*cxx, cpuArgs(file), file(logStem + "-cpu.log"),
-                      "the CPU program (" + cpuLib + ")", cpuLib, "cpu",
-                      devices.size()});
-    }
-    if (opts.buildCUDA) {
-      std::string nvcc = findNvcc(opts);
-      if (nvcc.empty() && opts.requireCUDA)
-        return llvm::createStringError(
-            std::errc::no_such_file_or_directory,
-            "the CUDA build needs nvcc, which is not on PATH or in "
-            "/usr/local/cuda/bin");
-      if (!nvcc.empty()) {
-        std::vector<std::string> args = cudaArgs(file);
-        jobs.push_back({nvcc, args, file(logStem + "-cuda.log"),
-                        "the CUDA program (" + cudaLib + ", " + archs + ")",
-                        cudaLib, "cuda", devices.size()});
-      }
-    }
-    llvm::json::Object build{{"cpu", command(cxxName, cpuArgs(relative))},
-                             {"cuda", command("nvcc", cudaArgs(relative))}};
-    devices.push_back(llvm::json::Object{
-        {"id", id},
-        {"source", source},
-        {"libraries", llvm::json::Object()},
-        {"build", std::move(build)},
-        {"arena_bytes", program.arenaBytes},
-        {"arena_bytes_without_reuse", program.arenaBytesNoReuse},
-        {"weights_bytes", program.weightsBytes},
-        {"weights", weights},
-        {"weights_index", index},
-        {"kernels", program.kernels},
-        {"library_calls", program.libraryCalls},
-        {"fused_ops", program.fusedOps},
-        {"inputs", tensors(program.inputs)},
-        {"outputs", tensors(program.outputs)}});
-  }
-  // The builds, as many at once as there are cores (every device of a plan
-  // has its own); the first failure is reported.
-  {
-    std::mutex mutex;
-    std::optional<llvm::Error> firstError;
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t j; (j = next++) < jobs.size();) {
-        const BuildJob &job = jobs[j];
-        {
-          // No new build after a failure or once an interrupt is removing
-          // the folder.
-          std::lock_guard<std::mutex> lock(mutex);
-          if (firstError || cleanupState.load() != 0)
-            return;
-        }
-        std::string line;
-        llvm::raw_string_ostream lineOS(line);
-        llvm::Error err =
-            runBuild(job.program, job.args, job.logFile, lineOS, job.what);
-        if (!err && !fs::exists(file(job.library)))
-          err = llvm::createStringError(
-              std::errc::io_error, "'%s' exited 0 but wrote no %s",
-              job.program.c_str(), job.library.c_str());
-        std::lock_guard<std::mutex> lock(mutex);
-        log << line;
-        if (err) {
-          if (!firstError)
-            firstError = std::move(err);
-          else
-            llvm::consumeError(std::move(err));
-          continue;
-        }
-        fs::remove(job.logFile);
-        (*devices[job.device].getAsObject()->getObject("libraries"))[job.kind] =
-            job.library;
-      }
-    };
-    unsigned n =
-        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                        static_cast<unsigned>(jobs.size())));
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < n; ++t)
-      threads.emplace_back(worker);
-    worker();
-    for (std::thread &t : threads)
-      t.join();
-    if (firstError)
-      return std::move(*firstError);
-  }
-  for (size_t k = 0; k < devices.size(); ++k) {
-    llvm::json::Object *d = devices[k].getAsObject();
+  llvm::json::Array devices;
+  for (size_t k = 0; k < programs.size(); ++k) {
+    llvm::json::Object d{{"id", deviceIds[k]}};
+    for (auto &kv : *entries[k])
+      d.try_emplace(kv.first, std::move(kv.second));
     if (k < plan.stages.size())
-      (*d)["stage"] = plan.stages[k];
+      d["stage"] = plan.stages[k];
     if (k < plan.kinds.size())
-      (*d)["kind"] = plan.kinds[k];
+      d["kind"] = plan.kinds[k];
+    devices.push_back(std::move(d));
   }
   llvm::json::Object manifest{{"format", "hetpar-program"},
                               {"version", 1},
@@ -497,6 +583,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     auto parsed = llvm::json::parse(plan.training);
     if (!parsed)
       return parsed.takeError();
+    if (plan.evalProgram)
+      if (auto *t = parsed->getAsObject())
+        (*t)["eval"] = std::move(*entries.back());
     manifest["training"] = std::move(*parsed);
   }
   std::string text;
@@ -504,31 +593,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   if (auto err = writeFile(file("manifest.json"), text))
     return err;
-
-  // Swap the finished folder in: an existing outDir is moved aside first and
-  // removed only after the rename succeeded.
-  llvm::SmallString<256> old;
-  bool hadOld = fs::exists(target);
-  if (hadOld) {
-    if (!fs::is_directory(target))
-      return llvm::createStringError(std::errc::not_a_directory,
-                                     "'%s' exists and is not a folder",
-                                     outDir.str().c_str());
-    old = target + ".old";
-    fs::remove_directories(old);
-    if (std::error_code ec = fs::rename(target, old))
-      return llvm::createStringError(ec, "cannot replace '%s': %s",
-                                     outDir.str().c_str(),
-                                     ec.message().c_str());
-  }
-  if (std::error_code ec = fs::rename(tmp, target)) {
-    if (hadOld)
-      fs::rename(old, target);
-    return llvm::createStringError(ec, "cannot create '%s': %s",
-                                   outDir.str().c_str(), ec.message().c_str());
-  }
+  if (auto err = swapInFolder(tmp, target, outDir))
+    return err;
   keep = true;
-  if (hadOld)
-    fs::remove_directories(old);
   return llvm::Error::success();
 }

@@ -137,6 +137,8 @@ struct Node {
             .error("is not a dimension of shape " + formatShape(t.shape));
       t.batchDim = int64_t(d);
     }
+    if (has("weight"))
+      t.boundWeight = field("weight").str();
     if (uint64_t(*shapeElements(t.shape)) >
         std::numeric_limits<uint64_t>::max() / dtypeSize(t.dtype))
       field("shape").error("more bytes than fit in 64 bits");
@@ -255,10 +257,76 @@ std::optional<int64_t> launcherRank() {
   return std::nullopt;
 }
 
+/// Reads a program entry of the manifest (devices[k], or training.eval):
+/// its libraries (or, when it lists none, `stem`.cpu.so / .cuda.so found in
+/// the folder), arena and weights sizes and files, inputs and outputs.
+void parseProgramEntry(const Node &dev, const std::string &outDir,
+                       DeviceManifest &m) {
+  Node libraries = dev.field("libraries");
+  if (!libraries.value.is_object())
+    libraries.error("expected an object");
+  if (libraries.has("cpu"))
+    m.cpuLibrary = libraries.field("cpu").str();
+  if (libraries.has("cuda"))
+    m.cudaLibrary = libraries.field("cuda").str();
+  // A program compiled with --targets=none and built afterwards with the
+  // commands of devices[0].build has its libraries under their usual names.
+  auto present = [&](const char *name) {
+    struct stat st;
+    return ::stat(joinPath(outDir, name).c_str(), &st) == 0 &&
+           S_ISREG(st.st_mode);
+  };
+  std::string stem = "device_0";
+  if (dev.has("source")) {
+    std::string source = dev.field("source").str();
+    if (source.size() > 3 && source.compare(source.size() - 3, 3, ".cu") == 0)
+      stem = source.substr(0, source.size() - 3);
+  }
+  if (m.cpuLibrary.empty() && present((stem + ".cpu.so").c_str()))
+    m.cpuLibrary = stem + ".cpu.so";
+  if (m.cudaLibrary.empty() && present((stem + ".cuda.so").c_str()))
+    m.cudaLibrary = stem + ".cuda.so";
+  if (m.cpuLibrary.empty() && m.cudaLibrary.empty())
+    libraries.error("lists neither a 'cpu' nor a 'cuda' library, and the "
+                    "folder holds no " +
+                    stem + ".cpu.so or " + stem +
+                    ".cuda.so (build one with the commands in the device's "
+                    "build field)");
+  m.arenaBytes = dev.field("arena_bytes").u64();
+  m.weightsBytes = dev.field("weights_bytes").u64();
+  m.weights = dev.field("weights").str();
+  m.weightsIndex = dev.field("weights_index").str();
+  Node inputs = dev.field("inputs"), outputs = dev.field("outputs");
+  for (size_t i = 0, n = inputs.arraySize(); i < n; ++i)
+    m.inputs.push_back(inputs.at(i).tensorInfo());
+  for (size_t i = 0, n = outputs.arraySize(); i < n; ++i)
+    m.outputs.push_back(outputs.at(i).tensorInfo());
+}
+
+/// The evaluation step of a single-device training program: the
+/// "training" object's "eval" entry.
+DeviceManifest parseEvalEntry(const Node &root, const std::string &outDir,
+                              size_t numDevices) {
+  if (!root.has("training"))
+    root.error("has no 'training' object: not a training program (compile "
+               "it with hetpar-compile --mode training)");
+  if (numDevices != 1)
+    root.field("devices").error("evaluation runs single-device programs only");
+  Node t = root.field("training");
+  if (!t.has("eval"))
+    t.error("has no 'eval' entry: the program was compiled with "
+            "--eval-program=false (recompile without it to evaluate)");
+  DeviceManifest m;
+  m.training = parseTraining(t);
+  m.devices.push_back({});
+  parseProgramEntry(t.field("eval"), outDir, m);
+  return m;
+}
+
 /// Reads and checks manifest.json. With `countOnly`, stops after the device
 /// count (a multi-device program outside a launcher is then no error).
-DeviceManifest parseManifest(const std::string &outDir,
-                             bool countOnly = false) {
+DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
+                             ProgramPart part = ProgramPart::Step) {
   std::error_code ec;
   if (!std::filesystem::exists(outDir, ec))
     fail("cannot read the program folder '" + outDir +
@@ -287,6 +355,8 @@ DeviceManifest parseManifest(const std::string &outDir,
     m.numDevices = numDevices;
     return m;
   }
+  if (part == ProgramPart::Eval)
+    return parseEvalEntry(root, outDir, numDevices);
   // Several devices: one process each, under mpirun (or srun); rank r runs
   // devices[r] (the mesh order of the plan).
   size_t pick = 0;
@@ -337,45 +407,7 @@ DeviceManifest parseManifest(const std::string &outDir,
       info.kind = d.field("kind").str();
     m.devices.push_back(info);
   }
-  Node libraries = dev.field("libraries");
-  if (!libraries.value.is_object())
-    libraries.error("expected an object");
-  if (libraries.has("cpu"))
-    m.cpuLibrary = libraries.field("cpu").str();
-  if (libraries.has("cuda"))
-    m.cudaLibrary = libraries.field("cuda").str();
-  // A program compiled with --targets=none and built afterwards with the
-  // commands of devices[0].build has its libraries under their usual names.
-  auto present = [&](const char *name) {
-    struct stat st;
-    return ::stat(joinPath(outDir, name).c_str(), &st) == 0 &&
-           S_ISREG(st.st_mode);
-  };
-  std::string stem = "device_0";
-  if (dev.has("source")) {
-    std::string source = dev.field("source").str();
-    if (source.size() > 3 && source.compare(source.size() - 3, 3, ".cu") == 0)
-      stem = source.substr(0, source.size() - 3);
-  }
-  if (m.cpuLibrary.empty() && present((stem + ".cpu.so").c_str()))
-    m.cpuLibrary = stem + ".cpu.so";
-  if (m.cudaLibrary.empty() && present((stem + ".cuda.so").c_str()))
-    m.cudaLibrary = stem + ".cuda.so";
-  if (m.cpuLibrary.empty() && m.cudaLibrary.empty())
-    libraries.error("lists neither a 'cpu' nor a 'cuda' library, and the "
-                    "folder holds no " +
-                    stem + ".cpu.so or " + stem +
-                    ".cuda.so (build one with the commands in the device's "
-                    "build field)");
-  m.arenaBytes = dev.field("arena_bytes").u64();
-  m.weightsBytes = dev.field("weights_bytes").u64();
-  m.weights = dev.field("weights").str();
-  m.weightsIndex = dev.field("weights_index").str();
-  Node inputs = dev.field("inputs"), outputs = dev.field("outputs");
-  for (size_t i = 0, n = inputs.arraySize(); i < n; ++i)
-    m.inputs.push_back(inputs.at(i).tensorInfo());
-  for (size_t i = 0, n = outputs.arraySize(); i < n; ++i)
-    m.outputs.push_back(outputs.at(i).tensorInfo());
+  parseProgramEntry(dev, outDir, m);
   return m;
 }
 
@@ -385,9 +417,9 @@ Program::Program() : abi_(std::make_unique<ProgramABIFunctions>()) {}
 
 Program::~Program() {
   if (ctx_) {
-    for (void *p : inputBuffers_)
-      if (p)
-        abi_->free(ctx_, p);
+    for (size_t i = 0; i < inputBuffers_.size(); ++i)
+      if (inputBuffers_[i] && !boundInputs_[i])
+        abi_->free(ctx_, inputBuffers_[i]);
     for (void *p : outputBuffers_)
       if (p)
         abi_->free(ctx_, p);
@@ -513,10 +545,13 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
   };
   arena_ = allocOrFail(arenaBytes_, "the arena");
   weights_ = allocOrFail(weightsBytes_, "the weights");
+  boundInputs_.assign(inputs_.size(), false);
   for (size_t i = 0; i < inputs_.size(); ++i)
-    inputBuffers_.push_back(
-        allocOrFail(tensorBytes(inputs_[i]), "input " + std::to_string(i) +
-                                                 " '" + inputs_[i].name + "'"));
+    inputBuffers_.push_back(inputs_[i].boundWeight.empty()
+                                ? allocOrFail(tensorBytes(inputs_[i]),
+                                              "input " + std::to_string(i) +
+                                                  " '" + inputs_[i].name + "'")
+                                : nullptr);
   for (size_t i = 0; i < outputs_.size(); ++i)
     outputBuffers_.push_back(allocOrFail(tensorBytes(outputs_[i]),
                                          "output " + std::to_string(i) + " '" +
@@ -611,13 +646,13 @@ Status programDevices(const std::string &outDir, size_t &devices,
 }
 
 Status Program::load(const std::string &outDir, const std::string &backend,
-                     std::unique_ptr<Program> &out) {
+                     std::unique_ptr<Program> &out, ProgramPart part) {
   out.reset();
   try {
     if (backend != "cpu" && backend != "cuda" && backend != "auto")
       return Status::error("unknown backend '" + backend +
                            "' (cpu, cuda or auto)");
-    DeviceManifest m = parseManifest(outDir);
+    DeviceManifest m = parseManifest(outDir, /*countOnly=*/false, part);
     std::string manifestPath = joinPath(outDir, "manifest.json");
 
     auto attempt = [&](const std::string &b, const std::string &library) {
@@ -627,7 +662,9 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->numDevices_ = m.numDevices;
       p->deviceId_ = m.id;
       p->microbatches_ = m.microbatches;
-      p->manifestDevice_ = "devices[" + std::to_string(m.index) + "]";
+      p->manifestDevice_ = part == ProgramPart::Eval
+                               ? std::string("training.eval")
+                               : "devices[" + std::to_string(m.index) + "]";
       p->outputDevice_ = m.outputDevice;
       p->devices_ = m.devices;
       p->inputs_ = m.inputs;
@@ -692,32 +729,36 @@ std::vector<TensorInfo> scaled(std::vector<TensorInfo> infos, int64_t m) {
   return infos;
 }
 
+/// Checks input i's host tensor against the manifest's description.
+Status checkInput(size_t i, const TensorInfo &want, const HostTensor &got) {
+  std::string what = "input " + std::to_string(i) + " '" + want.name + "'";
+  // NumPy has no bfloat16: its raw bits come as uint16.
+  bool bf16Bits = want.dtype == DType::BFloat16 && got.dtype == DType::UInt16;
+  if (got.dtype != want.dtype && !bf16Bits)
+    return Status::error(what + ": dtype " + dtypeName(got.dtype) +
+                         " does not match the model's " +
+                         dtypeName(want.dtype));
+  if (got.shape != want.shape)
+    return Status::error(what + ": shape " + formatShape(got.shape) +
+                         " does not match the model's " +
+                         formatShape(want.shape));
+  if (got.data.size() != tensorBytes(want))
+    return Status::error(what + ": holds " + std::to_string(got.data.size()) +
+                         " bytes, " + std::to_string(tensorBytes(want)) +
+                         " expected for " + dtypeName(want.dtype) + " " +
+                         formatShape(want.shape));
+  return Status::ok();
+}
+
 Status checkAgainst(const std::vector<TensorInfo> &wanted,
                     const std::vector<HostTensor> &inputs) {
   if (inputs.size() != wanted.size())
     return Status::error("expected " + plural(wanted.size(), "input") +
                          (wanted.empty() ? "" : " (" + describe(wanted) + ")") +
                          ", got " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo &want = wanted[i];
-    const HostTensor &got = inputs[i];
-    std::string what = "input " + std::to_string(i) + " '" + want.name + "'";
-    // NumPy has no bfloat16: its raw bits come as uint16.
-    bool bf16Bits = want.dtype == DType::BFloat16 && got.dtype == DType::UInt16;
-    if (got.dtype != want.dtype && !bf16Bits)
-      return Status::error(what + ": dtype " + dtypeName(got.dtype) +
-                           " does not match the model's " +
-                           dtypeName(want.dtype));
-    if (got.shape != want.shape)
-      return Status::error(what + ": shape " + formatShape(got.shape) +
-                           " does not match the model's " +
-                           formatShape(want.shape));
-    if (got.data.size() != tensorBytes(want))
-      return Status::error(what + ": holds " + std::to_string(got.data.size()) +
-                           " bytes, " + std::to_string(tensorBytes(want)) +
-                           " expected for " + dtypeName(want.dtype) + " " +
-                           formatShape(want.shape));
-  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (Status st = checkInput(i, wanted[i], inputs[i]); !st.isOk())
+      return st;
   return Status::ok();
 }
 } // namespace
@@ -819,6 +860,36 @@ Status Program::uploadInputs(const std::vector<HostTensor> &inputs) {
                            "' failed: " + programError(*abi_, ctx_));
   }
   return Status::ok();
+}
+
+Status Program::uploadInput(size_t i, const HostTensor &t) {
+  if (i >= inputs_.size())
+    return Status::error("no input " + std::to_string(i));
+  if (!inputs_[i].boundWeight.empty())
+    return Status::error("input " + std::to_string(i) + " '" + inputs_[i].name +
+                         "' reads weights tensor '" + inputs_[i].boundWeight +
+                         "' and takes no data");
+  if (Status st = checkInput(i, inputs_[i], t); !st.isOk())
+    return st;
+  if (abi_->upload(ctx_, inputBuffers_[i], t.data.data(), t.data.size()) != 0)
+    return Status::error("uploading input " + std::to_string(i) + " '" +
+                         inputs_[i].name +
+                         "' failed: " + programError(*abi_, ctx_));
+  return Status::ok();
+}
+
+Status Program::bindInput(size_t i, void *device) {
+  if (i >= inputs_.size() || inputs_[i].boundWeight.empty() || !device)
+    return Status::error("input " + std::to_string(i) +
+                         " cannot be bound to weights");
+  inputBuffers_[i] = device;
+  boundInputs_[i] = true;
+  return Status::ok();
+}
+
+void *Program::weightsAt(uint64_t offset) const {
+  return offset < weightsBytes_ ? static_cast<uint8_t *>(weights_) + offset
+                                : nullptr;
 }
 
 Status Program::readWeights(uint64_t offset, void *dst, uint64_t bytes) {

@@ -1,4 +1,4 @@
-//===- Trainer.cpp - One optimizer step of a training program -------------===//
+//===- Trainer.cpp - Training and evaluation steps of a training program --===//
 #include "hetpar/runtime/Training.h"
 
 #include <cstring>
@@ -112,6 +112,79 @@ Status Trainer::step(uint64_t step, StepResult &r) {
                          s.message());
   r.loss = float(sum / double(n));
   r.skipped = lossScale_ && r.lossScale < before;
+  return Status::ok();
+}
+
+Status Evaluator::create(Program &step, Program &eval,
+                         std::unique_ptr<Evaluator> &out) {
+  out.reset();
+  if (eval.backend() != step.backend())
+    return Status::error("the evaluation step runs on " + eval.backend() +
+                         ", the training step on " + step.backend());
+  const std::vector<TensorInfo> &outs = eval.outputs();
+  if (outs.empty() || outs[0].dtype != DType::Float32 ||
+      shapeElements(outs[0].shape) != 1)
+    return Status::error("output 0 of the evaluation step must be the loss, "
+                         "a float32 scalar");
+  std::unique_ptr<Evaluator> e(new Evaluator(eval));
+  const std::vector<TensorInfo> &ins = eval.inputs();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const TensorInfo &in = ins[i];
+    if (in.boundWeight.empty()) {
+      if (in.shape.empty() || in.shape[0] != step.training().batchSize)
+        return Status::error("evaluation input '" + in.name + "' has shape " +
+                             formatShape(in.shape) + ", not a batch of " +
+                             std::to_string(step.training().batchSize) +
+                             " on axis 0");
+      e->dataInputs_.push_back(in);
+      e->dataIndex_.push_back(i);
+      continue;
+    }
+    const WeightTensor *w = nullptr;
+    for (const WeightTensor &t : step.weightTensors())
+      if (t.name == in.boundWeight)
+        w = &t;
+    if (!w || w->dtype != in.dtype || w->shape != in.shape)
+      return Status::error("evaluation input '" + in.name +
+                           "' reads weights tensor '" + in.boundWeight + "' (" +
+                           dtypeName(in.dtype) + " " + formatShape(in.shape) +
+                           "), which the training step " +
+                           (w ? "holds as " + std::string(dtypeName(w->dtype)) +
+                                    " " + formatShape(w->shape)
+                              : std::string("lacks")));
+    if (Status s = eval.bindInput(i, step.weightsAt(w->offset)); !s.isOk())
+      return s;
+  }
+  out = std::move(e);
+  return Status::ok();
+}
+
+Status Evaluator::evaluate(Dataset &data, Result &r) {
+  const TrainingInfo &t = eval_.training();
+  uint64_t b = uint64_t(t.batchSize);
+  r = Result();
+  r.batches = data.samples() / b;
+  r.samples = r.batches * b;
+  r.left = data.samples() - r.samples;
+  double sum = 0;
+  for (uint64_t k = 0; k < r.batches; ++k) {
+    Status s = data.batch(k, batch_);
+    if (s.isOk())
+      s = checkLabels(t, dataInputs_, batch_);
+    for (size_t j = 0; s.isOk() && j < dataIndex_.size(); ++j)
+      s = eval_.uploadInput(dataIndex_[j], batch_[j]);
+    if (s.isOk())
+      s = eval_.runDevice();
+    if (s.isOk())
+      s = eval_.downloadOutputs(outputs_);
+    if (!s.isOk())
+      return Status::error("evaluation batch " + std::to_string(k + 1) + ": " +
+                           s.message());
+    float loss = 0;
+    std::memcpy(&loss, outputs_[0].data.data(), sizeof(loss));
+    sum += loss;
+  }
+  r.loss = r.batches ? sum / double(r.batches) : 0;
   return Status::ok();
 }
 

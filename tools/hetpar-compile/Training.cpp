@@ -86,18 +86,43 @@ static cl::opt<int64_t> gradAccumulation(
              "a step then takes this many batches of the compiled batch size"),
     cl::init(1), cl::value_desc("N"), cl::cat(category));
 
-void hetpar::tools::buildTrainingPipeline(
-    OpPassManager &pm, codegen::FloatMode dtype,
-    const std::function<void(OpPassManager &)> &toStatic) {
-  TrainLiftParamsPassOptions lift;
+static cl::opt<bool> evalProgram(
+    "eval-program",
+    cl::desc("Also write the evaluation step (the loss with running "
+             "statistics and without Dropout) that hetpar-run --eval-data "
+             "runs (on; =false saves its build)"),
+    cl::init(true), cl::cat(category));
+
+bool hetpar::tools::wantEvalProgram() { return evalProgram; }
+
+/// The passes up to one scalar loss over the lifted parameters, shared by
+/// the training and the evaluation step so that both see the same globals.
+static void
+buildLossPipeline(OpPassManager &pm,
+                  const std::function<void(OpPassManager &)> &toStatic) {
+  hetpar::TrainLiftParamsPassOptions lift;
   lift.freeze = freeze;
-  pm.addPass(createTrainLiftParamsPass(lift));
+  pm.addPass(hetpar::createTrainLiftParamsPass(lift));
   toStatic(pm);
-  TrainAttachLossPassOptions attach;
+  hetpar::TrainAttachLossPassOptions attach;
   attach.loss = loss;
   attach.labels = labels;
   attach.output = lossOutput;
-  pm.addPass(createTrainAttachLossPass(attach));
+  pm.addPass(hetpar::createTrainAttachLossPass(attach));
+}
+
+void hetpar::tools::buildEvalPipeline(
+    OpPassManager &pm, const std::function<void(OpPassManager &)> &toStatic) {
+  buildLossPipeline(pm, toStatic);
+  pm.addPass(hetpar::createTrainEvalModePass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void hetpar::tools::buildTrainingPipeline(
+    OpPassManager &pm, codegen::FloatMode dtype,
+    const std::function<void(OpPassManager &)> &toStatic) {
+  buildLossPipeline(pm, toStatic);
   TrainDropoutPassOptions dropout;
   dropout.seed = seed;
   pm.addPass(createTrainDropoutPass(dropout));

@@ -21,6 +21,17 @@ void buildTrainingPipeline(
     mlir::OpPassManager &pm, codegen::FloatMode dtype,
     const std::function<void(mlir::OpPassManager &)> &toStatic);
 
+/// Whether --eval-program (on by default) asks for the evaluation step.
+bool wantEvalProgram();
+
+/// Adds the passes that turn the same imported module into the evaluation
+/// step of the training program (`hetpar-run --eval-data`): the same
+/// parameters, static shapes and loss as buildTrainingPipeline, then
+/// hetpar-train-eval-mode (float32 compute on the master weights).
+void buildEvalPipeline(
+    mlir::OpPassManager &pm,
+    const std::function<void(mlir::OpPassManager &)> &toStatic);
+
 /// The manifest's "training" object (docs/training.md) for the compiled step
 /// function of `module` in compute dtype `dtype`, as JSON text.
 std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype);

@@ -520,6 +520,22 @@ codegenOptions(hetpar::FloatMode floatMode) {
   return opts;
 }
 
+/// The evaluation step of a training program (float32, as the master
+/// weights), or std::nullopt after an error.
+static std::optional<hetpar::codegen::DeviceProgram>
+generateEvalProgram(ModuleOp module) {
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isDeclaration()) {
+      auto program = hetpar::codegen::generateDeviceProgram(
+          f, codegenOptions(hetpar::FloatMode::F32));
+      if (failed(program))
+        return std::nullopt;
+      return std::move(*program);
+    }
+  fail("the evaluation step has no function");
+  return std::nullopt;
+}
+
 /// Code generation for one local device: OUT is complete or absent.
 static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
                         llvm::ArrayRef<std::string> inputsRead,
@@ -714,10 +730,15 @@ int main(int argc, char **argv) {
     return 1;
   hetpar::ToStaticPipelineOptions pipeline;
   pipeline.verifyStatic = !allowDynamic;
+  auto toStatic = [&](OpPassManager &p) {
+    hetpar::buildToStaticPipeline(p, pipeline);
+  };
+  // The evaluation step starts from the same imported module.
+  OwningOpRef<ModuleOp> evalModule;
+  if (trainingProgram && hetpar::tools::wantEvalProgram())
+    evalModule = module->clone();
   if (trainingProgram)
-    hetpar::tools::buildTrainingPipeline(pm, *floatMode, [&](OpPassManager &p) {
-      hetpar::buildToStaticPipeline(p, pipeline);
-    });
+    hetpar::tools::buildTrainingPipeline(pm, *floatMode, toStatic);
   else
     hetpar::buildToStaticPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
@@ -726,6 +747,19 @@ int main(int argc, char **argv) {
     hetpar::codegen::PlanFiles extra;
     extra.training = hetpar::tools::trainingManifest(*module, *floatMode);
     extra.copies.push_back({"model.onnx", modelPath});
+    std::optional<hetpar::codegen::DeviceProgram> eval;
+    if (evalModule) {
+      PassManager evalPM(&context);
+      if (failed(applyPassManagerCLOptions(evalPM)))
+        return 1;
+      hetpar::tools::buildEvalPipeline(evalPM, toStatic);
+      if (failed(evalPM.run(*evalModule)))
+        return 1;
+      eval = generateEvalProgram(*evalModule);
+      if (!eval)
+        return 1;
+      extra.evalProgram = &*eval;
+    }
     // The IR carries the 16-bit types itself (hetpar-train-mixed-precision):
     // code generation stores them as they are.
     return compileModel(*module, hetpar::codegen::FloatMode::F32, inputsRead,

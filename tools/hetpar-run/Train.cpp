@@ -82,9 +82,48 @@ std::string stopReason(const TrainingInfo &info, const StepReport &r) {
   return std::string("loss is ") + (std::isnan(r.loss) ? "NaN" : "infinite");
 }
 
-/// The loop: opts.steps steps from global step `first`.
+/// The evaluation of --eval-data: the program's evaluation step bound to
+/// the training step's weights, and the held-out data.
+struct Evaluation {
+  std::unique_ptr<Program> program;
+  std::unique_ptr<Dataset> data;
+  std::unique_ptr<Evaluator> evaluator;
+};
+
+/// Loads the evaluation step of `step`'s folder on its backend and opens
+/// opts.evalData for it.
+Status openEvaluation(Program &step, const TrainOptions &opts, Evaluation &e) {
+  Status s = Program::load(step.outDir(), step.backend(), e.program,
+                           ProgramPart::Eval);
+  if (s.isOk())
+    s = Evaluator::create(step, *e.program, e.evaluator);
+  if (!s.isOk())
+    return s;
+  DatasetOptions dataOpts;
+  dataOpts.batchSize = step.training().batchSize;
+  return Dataset::open(opts.evalData, e.evaluator->dataInputs(), dataOpts,
+                       e.data);
+}
+
+/// Evaluates after global step `step`: stdout and the loss log.
+Status evaluateAt(Evaluation &e, int64_t step, LossLog &log) {
+  Evaluator::Result r;
+  Status s = e.evaluator->evaluate(*e.data, r);
+  if (!s.isOk())
+    return s;
+  std::cout << "eval after step " << step << ": loss " << r.loss << " ("
+            << r.samples << " samples";
+  if (r.left)
+    std::cout << "; the last " << r.left
+              << " do not fill a batch and were left out";
+  std::cout << ")\n";
+  return log.writeEval(step, r.loss, r.samples);
+}
+
+/// The loop: opts.steps steps from global step `first`, evaluating with
+/// `eval` (null: no --eval-data).
 int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
-              int64_t first) {
+              int64_t first, Evaluation *eval) {
   Progress progress(::isatty(STDERR_FILENO));
   LossLog log;
   if (!opts.lossLog.empty()) {
@@ -127,6 +166,12 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
       return fail(s.message());
     }
     bool last = i + 1 == opts.steps;
+    if (eval &&
+        (last || (opts.evalEvery > 0 && r.step % opts.evalEvery == 0))) {
+      progress.finish();
+      if (!(s = evaluateAt(*eval, r.step, log)).isOk())
+        return fail(s.message());
+    }
     bool every = opts.checkpointEvery > 0 && r.step % opts.checkpointEvery == 0;
     if (!opts.checkpointDir.empty() && (last || every)) {
       progress.finish();
@@ -158,6 +203,9 @@ int runTraining(const std::string &outDir, const std::string &backend,
   s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
     s = Trainer::create(*program, *data, trainer);
+  Evaluation eval;
+  if (s.isOk() && !opts.evalData.empty())
+    s = openEvaluation(*program, opts, eval);
   int64_t first = 0;
   if (s.isOk())
     s = startStep(*program, opts, first);
@@ -171,7 +219,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
     std::cout << " (" << info.microbatches << " microbatches of "
               << info.batchSize << ")";
   std::cout << ", " << opts.steps << " steps from step " << first << "\n";
-  int rc = trainLoop(*program, *trainer, opts, first);
+  int rc = trainLoop(*program, *trainer, opts, first,
+                     opts.evalData.empty() ? nullptr : &eval);
   if (rc != 0 || opts.exportOnnx.empty())
     return rc;
   s = exportONNX(*program, opts.exportOnnx);

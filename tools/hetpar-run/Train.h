@@ -27,6 +27,8 @@ struct TrainOptions {
   std::string resumeDir;       // --resume DIR
   std::string lossLog;         // --loss-log FILE (JSON lines)
   std::string exportOnnx;      // --export-onnx FILE.onnx
+  std::string evalData;        // --eval-data DIR: held-out loss after the run
+  int64_t evalEvery = 0;       // --eval-every K: also every K global steps
 };
 
 /// Parses the value of training option `name` (e.g. "--steps") into `opts`;

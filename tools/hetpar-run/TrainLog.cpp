@@ -86,4 +86,20 @@ rt::Status LossLog::write(const StepReport &r) {
   return rt::Status::ok();
 }
 
+rt::Status LossLog::writeEval(int64_t step, double loss, uint64_t samples) {
+  if (!file_)
+    return rt::Status::ok();
+  char value[32] = "null";
+  if (std::isfinite(loss))
+    std::snprintf(value, sizeof(value), "%.9g", loss);
+  int n = std::fprintf(file_,
+                       "{\"step\": %lld, \"eval_loss\": %s, "
+                       "\"eval_samples\": %llu}\n",
+                       (long long)step, value, (unsigned long long)samples);
+  if (n < 0 || std::fflush(file_) != 0)
+    return rt::Status::error("cannot write the loss log '" + path_ +
+                             "': " + std::strerror(errno));
+  return rt::Status::ok();
+}
+
 } // namespace hetpar::run

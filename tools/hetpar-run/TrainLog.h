@@ -48,6 +48,9 @@ public:
   /// Opens `path`, truncated (`append` false) or appended to (a resumed run).
   rt::Status open(const std::string &path, bool append);
   rt::Status write(const StepReport &r);
+  /// Appends {"step": k, "eval_loss": x, "eval_samples": n}: the held-out
+  /// loss after global step k (--eval-data).
+  rt::Status writeEval(int64_t step, double loss, uint64_t samples);
 
 private:
   std::FILE *file_ = nullptr;

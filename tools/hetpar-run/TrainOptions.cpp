@@ -44,6 +44,10 @@ std::string parseTrainOption(const std::string &name, const std::string &value,
     return positive(opts.batchSize);
   if (name == "--checkpoint-every")
     return positive(opts.checkpointEvery);
+  if (name == "--eval-every")
+    return positive(opts.evalEvery);
+  if (name == "--eval-data")
+    return path(opts.evalData);
   if (name == "--seed") {
     char *end = nullptr;
     errno = 0;
@@ -69,10 +73,12 @@ std::string checkTrainOptions(const TrainOptions &opts) {
   bool any = !opts.dataDir.empty() || opts.steps > 0 || opts.shuffle ||
              opts.batchSize > 0 || !opts.checkpointDir.empty() ||
              !opts.resumeDir.empty() || !opts.lossLog.empty() ||
-             !opts.exportOnnx.empty() || opts.checkpointEvery > 0;
+             !opts.exportOnnx.empty() || opts.checkpointEvery > 0 ||
+             !opts.evalData.empty() || opts.evalEvery > 0;
   if (!opts.enabled)
     return any ? "--data, --steps, --checkpoint, --resume, --loss-log, "
-                 "--export-onnx, --shuffle and --batch-size need --train"
+                 "--export-onnx, --eval-data, --shuffle and --batch-size "
+                 "need --train"
                : "";
   if (opts.dataDir.empty())
     return "--train needs --data DIR (one .npy per program input)";
@@ -80,6 +86,8 @@ std::string checkTrainOptions(const TrainOptions &opts) {
     return "--train needs --steps N";
   if (opts.checkpointEvery > 0 && opts.checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint DIR";
+  if (opts.evalEvery > 0 && opts.evalData.empty())
+    return "--eval-every needs --eval-data DIR";
   return "";
 }
 

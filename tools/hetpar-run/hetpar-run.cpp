@@ -39,7 +39,8 @@ const char *kSynopsis =
     "                  [--shuffle [--seed S]] [--checkpoint DIR "
     "[--checkpoint-every K]]\n"
     "                  [--resume DIR] [--loss-log FILE] [--export-onnx "
-    "FILE.onnx]\n";
+    "FILE.onnx]\n"
+    "                  [--eval-data DIR [--eval-every K]]\n";
 const char *kHelp =
     "\n"
     "Runs the program that hetpar-compile wrote to the folder OUT.\n"
@@ -81,6 +82,10 @@ const char *kHelp =
     "  --export-onnx FILE.onnx  write the trained model (initializers of 1 "
     "MiB\n"
     "                or more in FILE.onnx.data)\n"
+    "  --eval-data DIR  after the last step, the mean loss on DIR (the files\n"
+    "                of --data) in evaluation mode: running statistics, no\n"
+    "                Dropout, no update\n"
+    "  --eval-every K  also after every global step divisible by K\n"
     "  --help        print this help\n";
 
 struct Options {

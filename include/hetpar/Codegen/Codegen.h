@@ -63,6 +63,10 @@ struct TensorDesc {
   /// runtime cuts a step's inputs into microbatches and joins the outputs
   /// along it.
   int64_t batchDim = -1;
+  /// An input of an evaluation step bound to the training program's weights
+  /// tensor of this name (hetpar.bind_weight), empty otherwise: the runtime
+  /// passes that tensor's device memory instead of an input buffer.
+  std::string boundWeight;
 };
 
 /// Everything generated for one device before anything is written.
@@ -139,6 +143,11 @@ struct PlanFiles {
   /// The manifest's "training" object as JSON text (docs/training.md); empty
   /// for an inference program.
   std::string training;
+  /// A training program's evaluation step (hetpar-train-eval-mode), or null:
+  /// written as eval.cu, eval_weights.bin and eval_weights.json, built with
+  /// the device programs, and described by the "training" object's "eval"
+  /// entry (the fields of a device entry, without "id").
+  const DeviceProgram *evalProgram = nullptr;
 };
 
 /// The same for the programs of several devices (one per device id, in

@@ -250,6 +250,33 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
   ];
 }
 
+def TrainEvalModePass : Pass<"hetpar-train-eval-mode", "mlir::ModuleOp"> {
+  let summary = "Turn a training step into its evaluation: the loss, writing nothing";
+  let description = [{
+    The evaluation of held-out data (`hetpar-run --train --eval-data`), as PyTorch's
+    `model.eval()` under `torch.no_grad()`. Run on the step function after
+    `hetpar-train-lift-params` and `hetpar-train-attach-loss`, instead of the passes
+    that follow them:
+    - every `ml_program.global_store` is erased: evaluation updates no state;
+    - a training-mode `onnx.BatchNormalization` becomes inference mode (normalized
+      by its running statistics);
+    - every `onnx.Dropout` is removed (its output is its input, a read mask all
+      true);
+    - each global the function reads becomes a new argument after the others
+      (in order of first read), with `onnx.name` and `hetpar.bind_weight` set to
+      the global's name, and the globals are erased. The runtime binds such an
+      argument to the training program's weights tensor of that name, so the
+      evaluation reads the current weights without a copy.
+
+    The result is a function of the graph inputs, the labels and the weights
+    that returns the loss, for code generation like an inference graph.
+
+    Errors (at the op): a training-mode BatchNormalization whose new running
+    statistics are read by something other than a `global_store`.
+  }];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
 def TrainDropoutPass : Pass<"hetpar-train-dropout", "mlir::ModuleOp"> {
   let summary = "Draw training-mode Dropout masks per step and save them";
   let description = [{

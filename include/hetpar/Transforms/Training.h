@@ -26,6 +26,10 @@ inline constexpr llvm::StringLiteral kStateOfAttr = "hetpar.state_of";
 inline constexpr llvm::StringLiteral kSlotAttr = "hetpar.slot";
 /// On a function result: the parameter global it is the gradient of.
 inline constexpr llvm::StringLiteral kGradientOfAttr = "hetpar.gradient_of";
+/// On an argument of the evaluation step (hetpar-train-eval-mode): the
+/// training program's weights.json tensor (a global of the step) it reads,
+/// which the runtime binds to it in place of an input buffer.
+inline constexpr llvm::StringLiteral kEvalBindAttr = "hetpar.bind_weight";
 /// Name of the step counter global.
 inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
 /// Dynamic loss scaling (hetpar-train-mixed-precision, float16): the float32

@@ -84,6 +84,10 @@ struct TensorInfo {
   /// tensor has none: a step's inputs are cut into microbatches along it and
   /// the microbatches' outputs joined along it.
   int64_t batchDim = -1;
+  /// An input of a training program's evaluation step that reads the
+  /// training step's weights tensor of this name (manifest "weight"): no
+  /// buffer of its own, see Program::bindInput. Empty for a plain input.
+  std::string boundWeight;
 };
 
 /// A dense row-major tensor in host memory, little-endian elements.
@@ -187,6 +191,12 @@ struct TrainingInfo {
   int64_t classes = 0;
 };
 
+/// Which program of a folder Program::load loads.
+enum class ProgramPart {
+  Step, ///< the device program (devices[rank])
+  Eval, ///< a training program's evaluation step (training.eval)
+};
+
 /// A loaded device program: its library, backend context, device arena,
 /// weights (uploaded and checksummed) and cached input/output buffers.
 /// Not copyable; destroying it frees the device memory, destroys the backend
@@ -207,8 +217,13 @@ public:
   ///
   /// A program of several devices runs one process per device (mpirun, srun):
   /// process rank r loads the manifest's devices[r] (the plan's mesh order).
+  ///
+  /// `part` Eval loads the evaluation step of a single-device training
+  /// program instead (the manifest's training.eval entry; docs/training.md):
+  /// its bound inputs get no buffer until bindInput.
   static Status load(const std::string &outDir, const std::string &backend,
-                     std::unique_ptr<Program> &out);
+                     std::unique_ptr<Program> &out,
+                     ProgramPart part = ProgramPart::Step);
   ~Program();
   Program(const Program &) = delete;
   Program &operator=(const Program &) = delete;
@@ -279,6 +294,16 @@ public:
   Status checkInputs(const std::vector<HostTensor> &inputs) const;
   /// checkInputs, then copies the inputs into the cached device buffers.
   Status uploadInputs(const std::vector<HostTensor> &inputs);
+  /// Copies host tensor `t` into input i's device buffer, after the checks
+  /// of checkInputs for that input. Errors also for a bound input.
+  Status uploadInput(size_t i, const HostTensor &t);
+  /// Makes input i (one with a boundWeight) read `device` (memory of this
+  /// program's backend holding that input's bytes, e.g. weightsAt of the
+  /// training step loaded in the same process) instead of a buffer.
+  Status bindInput(size_t i, void *device);
+  /// The device address of byte `offset` of the weights buffer; null when
+  /// outside it. Valid while the program lives.
+  void *weightsAt(uint64_t offset) const;
   /// Runs hetpar_run once on the device buffers (whatever the last
   /// uploadInputs left there) and waits for it: the device-only part of run().
   Status runDevice();
@@ -299,6 +324,7 @@ private:
   void *arena_ = nullptr;
   void *weights_ = nullptr;
   std::vector<void *> inputBuffers_, outputBuffers_;
+  std::vector<bool> boundInputs_; // inputBuffers_[i] is not ours to free
   std::vector<TensorInfo> inputs_, outputs_;
   std::string backend_, fallbackReason_, libraryPath_, libraryName_;
   uint64_t arenaBytes_ = 0, weightsBytes_ = 0;

@@ -202,6 +202,46 @@ private:
   const WeightTensor *lossScale_ = nullptr;
 };
 
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+/// Runs a training program's evaluation step (Program::load with
+/// ProgramPart::Eval) over a held-out Dataset: the loss with the running
+/// statistics and without Dropout, on the training step's current weights,
+/// which it reads in place (docs/training.md, "Evaluation").
+class Evaluator {
+public:
+  /// Binds every bound input of `eval` to the weights tensor of `step` that
+  /// it names. Errors: `eval` is not loaded on `step`'s backend; a bound
+  /// input names no weights tensor of `step`, or one of another dtype or
+  /// shape; output 0 is not a float32 scalar; a data input without its batch
+  /// of training.batch_size on axis 0.
+  static Status create(Program &step, Program &eval,
+                       std::unique_ptr<Evaluator> &out);
+  /// The inputs the data folder provides (the graph inputs and the labels):
+  /// the Dataset to evaluate opens these.
+  const std::vector<TensorInfo> &dataInputs() const { return dataInputs_; }
+  struct Result {
+    double loss = 0;      ///< the mean of the batches' losses
+    uint64_t batches = 0; ///< whole batches evaluated
+    uint64_t samples = 0; ///< batches * batch size
+    uint64_t left = 0;    ///< samples after the last whole batch, not evaluated
+  };
+  /// The mean loss over the whole batches of `data`, in order (the
+  /// program's batch is static: the last samples % batch samples are left
+  /// out). Cross-entropy labels are checked as in training. Errors name the
+  /// batch.
+  Status evaluate(Dataset &data, Result &result);
+
+private:
+  Evaluator(Program &eval) : eval_(eval) {}
+  Program &eval_;
+  std::vector<TensorInfo> dataInputs_;
+  std::vector<size_t> dataIndex_; // eval input index of each data input
+  std::vector<HostTensor> batch_, outputs_;
+};
+
 } // namespace hetpar::rt
 
 #endif // HETPAR_RUNTIME_TRAINING_H
