@@ -24,28 +24,22 @@ import argparse
 import json
 import os
 import re
-import struct
 import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_reader import read_safetensors  # noqa: E402
 
-
-def read_safetensors(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    out = {}
-    for name, t in header.items():
-        b, e = t["data_offsets"]
-        out[name] = np.frombuffer(body[b:e], DTYPES[t["dtype"]]).reshape(t["shape"])
-    return out
-
+# AdamW moves an element by lr * m / (sqrt(v) + eps), about lr * g / (|g| + eps)
+# on step 1 (eps 1e-8): where |g| is near eps the move depends on the last bits of
+# g, which another summation order changes. Elements whose step-1 gradient
+# (DIR/grad_<name>.npy, PyTorch's) is below ILL_CONDITIONED (a hundred times the
+# float32 gradient errors of the grad check, about 1e-8 to 4e-7) are therefore
+# held only to the largest move AdamW can make: steps * lr * (1 + weight decay).
+ILL_CONDITIONED = 1e-6
 
 def file_name(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
@@ -58,6 +52,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--mode", choices=["grad", "adamw", "adamw2"], required=True)
     ap.add_argument("--loss-log")
+    ap.add_argument("--lr", type=float, default=1e-3, help="the AdamW runs' learning rate")
     ap.add_argument("--exported")
     ap.add_argument("--rtol", type=float, default=None, help="default 1e-4")
     ap.add_argument("--atol", type=float, default=None,
@@ -77,7 +72,8 @@ def main():
     model = onnx.load(a.model, load_external_data=False)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     ok, worst = True, (0.0, "")
-    checked = 0
+    checked = ill_conditioned = 0
+    ill_worst = 0.0
     for name, init in inits.items():
         if init.dtype != np.float32:
             continue
@@ -95,12 +91,22 @@ def main():
         got = ck[name]
         err = np.abs(got.astype(np.float64) - expected)
         tol = a.atol + a.rtol * np.abs(expected)
+        grad = os.path.join(a.ref, "grad_%s.npy" % file_name(name))
+        if a.mode != "grad" and os.path.exists(grad):
+            steps = 2 if a.mode == "adamw2" else 1
+            ill = np.abs(np.load(grad)) < ILL_CONDITIONED
+            tol = np.where(ill, steps * a.lr * 1.01 + a.atol, tol)
+            ill_conditioned += int(ill.sum())
+            if ill.any():
+                ill_worst = max(ill_worst, float(err[ill].max()))
         if not np.all(err <= tol):
             i = int(np.argmax(err - tol))
             print("FAIL %s: max error %.3g at %d (got %.7g, expected %.7g)"
                   % (name, err.max(), i, got.ravel()[i], expected.ravel()[i]))
             ok = False
-        worst = max(worst, (float(err.max()), name))
+        conditioned = err[tol <= a.atol + a.rtol * np.abs(expected)]
+        if conditioned.size:
+            worst = max(worst, (float(conditioned.max()), name))
         checked += 1
     if checked == 0:
         print("FAIL: no parameter compared")
@@ -146,6 +152,10 @@ def main():
             ok = False
         else:
             print("exported: %d tensors equal the checkpoint's" % len(same))
+    if ill_conditioned:
+        print("ill-conditioned: %d elements with |step-1 gradient| < %g, held to %d x lr; "
+              "largest error among them %.3g"
+              % (ill_conditioned, ILL_CONDITIONED, 2 if a.mode == "adamw2" else 1, ill_worst))
     print("%s: %d parameters%s, largest error %.3g (%s)"
           % ("match" if ok else "MISMATCH", checked,
              ", %d buffers" % buffers if buffers else "", worst[0], worst[1]))
