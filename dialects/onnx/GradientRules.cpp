@@ -748,14 +748,13 @@ LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
   int64_t axis = normAxis(op.getAxis(), rankOf(x));
   ArrayRef<int64_t> normalized = GradientBuilder::shapeOf(x).drop_front(axis);
   Operation *grad = g.create<LayerNormalizationGradOp>(
-      3, GradientBuilder::elementType(x), dY[0], x,
-      g.expand(scale, normalized), op.getAxisAttr(), op.getEpsilonAttr());
+      3, GradientBuilder::elementType(x), dY[0], x, g.expand(scale, normalized),
+      op.getAxisAttr(), op.getEpsilonAttr());
   if (!grad)
     return failure();
   dX.push_back(when(g, 0, [&] { return grad->getResult(0); }));
-  dX.push_back(when(g, 1, [&] {
-    return g.sumToShape(grad->getResult(1), scale.getType());
-  }));
+  dX.push_back(when(
+      g, 1, [&] { return g.sumToShape(grad->getResult(1), scale.getType()); }));
   if (Value bias = op.getB())
     dX.push_back(when(g, 2, [&] {
       return g.sumToShape(grad->getResult(2), bias.getType());

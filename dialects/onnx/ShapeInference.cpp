@@ -1926,9 +1926,10 @@ LogicalResult AveragePoolGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 /// forward's tensor `x` (Y for the softmaxes, X for LayerNormalization) and
 /// its element type; `axis` is in range for x's rank. Returns the
 /// normalized axis, or std::nullopt when x's rank is unknown.
-static FailureOr<std::optional<int64_t>>
-checkRowGradient(Operation *op, Value dY, Value x, StringRef xName,
-                 int64_t axis) {
+static FailureOr<std::optional<int64_t>> checkRowGradient(Operation *op,
+                                                          Value dY, Value x,
+                                                          StringRef xName,
+                                                          int64_t axis) {
   if (failed(checkSameElementType(op, {dY, x})))
     return failure();
   auto dy = shapeOf(dY), xs = shapeOf(x);

@@ -1866,12 +1866,11 @@ LogicalResult Emitter::emitLossGrad(Operation *op) {
 }
 
 LogicalResult Emitter::emitRowGradient(Operation *op) {
-  GradientEmitContext ctx{
-      [&](Value v) { return ptr(v); },
-      [&](Type t) { return storageType(t); },
-      [](Type t) { return accType(t); },
-      [&](Operation *o) { return scratch(o); },
-      [&](const llvm::Twine &text) { line(text); }};
+  GradientEmitContext ctx{[&](Value v) { return ptr(v); },
+                          [&](Type t) { return storageType(t); },
+                          [](Type t) { return accType(t); },
+                          [&](Operation *o) { return scratch(o); },
+                          [&](const llvm::Twine &text) { line(text); }};
   program.libraryCalls += codegen::emitRowGradient(op, ctx);
   return success();
 }

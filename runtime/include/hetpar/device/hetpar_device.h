@@ -772,8 +772,8 @@ static void hp_layer_norm_launch(hp_ctx *ctx, int64_t rows, int64_t len,
 /// true): dX = dY - exp(Y) * sum(dY); the sums along the middle axis of
 /// [outer, len, inner], one row per iteration.
 template <typename T, typename Acc, bool LOG>
-HP_KERNEL(hp_softmax_grad, int64_t len, int64_t inner, const T *dY,
-          const T *Y, T *dX) {
+HP_KERNEL(hp_softmax_grad, int64_t len, int64_t inner, const T *dY, const T *Y,
+          T *dX) {
   HP_FOR_W(r, 2 * len) {
     const int64_t base = (r / inner) * len * inner + r % inner;
     Acc s = 0;
@@ -966,8 +966,8 @@ static void hp_layer_norm_grad_launch(hp_ctx *ctx, int64_t rows, int64_t len,
   const bool cols = dScale || dBias;
   if (len > 0 && (dX || cols)) {
 #if HP_CUDA
-    hp_launch(ctx, hp_layer_norm_grad_rows_warp<T, S, Acc>, rows * 32, len,
-              eps, dY, x, scale, dX, cols ? stats : (Acc *)0);
+    hp_launch(ctx, hp_layer_norm_grad_rows_warp<T, S, Acc>, rows * 32, len, eps,
+              dY, x, scale, dX, cols ? stats : (Acc *)0);
 #else
     hp_launch(ctx, hp_layer_norm_grad_rows<T, S, Acc>, rows, len, eps, dY, x,
               scale, dX, cols ? stats : (Acc *)0);
