@@ -12,25 +12,26 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
 
+#include <functional>
 #include <string>
 
 namespace hetpar::codegen {
 
-/// What the gradient emitters need from the program emitter.
+/// What the gradient emitters need from the program emitter (owning
+/// std::functions: the context outlives the lambdas that build it).
 struct GradientEmitContext {
   /// C expression of the pointer to a value's first element.
-  llvm::function_ref<std::string(mlir::Value)> ptr;
+  std::function<std::string(mlir::Value)> ptr;
   /// C storage type of an element type under the float mode ("hp_bf16").
-  llvm::function_ref<std::string(mlir::Type)> storageType;
+  std::function<std::string(mlir::Type)> storageType;
   /// C accumulator type of an element type ("float", "double").
-  llvm::function_ref<std::string(mlir::Type)> accType;
+  std::function<std::string(mlir::Type)> accType;
   /// C expression of the op's scratch bytes (char *) in the arena.
-  llvm::function_ref<std::string(mlir::Operation *)> scratch;
+  std::function<std::string(mlir::Operation *)> scratch;
   /// Appends one statement to the host function.
-  llvm::function_ref<void(const llvm::Twine &)> line;
+  std::function<void(const llvm::Twine &)> line;
 };
 
 /// True for the ops emitRowGradient handles.
