@@ -283,6 +283,14 @@ std::optional<int64_t> EinsumOp::getFlopCount() {
 
 // One add per element of dY scattered.
 HETPAR_FLOPS(GatherGradOp, numel(getDY()))
+// The row-wise gradients, per element: SoftmaxGrad dY * Y, its sum, the
+// subtraction and the product (4); LogSoftmaxGrad the sum of dY, exp(Y), the
+// product and the subtraction (4); LayerNormalizationGrad the recomputed
+// statistics and xhat (mean 1, variance 3, xhat 2), g = dY * Scale (1), the
+// sums of g and g * xhat (3), dX (4), dScale (2) and dB (1) = 18.
+HETPAR_FLOPS(SoftmaxGradOp, scaled(numel(getY()), 4))
+HETPAR_FLOPS(LogSoftmaxGradOp, scaled(numel(getY()), 4))
+HETPAR_FLOPS(LayerNormalizationGradOp, scaled(numel(getX()), 18))
 // ConvGrad: dX and dW each cost the forward Conv's multiply-adds (the two
 // GEMMs of the backward pass), dB one add per element of dY.
 std::optional<int64_t> ConvGradOp::getFlopCount() {

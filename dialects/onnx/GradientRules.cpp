@@ -717,59 +717,47 @@ LogicalResult gradient(ReduceMaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
 
 LogicalResult gradient(SoftmaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  // dX = Y * (dY - sum(dY * Y, axis)).
-  Value y = op.getResult();
-  int64_t axis = normAxis(op.getAxis(), rankOf(y));
-  Value s = g.reduceSum(g.mul(dY[0], y), {axis}, /*keepDims=*/true);
-  dX.push_back(g.mul(y, g.sub(dY[0], s)));
+  // dX = Y * (dY - sum(dY * Y, axis)): the fused SoftmaxGrad.
+  Value d = g.make<SoftmaxGradOp>(dY[0], op.getResult(), op.getAxisAttr());
+  if (!d)
+    return failure();
+  dX.push_back(d);
   return success();
 }
 
 LogicalResult gradient(LogSoftmaxOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
-  // dX = dY - exp(Y) * sum(dY, axis).
-  Value y = op.getResult();
-  int64_t axis = normAxis(op.getAxis(), rankOf(y));
-  Value s = g.reduceSum(dY[0], {axis}, /*keepDims=*/true);
-  dX.push_back(g.sub(dY[0], g.mul(g.make<ExpOp>(y), s)));
+  // dX = dY - exp(Y) * sum(dY, axis): the fused LogSoftmaxGrad.
+  Value d = g.make<LogSoftmaxGradOp>(dY[0], op.getResult(), op.getAxisAttr());
+  if (!d)
+    return failure();
+  dX.push_back(d);
   return success();
 }
 
+/// The fused LayerNormalizationGrad (statistics recomputed from X; its
+/// description has the formulas). Scale is expanded to the normalized shape
+/// for it, and dScale and dB are summed back to the shapes of Scale and B
+/// where those broadcast.
 LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
                        ArrayRef<Value> dY, Grads &dX) {
   if (llvm::any_of(dY.drop_front(), [](Value v) { return bool(v); }))
     return op.emitError("gradient through LayerNormalization's Mean and "
                         "InvStdDev results is not supported");
-  Value x = op.getX(), scale = op.getScale(), dy = dY[0];
-  int64_t rank = rankOf(x), axis = normAxis(op.getAxis(), rank);
-  SmallVector<int64_t> norm, outer;
-  for (int64_t i = 0; i < rank; ++i)
-    (i >= axis ? norm : outer).push_back(i);
-  // Recomputed statistics: xhat = (x - mean) * inv, inv = 1/sqrt(var + eps).
-  Value mean = g.make<ReduceMeanOp>(x, g.i64s(norm), int64_t(1), int64_t(0));
-  Value xc = g.sub(x, mean);
-  Value var =
-      g.make<ReduceMeanOp>(g.mul(xc, xc), g.i64s(norm), int64_t(1), int64_t(0));
-  double eps = op.getEpsilon();
-  Value inv =
-      g.make<ReciprocalOp>(g.make<SqrtOp>(g.add(var, g.scalar(eps, var))));
-  Value xhat = g.mul(xc, inv);
-  // dX = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
-  dX.push_back(when(g, 0, [&] {
-    Value dxhat = g.mul(dy, scale);
-    Value m1 =
-        g.make<ReduceMeanOp>(dxhat, g.i64s(norm), int64_t(1), int64_t(0));
-    Value m2 = g.make<ReduceMeanOp>(g.mul(dxhat, xhat), g.i64s(norm),
-                                    int64_t(1), int64_t(0));
-    return g.mul(inv, g.sub(g.sub(dxhat, m1), g.mul(xhat, m2)));
-  }));
-  dX.push_back(when(g, 1, [&] {
-    return g.sumToShape(g.reduceSum(g.mul(dy, xhat), outer, true),
-                        scale.getType());
-  }));
+  Value x = op.getX(), scale = op.getScale();
+  int64_t axis = normAxis(op.getAxis(), rankOf(x));
+  ArrayRef<int64_t> normalized = GradientBuilder::shapeOf(x).drop_front(axis);
+  Operation *grad = g.create<LayerNormalizationGradOp>(
+      3, GradientBuilder::elementType(x), dY[0], x, g.expand(scale, normalized),
+      op.getAxisAttr(), op.getEpsilonAttr());
+  if (!grad)
+    return failure();
+  dX.push_back(when(g, 0, [&] { return grad->getResult(0); }));
+  dX.push_back(when(
+      g, 1, [&] { return g.sumToShape(grad->getResult(1), scale.getType()); }));
   if (Value bias = op.getB())
     dX.push_back(when(g, 2, [&] {
-      return g.sumToShape(g.reduceSum(dy, outer, true), bias.getType());
+      return g.sumToShape(grad->getResult(2), bias.getType());
     }));
   return success();
 }

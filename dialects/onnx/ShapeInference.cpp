@@ -1922,6 +1922,61 @@ LogicalResult AveragePoolGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return success();
 }
 
+/// The gradients of the row-wise normalizations: `dY` has the shape of the
+/// forward's tensor `x` (Y for the softmaxes, X for LayerNormalization) and
+/// its element type; `axis` is in range for x's rank. Returns the
+/// normalized axis, or std::nullopt when x's rank is unknown.
+static FailureOr<std::optional<int64_t>> checkRowGradient(Operation *op,
+                                                          Value dY, Value x,
+                                                          StringRef xName,
+                                                          int64_t axis) {
+  if (failed(checkSameElementType(op, {dY, x})))
+    return failure();
+  auto dy = shapeOf(dY), xs = shapeOf(x);
+  if (dy && xs && failed(verifyCompatibleShape(*dy, *xs)))
+    return op->emitOpError() << "dY has shape " << formatShape(*dy) << " but "
+                             << xName << " has shape " << formatShape(*xs);
+  if (!xs)
+    return std::optional<int64_t>();
+  auto a = checkAxis(op, axis, xs->size());
+  if (failed(a))
+    return failure();
+  return std::optional<int64_t>(*a);
+}
+
+template <typename SoftmaxLikeGrad>
+static LogicalResult inferSoftmaxGrad(SoftmaxLikeGrad op,
+                                      SmallVectorImpl<Type> &r) {
+  if (failed(checkRowGradient(op, op.getDY(), op.getY(), "Y", op.getAxis())))
+    return failure();
+  r.push_back(op.getY().getType());
+  return success();
+}
+LogicalResult SoftmaxGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferSoftmaxGrad(*this, r);
+}
+LogicalResult LogSoftmaxGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  return inferSoftmaxGrad(*this, r);
+}
+
+LogicalResult
+LayerNormalizationGradOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto axis = checkRowGradient(*this, getDY(), getX(), "X", getAxis());
+  if (failed(axis) || failed(checkSameElementType(*this, {getX(), getScale()})))
+    return failure();
+  auto x = shapeOf(getX()), scale = shapeOf(getScale());
+  if (x && scale) {
+    ArrayRef<int64_t> normalized = ArrayRef<int64_t>(*x).drop_front(**axis);
+    if (failed(verifyCompatibleShape(*scale, normalized)))
+      return emitOpError() << "Scale has shape " << formatShape(*scale)
+                           << " but the normalized shape (X's axes from "
+                           << **axis << ") is " << formatShape(normalized);
+  }
+  r.push_back(getX().getType());
+  r.append(2, getScale().getType());
+  return success();
+}
+
 /// The operands of an optimizer update: the updated tensors share one type;
 /// lr and grad_scale are float32 scalars, step an int64 scalar.
 static LogicalResult checkOptimizerOperands(Operation *op, ValueRange tensors,

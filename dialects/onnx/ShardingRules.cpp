@@ -11,7 +11,9 @@
 //  - reductions: the reduced axes are a reduction for the sums, means, max,
 //    min, L1 and sum of squares, whole for the others (L2, log-sum-exp, prod);
 //    Softmax, LayerNormalization, ArgMax, CumSum, Trilu: the axes they work
-//    along are whole;
+//    along are whole; likewise SoftmaxGrad and LogSoftmaxGrad, and
+//    LayerNormalizationGrad, whose outer axes are a reduction for dScale and
+//    dB (split rows of dX, partial sums of dScale and dB);
 //  - the losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss) and
 //    their gradients: the class axis whole, the batch and spatial axes
 //    parallel, a reduction (forward "sum") or whole ("mean");
@@ -669,6 +671,37 @@ template <typename Op> struct LossRule : public StaticRule<LossRule<Op>, Op> {
   }
 };
 
+/// LayerNormalizationGrad (dY, X, Scale) -> (dX, dScale, dB): the normalized
+/// axes (axis .. rank - 1) are whole, as in the forward op; the outer axes
+/// are reductions: splitting them splits dY, X and dX by rows and leaves
+/// partial sums of dScale and dB (which lack them) to add up. Scale and the
+/// normalized-shape results take the normalized axes' factors.
+struct LayerNormGradRule
+    : public StaticRule<LayerNormGradRule, LayerNormalizationGradOp> {
+  FailureOr<ShardingRule> build(LayerNormalizationGradOp op, Shapes &in,
+                                Shapes &out) const {
+    if (in.size() != 3 || out.size() != 3)
+      return failure();
+    int64_t rank = in[1].size();
+    auto axis = normalizeAxis(op.getAxis(), rank);
+    if (!axis)
+      return failure();
+    SmallVector<int64_t> outer;
+    for (int64_t d = 0; d < *axis; ++d)
+      outer.push_back(d);
+    ShardingRule rule;
+    DimFactors x = factorsFor(rule, in[1], outer, FactorKind::Reduction);
+    // The normalized axes are whole.
+    for (int64_t d = *axis; d < rank; ++d)
+      for (int f : x[d])
+        rule.factors[f].kind = FactorKind::Whole;
+    DimFactors normalized(x.begin() + *axis, x.end());
+    rule.operands = {x, x, normalized};
+    rule.results = {x, normalized, normalized};
+    return rule;
+  }
+};
+
 struct TransposeRule : public StaticRule<TransposeRule, TransposeOp> {
   FailureOr<ShardingRule> build(TransposeOp t, Shapes &in, Shapes &out) const {
     ShardingRule rule;
@@ -769,9 +802,10 @@ void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
   GatherElementsOp::attachInterface<GatherElementsRule>(*ctx);
   attachAll<ReshapeLikeRule, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(ctx);
   attachAll<SingleAxisRule, SoftmaxOp, LogSoftmaxOp, ArgMaxOp, ArgMinOp,
-            CumSumOp>(ctx);
+            CumSumOp, SoftmaxGradOp, LogSoftmaxGradOp>(ctx);
   LayerNormalizationOp::attachInterface<TrailingAxesRule<LayerNormalizationOp>>(
       *ctx);
+  LayerNormalizationGradOp::attachInterface<LayerNormGradRule>(*ctx);
   attachAll<ChangedAxesRule, SliceOp, PadOp, TileOp, TriluOp>(ctx);
   attachAll<PoolRule, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp,
             GlobalMaxPoolOp>(ctx);

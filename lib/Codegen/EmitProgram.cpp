@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmitGradients.h"
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
 #include "hetpar/Dialect/Dist/DistOps.h"
@@ -191,6 +192,8 @@ private:
   LogicalResult emitPool(Operation *op, bool isMax);
   LogicalResult emitLoss(Operation *op);
   LogicalResult emitLossGrad(Operation *op);
+  /// SoftmaxGrad, LogSoftmaxGrad, LayerNormalizationGrad (EmitGradients.cpp).
+  LogicalResult emitRowGradient(Operation *op);
   LogicalResult emitReduce(Operation *op, Value in, Value out,
                            llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
   void emitStridedCopy(Value in, llvm::ArrayRef<int64_t> dims,
@@ -1862,6 +1865,16 @@ LogicalResult Emitter::emitLossGrad(Operation *op) {
   return success();
 }
 
+LogicalResult Emitter::emitRowGradient(Operation *op) {
+  GradientEmitContext ctx{[&](Value v) { return ptr(v); },
+                          [&](Type t) { return storageType(t); },
+                          [](Type t) { return accType(t); },
+                          [&](Operation *o) { return scratch(o); },
+                          [&](const llvm::Twine &text) { line(text); }};
+  program.libraryCalls += codegen::emitRowGradient(op, ctx);
+  return success();
+}
+
 LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
                                   llvm::ArrayRef<int64_t> axes,
                                   llvm::StringRef kind) {
@@ -1911,6 +1924,10 @@ LogicalResult Emitter::emitOp(Operation *op) {
   }
   if (isElementwise(op))
     return emitElementwiseGroup(op);
+  if (isRowGradient(op)) {
+    comment(op);
+    return emitRowGradient(op);
+  }
   if (isa<ml_program::GlobalLoadOp>(op))
     return success(); // aliases the global's storage
   if (isa<ml_program::GlobalStoreOp, onnx::AdamWOptimizerOp,
@@ -2324,6 +2341,9 @@ FailureOr<DeviceProgram> Emitter::run() {
     else if (grad && red == "mean")
       scratchBytes[op] = acc;
   }
+  for (Operation *op : ops)
+    if (int64_t bytes = rowGradientScratchBytes(op))
+      scratchBytes[op] = bytes;
   if (failed(planMemory()))
     return failure();
 

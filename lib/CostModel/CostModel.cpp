@@ -79,11 +79,11 @@ static OpClass classify(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpClass>(op)
       .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::ConvGradOp,
             onnx::EinsumOp>([](auto) { return OpClass::MatMul; })
-      .Case<onnx::LayerNormalizationOp, onnx::BatchNormalizationOp,
-            onnx::InstanceNormalizationOp>(
+      .Case<onnx::LayerNormalizationOp, onnx::LayerNormalizationGradOp,
+            onnx::BatchNormalizationOp, onnx::InstanceNormalizationOp>(
           [](auto) { return OpClass::Normalization; })
-      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp,
-            onnx::SoftmaxCrossEntropyLossOp,
+      .Case<onnx::SoftmaxOp, onnx::LogSoftmaxOp, onnx::SoftmaxGradOp,
+            onnx::LogSoftmaxGradOp, onnx::SoftmaxCrossEntropyLossOp,
             onnx::SoftmaxCrossEntropyLossGradOp>(
           [](auto) { return OpClass::Softmax; })
       .Case<onnx::NegativeLogLikelihoodLossOp>(

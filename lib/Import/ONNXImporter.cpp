@@ -130,7 +130,8 @@ template <typename... OpTys> llvm::StringMap<NativeOpInfo> buildNativeOps() {
   // produce) are not ONNX operators of the default domain.
   for (StringRef internal :
        {"Generic", "NoValue", "Yield", "Constant",
-        "SoftmaxCrossEntropyLossGrad", "NegativeLogLikelihoodLossGrad"})
+        "SoftmaxCrossEntropyLossGrad", "NegativeLogLikelihoodLossGrad",
+        "SoftmaxGrad", "LogSoftmaxGrad", "LayerNormalizationGrad"})
     map.erase(internal);
   return map;
 }

@@ -340,8 +340,13 @@ resolveSharding(const OpCatalog &catalog, int i, const OpSharding *s, int t) {
     layoutFor(op->getOperand(k), rule->operands[k], r.operands[k],
               &r.operandShares[k]);
   bool reduction = rule->factors[f].kind == FactorKind::Reduction;
+  // A result that keeps a split reduction factor (LayerNormalizationGrad's
+  // dX) is split by it; the others hold partial results (as the partitioner
+  // lays them out).
   for (size_t k = 0; k < nResults && k < rule->results.size(); ++k) {
-    if (reduction)
+    bool keeps =
+        ShardingRule::placement(rule->results[k], f, rule->factors).has_value();
+    if (reduction && !keeps)
       r.results[k].kind = Layout::Partial;
     else
       layoutFor(op->getResult(k), rule->results[k], r.results[k], nullptr);

@@ -113,7 +113,8 @@ std::string describeOp(Operation *op) {
 std::string reductionOf(Operation *op) {
   std::string type = onnx::getONNXOpType(op);
   if (type == "MatMul" || type == "Gemm" || type == "Einsum" ||
-      type == "Conv" || type == "ReduceSum")
+      type == "Conv" || type == "ReduceSum" ||
+      type == "LayerNormalizationGrad") // dScale and dB
     return "sum";
   if (type == "ReduceMax")
     return "max";

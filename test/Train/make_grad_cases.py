@@ -175,7 +175,7 @@ def build_cases():
 
     # ---- softmax ---------------------------------------------------------------
     for op, f in (("Softmax", torch.softmax), ("LogSoftmax", torch.log_softmax)):
-        for axis in (-1, 1):
+        for axis in (-1, 1, 0):
             name = f"{op.lower()}_axis{'m1' if axis < 0 else axis}"
             g = rng_for(name)
             add(name, op, f"X[3,5,7] axis={axis}", {"X": rn(g, 3, 5, 7)},
@@ -400,6 +400,18 @@ def build_cases():
         {"X": rn(g, 3, 5, 7), "Scale": rn(g, 5, 7), "B": rn(g, 5, 7)},
         [node("LayerNormalization", ["X", "Scale", "B"], axis=1, epsilon=1e-5)],
         lambda T: [F.layer_norm(T["X"], (5, 7), T["Scale"], T["B"], 1e-5)])
+    g = rng_for("layernorm_bcast_scale")
+    add("layernorm_bcast_scale", "LayerNormalization",
+        "X[3,5,7] axis=1 (normalizes [5,7]) epsilon=1e-5, Scale[7] B[1,7] (broadcast)",
+        {"X": rn(g, 3, 5, 7), "Scale": rn(g, 7), "B": rn(g, 1, 7)},
+        [node("LayerNormalization", ["X", "Scale", "B"], axis=1, epsilon=1e-5)],
+        lambda T: [F.layer_norm(T["X"], (5, 7), None, None, 1e-5) * T["Scale"] + T["B"]])
+    g = rng_for("layernorm_nobias_long")
+    add("layernorm_nobias_long", "LayerNormalization",
+        "X[4,70] axis=-1 epsilon=1e-3, Scale[70], no B (rows longer than a warp)",
+        {"X": rn(g, 4, 70), "Scale": rn(g, 70)},
+        [node("LayerNormalization", ["X", "Scale"], axis=-1, epsilon=1e-3)],
+        lambda T: [F.layer_norm(T["X"], (70,), T["Scale"], None, 1e-3)])
     g = rng_for("batchnorm_inference")
 
     def bn(T):

@@ -1239,4 +1239,80 @@ def ONNX_NegativeLogLikelihoodLossGradOp
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+// The gradients of the row-wise normalizations (Softmax, LogSoftmax,
+// LayerNormalization), in the form of ONNX Runtime's training contrib ops:
+// one kernel per op instead of the composite's four to ten.
+
+class ONNX_SoftmaxLikeGradOp<string mnemonic, string forward, string formula>
+    : ONNX_Op<mnemonic, [Pure]> {
+  let summary = "Gradient of " # forward # " from its result";
+  let description = [{
+    ONNX Runtime's com.microsoft }] # mnemonic # [{_13 (not an ONNX operator:
+    passes produce it, the importer never does). Given the gradient `dY` of }]
+    # forward # [{'s result and that result `Y` (not its input), returns, along
+    the single axis `axis` (opset 13 semantics),
+
+        }] # formula # [{
+
+    the sum running over `axis` (the Jacobian-vector product of }] # forward #
+    [{; e.g. Goodfellow, Bengio and Courville, "Deep Learning", section 6.2.2.3,
+    and ONNX Runtime's orttraining/core/graph/gradient_builder.cc). Code
+    generation runs one pass per row (the elements along `axis`), accumulating
+    in float32 (float64 for float64) and rounding once on the store.
+
+    Constraints: `axis` is in [-rank, rank) of Y; dY has Y's shape and element
+    type; dX has Y's type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$Y,
+                   DefaultValuedAttr<ONNX_IntAttr, "-1">:$axis);
+  let results = (outs ONNX_FloatTensor:$dX);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+def ONNX_SoftmaxGradOp : ONNX_SoftmaxLikeGradOp<"SoftmaxGrad", "Softmax",
+    "dX = Y * (dY - sum(dY * Y))">;
+def ONNX_LogSoftmaxGradOp : ONNX_SoftmaxLikeGradOp<"LogSoftmaxGrad",
+    "LogSoftmax", "dX = dY - exp(Y) * sum(dY)">;
+
+def ONNX_LayerNormalizationGradOp
+    : ONNX_Op<"LayerNormalizationGrad", [Pure]> {
+  let summary = "Gradient of LayerNormalization with respect to X, Scale and B";
+  let description = [{
+    In the style of ONNX Runtime's com.microsoft LayerNormalizationGrad (not an
+    ONNX operator: passes produce it, the importer never does), except that the
+    statistics are recomputed from X rather than read from the forward op's
+    Mean and InvStdDev results. Given the gradient `dY` of LayerNormalization's
+    Y, its input `X` and its `Scale` expanded to the normalized shape
+    X.shape[axis:], with the forward op's `axis` and `epsilon`, per row r (the
+    n = prod(X.shape[axis:]) elements of the normalized axes):
+
+        mean = sum(x) / n,  inv = 1 / sqrt(sum((x - mean)^2) / n + epsilon)
+        xhat = (x - mean) * inv,  g = dY * Scale
+        dX = inv * (g - sum(g) / n - xhat * sum(g * xhat) / n)
+        dScale = sum over rows of dY * xhat,  dB = sum over rows of dY
+
+    (the standard LayerNorm backward: Ba, Kiros and Hinton, "Layer
+    Normalization", 2016, differentiated as in PyTorch's
+    aten/src/ATen/native/cpu/layer_norm_kernel.cpp). The statistics are
+    recomputed as the forward kernel computes them (two passes, float32
+    accumulation): saving them would mean rewriting the forward op to return
+    them and keeping two [rows] tensors alive from the forward to the backward
+    pass, which activation recomputation would have to carry too; recomputing
+    costs one extra read of the row the kernel reads anyway. Code generation
+    runs one pass per row for dX (writing the row's mean and inv to scratch
+    when dScale or dB is used) and one deterministic pass per column for
+    dScale and dB (no atomics); a result without uses is not computed.
+
+    Constraints: `axis` is in [-rank, rank) of X; dY has X's shape; Scale has
+    the normalized shape X.shape[axis:]; dY, X and Scale have one element type;
+    dX has X's type, dScale and dB have Scale's type.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$dY, ONNX_FloatTensor:$X,
+                   ONNX_FloatTensor:$Scale,
+                   DefaultValuedAttr<ONNX_IntAttr, "-1">:$axis,
+                   DefaultValuedAttr<ONNX_FloatAttr, "1e-5f">:$epsilon);
+  let results = (outs ONNX_FloatTensor:$dX, ONNX_FloatTensor:$dScale,
+                 ONNX_FloatTensor:$dB);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // HETPAR_DIALECT_ONNX_ONNXOPS_TD
