@@ -115,8 +115,8 @@ bool isKept(const Forward &f, Block &body, Value v, Operation *def, int l) {
 }
 
 /// Per layer: its values to recompute (in program order).
-llvm::MapVector<int, SmallVector<Value>>
-detectRecomputed(const Forward &f, Block &body) {
+llvm::MapVector<int, SmallVector<Value>> detectRecomputed(const Forward &f,
+                                                          Block &body) {
   llvm::MapVector<int, SmallVector<Value>> out;
   for (Operation &op : body) {
     auto it = f.layer.find(&op);
@@ -124,9 +124,8 @@ detectRecomputed(const Forward &f, Block &body) {
       continue;
     for (Value r : op.getResults())
       if (!isKept(f, body, r, &op, it->second) &&
-          llvm::any_of(r.getUsers(), [&](Operation *u) {
-            return isRewirable(f, body, u);
-          }))
+          llvm::any_of(r.getUsers(),
+                       [&](Operation *u) { return isRewirable(f, body, u); }))
         out[it->second].push_back(r);
   }
   return out;
@@ -142,8 +141,8 @@ SmallVector<Operation *> collectClones(const Forward &f, Block &body,
     Value v = work.pop_back_val();
     Operation *def = v.getDefiningOp();
     auto it = def ? f.layer.find(def) : f.layer.end();
-    if (it == f.layer.end() || it->second != l ||
-        isKept(f, body, v, def, l) || !needed.insert(def).second)
+    if (it == f.layer.end() || it->second != l || isKept(f, body, v, def, l) ||
+        !needed.insert(def).second)
       continue;
     llvm::append_range(work, def->getOperands());
   }

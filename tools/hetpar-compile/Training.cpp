@@ -86,12 +86,12 @@ static cl::opt<int64_t> gradAccumulation(
              "a step then takes this many batches of the compiled batch size"),
     cl::init(1), cl::value_desc("N"), cl::cat(category));
 
-static cl::opt<bool> recompute(
-    "recompute",
-    cl::desc("Activation recomputation: keep each layer's inputs and "
-             "recompute the layer's values before its backward pass "
-             "(hetpar-train-recompute)"),
-    cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    recompute("recompute",
+              cl::desc("Activation recomputation: keep each layer's inputs and "
+                       "recompute the layer's values before its backward pass "
+                       "(hetpar-train-recompute)"),
+              cl::init(false), cl::cat(category));
 
 void hetpar::tools::buildTrainingPipeline(
     OpPassManager &pm, codegen::FloatMode dtype,
@@ -135,7 +135,7 @@ void hetpar::tools::buildTrainingPipeline(
   // Last: CSE would merge the clones back into the forward originals
   // (nothing in code generation merges equal ops).
   if (recompute)
-    pm.addPass(createTrainRecomputePass());
+    pm.addPass(hetpar::createTrainRecomputePass());
 }
 
 std::string hetpar::tools::trainingManifest(ModuleOp module,
