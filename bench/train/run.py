@@ -35,8 +35,15 @@ peak_memory_bytes (weights + activations + gradients + optimizer). The peak RSS
 of hetpar-run is printed beside them: it adds the process itself (libraries,
 OpenBLAS's buffers, the memory-mapped data pages), tens of MB.
 
+Recomputation (--recompute): each model is also compiled with hetpar-compile
+--recompute (hetpar-train-recompute: each layer's values recomputed before its
+backward) and run the same way, and the simulator predicts that step from the
+searched plan with its stage's "recompute" set to true (--plan-only --plan):
+arena bytes, step time and predicted memory with and without.
+
 Usage: bench/train/run.py [--threads T] [--steps N] [--warmup W] [--work DIR]
-                          [--torch-python PY] [--json FILE] [models...]
+                          [--torch-python PY] [--json FILE] [--recompute]
+                          [models...]
 (bench/train/run.sh finds a python with transformers for the PyTorch side.)
 """
 import argparse
@@ -152,6 +159,9 @@ def main():
     ap.add_argument("--work", help="work folder (kept); default a temporary one")
     ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", sys.executable))
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--recompute", action="store_true",
+                    help="also measure and predict each step with activation "
+                         "recomputation (hetpar-compile --recompute)")
     a = ap.parse_args()
     bin_dir = os.path.join(a.build, "bin")
     work = a.work or tempfile.mkdtemp(prefix="hetpar-bench-train-")
@@ -230,6 +240,9 @@ def main():
                       "torch_steps_s": t["step_seconds"],
                       "torch_losses": t["losses"][:3], "torch_rss": rss_t,
                       "torch_parameters": t["parameters"]})
+        if a.recompute:
+            r["recompute"] = measure_recompute(a, bin_dir, d, model, loss, extra, cluster,
+                                               pj, data, batch, warm, n, env)
         results.append(r)
         report_one(r)
     print()
@@ -241,6 +254,41 @@ def main():
             json.dump(results, f, indent=1)
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_recompute(a, bin_dir, d, model, loss, extra, cluster, pj, data, batch, warm,
+                      n, env):
+    """The step with --recompute: its buffers and step times, and the
+    simulator's prediction of the searched plan with every stage's recompute
+    flag set."""
+    prog, plan = os.path.join(d, "prog-recompute"), os.path.join(d, "plan-recompute")
+    for x in (prog, plan):
+        shutil.rmtree(x, ignore_errors=True)
+    run_rss([os.path.join(bin_dir, "hetpar-compile"), model, "--mode", "training", "--loss",
+             loss, "--labels", "labels", "--optimizer", "adamw", "--lr", "1e-3", "--targets",
+             "cpu", "--recompute", "-o", prog] + extra, env)
+    given = dict(pj)
+    given["stages"] = [dict(st, recompute=True) for st in pj["stages"]]
+    given_path = os.path.join(d, "plan-recompute.json")
+    with open(given_path, "w") as f:
+        json.dump(given, f)
+    shapes_only = [x for x in extra if x != "--freeze" and x != GPT2_SMALL_FREEZE]
+    run_rss([os.path.join(bin_dir, "hetpar-compile"), model, "--mode", "training",
+             "--cluster", cluster, "--plan", given_path, "--plan-only", "-o", plan] +
+            shapes_only, env)
+    with open(os.path.join(plan, "plan.json")) as f:
+        pdev = json.load(f)["devices"][0]
+    lossf = os.path.join(d, "loss-recompute.jsonl")
+    _, _, _, rss = run_rss(
+        [os.path.join(bin_dir, "hetpar-run"), prog, "--backend", "cpu", "--train",
+         "--data", data, "--steps", str(warm + n), "--loss-log", lossf], env)
+    with open(lossf) as f:
+        log = [json.loads(line) for line in f]
+    times = [batch / x["samples_per_s"] for x in log]
+    return {"buffers": device_buffers(prog), "hetpar_step_s": statistics.median(times[warm:]),
+            "hetpar_min_s": min(times[warm:]), "hetpar_steps_s": times,
+            "hetpar_losses": [x["loss"] for x in log][:3], "hetpar_rss": rss,
+            "predicted": pdev["memory"], "predicted_total": pdev["peak_memory_bytes"]}
 
 
 def cpu_name():
@@ -274,6 +322,17 @@ def report_one(r):
     print("  predicted: %.2f MB (weights %.2f, activations %.2f, gradients %.2f, optimizer "
           "%.2f; plan: %s)" % (mb(r["predicted_total"]), mb(p["weights"]), mb(p["activations"]),
                                mb(p["gradients"]), mb(p["optimizer"]), r["plan"]))
+    if "recompute" in r:
+        c = r["recompute"]
+        print("  --recompute: step %.2f ms (min %.2f ms; %.2fx), arena %.2f MB (%.3f of %.2f MB), "
+              "buffers %.2f MB; predicted %.2f MB (activations %.2f MB, %.3f of %.2f MB); first "
+              "loss %.6f (without: %.6f)" % (
+                  1e3 * c["hetpar_step_s"], 1e3 * c["hetpar_min_s"],
+                  c["hetpar_step_s"] / r["hetpar_step_s"], mb(c["buffers"]["arena"]),
+                  c["buffers"]["arena"] / b["arena"], mb(b["arena"]), mb(c["buffers"]["total"]),
+                  mb(c["predicted_total"]), mb(c["predicted"]["activations"]),
+                  c["predicted"]["activations"] / max(p["activations"], 1),
+                  mb(p["activations"]), c["hetpar_losses"][0], r["hetpar_losses"][0]))
     sys.stdout.flush()
 
 

@@ -122,6 +122,25 @@ std::string layerOf(llvm::StringRef name) {
   return "";
 }
 
+std::vector<int> assignLayers(llvm::ArrayRef<std::string> names) {
+  // A new layer where an op names another layer; ops without a layer name
+  // join the one before them.
+  std::vector<int> layers;
+  layers.reserve(names.size());
+  std::string current;
+  int next = -1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string key = layerOf(names[i]);
+    if (i == 0 || (!key.empty() && key != current)) {
+      ++next;
+      if (!key.empty())
+        current = key;
+    }
+    layers.push_back(next);
+  }
+  return layers;
+}
+
 OpCatalog::OpCatalog(func::FuncOp func)
     : dtype(getComputeDtype(func).value_or(FloatMode::F32)) {
   for (auto &[op, name] : listPlanOps(func)) {
@@ -137,19 +156,7 @@ OpCatalog::OpCatalog(func::FuncOp func)
     rules.push_back(std::move(rule));
   }
   readByGradient = valuesReadByGradients(ops);
-  // Layers: a new one where an op names another layer; ops without a layer
-  // name join the one before them.
-  std::string current;
-  int next = -1;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    std::string key = layerOf(names[i]);
-    if (i == 0 || (!key.empty() && key != current)) {
-      ++next;
-      if (!key.empty())
-        current = key;
-    }
-    layer.push_back(next);
-  }
+  layer = assignLayers(names);
   // Alignment of each (value, dimension) in elements, to a fixpoint: a factor
   // placed with granule g where the dimension is aligned to A needs units of
   // lcm(A, g) / g; every dimension it touches is then aligned to unit * g.

@@ -3,9 +3,11 @@
 (lr 1e-3) and compares with the PyTorch references through
 compare-training.py.
 
-  train-bundled.py BIN_DIR MODELS_DIR WORK_DIR MODEL:LOSS[:MODE+MODE] ...
+  train-bundled.py [--compile-flag=FLAG ...] BIN_DIR MODELS_DIR WORK_DIR
+                   MODEL:LOSS[:MODE+MODE] ...
 
-MODE is grad or adamw2 (both by default).
+MODE is grad or adamw2 (both by default). Each --compile-flag adds FLAG to
+every hetpar-compile command (e.g. --compile-flag=--recompute).
 
 Prints "<model> <mode>: <compare-training's last line>" per run and
 "N passed, M failed"; exits 1 on a failure."""
@@ -16,7 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run(bin_dir, models, work, model, loss, mode):
+def run(bin_dir, models, work, model, loss, mode, flags=()):
     out = os.path.join(work, "%s-%s" % (model, mode))
     opt = ["--optimizer", "sgd", "--lr", "1"] if mode == "grad" else \
         ["--optimizer", "adamw", "--lr", "1e-3"]
@@ -25,7 +27,7 @@ def run(bin_dir, models, work, model, loss, mode):
     cmds = [
         [os.path.join(bin_dir, "hetpar-compile"), os.path.join(src, "model.onnx"),
          "--mode", "training", "--loss", loss, "--labels", "labels", "--targets", "cpu",
-         "-o", out] + opt,
+         "-o", out] + opt + list(flags),
         [os.path.join(bin_dir, "hetpar-run"), out, "--backend", "cpu", "--train", "--data",
          os.path.join(src, "train"), "--steps", steps, "--checkpoint", out + "-ck",
          "--loss-log", out + ".log"],
@@ -43,12 +45,15 @@ def run(bin_dir, models, work, model, loss, mode):
 
 
 def main():
-    bin_dir, models, work = sys.argv[1:4]
+    prefix = "--compile-flag="
+    flags = [a[len(prefix):] for a in sys.argv[1:] if a.startswith(prefix)]
+    args = [a for a in sys.argv[1:] if not a.startswith(prefix)]
+    bin_dir, models, work = args[0:3]
     failed = total = 0
-    for spec in sys.argv[4:]:
+    for spec in args[3:]:
         model, loss, *modes = spec.split(":")
         for mode in (modes[0].split("+") if modes else ("grad", "adamw2")):
-            ok, msg = run(bin_dir, models, work, model, loss, mode)
+            ok, msg = run(bin_dir, models, work, model, loss, mode, flags)
             print("%s %s: %s" % (model, mode, msg))
             total += 1
             failed += not ok

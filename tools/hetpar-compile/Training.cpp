@@ -86,6 +86,13 @@ static cl::opt<int64_t> gradAccumulation(
              "a step then takes this many batches of the compiled batch size"),
     cl::init(1), cl::value_desc("N"), cl::cat(category));
 
+static cl::opt<bool>
+    recompute("recompute",
+              cl::desc("Activation recomputation: keep each layer's inputs and "
+                       "recompute the layer's values before its backward pass "
+                       "(hetpar-train-recompute)"),
+              cl::init(false), cl::cat(category));
+
 static cl::opt<bool> evalProgram(
     "eval-program",
     cl::desc("Also write the evaluation step (the loss with running "
@@ -150,6 +157,10 @@ void hetpar::tools::buildTrainingPipeline(
   pm.addPass(createTrainOptimizerPass(opt));
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Last: CSE would merge the clones back into the forward originals
+  // (nothing in code generation merges equal ops).
+  if (recompute)
+    pm.addPass(hetpar::createTrainRecomputePass());
 }
 
 std::string hetpar::tools::trainingManifest(ModuleOp module,
@@ -203,6 +214,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"tokens_per_sample", tokens},
       {"classes", classes},
       {"seed", seed.getValue()},
+      {"recompute", recompute.getValue()},
       {"optimizer", std::move(opt)},
       {"model", "model.onnx"}};
   std::string text;

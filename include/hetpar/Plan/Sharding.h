@@ -47,6 +47,14 @@ struct Layout {
 /// "/m/transformer/h.3"), or "" when there is none.
 std::string layerOf(llvm::StringRef nodeName);
 
+/// The layer of each op of a sequence from the ops' node names, in program
+/// order: 0, 1, ... An op whose name gives another layer (layerOf) than the
+/// current one starts a new layer; an op without a layer name joins the layer
+/// before it (those before any named layer form layer 0). The one layer
+/// assignment of the planner (OpCatalog::layer), the simulator and
+/// hetpar-train-recompute.
+std::vector<int> assignLayers(llvm::ArrayRef<std::string> names);
+
 /// The ops of a function with everything the timing needs, computed once:
 /// their work (measureOp), sharding rules and the alignment of each factor,
 /// and the compute dtype that every size in bytes is counted in.

@@ -435,4 +435,47 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }
 
+def TrainRecomputePass : Pass<"hetpar-train-recompute", "mlir::ModuleOp"> {
+  let summary = "Activation recomputation: backward ops read per-layer clones "
+                "of the forward";
+  let description = [{
+    Activation checkpointing (Chen et al., "Training Deep Nets with Sublinear
+    Memory Cost", 2016) as a rewrite of the differentiated training step, one
+    layer at a time. The forward ops are the ops the returned loss (result 0)
+    depends on; every other op is backward or optimizer. Forward ops are split
+    into layers by their ONNX node names with `assignLayers`, the layer
+    assignment of the planner and the simulator (constants and
+    `ml_program.global_load`s take no part). For each layer, the values that
+    a forward op of the layer computes and a later non-forward op reads, other
+    than values that a forward op of another layer or the return also reads
+    (they cross layers: kept), are recomputed: the layer's ops they depend on
+    are cloned, from the layer's inputs, constants, loads and crossing values,
+    just before the first such reader, and every backward reader after the
+    forward reads the clone. The originals then die at their last forward use
+    (the code generator's arena is liveness-based over program order), so the
+    step keeps the layer inputs and one layer's recomputed values at a time:
+    the simulator's "keep each layer's inputs, recompute one layer at a time".
+    The last layer of the forward is not recomputed (its backward starts where
+    its forward ends: a clone would cost time and save nothing).
+
+    Only ops without memory effects are cloned, and onnx ops (value semantics;
+    a training-mode Dropout's mask is a function of its seed, step operand and
+    element index only, so a clone draws the same mask); a value of any other
+    op is kept. Readers with memory effects (`ml_program.global_store` of
+    BatchNormalization's running statistics) keep reading the original.
+    Run it last, after the CSE that follows the optimizer (CSE would merge
+    the clones back).
+
+    `recompute=all` (the default) recomputes every layer; `recompute=plan`
+    applies the module's `hetpar.plan` instead: its one stage's `recompute`
+    flag (false or no plan: nothing changes). Errors: an unknown `recompute`;
+    with `recompute=plan`, a plan of more than one stage (a training program
+    is one device) or a stage without a boolean `recompute`.
+  }];
+  let options = [
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"all\"",
+           "all (every layer) | plan (the hetpar.plan stage's recompute flag)">,
+  ];
+}
+
 #endif // HETPAR_TRANSFORMS_PASSES_TD
