@@ -1472,8 +1472,22 @@ LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto x = shapeOf(getData()), idx = shapeOf(getIndices());
   if (x && idx && x->size() != idx->size())
     return emitOpError() << "data and indices must have the same rank";
-  if (x && failed(checkAxis(*this, getAxis(), x->size())))
+  if (!x) {
+    r.push_back(tensorOf(idx, elt));
+    return success();
+  }
+  auto axis = checkAxis(*this, getAxis(), x->size());
+  if (failed(axis))
     return failure();
+  // A constant index out of range is an error here, as Gather's; one from
+  // data is checked when the program runs (docs/reliability.md).
+  int64_t dim = (*x)[*axis];
+  if (auto values = getConstantIntValues(getIndices());
+      values && !isDynamic(dim))
+    for (int64_t v : *values)
+      if (v < -dim || v >= dim)
+        return emitOpError() << "index " << v << " is out of range for axis "
+                             << *axis << " of extent " << dim;
   r.push_back(tensorOf(idx, elt));
   return success();
 }

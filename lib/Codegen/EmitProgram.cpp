@@ -220,6 +220,13 @@ private:
   }
   std::string indent = "  ";
   std::string scratch(Operation *op);
+  /// The trailing kernel arguments of an index check for `op`: the run's
+  /// error record and op's 1-based place in HP_CHECKED_NODES (registered
+  /// here), or a null record without checks.
+  std::string indexCheck(Operation *op);
+  llvm::SmallVector<std::string> checkedNodes; // describeNode, in order
+  /// HP_CHECKED_NODES: checkedNodes as C string literals, each with a comma.
+  std::string checkedNodeList() const;
 
   func::FuncOp func;
   const CodegenOptions &opts;
@@ -735,11 +742,11 @@ LogicalResult Emitter::emitTrainingOp(Operation *op) {
                      numelOf(out), ptr(out)));
   line(llvm::formatv(
       "hp_launch(ctx, hp_gather_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, {7}, "
-      "{8});",
+      "{8}, {9});",
       t, storageType(eltOf(idx)),
       numel(s.take_front(axis)) * numel(s.drop_front(axis + 1)), s[axis],
       numelOf(idx), numel(s.drop_front(axis + 1)), ptr(g.getDY()), ptr(idx),
-      ptr(out)));
+      ptr(out), indexCheck(op)));
   program.libraryCalls += 2;
   return success();
 }
@@ -751,6 +758,13 @@ std::string Emitter::scratch(Operation *op) {
 //===----------------------------------------------------------------------===//
 // Emission helpers
 //===----------------------------------------------------------------------===//
+
+std::string Emitter::indexCheck(Operation *op) {
+  if (!opts.checkIndices)
+    return "(hp_index_error *)0, 0";
+  checkedNodes.push_back(onnx::describeNode(op));
+  return "ctx->index_error, " + std::to_string(checkedNodes.size());
+}
 
 void Emitter::comment(Operation *op) {
   std::string name = onnx::getNodeName(op->getLoc());
@@ -1619,6 +1633,13 @@ static std::string cString(llvm::StringRef text) {
   return out + "\"";
 }
 
+std::string Emitter::checkedNodeList() const {
+  std::string list;
+  for (const std::string &n : checkedNodes)
+    list += cString(n) + ", ";
+  return list;
+}
+
 static std::string cArray(llvm::ArrayRef<int64_t> v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i)
@@ -1811,14 +1832,14 @@ LogicalResult Emitter::emitLoss(Operation *op) {
   std::string nullT = "(" + T + " *)0", nullA = "(" + A + " *)0";
   line(llvm::formatv(
       "hp_launch(ctx, hp_loss_rows<{0}, {1}, {2}, {3}>, {4}, {5}, {6}, {7}, "
-      "{8}LL, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
+      "{8}LL, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16});",
       T, storageType(eltOf(labels)), A, softmax ? "true" : "false",
       numelOf(labels), C, D, ignore ? 1 : 0,
       ignore ? ignore.getValue().getSExtValue() : 0, ptr(x), ptr(labels),
       weight ? ptr(weight) : "(const " + T + " *)0",
       logProb && !logProb.use_empty() ? ptr(logProb) : nullT,
-      none ? ptr(loss) : nullT, none ? nullA : rows,
-      none ? nullA : rowWeights));
+      none ? ptr(loss) : nullT, none ? nullA : rows, none ? nullA : rowWeights,
+      indexCheck(op)));
   ++program.libraryCalls;
   if (!none) {
     line(llvm::formatv("hp_launch(ctx, hp_loss_reduce<{0}, {1}>, 1, {2}, "
@@ -2126,11 +2147,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
         llvm::ArrayRef<int64_t> s = shapeOf(data);
         int64_t axis = axisOf(data, intAttr(o, "axis", 0));
         line(llvm::formatv("hp_launch(ctx, hp_gather<{0}, {1}>, {2}, {3}, {4}, "
-                           "{5}, {6}, {7}, {8});",
+                           "{5}, {6}, {7}, {8}, {9});",
                            storageType(eltOf(data)), storageType(eltOf(idx)),
                            numelOf(out), s[axis], numelOf(idx),
                            numel(s.drop_front(axis + 1)), ptr(data), ptr(idx),
-                           ptr(out)));
+                           ptr(out), indexCheck(o)));
         ++program.libraryCalls;
         return success();
       })
@@ -2140,10 +2161,10 @@ LogicalResult Emitter::emitOp(Operation *op) {
         int64_t axis = axisOf(data, intAttr(o, "axis", 0));
         line(llvm::formatv(
             "hp_launch(ctx, hp_gather_elements<{0}, {1}>, {2}, {3}, {4}, {5}, "
-            "{6}, {7}, {8}, {9}, {10});",
+            "{6}, {7}, {8}, {9}, {10}, {11});",
             storageType(eltOf(data)), storageType(eltOf(idx)), numelOf(out),
             s.size(), axis, dims(shapeOf(idx)), dims(stridesOf(s)), s[axis],
-            ptr(data), ptr(idx), ptr(out)));
+            ptr(data), ptr(idx), ptr(out), indexCheck(o)));
         ++program.libraryCalls;
         return success();
       })
@@ -2455,6 +2476,7 @@ FailureOr<DeviceProgram> Emitter::run() {
       << "\n"
       << "#define HP_OUTPUT_BYTES " << boundaryBytes(returnOp.getOperandTypes())
       << "\n"
+      << "#define HP_CHECKED_NODES " << checkedNodeList() << "\n"
       << "#define HETPAR_DEFINE_ABI\n"
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << kernelText

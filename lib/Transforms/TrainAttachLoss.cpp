@@ -104,8 +104,6 @@ struct TrainAttachLossPass
                                 << index << " is " << out.getType();
       auto lt = RankedTensorType::get(t.getShape().drop_back(), b.getI64Type());
       value = lb.crossEntropy(out, addLabels(func, lt));
-      // The runtime checks labels against it (docs/training.md).
-      func->setAttr("hetpar.classes", b.getI64IntegerAttr(t.getShape().back()));
     } else {
       value = lb.mse(out, addLabels(func, t));
     }

@@ -217,8 +217,6 @@ TrainingInfo parseTraining(const Node &t) {
   };
   if (t.has("tokens_per_sample"))
     info.tokensPerSample = int64_t(t.field("tokens_per_sample").u64());
-  if (t.has("classes"))
-    info.classes = int64_t(t.field("classes").u64());
   if (t.has("microbatches")) {
     uint64_t n = t.field("microbatches").u64();
     if (n < 1 || n > uint64_t(1) << 30)

@@ -42,41 +42,8 @@ Status Trainer::create(Program &program, Dataset &data,
   return Status::ok();
 }
 
-/// A cross-entropy label outside [0, classes) that is not ignore_index
-/// (-100): the loss kernel would clamp it, so it is refused here.
-static Status checkLabels(const TrainingInfo &t,
-                          const std::vector<TensorInfo> &inputs,
-                          const std::vector<HostTensor> &batch) {
-  if (t.loss != "cross-entropy" || t.classes <= 0)
-    return Status::ok();
-  for (size_t i = 0; i < inputs.size() && i < batch.size(); ++i) {
-    if (inputs[i].name != t.labels)
-      continue;
-    const HostTensor &h = batch[i];
-    for (int64_t k = 0; k < h.numElements(); ++k) {
-      int64_t v = 0;
-      if (h.dtype == DType::Int64)
-        std::memcpy(&v, h.data.data() + 8 * k, 8);
-      else if (h.dtype == DType::Int32) {
-        int32_t w;
-        std::memcpy(&w, h.data.data() + 4 * k, 4);
-        v = w;
-      } else
-        return Status::ok();
-      if (v != -100 && (v < 0 || v >= t.classes))
-        return Status::error(
-            "labels: class " + std::to_string(v) + " at position " +
-            std::to_string(k) + " of the batch is outside [0, " +
-            std::to_string(t.classes) + ") (and not the ignore index -100)");
-    }
-  }
-  return Status::ok();
-}
-
 Status Trainer::runMicrobatch(uint64_t index, float &loss) {
   Status s = data_.batch(index, batch_);
-  if (s.isOk())
-    s = checkLabels(program_.training(), program_.inputs(), batch_);
   if (s.isOk())
     s = program_.uploadInputs(batch_);
   if (s.isOk())
@@ -169,8 +136,6 @@ Status Evaluator::evaluate(Dataset &data, Result &r) {
   double sum = 0;
   for (uint64_t k = 0; k < r.batches; ++k) {
     Status s = data.batch(k, batch_);
-    if (s.isOk())
-      s = checkLabels(t, dataInputs_, batch_);
     for (size_t j = 0; s.isOk() && j < dataIndex_.size(); ++j)
       s = eval_.uploadInput(dataIndex_[j], batch_[j]);
     if (s.isOk())

@@ -182,12 +182,6 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       }
     }
   }
-  // The classes of a cross-entropy loss: the last extent of the output it
-  // was attached to (recorded by hetpar-train-attach-loss).
-  int64_t classes = 0;
-  if (succeeded(func))
-    if (auto c = (*func)->getAttrOfType<IntegerAttr>("hetpar.classes"))
-      classes = c.getInt();
   double wd = weightDecay >= 0 ? weightDecay.getValue()
                                : (optimizer == "adamw" ? 0.01 : 0.0);
   llvm::json::Object opt{
@@ -212,7 +206,6 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"dtype", codegen::floatModeName(dtype)},
       {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
-      {"classes", classes},
       {"seed", seed.getValue()},
       {"recompute", recompute.getValue()},
       {"optimizer", std::move(opt)},

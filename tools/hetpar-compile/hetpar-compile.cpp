@@ -194,6 +194,12 @@ static cl::list<int>
               cl::desc("GPU architectures of the CUDA build (default 80,90: "
                        "A100 and H100/H200)"),
               cl::CommaSeparated, cl::value_desc("80,90"), cl::cat(category));
+static cl::opt<bool> uncheckedIndices(
+    "unchecked-indices",
+    cl::desc("Do not report indices from data (Gather, GatherElements, loss "
+             "labels) that are out of range; the kernels still stay inside "
+             "their buffers (docs/reliability.md)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int> optLevel("opt-level",
                              cl::desc("Optimization level of the builds (0-3, "
                                       "default 2)"),
@@ -508,6 +514,7 @@ codegenOptions(hetpar::FloatMode floatMode) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
+  opts.checkIndices = !uncheckedIndices;
   opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
       argv0, reinterpret_cast<void *>(&fail));
   if (!targets.empty()) {

@@ -47,6 +47,12 @@ struct CodegenOptions {
   std::string nvcc;
   /// Optimization level of both builds (0-3).
   int optLevel = 2;
+  /// Kernels that take an index from data (Gather, GatherElements, the
+  /// losses' labels, ...) report the first one out of range, and hetpar_run
+  /// fails naming the node and the value (docs/reliability.md). False
+  /// (--unchecked-indices) drops the reports; the kernels still stay inside
+  /// their buffers.
+  bool checkIndices = true;
   /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200).
   std::vector<int> cudaArchs = {80, 90};
   /// Folder holding hetpar/device/hetpar_device.h and

@@ -209,11 +209,50 @@ template <typename To, typename From> HP_HD To hp_cast(From x) { return (To)x; }
 // Backend context and kernel launch
 //===----------------------------------------------------------------------===//
 
+/// The first index from data that a kernel found outside its range during a
+/// run (docs/reliability.md, "Indices"). `node` is 0 while none was found,
+/// else the 1-based position of the node in the program's HP_CHECKED_NODES;
+/// the first report wins (compare-and-swap on `node`), its other fields are
+/// written by that reporter only. Device memory; hetpar_run clears it before
+/// the program and reads it once after, so a step pays no host sync per
+/// kernel.
+struct hp_index_error {
+  unsigned long long node;
+  long long value;   ///< the index (or label) as read
+  long long lo, hi;  ///< the valid range [lo, hi)
+  long long element; ///< its position in the index tensor (row-major)
+};
+
+/// Reports index `value` at `element` of checked node `node` (1-based) as
+/// outside [lo, hi). `e` null: the program was compiled without the
+/// reports (--unchecked-indices); the caller's kernel still never reads or
+/// writes outside its buffers.
+HP_HD void hp_index_fault(hp_index_error *e, int node, long long value,
+                          long long lo, long long hi, long long element) {
+  if (!e)
+    return;
+#if HP_CUDA && defined(__CUDA_ARCH__)
+  if (atomicCAS(&e->node, 0ULL, (unsigned long long)node) != 0ULL)
+    return;
+#else
+  unsigned long long none = 0;
+  if (!__atomic_compare_exchange_n(&e->node, &none, (unsigned long long)node,
+                                   false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    return;
+#endif
+  e->value = value;
+  e->lo = lo;
+  e->hi = hi;
+  e->element = element;
+}
+
 struct hp_ctx {
   char error[512];
   /// The collective or exchange running now, for error messages ("all_reduce
   /// before node '/2/Gemm' on devices [0,1,2,3]"); set by the generated code.
   const char *what;
+  /// Device memory for the run's first out-of-range index (hp_index_fault).
+  hp_index_error *index_error;
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
@@ -355,18 +394,23 @@ HP_KERNEL(hp_convert, const From *in, To *out) {
 
 /// Gather along one axis: data viewed as [outer, axisDim, inner], indices
 /// [nIdx] (negative values count from the end), out [outer, nIdx, inner].
-/// Indices outside [-axisDim, axisDim) give 0 (undefined in ONNX).
+/// An index outside [-axisDim, axisDim) (an error in ONNX) is reported as
+/// checked node `node` (hp_index_fault) and gives 0.
 template <typename T, typename I>
 HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
-          const T *data, const I *idx, T *out) {
+          const T *data, const I *idx, T *out, hp_index_error *err, int node) {
   HP_FOR(i) {
     int64_t in_ = i % inner, t = i / inner;
     int64_t j = t % nIdx, o = t / nIdx;
     int64_t k = (int64_t)idx[j];
     if (k < 0)
       k += axisDim;
-    out[i] =
-        (k >= 0 && k < axisDim) ? data[(o * axisDim + k) * inner + in_] : T(0);
+    if (k >= 0 && k < axisDim) {
+      out[i] = data[(o * axisDim + k) * inner + in_];
+    } else {
+      out[i] = T(0);
+      hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
+    }
   }
 }
 
@@ -374,10 +418,11 @@ HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
 /// zero-filled by the caller; one iteration per (outer, inner) column adds
 /// dY[o, j, in] into dX[o, idx[j], in] for every j in order, so repeated
 /// indices accumulate without atomics and the sum order is the same on every
-/// backend. Indices outside [-axisDim, axisDim) are skipped.
+/// backend. Indices outside [-axisDim, axisDim) are skipped and reported as
+/// checked node `node`.
 template <typename T, typename I>
 HP_KERNEL(hp_gather_grad, int64_t axisDim, int64_t nIdx, int64_t inner,
-          const T *dy, const I *idx, T *dx) {
+          const T *dy, const I *idx, T *dx, hp_index_error *err, int node) {
   HP_FOR_W(c, nIdx) {
     int64_t in_ = c % inner, o = c / inner;
     for (int64_t j = 0; j < nIdx; ++j) {
@@ -388,6 +433,8 @@ HP_KERNEL(hp_gather_grad, int64_t axisDim, int64_t nIdx, int64_t inner,
         dx[(o * axisDim + k) * inner + in_] =
             (T)((float)dx[(o * axisDim + k) * inner + in_] +
                 (float)dy[(o * nIdx + j) * inner + in_]);
+      else
+        hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
     }
   }
 }
@@ -455,13 +502,15 @@ HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
 }
 
 /// GatherElements: out has the indices' shape `dims`; along `axis` the index
-/// comes from idx, elsewhere the coordinate itself.
+/// comes from idx, elsewhere the coordinate itself. An index outside
+/// [-axisDim, axisDim) gives 0 and is reported as checked node `node`.
 template <typename T, typename I>
 HP_KERNEL(hp_gather_elements, int rank, int axis, hp_dims dims,
           hp_dims dataStrides, int64_t axisDim, const T *data, const I *idx,
-          T *out) {
+          T *out, hp_index_error *err, int node) {
   HP_FOR(i) {
     int64_t rem = i, off = 0;
+    bool inRange = true;
     for (int d = rank - 1; d >= 0; --d) {
       int64_t c = rem % dims.v[d];
       rem /= dims.v[d];
@@ -469,10 +518,16 @@ HP_KERNEL(hp_gather_elements, int rank, int axis, hp_dims dims,
         c = (int64_t)idx[i];
         if (c < 0)
           c += axisDim;
+        inRange = c >= 0 && c < axisDim;
       }
       off += c * dataStrides.v[d];
     }
-    out[i] = data[off];
+    if (inRange) {
+      out[i] = data[off];
+    } else {
+      out[i] = T(0);
+      hp_index_fault(err, node, (long long)idx[i], -axisDim, axisDim, i);
+    }
   }
 }
 
@@ -991,8 +1046,8 @@ static void hp_layer_norm_grad_launch(hp_ctx *ctx, int64_t rows, int64_t len,
 //===----------------------------------------------------------------------===//
 
 /// The class a label reads. ONNX leaves a label outside [0, C) that is not
-/// ignore_index undefined; clamping it to the nearest class keeps every read
-/// in bounds (such labels are not reported yet).
+/// ignore_index undefined: hp_loss_rows reports it (hp_index_fault), and
+/// clamping it to the nearest class keeps every read in bounds meanwhile.
 HP_HD int64_t hp_loss_class(int64_t t, int64_t C) {
   return t < 0 ? 0 : (t >= C ? C - 1 : t);
 }
@@ -1003,15 +1058,19 @@ HP_HD int64_t hp_loss_class(int64_t t, int64_t C) {
 /// is -w * logp[label] with w = weight[label] (1 without weights), and 0 with
 /// w = 0 when the label is ignore_index (hasIgnore). It goes to lossOut when
 /// that is not null (reduction "none"), else loss and w go to rowLoss and
-/// rowWeight for hp_loss_reduce.
+/// rowWeight for hp_loss_reduce. A label outside [0, C) that is not
+/// ignore_index is reported as checked node `node`.
 template <typename T, typename L, typename Acc, bool SOFTMAX>
 HP_KERNEL(hp_loss_rows, int64_t C, int64_t D, int hasIgnore,
           int64_t ignoreIndex, const T *x, const L *labels, const T *weight,
-          T *logProb, T *lossOut, Acc *rowLoss, Acc *rowWeight) {
+          T *logProb, T *lossOut, Acc *rowLoss, Acc *rowWeight,
+          hp_index_error *err, int node) {
   HP_FOR_W(r, SOFTMAX ? 3 * C : 1) {
     const int64_t base = (r / D) * C * D + r % D;
     const int64_t t = (int64_t)labels[r];
     const bool ignored = hasIgnore && t == ignoreIndex;
+    if (!ignored && (t < 0 || t >= C))
+      hp_index_fault(err, node, t, 0, C, r);
     const int64_t tc = hp_loss_class(t, C);
     Acc lp;
     if (SOFTMAX) {
@@ -1860,7 +1919,9 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 // The ABI functions (ProgramABI.h) shared by every generated program. The
 // program defines hp_program_run, HP_ARENA_BYTES, HP_WEIGHTS_BYTES,
 // HP_NUM_INPUTS, HP_NUM_OUTPUTS, HP_INPUT_BYTES and HP_OUTPUT_BYTES (byte
-// counts, each followed by a comma) before including this part with
+// counts, each followed by a comma) and HP_CHECKED_NODES (string literals
+// naming the nodes whose kernels check indices, in their order, each followed
+// by a comma; empty when none) before including this part with
 // HETPAR_DEFINE_ABI (a second include of this file).
 //===----------------------------------------------------------------------===//
 //===----------------------------------------------------------------------===//
@@ -2928,9 +2989,21 @@ void *hetpar_create(char *err, size_t errlen) {
     return NULL;
   }
   cublasSetStream(ctx->blas, ctx->stream);
+  if ((e = cudaMalloc((void **)&ctx->index_error, sizeof(hp_index_error))) !=
+      cudaSuccess) {
+    snprintf(err, errlen, "cudaMalloc: %s", cudaGetErrorString(e));
+    cublasDestroy(ctx->blas);
+    cudaStreamDestroy(ctx->stream);
+    free(ctx);
+    return NULL;
+  }
 #else
-  (void)err;
-  (void)errlen;
+  ctx->index_error = (hp_index_error *)calloc(1, sizeof(hp_index_error));
+  if (!ctx->index_error) {
+    snprintf(err, errlen, "out of host memory");
+    free(ctx);
+    return NULL;
+  }
 #endif
   return ctx;
 }
@@ -2948,8 +3021,11 @@ void hetpar_destroy(void *p) {
     MPI_Finalize();
 #endif
 #if HP_CUDA
+  cudaFree(ctx->index_error);
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);
+#else
+  free(ctx->index_error);
 #endif
   free(ctx);
 }
@@ -3013,24 +3089,57 @@ int hetpar_download(void *p, void *dst, const void *src, uint64_t bytes) {
   return hp_copy(p, dst, src, bytes, 0);
 }
 
+/// The message of the run's first out-of-range index, if any: "node 'x'
+/// (Gather): index 7 at position 2 is outside [-3, 3)". Returns 1 then.
+static int hp_report_index_error(hp_ctx *ctx, const hp_index_error &e) {
+  static const char *const nodes[] = {HP_CHECKED_NODES ""};
+  const int count = (int)(sizeof nodes / sizeof nodes[0]) - 1;
+  if (e.node == 0)
+    return 0;
+  const char *what = e.node <= (unsigned long long)count ? nodes[e.node - 1]
+                                                         : "an unnamed node";
+  snprintf(ctx->error, sizeof ctx->error,
+           "%s: index %lld at position %lld is outside [%lld, %lld) (the "
+           "outputs of this run are not valid)",
+           what, e.value, e.element, e.lo, e.hi);
+  return 1;
+}
+
 int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
                void *const *outputs) {
   hp_ctx *ctx = (hp_ctx *)p;
   ctx->error[0] = 0;
-  int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs, outputs);
-  if (rc)
-    return rc;
+  hp_index_error found;
 #if HP_CUDA
-  cudaError_t e = cudaStreamSynchronize(ctx->stream);
-  if (e == cudaSuccess)
-    e = cudaGetLastError();
+  cudaError_t e = cudaMemsetAsync(ctx->index_error, 0, sizeof *ctx->index_error,
+                                  ctx->stream);
   if (e != cudaSuccess) {
     snprintf(ctx->error, sizeof ctx->error, "CUDA error: %s",
              cudaGetErrorString(e));
     return 1;
   }
+#else
+  memset(ctx->index_error, 0, sizeof *ctx->index_error);
 #endif
-  return 0;
+  int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs, outputs);
+  if (rc)
+    return rc;
+#if HP_CUDA
+  e = cudaStreamSynchronize(ctx->stream);
+  if (e == cudaSuccess)
+    e = cudaGetLastError();
+  if (e == cudaSuccess)
+    e = cudaMemcpy(&found, ctx->index_error, sizeof found,
+                   cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "CUDA error: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+#else
+  found = *ctx->index_error;
+#endif
+  return hp_report_index_error(ctx, found);
 }
 
 const char *hetpar_error(void *p) { return ((hp_ctx *)p)->error; }

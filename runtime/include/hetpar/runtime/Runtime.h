@@ -186,9 +186,6 @@ struct TrainingInfo {
   /// "state" global hetpar.loss_scale and skips steps that overflow.
   bool dynamicLossScale = false;
   int64_t tokensPerSample = 0;
-  /// Classes of a cross-entropy loss (labels must be in [0, classes) or
-  /// -100, PyTorch's ignore_index); 0 when unknown or not cross-entropy.
-  int64_t classes = 0;
 };
 
 /// Which program of a folder Program::load loads.

@@ -230,7 +230,8 @@ public:
   };
   /// The mean loss over the whole batches of `data`, in order (the
   /// program's batch is static: the last samples % batch samples are left
-  /// out). Cross-entropy labels are checked as in training. Errors name the
+  /// out). A label out of range fails the run as in training (the program's
+  /// index checks). Errors name the
   /// batch.
   Status evaluate(Dataset &data, Result &result);
 
