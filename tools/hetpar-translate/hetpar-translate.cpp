@@ -62,6 +62,11 @@ static cl::opt<bool> emitProgram(
              "-o OUT (one device, or one program per dist.device function), "
              "built for the CPU"),
     cl::cat(category));
+static cl::opt<bool> uncheckedIndices(
+    "unchecked-indices",
+    cl::desc("With --emit-program / --emit-device-source: no reports of "
+             "indices out of range (hetpar-compile's flag)"),
+    cl::cat(category));
 static cl::opt<int> deviceOption(
     "device",
     cl::desc("With --emit-device-source: the function with dist.device = N "
@@ -122,6 +127,7 @@ static int deviceSource(const char *argv0) {
       return fail("--emit-program needs -o OUTDIR");
     hetpar::codegen::CodegenOptions opts;
     opts.floatMode = *floatMode;
+    opts.checkIndices = !uncheckedIndices;
     opts.buildCUDA = false;
     opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
         argv0, reinterpret_cast<void *>(&fail));
@@ -158,6 +164,7 @@ static int deviceSource(const char *argv0) {
     return fail("'" + inputPath + "' has no function to generate code for");
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = *floatMode;
+  opts.checkIndices = !uncheckedIndices;
   auto program = hetpar::codegen::generateDeviceProgram(func, opts);
   if (failed(program))
     return 1;
