@@ -52,11 +52,13 @@ echo
 # Training on one device (docs/training.md): the same GPT-2 as a character-level
 # language model of the GPL-3 text that ships with Debian, 300 AdamW steps with
 # warm-up and cosine decay on the CPU backend. The loss starts near ln(512) =
-# 6.2 (an untrained model over its 512-token vocabulary) and falls below 3.
+# 6.2 (an untrained model over its 512-token vocabulary) and falls below 3. The
+# last 96 windows of the text are held out: their loss (the evaluation step,
+# --eval-data) every 100 steps.
 python=/usr/bin/python3
 [[ -x $python ]] || python=python3
 "$python" "$root/scripts/models/make_chars.py" /usr/share/common-licenses/GPL-3 \
-  "$build/example-train-data" --seq 32
+  "$build/example-train-data" --seq 32 --eval-windows 96
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=8x32 --mode training \
   --loss cross-entropy --labels labels --optimizer adamw --lr 3e-3 \
   --lr-schedule warmup-cosine --warmup-steps 20 --total-steps 300 \
@@ -65,10 +67,14 @@ python=/usr/bin/python3
   --data "$build/example-train-data" --steps 300 --shuffle --seed 1 \
   --checkpoint "$build/example-train-ckpt" --checkpoint-every 100 \
   --loss-log "$build/example-train-loss.jsonl" \
+  --eval-data "$build/example-train-data/eval" --eval-every 100 \
   --export-onnx "$build/example-trained.onnx"
 "$python" - "$build/example-train-loss.jsonl" <<'PY'
 import json, sys
-losses = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+rows = [json.loads(l) for l in open(sys.argv[1])]
+losses = [r["loss"] for r in rows if "loss" in r]
+held = {r["step"]: r["eval_loss"] for r in rows if "eval_loss" in r}
 for k in (1, 50, 100, 150, 200, 250, 300):
-    print("step %3d: loss %.3f" % (k, losses[k - 1]))
+    print("step %3d: loss %.3f%s" % (k, losses[k - 1],
+          ", held-out %.3f" % held[k] if k in held else ""))
 PY

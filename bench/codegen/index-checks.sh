@@ -25,10 +25,10 @@ for m in "${models[@]}"; do
     flag=()
     [[ $v == unchecked ]] && flag=(--unchecked-indices)
     "$bin/hetpar-compile" "$root/examples/models/$m/model.onnx" --targets cpu "${flag[@]}" \
-      -o "$work/$m-$v" > /dev/null
+      -o "$work/$m-$v" > /dev/null 2>&1
   done
 done
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $OMP_NUM_THREADS thread(s); $rounds rounds of $repeat runs"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $OMP_NUM_THREADS thread(s); $rounds rounds of $repeat runs"
 printf '%-8s %-6s %14s %14s %8s\n' model round "checked (us)" "unchecked (us)" ratio
 for m in "${models[@]}"; do
   ins=$(ls "$root"/examples/models/$m/input_*.npy | sort -V | paste -sd,)

@@ -11,9 +11,11 @@ for /usr/share/common-licenses/GPL-3, which ships with every Debian system (3514
 bytes), V = 76 and an untrained model's cross-entropy is about ln(76) = 4.3307;
 N = 1098 at SEQ 32).
 Samples are the consecutive non-overlapping windows starting at 0, SEQ, 2 SEQ, ...
-(N = (len - 1) // SEQ); nothing is shuffled.
+(N = (len - 1) // SEQ); nothing is shuffled. With --eval-windows K the last K
+windows go to OUTDIR/eval/ (input_ids.npy, labels.npy: held-out text for
+hetpar-run --eval-data, with the same vocabulary) instead.
 
-Usage: python3 scripts/models/make_chars.py TEXTFILE OUTDIR [--seq 32]
+Usage: python3 scripts/models/make_chars.py TEXTFILE OUTDIR [--seq 32] [--eval-windows K]
 """
 import argparse
 import json
@@ -42,17 +44,28 @@ def main():
     ap.add_argument("textfile")
     ap.add_argument("outdir")
     ap.add_argument("--seq", type=int, default=32)
+    ap.add_argument("--eval-windows", type=int, default=0,
+                    help="the last K windows go to OUTDIR/eval/ (held out)")
     a = ap.parse_args()
     with open(a.textfile, "rb") as f:
         data = f.read()
     x, y, vocab = make(data, a.seq)
+    if not 0 <= a.eval_windows < x.shape[0]:
+        ap.error("--eval-windows must be in [0, %d)" % x.shape[0])
+    if a.eval_windows:
+        held = os.path.join(a.outdir, "eval")
+        os.makedirs(held, exist_ok=True)
+        np.save(os.path.join(held, "input_ids.npy"), x[-a.eval_windows:])
+        np.save(os.path.join(held, "labels.npy"), y[-a.eval_windows:])
+        x, y = x[:-a.eval_windows], y[:-a.eval_windows]
     os.makedirs(a.outdir, exist_ok=True)
     np.save(os.path.join(a.outdir, "input_ids.npy"), x)
     np.save(os.path.join(a.outdir, "labels.npy"), y)
     with open(os.path.join(a.outdir, "vocab.json"), "w") as f:
         json.dump({"bytes": vocab, "size": len(vocab)}, f)
         f.write("\n")
-    print(f"{x.shape[0]} samples of {a.seq} tokens, vocabulary {len(vocab)} (ln V = {np.log(len(vocab)):.4f})")
+    print(f"{x.shape[0]} samples of {a.seq} tokens, vocabulary {len(vocab)} (ln V = {np.log(len(vocab)):.4f})"
+          + (f"; {a.eval_windows} held out" if a.eval_windows else ""))
 
 
 if __name__ == "__main__":
