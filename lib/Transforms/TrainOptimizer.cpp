@@ -84,6 +84,30 @@ struct TrainOptimizerPass
     ml_program::GlobalStoreOp::create(b, loc, FlatSymbolRefAttr::get(g), v);
   }
 
+  /// Under gradient accumulation every microbatch draws its own Dropout
+  /// masks: the masks' counter (hetpar-train-dropout's step operand) becomes
+  /// step * microbatches + microbatch, the index of the microbatch over the
+  /// whole run, so no two microbatches share a mask and a resumed run (whose
+  /// checkpoint holds both counters) draws the same ones.
+  void countMasksByMicrobatch(func::FuncOp func, ml_program::GlobalOp stepG,
+                              ml_program::GlobalOp microG) {
+    SmallVector<onnx::DropoutOp> drops;
+    func.walk([&](onnx::DropoutOp d) {
+      if (d.getStep())
+        drops.push_back(d);
+    });
+    if (drops.empty())
+      return;
+    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+    GradientBuilder g(b, func.getLoc(), {});
+    Value step = load(b, func.getLoc(), stepG);
+    Value counter =
+        g.add(g.mul(step, g.scalar(static_cast<double>(accumulate), step)),
+              load(b, func.getLoc(), microG));
+    for (onnx::DropoutOp d : drops)
+      d.getStepMutable().assign(counter);
+  }
+
   LogicalResult apply(ModuleOp module, func::FuncOp func) {
     auto ret =
         llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -123,6 +147,7 @@ struct TrainOptimizerPass
       microGlobal =
           addGlobal(top, symbols, loc, train::kMicrobatchGlobal, i64, "state");
       micro = load(b, loc, microGlobal);
+      countMasksByMicrobatch(func, stepGlobal, microGlobal);
       in.apply = train::equals(g, micro, accumulate - 1);
       Value first = train::equals(g, micro, 0);
       for (auto &[param, grad] : params) {

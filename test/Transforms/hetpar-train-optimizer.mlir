@@ -10,6 +10,7 @@
 // RUN: hetpar-opt %t/accumulate-none.mlir --hetpar-train-optimizer='optimizer=none grad-accumulation-steps=2' --verify-diagnostics
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-train-optimizer --verify-diagnostics
 // RUN: hetpar-opt %t/existing-step.mlir --hetpar-train-optimizer='optimizer=sgd' | FileCheck %s --check-prefix=EXISTING
+// RUN: hetpar-opt %t/existing-step.mlir --hetpar-train-optimizer='optimizer=sgd grad-accumulation-steps=3' | FileCheck %s --check-prefix=MASKS
 // RUN: hetpar-opt %t/lr-zero.mlir --hetpar-train-optimizer='lr=0' --verify-diagnostics
 // RUN: hetpar-opt %t/lr-negative.mlir --hetpar-train-optimizer='lr=-1' --verify-diagnostics
 // RUN: hetpar-opt %t/beta1.mlir --hetpar-train-optimizer='beta1=1' --verify-diagnostics
@@ -193,6 +194,15 @@ module {
 // EXISTING: %[[T:.*]] = onnx.Add(%{{.*}}, %{{.*}}) : (tensor<i64>, tensor<i64>) -> tensor<i64>
 // EXISTING: ml_program.global_store @hetpar.step = %[[T]] : tensor<i64>
 // EXISTING-NEXT: return
+// Under accumulation the masks count microbatches: the Dropout reads
+// step * 3 + microbatch.
+// MASKS-LABEL: func.func @main
+// MASKS-NEXT: %[[S:.*]] = ml_program.global_load @hetpar.step : tensor<i64>
+// MASKS-NEXT: %[[M:.*]] = ml_program.global_load @hetpar.microbatch : tensor<i64>
+// MASKS-NEXT: %[[N:.*]] = onnx.Constant dense<3> : tensor<i64>
+// MASKS-NEXT: %[[SN:.*]] = onnx.Mul(%[[S]], %[[N]])
+// MASKS-NEXT: %[[C:.*]] = onnx.Add(%[[SN]], %[[M]])
+// MASKS: onnx.Dropout(%arg0) step(%[[C]])
 module {
   ml_program.global private mutable @w(dense<[1.0, 2.0]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
   ml_program.global private mutable @hetpar.step(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "step"}

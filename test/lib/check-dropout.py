@@ -19,7 +19,10 @@ Checks, each printed as one line "ok: ..." (or "FAIL: ..." and exit 1):
      numpy's X - dX (exact in float32) with step 0's mask, then step 1's (a new
      mask: they differ), so the step counter drives the mask across a resume;
   4. inference: mask == Philox(seed 123, step 0), Y == x * mask / 0.5 exactly,
-     and a second run gives the same bytes.
+     and a second run gives the same bytes;
+  5. --grad-accumulation-steps 2: the two microbatches of step 1 draw the
+     masks of counters 0 and 1 (step * 2 + microbatch), and the SGD update
+     applies the mean of their gradients, exactly.
 """
 import json
 import os
@@ -147,6 +150,22 @@ def main():
     m1 = philox.dropout_mask(X.shape, seed, 1, 0.3)
     check(float((m0 != m1).mean()) > 0.3, "steps 1 and 2 drew different masks (%.0f%% of the "
           "elements differ)" % (100 * float((m0 != m1).mean())))
+
+    # 5: gradient accumulation over 2 microbatches (the model has no inputs:
+    # both microbatches see the same X and R): each draws its own mask, the
+    # counters step * 2 + microbatch = 0 and 1, and the SGD step (lr 1) applies
+    # the mean of the two gradients.
+    out = os.path.join(work, "accum")
+    run(compile_, model, "--mode", "training", "--loss", "output", "--optimizer", "sgd", "--lr", "1",
+        "--grad-accumulation-steps", "2", "--targets", "cpu", "-o", out)
+    run(hrun, out, "--backend", "cpu", "--train", "--data", data, "--steps", "1",
+        "--checkpoint", os.path.join(work, "ck-accum"))
+    ck = read_safetensors(os.path.join(work, "ck-accum", "checkpoint.safetensors"))
+    gx = ((R * m0 / keep) + (R * m1 / keep)) * np.float32(0.5)
+    gr = ((X * m0 / keep) + (X * m1 / keep)) * np.float32(0.5)
+    check(np.array_equal(ck["X"], X - gx) and np.array_equal(ck["R"], R - gr),
+          "accumulation: microbatches 1 and 2 of step 1 drew the masks of counters 0 and 1; "
+          "X and R equal numpy's SGD update with their mean gradient exactly")
 
     # 4: inference compile of a seeded Dropout with its mask as an output.
     model = os.path.join(work, "inference.onnx")

@@ -391,7 +391,8 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
     int64 global `hetpar.microbatch` (role "state") counts the calls, and only
     the N-th applies the update, with the mean of the N gradients (the update
     ops get a NaN `grad_scale`, their skip signal, on the others); `hetpar.step`
-    counts updates. With a `hetpar.loss_scale` (hetpar-train-mixed-precision,
+    counts updates. A Dropout's mask counter (its `step` operand) becomes
+    `hetpar.step * N + hetpar.microbatch`, so each microbatch draws its own mask. With a `hetpar.loss_scale` (hetpar-train-mixed-precision,
     float16), the gradients are unscaled, an update whose gradients are not
     finite is skipped (it still counts as a step), the scale halves on such a
     step and doubles after 2000 finite ones (`hetpar.good_steps`), as
