@@ -23,6 +23,8 @@ PACKAGES=(
   python3-onnx python3-numpy
   # the digits training tests (scikit-learn ships the digits dataset)
   python3-sklearn
+  # libFuzzer harnesses of the run-time parsers (bench/fuzz, test/Fuzz)
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -42,6 +42,10 @@ if os.path.isdir(config.onnx_testdata_dir):
 if config.nvcc:
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", config.nvcc))
+# libFuzzer (bench/fuzz/run.sh): Debian's clang-22 with its runtime.
+import glob, shutil
+if shutil.which("clang++-22") and glob.glob("/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"):
+    config.available_features.add("libfuzzer")
 
 # Waiting OpenMP threads sleep instead of spinning: lit runs tests side by
 # side on few cores, where spinning threads of one program starve another's

@@ -3,6 +3,7 @@
 #define HETPAR_RUNTIME_LIB_INTERNAL_H
 
 #include "hetpar/runtime/Runtime.h"
+#include "hetpar/runtime/Training.h"
 
 #include <cstdint>
 #include <string>
@@ -36,6 +37,12 @@ Status parseNpyHeader(const uint8_t *bytes, size_t size, NpyHeader &out);
 /// Errors with "truncated data: ..." unless a file of `fileBytes` bytes holds
 /// all of `header`'s data.
 Status checkNpyData(const NpyHeader &header, uint64_t fileBytes);
+
+/// Parses the bytes of a safetensors file (readSafetensors without the
+/// read; `name` goes into the messages). Never throws: a JSON or allocation
+/// failure is an error Status. The fuzzing entry point (bench/fuzz).
+Status parseSafetensors(const std::string &name, const uint8_t *bytes,
+                        size_t size, SafetensorsFile &out);
 
 } // namespace hetpar::rt::detail
 

@@ -186,25 +186,23 @@ Status readEntry(const std::string &name, const json &entry,
   return Status::ok();
 }
 
-Status readSafetensorsImpl(const std::string &path, SafetensorsFile &out) {
-  std::vector<uint8_t> bytes;
-  Status st = detail::readFile(path, bytes);
-  if (!st.isOk())
-    return st;
+/// Parses the safetensors bytes [bytes, bytes + size) of the file `path`.
+Status parseSafetensorsImpl(const std::string &path, const uint8_t *bytes,
+                            size_t size, SafetensorsFile &out) {
   uint64_t n = 0;
-  for (int k = 0; k < 8 && size_t(k) < bytes.size(); ++k)
+  for (int k = 0; k < 8 && size_t(k) < size; ++k)
     n |= uint64_t(bytes[k]) << (8 * k);
-  if (bytes.size() < 8 || n > bytes.size() - 8)
-    return Status::error(path + ": truncated: " + std::to_string(bytes.size()) +
+  if (size < 8 || n > size - 8)
+    return Status::error(path + ": truncated: " + std::to_string(size) +
                          " bytes, too short for its header (not a "
                          "safetensors file?)");
-  json header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + n, nullptr,
+  json header = json::parse(bytes + 8, bytes + 8 + n, nullptr,
                             /*allow_exceptions=*/false);
   if (!header.is_object())
     return Status::error(path + ": the header is not a JSON object");
   SafetensorsFile file;
-  const uint8_t *data = bytes.data() + 8 + n;
-  uint64_t dataBytes = bytes.size() - 8 - n;
+  const uint8_t *data = bytes + 8 + n;
+  uint64_t dataBytes = size - 8 - n;
   std::vector<NamedTensor> tensors;
   std::vector<std::tuple<uint64_t, uint64_t, size_t>> spans; // begin, end, #
   for (auto it = header.begin(); it != header.end(); ++it) {
@@ -220,7 +218,7 @@ Status readSafetensorsImpl(const std::string &path, SafetensorsFile &out) {
       continue;
     }
     NamedTensor t;
-    st = readEntry(it.key(), *it, data, dataBytes, t);
+    Status st = readEntry(it.key(), *it, data, dataBytes, t);
     if (!st.isOk())
       return Status::error(path + ": " + st.message());
     spans.emplace_back((*it)["data_offsets"][0], (*it)["data_offsets"][1],
@@ -240,14 +238,23 @@ Status readSafetensorsImpl(const std::string &path, SafetensorsFile &out) {
 
 } // namespace
 
-Status readSafetensors(const std::string &path, SafetensorsFile &out) {
+Status detail::parseSafetensors(const std::string &name, const uint8_t *bytes,
+                                size_t size, SafetensorsFile &out) {
   try {
-    return readSafetensorsImpl(path, out);
+    return parseSafetensorsImpl(name, bytes, size, out);
   } catch (const std::bad_alloc &) {
-    return Status::error("cannot read '" + path + "': out of memory");
+    return Status::error("cannot read '" + name + "': out of memory");
   } catch (const std::exception &e) {
-    return Status::error("cannot read '" + path + "': " + e.what());
+    return Status::error("cannot read '" + name + "': " + e.what());
   }
+}
+
+Status readSafetensors(const std::string &path, SafetensorsFile &out) {
+  std::vector<uint8_t> bytes;
+  Status st = detail::readFile(path, bytes);
+  if (!st.isOk())
+    return st;
+  return detail::parseSafetensors(path, bytes.data(), bytes.size(), out);
 }
 
 } // namespace hetpar::rt
