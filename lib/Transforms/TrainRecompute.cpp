@@ -54,7 +54,21 @@ struct Forward {
   /// The last forward op in program order: backward readers come after it.
   Operation *last = nullptr;
   int lastLayer = -1;
+  /// Globals stored before the backward pass begins (BatchNormalization's
+  /// running statistics, written after their last read in the forward
+  /// pass): an op reading one is not cloned, since its clone, in the backward
+  /// pass, would read the new value (and code generation keeps one copy of
+  /// a global). The optimizer's stores come after the backward pass.
+  llvm::DenseSet<StringAttr> stored;
 };
+
+/// Whether `op` reads a global stored before the backward pass.
+bool readsStoredState(const Forward &f, Operation *op) {
+  return llvm::any_of(op->getOperands(), [&](Value v) {
+    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
+    return load && f.stored.contains(load.getGlobal().getLeafReference());
+  });
+}
 
 /// The forward ops of the step: the backward slice of the loss in `body`.
 Forward detectForward(Block &body, func::ReturnOp ret) {
@@ -77,6 +91,14 @@ Forward detectForward(Block &body, func::ReturnOp ret) {
     named.push_back(&op);
     names.push_back(onnx::getNodeName(op.getLoc()));
   }
+  // The stores up to the first op of the backward pass.
+  for (Operation &op : body) {
+    if (f.last && f.last->isBeforeInBlock(&op) &&
+        !llvm::isa<ml_program::GlobalStoreOp>(op))
+      break;
+    if (auto store = llvm::dyn_cast<ml_program::GlobalStoreOp>(op))
+      f.stored.insert(store.getGlobal().getLeafReference());
+  }
   std::vector<int> layers = assignLayers(names);
   for (auto [op, l] : llvm::zip(named, layers))
     f.layer[op] = l;
@@ -94,10 +116,11 @@ bool isRewirable(const Forward &f, Block &body, Operation *user) {
 }
 
 /// Whether `v`, a result of forward op `def` of layer `l`, is kept as it is:
-/// its op cannot be cloned, or a forward op of another layer, the return or
+/// its op cannot be cloned (it has effects, or reads state the step stores),
+/// or a forward op of another layer, the return or
 /// an op inside the forward pass that is not forward also reads it.
 bool isKept(const Forward &f, Block &body, Value v, Operation *def, int l) {
-  if (!isValueOp(def))
+  if (!isValueOp(def) || readsStoredState(f, def))
     return true;
   for (Operation *user : v.getUsers()) {
     Operation *top = body.findAncestorOpInBlock(*user);

@@ -5,6 +5,7 @@
 // RUN: hetpar-opt %t/plan-off.mlir --hetpar-train-recompute='recompute=plan' | FileCheck %s --check-prefix=PLANOFF
 // RUN: hetpar-opt %t/two-stages.mlir --hetpar-train-recompute='recompute=plan' --verify-diagnostics
 // RUN: not hetpar-opt %t/step.mlir --hetpar-train-recompute='recompute=some' 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: hetpar-opt %t/state.mlir --hetpar-train-recompute | FileCheck %s --check-prefix=STATE
 
 //--- step.mlir
 // A differentiated step (written by hand) of two layers, /h.0 and /h.1.
@@ -140,3 +141,31 @@ module attributes {hetpar.plan = {stages = [{recompute = true}, {recompute = tru
 }
 
 // BADOPT: hetpar-train-recompute: unknown recompute 'some' (all or plan)
+
+//--- state.mlir
+// State stored before the backward pass (a BatchNormalization's running
+// statistics are written after their last forward read): the op reading it
+// (the Sub of layer /h.0) is kept, not cloned, since a clone would read the
+// new value; the Tanh after it (read by the backward and within its layer
+// only) is recomputed from it.
+// STATE-LABEL: func.func @main
+// STATE: %[[A:[^ ]+]] = onnx.Sub
+// STATE: ml_program.global_store @mean
+// STATE-NEXT: %[[B2:[^ ]+]] = onnx.Tanh(%[[A]])
+// STATE-NEXT: onnx.Mul(%[[B2]], %[[A]])
+// STATE-NOT: onnx.Sub
+module {
+  ml_program.global private mutable @mean(dense<0.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
+    %m = ml_program.global_load @mean : tensor<4xf32>
+    %a = onnx.Sub(%x, %m) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("/h.0/Sub")
+    %b = onnx.Tanh(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/Tanh")
+    %o = onnx.Neg(%b) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/Neg")
+    %n = onnx.Add(%m, %m) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("/h.0/Add")
+    %c = onnx.Tanh(%o) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.1/Tanh")
+    %l = onnx.ReduceSum(%c) {keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<f32> loc("/h.1/ReduceSum")
+    ml_program.global_store @mean = %n : tensor<4xf32>
+    %g = onnx.Mul(%b, %a) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/Tanh")
+    return %l, %g : tensor<f32>, tensor<2x4xf32>
+  }
+}

@@ -102,6 +102,10 @@ static cl::opt<bool> evalProgram(
 
 bool hetpar::tools::wantEvalProgram() { return evalProgram; }
 
+llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
+  return category;
+}
+
 /// The passes up to one scalar loss over the lifted parameters, shared by
 /// the training and the evaluation step so that both see the same globals.
 static void

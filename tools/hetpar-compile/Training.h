@@ -7,6 +7,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <string>
 
@@ -20,6 +21,10 @@ namespace hetpar::tools {
 void buildTrainingPipeline(
     mlir::OpPassManager &pm, codegen::FloatMode dtype,
     const std::function<void(mlir::OpPassManager &)> &toStatic);
+
+/// The category of the training flags (--loss, --optimizer, ...), shown by
+/// --help next to hetpar-compile's own.
+llvm::cl::OptionCategory &trainingOptionCategory();
 
 /// Whether --eval-program (on by default) asks for the evaluation step.
 bool wantEvalProgram();

@@ -121,14 +121,15 @@ static cl::opt<bool> planOnly("plan-only",
                                        "(the predicted timeline); never "
                                        "read weight data"),
                               cl::init(false), cl::cat(category));
-static cl::opt<hetpar::Mode>
-    mode("mode", cl::desc("What a step is"), cl::init(hetpar::Mode::Inference),
-         cl::values(
-             clEnumValN(hetpar::Mode::Inference, "inference", "a forward pass"),
-             clEnumValN(hetpar::Mode::Training, "training",
-                        "forward, backward and gradient synchronisation, Adam "
-                        "optimizer state")),
-         cl::cat(category));
+static cl::opt<hetpar::Mode> mode(
+    "mode", cl::desc("What a step is"), cl::init(hetpar::Mode::Inference),
+    cl::values(clEnumValN(hetpar::Mode::Inference, "inference",
+                          "a forward pass"),
+               clEnumValN(hetpar::Mode::Training, "training",
+                          "one optimizer step: forward, loss, backward and the "
+                          "update (the training options below; "
+                          "docs/training.md)")),
+    cl::cat(category));
 static cl::opt<hetpar::Objective>
     objective("objective", cl::desc("What the chosen plan minimises"),
               cl::init(hetpar::Objective::Throughput),
@@ -655,7 +656,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   // Only this tool's options in --help (MLIR's printing and pass-manager
   // options still work; --help-hidden lists them).
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions(
+      {&category, &hetpar::tools::trainingOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv, "HetPar compiler driver\n");
 
   bool codegen = emit == EmitKind::None && !planOnly;

@@ -115,7 +115,8 @@ Status evaluateAt(Evaluation &e, int64_t step, LossLog &log) {
             << r.samples << " samples";
   if (r.left)
     std::cout << "; the last " << r.left
-              << " do not fill a batch and were left out";
+              << (r.left == 1 ? " does not fill a batch and was left out"
+                              : " do not fill a batch and were left out");
   std::cout << ")\n";
   return log.writeEval(step, r.loss, r.samples);
 }
@@ -128,6 +129,14 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
   LossLog log;
   if (!opts.lossLog.empty()) {
     Status s = log.open(opts.lossLog, !opts.resumeDir.empty());
+    if (!s.isOk())
+      return fail(s.message());
+  }
+  // A first evaluation before any step: the held-out loss to start from,
+  // and bad evaluation data (a label out of range) stops the run before it
+  // trains rather than after.
+  if (eval) {
+    Status s = evaluateAt(*eval, first, log);
     if (!s.isOk())
       return fail(s.message());
   }
@@ -166,16 +175,17 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
       return fail(s.message());
     }
     bool last = i + 1 == opts.steps;
-    if (eval &&
-        (last || (opts.evalEvery > 0 && r.step % opts.evalEvery == 0))) {
-      progress.finish();
-      if (!(s = evaluateAt(*eval, r.step, log)).isOk())
-        return fail(s.message());
-    }
     bool every = opts.checkpointEvery > 0 && r.step % opts.checkpointEvery == 0;
     if (!opts.checkpointDir.empty() && (last || every)) {
       progress.finish();
       if (!(s = checkpoint(program, opts, r.step)).isOk())
+        return fail(s.message());
+    }
+    // After the checkpoint: an evaluation that fails loses no training.
+    if (eval &&
+        (last || (opts.evalEvery > 0 && r.step % opts.evalEvery == 0))) {
+      progress.finish();
+      if (!(s = evaluateAt(*eval, r.step, log)).isOk())
         return fail(s.message());
     }
   }
@@ -218,7 +228,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
   if (info.microbatches > 1)
     std::cout << " (" << info.microbatches << " microbatches of "
               << info.batchSize << ")";
-  std::cout << ", " << opts.steps << " steps from step " << first << "\n";
+  std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
+            << " from step " << first << "\n";
   int rc = trainLoop(*program, *trainer, opts, first,
                      opts.evalData.empty() ? nullptr : &eval);
   if (rc != 0 || opts.exportOnnx.empty())

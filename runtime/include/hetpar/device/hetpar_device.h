@@ -3099,9 +3099,8 @@ static int hp_report_index_error(hp_ctx *ctx, const hp_index_error &e) {
   const char *what = e.node <= (unsigned long long)count ? nodes[e.node - 1]
                                                          : "an unnamed node";
   snprintf(ctx->error, sizeof ctx->error,
-           "%s: index %lld at position %lld is outside [%lld, %lld) (the "
-           "outputs of this run are not valid)",
-           what, e.value, e.element, e.lo, e.hi);
+           "%s: index %lld at position %lld is outside [%lld, %lld)", what,
+           e.value, e.element, e.lo, e.hi);
   return 1;
 }
 
