@@ -83,13 +83,61 @@ static std::string checkDivisorAttributes(const ::onnx::NodeProto &node) {
   return "";
 }
 
+/// ONNX's convolution and pooling inference (convPoolShapeInference) reads
+/// the weight's dimensions and the window attributes by the input's rank
+/// without checking them (ConvInteger with a rank-3 input and a rank-4
+/// weight read out of bounds): the data input must have a batch, a channel
+/// and a spatial dimension, a weight the same rank, and each window
+/// attribute one entry per spatial dimension (pads two). An empty string
+/// when they do, or when the ranks are not known here.
+static std::string checkConvPoolRanks(const ::onnx::NodeProto &node,
+                                      ArrayRef<Value> inputs) {
+  StringRef op = node.op_type();
+  if (!op.contains("Conv") && !op.contains("Pool"))
+    return "";
+  auto rankOf = [&](size_t i) -> int64_t {
+    if (i >= inputs.size() || !inputs[i])
+      return -1;
+    auto t = dyn_cast<RankedTensorType>(inputs[i].getType());
+    return t ? t.getRank() : -1;
+  };
+  // QLinearConv: x, x_scale, x_zero_point, w, ...
+  size_t weight = op == "QLinearConv" ? 3 : 1;
+  int64_t rank = rankOf(0);
+  if (rank < 0)
+    return "";
+  if (rank < 3)
+    return "input 0 has rank " + std::to_string(rank) +
+           "; it needs a batch, a channel and a spatial dimension";
+  bool hasWeight = op.contains("Conv") && weight < size_t(node.input_size());
+  if (hasWeight && rankOf(weight) >= 0 && rankOf(weight) != rank)
+    return "the weight has rank " + std::to_string(rankOf(weight)) +
+           ", the input " + std::to_string(rank);
+  for (const auto &a : node.attribute()) {
+    StringRef name = a.name();
+    int64_t per = name == "pads" ? 2 : 1;
+    if ((name == "kernel_shape" || name == "strides" || name == "dilations" ||
+         name == "pads" || name == "output_padding" ||
+         name == "output_shape") &&
+        a.ints_size() != per * (rank - 2))
+      return "attribute '" + name.str() + "' has " +
+             std::to_string(a.ints_size()) + " values; the input's " +
+             std::to_string(rank - 2) + " spatial dimensions need " +
+             std::to_string(per * (rank - 2));
+  }
+  return "";
+}
+
 SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
                                            int64_t version,
                                            ArrayRef<Value> inputs,
                                            MLIRContext *ctx,
                                            std::string *error) {
   SmallVector<Type> out(node.output_size());
-  if (std::string bad = checkDivisorAttributes(node); !bad.empty()) {
+  std::string bad = checkDivisorAttributes(node);
+  if (bad.empty())
+    bad = checkConvPoolRanks(node, inputs);
+  if (!bad.empty()) {
     if (error)
       *error = bad;
     return out;
@@ -99,6 +147,11 @@ SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
         node.op_type(), static_cast<int>(version), node.domain());
     if (!schema || !schema->has_type_and_shape_inference_function())
       return out;
+    // The node against its schema first (input and output counts, required
+    // and unknown attributes, attribute types): ONNX's inference functions
+    // assume a valid node (Scan without num_scan_inputs read a null
+    // pointer), as ONNX Runtime runs the checker before them.
+    schema->Verify(node);
     std::vector<::onnx::TypeProto> storage(inputs.size());
     std::vector<std::unique_ptr<::onnx::TensorProto>> constants;
     std::unordered_map<std::string, ::onnx::TypeProto *> types;
