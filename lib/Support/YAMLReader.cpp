@@ -46,9 +46,11 @@ yaml::Node *YAMLReader::root(StringRef what) {
 }
 
 std::string YAMLReader::locate(yaml::Node *node) {
-  if (!node)
+  // A node the parser made after an error may point outside the text.
+  SMLoc start = node ? node->getSourceRange().Start : SMLoc();
+  if (!start.isValid() || !sm.FindBufferContainingLoc(start))
     return path;
-  auto lc = sm.getLineAndColumn(node->getSourceRange().Start);
+  auto lc = sm.getLineAndColumn(start);
   return path + ":" + std::to_string(lc.first) + ":" +
          std::to_string(lc.second);
 }
@@ -196,7 +198,11 @@ bool YAMLReader::forEachField(yaml::Node *node, const Twine &where,
     }
     if (!seen.insert(*key).second)
       return fail(kv.getKey(), where, "field '" + *key + "' is given twice");
-    if (!fn(*key, kv.getValue()))
+    // No value node: the YAML parser failed inside it (its error wins).
+    yaml::Node *value = kv.getValue();
+    if (!value)
+      return fail(kv.getKey(), where, "field '" + *key + "' has no value");
+    if (!fn(*key, value))
       return false;
   }
   return syntaxError.empty();
