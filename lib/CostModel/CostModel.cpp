@@ -191,9 +191,14 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
     return llvm::createStringError(
         buffer.getError(), "cannot read profile '%s': %s", path.str().c_str(),
         buffer.getError().message().c_str());
+  return parseProfile((*buffer)->getBuffer(), path, params);
+}
+
+llvm::Error parseProfile(llvm::StringRef text, llvm::StringRef path,
+                         CostParams &params) {
   // JSON read as YAML: errors give the line, the column and the field, and
   // misspelt fields are errors rather than silently ignored.
-  YAMLReader in((*buffer)->getBuffer(), path);
+  YAMLReader in(text, path);
   auto error = [&] {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), in.error());
   };
@@ -211,7 +216,12 @@ llvm::Error loadProfile(llvm::StringRef path, CostParams &params) {
           return in.fail(node, where, "must be a mapping");
         for (auto &entry : *map) {
           auto key = in.scalar(entry.getKey(), where);
-          if (!key || !fn(*key, entry.getKey(), entry.getValue()))
+          if (!key)
+            return false;
+          llvm::yaml::Node *value = entry.getValue();
+          if (!value) // the YAML parser failed inside it (its error wins)
+            return in.fail(entry.getKey(), where + "." + *key, "has no value");
+          if (!fn(*key, entry.getKey(), value))
             return false;
         }
         return true;

@@ -31,6 +31,8 @@
 #include <onnx/defs/parser.h>
 
 #include <fcntl.h>
+#include <limits>
+#include <optional>
 #include <queue>
 #include <unistd.h>
 
@@ -241,6 +243,9 @@ public:
   }
 
   std::string path;
+  /// The model's bytes when imported from memory (importONNXModelFromBuffer);
+  /// then `path` only names it.
+  std::optional<StringRef> buffer;
   MLIRContext *ctx;
   const ONNXImportOptions &options;
   TensorSource source;
@@ -261,6 +266,8 @@ public:
 
 private:
   LogicalResult load(::onnx::ModelProto &model);
+  LogicalResult parseBytes(::onnx::ModelProto &model, StringRef bytes);
+  LogicalResult parseText(::onnx::ModelProto &model, StringRef text);
 };
 
 class GraphImporter {
@@ -1086,7 +1093,42 @@ LogicalResult GraphImporter::importSubgraph(::onnx::GraphProto &graph,
 // Model
 //===----------------------------------------------------------------------===//
 
+/// The ONNX textual syntax (`.onnxtxt`).
+LogicalResult ModelImporter::parseText(::onnx::ModelProto &model,
+                                       StringRef text) {
+  Location loc = fileLoc();
+  std::string copy = text.str(); // the parser reads a NUL-terminated string
+  ::onnx::OnnxParser parser(copy.c_str());
+  auto status = parser.Parse(model);
+  if (!status.IsOK())
+    return emitError(loc) << "not a valid ONNX text model: "
+                          << status.ErrorMessage();
+  if (!parser.EndOfInput())
+    return emitError(loc) << "not a valid ONNX text model: unexpected text "
+                             "after the model";
+  return success();
+}
+
+/// A model in memory: binary protobuf, or text when `path` ends in .onnxtxt.
+LogicalResult ModelImporter::parseBytes(::onnx::ModelProto &model,
+                                        StringRef bytes) {
+  Location loc = fileLoc();
+  if (bytes.empty())
+    return emitError(loc) << "'" << path << "' is empty";
+  if (StringRef(path).ends_with(".onnxtxt"))
+    return parseText(model, bytes);
+  if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), int(bytes.size())))
+    return emitError(loc)
+           << "not a valid ONNX model: the protobuf data is malformed, "
+              "truncated, or nested deeper than protobuf's limit of 100 "
+              "levels";
+  return success();
+}
+
 LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
+  if (buffer)
+    return parseBytes(model, *buffer);
   Location loc = fileLoc();
   if (!llvm::sys::fs::exists(path))
     return emitError(loc) << "cannot open '" << path << "': no such file";
@@ -1107,17 +1149,7 @@ LogicalResult ModelImporter::load(::onnx::ModelProto &model) {
     if (!buffer)
       return emitError(loc)
              << "cannot read '" << path << "': " << buffer.getError().message();
-    std::string text = (*buffer)->getBuffer().str();
-    ::onnx::OnnxParser parser(text.c_str());
-    auto status = parser.Parse(model);
-    if (!status.IsOK())
-      return emitError(loc)
-             << "not a valid ONNX text model: " << status.ErrorMessage();
-    if (!parser.EndOfInput())
-      return emitError(loc)
-             << "not a valid ONNX text model: unexpected text after the "
-                "model";
-    return success();
+    return parseText(model, (*buffer)->getBuffer());
   }
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -1306,6 +1338,16 @@ hetpar::importONNXModel(StringRef path, MLIRContext *context,
                         const ONNXImportOptions &options) {
   context->loadDialect<hetpar::onnx::ONNXDialect, func::FuncDialect>();
   ModelImporter importer(path, context, options);
+  return importer.run();
+}
+
+OwningOpRef<ModuleOp>
+hetpar::importONNXModelFromBuffer(StringRef bytes, StringRef name,
+                                  MLIRContext *context,
+                                  const ONNXImportOptions &options) {
+  context->loadDialect<hetpar::onnx::ONNXDialect, func::FuncDialect>();
+  ModelImporter importer(name, context, options);
+  importer.buffer = bytes;
   return importer.run();
 }
 

@@ -122,6 +122,10 @@ double interpolateKernelTime(llvm::ArrayRef<std::pair<double, double>> points,
 
 /// Loads a profile written by hetpar-profile into `params`.
 llvm::Error loadProfile(llvm::StringRef path, CostParams &params);
+/// The same from the profile's text; `path` names it in errors (line,
+/// column, field). `params` changes only when the whole profile is valid.
+llvm::Error parseProfile(llvm::StringRef text, llvm::StringRef path,
+                         CostParams &params);
 
 /// The interface plans are scored with.
 class CostModel {

@@ -55,6 +55,16 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importONNXModel(llvm::StringRef path, mlir::MLIRContext *context,
                 const ONNXImportOptions &options = {});
 
+/// Imports a model held in memory: binary protobuf, or the textual syntax
+/// when `name` ends in `.onnxtxt`. `name` stands for the file in
+/// diagnostics, and external data is looked for beside it (set
+/// `options.loadExternalData` to false to read none). Returns a null module
+/// on failure, as importONNXModel.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXModelFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                          mlir::MLIRContext *context,
+                          const ONNXImportOptions &options = {});
+
 /// Registers the dialects an imported module uses (onnx, func), and installs
 /// ONNX's schema inference as the onnx dialect's typing of onnx.Generic ops.
 void registerImportDialects(mlir::DialectRegistry &registry);
