@@ -44,6 +44,18 @@ Status checkNpyData(const NpyHeader &header, uint64_t fileBytes);
 Status parseSafetensors(const std::string &name, const uint8_t *bytes,
                         size_t size, SafetensorsFile &out);
 
+/// Checks the text of a manifest.json as hetpar-run reads it (the device of
+/// the launcher's rank, or device 0, and the evaluation entry of a training
+/// program), without opening any file it names. Never throws. The fuzzing
+/// entry point (bench/fuzz/manifest.cpp).
+Status checkManifestText(const uint8_t *bytes, size_t size);
+
+/// Checks the text of a weights.json against a weights.bin of `weightsBytes`
+/// bytes at `weights`: fields, sizes, bounds, roles and CRC-32s. Never
+/// throws. The fuzzing entry point (bench/fuzz/weights-index.cpp).
+Status checkWeightsIndexText(const uint8_t *text, size_t size,
+                             const uint8_t *weights, uint64_t weightsBytes);
+
 } // namespace hetpar::rt::detail
 
 #endif // HETPAR_RUNTIME_LIB_INTERNAL_H

@@ -146,13 +146,10 @@ struct Node {
   }
 };
 
-json parseJsonFile(const std::string &path) {
-  std::vector<uint8_t> bytes;
-  Status st = detail::readFile(path, bytes);
-  if (!st.isOk())
-    fail(st.message());
+/// Parses `size` bytes of JSON; errors name `path`.
+json parseJsonText(const uint8_t *bytes, size_t size, const std::string &path) {
   try {
-    return json::parse(bytes.begin(), bytes.end());
+    return json::parse(bytes, bytes + size);
   } catch (const json::exception &e) {
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
     std::string what = e.what();
@@ -163,6 +160,14 @@ json parseJsonFile(const std::string &path) {
     }
     fail(path + ": not valid JSON: " + what);
   }
+}
+
+json parseJsonFile(const std::string &path) {
+  std::vector<uint8_t> bytes;
+  Status st = detail::readFile(path, bytes);
+  if (!st.isOk())
+    fail(st.message());
+  return parseJsonText(bytes.data(), bytes.size(), path);
 }
 
 std::string describe(const std::vector<TensorInfo> &infos) {
@@ -186,6 +191,74 @@ uint32_t crc32Of(const uint8_t *data, uint64_t n) {
   return uint32_t(crc32_z(crc, data, z_size_t(n)));
 }
 
+/// A tensor of a weights index with the CRC-32 of its bytes.
+struct IndexedTensor {
+  WeightTensor tensor;
+  uint32_t crc = 0;
+};
+
+/// Checks a weights index (`index`, read from `indexPath`) against the
+/// manifest entry `device`, whose data file `weightsFile` (at `binPath`)
+/// holds `weightsBytes` bytes: the file it names, its size, and each
+/// tensor's size, bounds and role. Checksums are checkWeightsCrc's.
+std::vector<IndexedTensor>
+parseWeightsIndex(const json &index, const std::string &indexPath,
+                  const std::string &binPath, const std::string &weightsFile,
+                  uint64_t weightsBytes, const std::string &device) {
+  Node root{index, indexPath, ""};
+  if (root.has("file") && root.field("file").str() != weightsFile)
+    root.field("file").error("'" + root.field("file").str() +
+                             "' but manifest.json names '" + weightsFile + "'");
+  uint64_t indexBytes = root.field("bytes").u64();
+  if (indexBytes != weightsBytes)
+    root.field("bytes").error(
+        std::to_string(indexBytes) + " but manifest.json's " + device +
+        ".weights_bytes is " + std::to_string(weightsBytes));
+  std::vector<IndexedTensor> out;
+  Node tensors = root.field("tensors");
+  for (size_t i = 0, n = tensors.arraySize(); i < n; ++i) {
+    Node t = tensors.at(i);
+    TensorInfo info = t.tensorInfo();
+    uint64_t offset = t.field("offset").u64();
+    uint64_t size = t.field("bytes").u64();
+    uint64_t crc = t.field("crc32").u64();
+    std::string name = "tensor '" + info.name + "'";
+    if (size != tensorBytes(info))
+      fail(indexPath + ": " + name + ": " + std::to_string(size) +
+           " bytes do not match " + dtypeName(info.dtype) + " " +
+           formatShape(info.shape) + " (" + std::to_string(tensorBytes(info)) +
+           " bytes)");
+    if (offset > weightsBytes || size > weightsBytes - offset)
+      fail(indexPath + ": " + name + " (offset " + std::to_string(offset) +
+           ", " + std::to_string(size) + " bytes) lies outside " + binPath +
+           " (" + std::to_string(weightsBytes) + " bytes)");
+    if (crc > std::numeric_limits<uint32_t>::max())
+      t.field("crc32").error("is not a CRC-32 (more than 32 bits)");
+    std::string role = t.has("role") ? t.field("role").str() : "constant";
+    if (role != "constant" && role != "param" && role != "buffer" &&
+        role != "optimizer" && role != "step" && role != "state")
+      t.field("role").error("'" + role +
+                            "' is not constant, param, buffer, optimizer, "
+                            "step or state");
+    out.push_back({{info.name, info.dtype, info.shape, offset, size, role},
+                   uint32_t(crc)});
+  }
+  return out;
+}
+
+/// Fails naming the first tensor whose bytes in `data` (the weights file at
+/// `binPath`, bounds checked by parseWeightsIndex) do not match its CRC-32.
+void checkWeightsCrc(const std::vector<IndexedTensor> &tensors,
+                     const uint8_t *data, const std::string &binPath) {
+  for (const IndexedTensor &t : tensors) {
+    uint32_t got = crc32Of(data + t.tensor.offset, t.tensor.bytes);
+    if (got != t.crc)
+      fail(binPath + ": tensor '" + t.tensor.name +
+           "' checksum mismatch (expected " + std::to_string(t.crc) + ", got " +
+           std::to_string(got) + ")");
+  }
+}
+
 /// What the manifest says about the one device we run.
 struct DeviceManifest {
   size_t numDevices = 1;
@@ -193,7 +266,7 @@ struct DeviceManifest {
   int64_t microbatches = 1;
   int64_t outputDevice = -1;
   size_t index = 0; // in the manifest's devices
-  std::vector<Program::DeviceInfo> devices;
+  std::vector<DeviceInfo> devices;
   std::string cpuLibrary, cudaLibrary; // empty when absent
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
@@ -321,6 +394,10 @@ DeviceManifest parseEvalEntry(const Node &root, const std::string &outDir,
   return m;
 }
 
+DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
+                                const std::string &outDir, bool countOnly,
+                                ProgramPart part);
+
 /// Reads and checks manifest.json. With `countOnly`, stops after the device
 /// count (a multi-device program outside a launcher is then no error).
 DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
@@ -334,6 +411,30 @@ DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
          "' is not a directory (give the output folder of hetpar-compile)");
   std::string path = joinPath(outDir, "manifest.json");
   json doc = parseJsonFile(path);
+  return parseManifestDoc(doc, path, outDir, countOnly, part);
+}
+
+/// The id, stage and kind of every entry of the manifest's "devices".
+std::vector<DeviceInfo> parseDeviceInfos(const Node &devices) {
+  std::vector<DeviceInfo> infos;
+  for (size_t k = 0, e = devices.arraySize(); k < e; ++k) {
+    Node d = devices.at(k);
+    DeviceInfo info;
+    info.id = d.has("id") ? int64_t(d.field("id").u64()) : int64_t(k);
+    if (d.has("stage"))
+      info.stage = int64_t(d.field("stage").u64());
+    if (d.has("kind"))
+      info.kind = d.field("kind").str();
+    infos.push_back(info);
+  }
+  return infos;
+}
+
+/// parseManifest's checks of the manifest's JSON document `doc` (read from
+/// `path`); files it names are looked for in `outDir`.
+DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
+                                const std::string &outDir, bool countOnly,
+                                ProgramPart part) {
   Node root{doc, path, ""};
   if (!doc.is_object())
     root.error("expected a JSON object");
@@ -351,6 +452,7 @@ DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
   if (countOnly) {
     DeviceManifest m;
     m.numDevices = numDevices;
+    m.devices = parseDeviceInfos(devices);
     return m;
   }
   if (part == ProgramPart::Eval)
@@ -395,16 +497,7 @@ DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
   }
   if (root.has("output_device"))
     m.outputDevice = int64_t(root.field("output_device").u64());
-  for (size_t k = 0; k < numDevices; ++k) {
-    Node d = devices.at(k);
-    Program::DeviceInfo info;
-    info.id = d.has("id") ? int64_t(d.field("id").u64()) : int64_t(k);
-    if (d.has("stage"))
-      info.stage = int64_t(d.field("stage").u64());
-    if (d.has("kind"))
-      info.kind = d.field("kind").str();
-    m.devices.push_back(info);
-  }
+  m.devices = parseDeviceInfos(devices);
   parseProgramEntry(dev, outDir, m);
   return m;
 }
@@ -559,15 +652,6 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
   std::string indexPath = joinPath(outDir, weightsIndex);
   std::string binPath = joinPath(outDir, weightsFile);
   json index = parseJsonFile(indexPath);
-  Node root{index, indexPath, ""};
-  if (root.has("file") && root.field("file").str() != weightsFile)
-    root.field("file").error("'" + root.field("file").str() +
-                             "' but manifest.json names '" + weightsFile + "'");
-  uint64_t indexBytes = root.field("bytes").u64();
-  if (indexBytes != weightsBytes_)
-    root.field("bytes").error(
-        std::to_string(indexBytes) + " but manifest.json's " + manifestDevice_ +
-        ".weights_bytes is " + std::to_string(weightsBytes_));
 
   // The CPU backend's device memory is host memory: weights.bin goes straight
   // into it (one copy of the weights in memory, not two). Elsewhere it is
@@ -588,51 +672,21 @@ Status Program::setUp(const std::string &outDir, const std::string &weightsFile,
   Status st = detail::readFileInto(binPath, host, weightsBytes_);
   if (!st.isOk())
     return st;
-  struct Span {
-    const uint8_t *data;
-    uint64_t size;
-  } bytes{host, weightsBytes_};
-
-  Node tensors = root.field("tensors");
-  for (size_t i = 0, n = tensors.arraySize(); i < n; ++i) {
-    Node t = tensors.at(i);
-    TensorInfo info = t.tensorInfo();
-    uint64_t offset = t.field("offset").u64();
-    uint64_t size = t.field("bytes").u64();
-    uint64_t crc = t.field("crc32").u64();
-    std::string name = "tensor '" + info.name + "'";
-    if (size != tensorBytes(info))
-      fail(indexPath + ": " + name + ": " + std::to_string(size) +
-           " bytes do not match " + dtypeName(info.dtype) + " " +
-           formatShape(info.shape) + " (" + std::to_string(tensorBytes(info)) +
-           " bytes)");
-    if (offset > bytes.size || size > bytes.size - offset)
-      fail(indexPath + ": " + name + " (offset " + std::to_string(offset) +
-           ", " + std::to_string(size) + " bytes) lies outside " + binPath +
-           " (" + std::to_string(bytes.size) + " bytes)");
-    std::string role = t.has("role") ? t.field("role").str() : "constant";
-    if (role != "constant" && role != "param" && role != "buffer" &&
-        role != "optimizer" && role != "step" && role != "state")
-      t.field("role").error("'" + role +
-                            "' is not constant, param, buffer, optimizer, "
-                            "step or state");
-    weightTensors_.push_back(
-        {info.name, info.dtype, info.shape, offset, size, role});
-    uint32_t got = crc32Of(bytes.data + offset, size);
-    if (got != crc)
-      fail(binPath + ": " + name + " checksum mismatch (expected " +
-           std::to_string(crc) + ", got " + std::to_string(got) + ")");
-  }
-  if (!direct && bytes.size &&
-      f.upload(ctx_, weights_, bytes.data, bytes.size) != 0)
+  std::vector<IndexedTensor> indexed = parseWeightsIndex(
+      index, indexPath, binPath, weightsFile, weightsBytes_, manifestDevice_);
+  checkWeightsCrc(indexed, host, binPath);
+  for (IndexedTensor &t : indexed)
+    weightTensors_.push_back(std::move(t.tensor));
+  if (!direct && weightsBytes_ &&
+      f.upload(ctx_, weights_, host, weightsBytes_) != 0)
     fail("uploading the weights failed: " + programError(f, ctx_));
   return Status::ok();
 }
 
-Status programDevices(const std::string &outDir, size_t &devices,
-                      int64_t &rank) {
+Status programDevices(const std::string &outDir,
+                      std::vector<DeviceInfo> &devices, int64_t &rank) {
   try {
-    devices = parseManifest(outDir, /*countOnly=*/true).numDevices;
+    devices = parseManifest(outDir, /*countOnly=*/true).devices;
   } catch (const LoadError &e) {
     return Status::error(e.message);
   } catch (const std::exception &e) {
@@ -956,6 +1010,39 @@ Status Program::run(const std::vector<HostTensor> &inputs,
   if (st.isOk())
     st = downloadOutputs(outputs);
   return st;
+}
+
+Status detail::checkManifestText(const uint8_t *bytes, size_t size) {
+  const std::string path = "manifest.json", outDir = "/nonexistent/hetpar";
+  try {
+    json doc = parseJsonText(bytes, size, path);
+    parseManifestDoc(doc, path, outDir, /*countOnly=*/true, ProgramPart::Step);
+    parseManifestDoc(doc, path, outDir, /*countOnly=*/false, ProgramPart::Step);
+    if (doc.is_object() && doc.contains("training"))
+      parseManifestDoc(doc, path, outDir, /*countOnly=*/false,
+                       ProgramPart::Eval);
+  } catch (const LoadError &e) {
+    return Status::error(e.message);
+  } catch (const std::exception &e) {
+    return Status::error(e.what());
+  }
+  return Status::ok();
+}
+
+Status detail::checkWeightsIndexText(const uint8_t *text, size_t size,
+                                     const uint8_t *weights,
+                                     uint64_t weightsBytes) {
+  const std::string path = "weights.json", bin = "weights.bin";
+  try {
+    checkWeightsCrc(parseWeightsIndex(parseJsonText(text, size, path), path,
+                                      bin, bin, weightsBytes, "devices[0]"),
+                    weights, bin);
+  } catch (const LoadError &e) {
+    return Status::error(e.message);
+  } catch (const std::exception &e) {
+    return Status::error(e.what());
+  }
+  return Status::ok();
 }
 
 } // namespace hetpar::rt

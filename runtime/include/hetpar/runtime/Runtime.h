@@ -148,12 +148,19 @@ Status readNpy(const std::string &path, HostTensor &out);
 /// failures.
 Status writeNpy(const std::string &path, const HostTensor &tensor);
 
-/// How many devices the program in `outDir` has (manifest.json's devices),
-/// and the rank of this process when a launcher (mpirun, srun) started it:
-/// HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID;
-/// -1 without one. Errors name the manifest and what is wrong.
-Status programDevices(const std::string &outDir, size_t &devices,
-                      int64_t &rank);
+/// One device of a program's manifest: its id, pipeline stage (-1 when not
+/// given) and kind ("" when not given). Rank r of a launcher runs the r-th.
+struct DeviceInfo {
+  int64_t id = 0, stage = -1;
+  std::string kind;
+};
+
+/// The devices of the program in `outDir` (manifest.json's devices, in rank
+/// order), and the rank of this process when a launcher (mpirun, srun)
+/// started it: HETPAR_DEVICE, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or
+/// SLURM_PROCID; -1 without one. Errors name the manifest and what is wrong.
+Status programDevices(const std::string &outDir,
+                      std::vector<DeviceInfo> &devices, int64_t &rank);
 
 struct ProgramABIFunctions;
 
@@ -247,12 +254,8 @@ public:
   /// The device that returns the graph's outputs (manifest "output_device"),
   /// or -1 when every device returns its own.
   int64_t outputDevice() const { return outputDevice_; }
-  /// Every device of the manifest, in rank order: id, pipeline stage (-1
-  /// when not given) and kind ("" when not given).
-  struct DeviceInfo {
-    int64_t id = 0, stage = -1;
-    std::string kind;
-  };
+  /// Every device of the manifest, in rank order.
+  using DeviceInfo = hetpar::rt::DeviceInfo;
   const std::vector<DeviceInfo> &devices() const { return devices_; }
   /// A whole step's inputs and outputs: inputs()/outputs() with the batch
   /// dimension `microbatches()` times larger.
