@@ -47,6 +47,12 @@ import glob, shutil
 if shutil.which("clang++-22") and glob.glob("/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"):
     config.available_features.add("libfuzzer")
 
+# User and mount namespaces (unshare -rm): the file-system fault tests mount
+# read-only and full tmpfs file systems there without privileges.
+import subprocess
+if shutil.which("unshare") and subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0:
+    config.available_features.add("unshare")
+
 # Waiting OpenMP threads sleep instead of spinning: lit runs tests side by
 # side on few cores, where spinning threads of one program starve another's
 # (a training test took 5 minutes instead of 40 s under load).

@@ -8,6 +8,7 @@
 // prints the latency. Links the runtime only (no MLIR, no LLVM, no CUDA).
 //
 //===----------------------------------------------------------------------===//
+#include "Launch.h"
 #include "Train.h"
 
 #include "hetpar/runtime/Runtime.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -359,6 +361,42 @@ Status writeTrace(const std::string &file, const Program &program,
   return Status::ok();
 }
 
+/// Writes `outputs` as DIR/output_0.npy, output_1.npy, ...: all of them to
+/// temporary files first (.output_K.npy.new), renamed over the old ones only
+/// when every one was written, so that a full or read-only file system
+/// leaves the folder as it was. Errors name the file and the reason.
+Status writeOutputs(const std::string &dir,
+                    const std::vector<HostTensor> &outputs) {
+  auto pathOf = [&](size_t i, bool staged) {
+    std::string name = "output_" + std::to_string(i) + ".npy";
+    return (std::filesystem::path(dir) / (staged ? "." + name + ".new" : name))
+        .string();
+  };
+  auto discard = [&](size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      std::remove(pathOf(i, true).c_str());
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Status st = writeNpy(pathOf(i, true), outputs[i]);
+    if (!st.isOk()) {
+      discard(i);
+      std::string staged = pathOf(i, true), real = pathOf(i, false);
+      std::string msg = st.message();
+      size_t at = msg.find(staged);
+      if (at != std::string::npos)
+        msg.replace(at, staged.size(), real);
+      return Status::error(msg);
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (std::rename(pathOf(i, true).c_str(), pathOf(i, false).c_str()) != 0) {
+      std::string why = std::strerror(errno);
+      discard(outputs.size());
+      return Status::error("cannot write '" + pathOf(i, false) + "': " + why);
+    }
+  return Status::ok();
+}
+
 int runTool(const Options &opts) {
   if (const char *v = std::getenv("HETPAR_COLLECTIVE_TIMEOUT")) {
     char *end = nullptr;
@@ -527,14 +565,9 @@ int runTool(const Options &opts) {
     if (ec)
       return error("cannot create the output folder '" + outputsDir +
                    "': " + ec.message());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string path = (std::filesystem::path(outputsDir) /
-                          ("output_" + std::to_string(i) + ".npy"))
-                             .string();
-      st = writeNpy(path, outputs[i]);
-      if (!st.isOk())
-        return error(st.message());
-    }
+    st = writeOutputs(outputsDir, outputs);
+    if (!st.isOk())
+      return error(st.message());
     std::cout << "wrote " << outputs.size() << " output"
               << (outputs.size() == 1 ? "" : "s") << " to " << outputsDir
               << "\n";
@@ -567,56 +600,19 @@ int runTool(const Options &opts) {
 
 } // namespace
 
-/// A program of several devices started without a launcher: run it as one
-/// process per device on this machine through Open MPI's mpirun, with this
-/// same command line (each process then loads the device of its rank).
-/// Returns only when that cannot be done.
-int launchDevices(size_t devices, char **argv) {
-  std::vector<std::string> args{"mpirun"};
-  if (geteuid() == 0)
-    args.push_back("--allow-run-as-root");
-  // More devices than cores is normal for the CPU backend on one machine.
-  args.push_back("--oversubscribe");
-  args.push_back("-np");
-  args.push_back(std::to_string(devices));
-  for (char **a = argv; *a; ++a)
-    args.push_back(*a);
-  std::string shown;
-  for (const std::string &a : args)
-    shown += (shown.empty() ? "" : " ") + a;
-  std::cerr << "hetpar-run: " << devices << " devices: " << shown << "\n";
-  // The processes share this machine's cores: each gets its share of
-  // OpenMP and OpenBLAS threads (unless the user chose), and ranks that wait
-  // yield their core (Open MPI), so that a waiting rank does not spin on the
-  // core its peer needs.
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::string share = std::to_string(std::max<size_t>(1, cores / devices));
-  for (const char *var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
-    setenv(var, share.c_str(), /*overwrite=*/0);
-  if (devices > cores)
-    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  std::vector<char *> cargs;
-  for (std::string &a : args)
-    cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  execvp("mpirun", cargs.data());
-  return error("the program has " + std::to_string(devices) +
-               " devices and starting 'mpirun' failed (" +
-               std::strerror(errno) +
-               "); install Open MPI (openmpi-bin) or start one process per "
-               "device with your launcher");
-}
-
 int main(int argc, char **argv) {
+  // A file size limit (ulimit -f) makes a write fail with EFBIG, reported
+  // as a full disk is, instead of killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   Options opts;
   int rc = parseArgs(argc, argv, opts);
   if (rc >= 0)
     return rc;
-  size_t devices = 1;
+  std::vector<hetpar::rt::DeviceInfo> devices;
   int64_t rank = -1;
-  if (programDevices(opts.outDir, devices, rank).isOk() && devices > 1 &&
+  if (programDevices(opts.outDir, devices, rank).isOk() && devices.size() > 1 &&
       rank < 0)
-    return launchDevices(devices, argv);
+    return hetpar::run::launchDevices(devices, argv);
   try {
     if (opts.train.enabled)
       return hetpar::run::runTraining(opts.outDir, opts.backend, opts.train);
