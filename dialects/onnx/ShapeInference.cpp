@@ -139,6 +139,23 @@ std::optional<int64_t> staticLength(Value v) {
   return (*s)[0];
 }
 
+/// The highest rank HetPar handles: 64, NumPy 2's NPY_MAXDIMS (the most
+/// dimensions an `.npy` input or reference can have).
+constexpr int64_t kMaxRank = 64;
+
+/// Checks a 1-D operand whose length becomes a result's rank (Reshape's and
+/// Expand's shape, ConstantOfShape's input): at most kMaxRank entries.
+LogicalResult checkShapeOperand(Operation *op, Value v, StringRef name) {
+  if (failed(check1D(op, v, name)))
+    return failure();
+  if (auto len = staticLength(v); len && *len > kMaxRank)
+    return op->emitOpError()
+           << "'" << name << "' has " << *len
+           << " entries, a result of more than the " << kMaxRank
+           << " dimensions HetPar supports (NumPy 2's NPY_MAXDIMS)";
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1039,7 +1056,7 @@ LogicalResult ReshapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getData());
   if (getAllowzero() != 0 && getAllowzero() != 1)
     return emitOpError() << "allowzero must be 0 or 1";
-  if (failed(check1D(*this, getShape(), "shape")))
+  if (failed(checkShapeOperand(*this, getShape(), "shape")))
     return failure();
   auto target = getConstantIntValues(getShape());
   if (!target) {
@@ -1180,6 +1197,9 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto axes = getConstantIntValues(getAxes());
   if (!axes) {
     auto len = staticLength(getAxes());
+    if (len && *len > rank)
+      return emitOpError() << "'axes' has " << *len
+                           << " entries but the input has rank " << rank;
     r.push_back(
         len ? Type(RankedTensorType::get(dynamicShape(rank - *len), elt))
             : Type(UnrankedTensorType::get(elt)));
@@ -1208,8 +1228,13 @@ LogicalResult UnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return failure();
   auto x = shapeOf(getData());
   auto axes = getConstantIntValues(getAxes());
+  auto len = staticLength(getAxes());
+  if (x && len && int64_t(x->size()) + *len > kMaxRank)
+    return emitOpError() << "a result of rank " << int64_t(x->size()) + *len
+                         << " is more than the " << kMaxRank
+                         << " dimensions HetPar supports (NumPy 2's "
+                            "NPY_MAXDIMS)";
   if (!x || !axes) {
-    auto len = staticLength(getAxes());
     r.push_back(x && len ? Type(RankedTensorType::get(
                                dynamicShape(x->size() + *len), elt))
                          : Type(UnrankedTensorType::get(elt)));
@@ -1494,7 +1519,7 @@ LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 
 LogicalResult ExpandOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getInput());
-  if (failed(check1D(*this, getShape(), "shape")))
+  if (failed(checkShapeOperand(*this, getShape(), "shape")))
     return failure();
   auto x = shapeOf(getInput());
   auto target = getConstantIntValues(getShape());
@@ -1609,7 +1634,7 @@ LogicalResult ConstantOfShapeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       return emitOpError() << "value must have exactly one element";
     elt = t.getElementType();
   }
-  if (failed(check1D(*this, getInput(), "input")))
+  if (failed(checkShapeOperand(*this, getInput(), "input")))
     return failure();
   if (auto shape = getConstantIntValues(getInput())) {
     for (int64_t d : *shape)

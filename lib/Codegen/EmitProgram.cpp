@@ -418,7 +418,8 @@ int64_t Emitter::appendWeight(llvm::StringRef name, Type elt,
                               llvm::json::Object extra) {
   int64_t offset = (program.weights.size() + 255) / 256 * 256;
   program.weights.resize(offset + bytes.size());
-  std::memcpy(program.weights.data() + offset, bytes.data(), bytes.size());
+  if (!bytes.empty()) // an empty tensor's data() may be null
+    std::memcpy(program.weights.data() + offset, bytes.data(), bytes.size());
   llvm::json::Array shape;
   for (int64_t d : shapeDims)
     shape.push_back(d);

@@ -621,11 +621,12 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
           "activations {6}, gradients {7}, optimizer {8}) but has {9} bytes "
           "({10})",
-          dp.id, d.kind, s, static_cast<int64_t>(std::ceil(dp.memory.total())),
+          dp.id, d.kind, s,
+          llvm::formatv("{0:F0}", std::ceil(dp.memory.total())),
           formatBytes(dp.memory.total()), formatBytes(dp.memory.weights),
           formatBytes(dp.memory.activations), formatBytes(dp.memory.gradients),
-          formatBytes(dp.memory.optimizer), static_cast<int64_t>(d.memoryBytes),
-          formatBytes(d.memoryBytes)));
+          formatBytes(dp.memory.optimizer),
+          llvm::formatv("{0:F0}", d.memoryBytes), formatBytes(d.memoryBytes)));
     pred.devices.push_back(dp);
   };
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {

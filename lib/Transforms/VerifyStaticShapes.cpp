@@ -1,10 +1,10 @@
-//===- VerifyStaticShapes.cpp - hetpar-onnx-verify-static
-//-------------------===//
+//===- VerifyStaticShapes.cpp - hetpar-onnx-verify-static -----------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace hetpar {
 #define GEN_PASS_DEF_VERIFYSTATICSHAPESPASS
@@ -18,6 +18,59 @@ namespace {
 bool isDynamicTensor(Type t) {
   auto st = llvm::dyn_cast<ShapedType>(t);
   return st && !st.hasStaticShape();
+}
+
+/// The most bytes one tensor may hold: 2^53 (8 PiB). Byte counts up to it are
+/// exact in the cost model's doubles and leave int64 headroom for the offset
+/// arithmetic of the partition and codegen; no cluster comes near it (128
+/// nodes of 8 H100 80 GB hold 2^46 bytes).
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
+
+/// Whether a static tensor type holds more than kMaxTensorBytes (counted
+/// without overflow; elements that are not integers or floats count 8 bytes).
+bool isOversized(Type t) {
+  auto st = llvm::dyn_cast<ShapedType>(t);
+  if (!st || !st.hasStaticShape())
+    return false;
+  Type elt = st.getElementType();
+  int64_t bytes =
+      elt.isIntOrFloat()
+          ? std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8)
+          : 8;
+  for (int64_t d : st.getShape())
+    if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxTensorBytes)
+      return true;
+  return false;
+}
+
+/// Reports tensors over kMaxTensorBytes: inputs by name, and among ops only
+/// those where the size starts (no operand over it). Returns false if any.
+bool verifyTensorSizes(ModuleOp module) {
+  bool ok = true;
+  module.walk([&](func::FuncOp func) {
+    for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+      if (!isOversized(arg.getType()))
+        continue;
+      auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+      emitError(arg.getLoc())
+          << "input '" << (name ? name.getValue() : StringRef("?"))
+          << "' of type " << arg.getType()
+          << " holds more than 2^53 bytes (8 PiB), the most HetPar plans "
+             "for one tensor";
+      ok = false;
+    }
+  });
+  module.walk([&](Operation *op) {
+    if (llvm::none_of(op->getResultTypes(), isOversized) ||
+        llvm::any_of(op->getOperandTypes(), isOversized))
+      return;
+    op->emitError() << onnx::describeNode(op) << " has a result of type "
+                    << *llvm::find_if(op->getResultTypes(), isOversized)
+                    << " that holds more than 2^53 bytes (8 PiB), the most "
+                       "HetPar plans for one tensor";
+    ok = false;
+  });
+  return ok;
 }
 
 /// Why a shape is not static: a function argument whose *values* flow into the
@@ -118,7 +171,7 @@ struct VerifyStaticShapesPass
       }
       ok = false;
     });
-    if (!ok)
+    if (!ok || !verifyTensorSizes(getOperation()))
       signalPassFailure();
   }
 };

@@ -74,6 +74,11 @@ def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp">
     with the cause: the unsupported op (`onnx.Generic`), the input whose *values*
     flow into the op's shape operands (a data-dependent shape), or the op of the
     shape computation that did not fold.
+
+    Also fails on a static tensor of more than 2^53 bytes (8 PiB), the most
+    HetPar plans for one tensor (byte counts stay exact in the cost model's
+    doubles and int64 offsets cannot overflow): inputs by name, ops where the
+    size starts.
   }];
 }
 

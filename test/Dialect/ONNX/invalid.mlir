@@ -1159,3 +1159,39 @@ func.func @case99(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
   %0:3 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
+
+// -----
+
+// A shape operand of 65 entries would make a result of rank 65 (found by
+// fuzzing: one of 374 million entries made inference allocate 3 GB).
+func.func @rank_over_64(%s: tensor<65xi64>) {
+  // expected-error @+1 {{'input' has 65 entries, a result of more than the 64 dimensions HetPar supports (NumPy 2's NPY_MAXDIMS)}}
+  %0 = onnx.ConstantOfShape(%s) : (tensor<65xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_rank_over_64(%x: tensor<4xf32>, %s: tensor<100xi64>) {
+  // expected-error @+1 {{'shape' has 100 entries}}
+  %0 = onnx.Reshape(%x, %s) : (tensor<4xf32>, tensor<100xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// Found by fuzzing: more axes than the input's rank made a result of negative
+// rank (an abort in SmallVector).
+func.func @squeeze_more_axes_than_rank(%x: tensor<2x3xf32>, %a: tensor<3xi64>) {
+  // expected-error @+1 {{'axes' has 3 entries but the input has rank 2}}
+  %0 = onnx.Squeeze(%x, %a) : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @unsqueeze_rank_over_64(%x: tensor<2x3xf32>, %a: tensor<63xi64>) {
+  // expected-error @+1 {{a result of rank 65 is more than the 64 dimensions HetPar supports}}
+  %0 = onnx.Unsqueeze(%x, %a) : (tensor<2x3xf32>, tensor<63xi64>) -> tensor<*xf32>
+  return
+}
