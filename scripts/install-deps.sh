@@ -23,8 +23,9 @@ PACKAGES=(
   python3-onnx python3-numpy
   # the digits training tests (scikit-learn ships the digits dataset)
   python3-sklearn
-  # libFuzzer harnesses of the run-time parsers (bench/fuzz, test/Fuzz)
-  clang-22 libclang-rt-22-dev
+  # libFuzzer harnesses (bench/fuzz, test/Fuzz) and the sanitizer build
+  # (run-tests.sh --sanitize; its generated programs use clang's OpenMP)
+  clang-22 libclang-rt-22-dev libomp-22-dev
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include "hetpar/Codegen/Codegen.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -316,15 +317,27 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
   // collectives: Open MPI's compiler wrapper adds its flags.
   std::string opt = "-O" + std::to_string(opts.optLevel);
   auto relative = [](llvm::StringRef name) { return name.str(); };
-  std::string cxxName = program.multiDevice ? "mpicxx" : opts.hostCompiler;
+  std::string cxxName = program.multiDevice ? "mpicxx"
+                        : opts.hostCompiler.empty()
+                            ? std::string(HETPAR_GENERATED_CXX)
+                            : opts.hostCompiler;
   auto cpuArgs = [&](auto in) {
-    return std::vector<std::string>{
-        "-std=c++17", opt,       "-fopenmp",
-        "-fPIC",      "-shared", "-w",
-        "-x",         "c++",     "-I" + in("include"),
-        in(source),   "-o",      in(cpuLib),
-        "-lopenblas"};
+    std::vector<std::string> args{"-std=c++17", opt,       "-fopenmp",
+                                  "-fPIC",      "-shared", "-w",
+                                  "-x",         "c++",     "-I" + in("include"),
+                                  in(source),   "-o",      in(cpuLib),
+                                  "-lopenblas"};
+    if (opts.hostCompiler.empty())
+      for (llvm::StringRef flag :
+           llvm::split(llvm::StringRef(HETPAR_GENERATED_CXXFLAGS), ' '))
+        if (!flag.empty())
+          args.push_back(flag.str());
+    return args;
   };
+  // The sanitizer build's programs of several devices: mpicxx over its
+  // clang (the user's OMPI_CXX wins).
+  if (program.multiDevice && llvm::StringRef(HETPAR_GENERATED_CXX) != "c++")
+    ::setenv("OMPI_CXX", HETPAR_GENERATED_CXX, /*overwrite=*/0);
   std::string archs;
   auto cudaArgs = [&](auto in) {
     std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",

@@ -43,7 +43,11 @@ struct CodegenOptions {
   bool buildCUDA = true;
   /// Fail when buildCUDA is set and no nvcc is found (the user asked for it).
   bool requireCUDA = false;
-  std::string hostCompiler = "c++";
+  /// The host C++ compiler of the CPU build; empty: the build's default,
+  /// "c++", or in the sanitizer build (HETPAR_SANITIZE) its clang, which
+  /// then also adds its sanitizer flags. Several devices build with Open
+  /// MPI's mpicxx wrapper instead (OMPI_CXX picks the compiler under it).
+  std::string hostCompiler;
   std::string nvcc;
   /// Optimization level of both builds (0-3).
   int optLevel = 2;
