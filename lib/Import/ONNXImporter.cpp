@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -31,6 +32,7 @@
 #include <onnx/defs/parser.h>
 
 #include <fcntl.h>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -397,11 +399,14 @@ Value NodeContext::constScalar(Type elt, double value) {
     f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     attr = DenseElementsAttr::get(type, f);
   } else {
+    // Toward zero, saturated to the type's range (a float attribute of 1e30
+    // on an integer op; found by fuzzing), NaN as 0.
     auto it = llvm::cast<IntegerType>(elt);
-    attr = DenseElementsAttr::get(
-        type,
-        APInt(it.getWidth(), static_cast<uint64_t>(static_cast<int64_t>(value)),
-              /*isSigned=*/true, /*implicitTrunc=*/true));
+    llvm::APSInt i(it.getWidth(), /*isUnsigned=*/it.isUnsigned());
+    bool exact = false;
+    if (!std::isnan(value))
+      (void)APFloat(value).convertToInteger(i, APFloat::rmTowardZero, &exact);
+    attr = DenseElementsAttr::get(type, APInt(i));
   }
   return hetpar::onnx::ConstantOp::create(builder(), loc,
                                           llvm::cast<ElementsAttr>(attr));
