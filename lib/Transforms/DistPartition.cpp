@@ -421,10 +421,14 @@ Value Partitioner::slice(Location loc, Value x, int dim, int64_t outer,
   auto inType = llvm::cast<RankedTensorType>(in.getType());
   SmallVector<int64_t> shape(inType.getShape());
   shape[at] = size;
+  // One statement each: the order of the constants must not depend on the
+  // compiler's order of evaluating arguments.
+  Value begin = i64Const(loc, {start});
+  Value end = i64Const(loc, {start + size});
+  Value axes = i64Const(loc, {at});
   Value out = onnx::SliceOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), in,
-      i64Const(loc, {start}), i64Const(loc, {start + size}),
-      i64Const(loc, {at}), Value());
+      b, loc, RankedTensorType::get(shape, t.getElementType()), in, begin, end,
+      axes, Value());
   SmallVector<int64_t> merged(t.getShape());
   merged[dim] = outer * size;
   return reshape(loc, out, merged);

@@ -51,16 +51,28 @@ Value train::learningRate(GradientBuilder &g, const Schedule &sc,
     return base;
   double w = static_cast<double>(sc.warmupSteps),
          t = static_cast<double>(sc.totalSteps);
-  Value prog = g.div(g.sub(s, g.scalar(w, s)), g.scalar(t - w, s));
-  prog = minOf(g, maxOf(g, prog, g.scalar(0.0, s)), g.scalar(1.0, s));
-  Value c = g.make<onnx::CosOp>(g.mul(prog, g.scalar(M_PI, s)));
-  Value cosine =
-      g.add(g.scalar(sc.minLr, s), g.mul(g.scalar(0.5 * (sc.lr - sc.minLr), s),
-                                         g.add(g.scalar(1.0, s), c)));
+  // One op per statement: the IR's order must not depend on the compiler's
+  // order of evaluating arguments (clang and gcc differ).
+  Value warmupSteps = g.scalar(w, s);
+  Value sinceWarmup = g.sub(s, warmupSteps);
+  Value decaySteps = g.scalar(t - w, s);
+  Value prog = g.div(sinceWarmup, decaySteps);
+  Value zero = g.scalar(0.0, s);
+  prog = maxOf(g, prog, zero);
+  Value one = g.scalar(1.0, s);
+  prog = minOf(g, prog, one);
+  Value pi = g.scalar(M_PI, s);
+  Value c = g.make<onnx::CosOp>(g.mul(prog, pi));
+  Value minLr = g.scalar(sc.minLr, s);
+  Value halfRange = g.scalar(0.5 * (sc.lr - sc.minLr), s);
+  Value onePlusCos = g.add(g.scalar(1.0, s), c);
+  Value cosine = g.add(minLr, g.mul(halfRange, onePlusCos));
   if (sc.warmupSteps == 0)
     return cosine;
-  Value warm = g.mul(base, g.div(s, g.scalar(w, s)));
-  return where(g, compare<onnx::LessOp>(g, s, g.scalar(w, s)), warm, cosine);
+  Value warmupFraction = g.div(s, g.scalar(w, s));
+  Value warm = g.mul(base, warmupFraction);
+  Value inWarmup = compare<onnx::LessOp>(g, s, g.scalar(w, s));
+  return where(g, inWarmup, warm, cosine);
 }
 
 Value train::gradScale(GradientBuilder &g, ArrayRef<Value> grads,

@@ -57,9 +57,9 @@ func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx
 // CHECK: dist.mesh @mesh devices [#dist.device<4, "unknown">, #dist.device<5, "unknown">, #dist.device<7, "unknown">]
 // CHECK-LABEL: func.func @device_4(
 // CHECK-SAME: %[[X:.*]]: tensor<4x6xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 4 : i64}
-// CHECK-DAG: %[[AX:.*]] = onnx.Constant dense<0> : tensor<1xi64>
-// CHECK-DAG: %[[END:.*]] = onnx.Constant dense<3> : tensor<1xi64>
-// CHECK-DAG: %[[BEGIN:.*]] = onnx.Constant dense<0> : tensor<1xi64>
+// CHECK: %[[BEGIN:.*]] = onnx.Constant dense<0> : tensor<1xi64>
+// CHECK: %[[END:.*]] = onnx.Constant dense<3> : tensor<1xi64>
+// CHECK: %[[AX:.*]] = onnx.Constant dense<0> : tensor<1xi64>
 // CHECK: onnx.Slice(%[[X]], %[[BEGIN]], %[[END]]) axes(%[[AX]]) {{.*}} -> tensor<3x6xf32>
 // CHECK: onnx.Constant dense<[3, 2, 3]> : tensor<3xi64>
 // CHECK: %[[R:.*]] = onnx.Relu{{.*}} -> tensor<3x2x3xf32>

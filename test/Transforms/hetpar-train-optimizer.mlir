@@ -100,19 +100,19 @@
 // COSINE: %[[T:.*]] = onnx.Add(%[[S]],
 // COSINE: %[[SF:.*]] = onnx.Cast(%[[S]]) {to = f32} : (tensor<i64>) -> tensor<f32>
 // COSINE: %[[LR:.*]] = onnx.Constant dense<0.00999999977> : tensor<f32>
-// COSINE: %[[SPAN:.*]] = onnx.Constant dense<9.000000e+01> : tensor<f32>
 // COSINE: %[[W1:.*]] = onnx.Constant dense<1.000000e+01> : tensor<f32>
 // COSINE: %[[D:.*]] = onnx.Sub(%[[SF]], %[[W1]])
+// COSINE: %[[SPAN:.*]] = onnx.Constant dense<9.000000e+01> : tensor<f32>
 // COSINE: %[[PR:.*]] = onnx.Div(%[[D]], %[[SPAN]])
 // COSINE: %[[LO:.*]] = onnx.Max(%[[PR]], %{{.*}})
 // COSINE: %[[HI:.*]] = onnx.Min(%[[LO]], %{{.*}})
 // COSINE: %[[PI:.*]] = onnx.Constant dense<3.14159274> : tensor<f32>
 // COSINE: %[[X:.*]] = onnx.Mul(%[[HI]], %[[PI]])
 // COSINE: %[[C:.*]] = onnx.Cos(%[[X]])
-// COSINE: %[[C1:.*]] = onnx.Add(%{{.*}}, %[[C]])
-// COSINE: %[[HALF:.*]] = onnx.Constant dense<4.995000e-03> : tensor<f32>
-// COSINE: %[[C2:.*]] = onnx.Mul(%[[HALF]], %[[C1]])
 // COSINE: %[[MIN:.*]] = onnx.Constant dense<9.99999974E-6> : tensor<f32>
+// COSINE: %[[HALF:.*]] = onnx.Constant dense<4.995000e-03> : tensor<f32>
+// COSINE: %[[C1:.*]] = onnx.Add(%{{.*}}, %[[C]])
+// COSINE: %[[C2:.*]] = onnx.Mul(%[[HALF]], %[[C1]])
 // COSINE: %[[COS:.*]] = onnx.Add(%[[MIN]], %[[C2]])
 // COSINE: %[[F:.*]] = onnx.Div(%[[SF]], %{{.*}})
 // COSINE: %[[WARM:.*]] = onnx.Mul(%[[LR]], %[[F]])
