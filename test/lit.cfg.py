@@ -53,6 +53,16 @@ import subprocess
 if shutil.which("unshare") and subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0:
     config.available_features.add("unshare")
 
+# The sanitizer build (HETPAR_SANITIZE): Open MPI's own leaks are suppressed
+# (test/lsan.supp), its plugins stay loaded so that the leak reports can name
+# them, and stacks are unwound fully (Open MPI has no frame pointers).
+if getattr(config, "hetpar_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    supp = os.path.join(config.hetpar_src_root, "test", "lsan.supp")
+    config.environment["LSAN_OPTIONS"] = ":".join(
+        filter(None, [os.environ.get("LSAN_OPTIONS", ""), "suppressions=" + supp,
+                      "print_suppressions=0", "fast_unwind_on_malloc=0"]))
+    config.environment["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+
 # Waiting OpenMP threads sleep instead of spinning: lit runs tests side by
 # side on few cores, where spinning threads of one program starve another's
 # (a training test took 5 minutes instead of 40 s under load).

@@ -145,7 +145,12 @@ seed_dirs=("${extra_corpus[@]}")
 [[ -d $root/test/Fuzz/corpus/$harness ]] && seed_dirs=("$root/test/Fuzz/corpus/$harness" "${seed_dirs[@]}")
 log=$out/$harness.log
 status=0
-(cd "$out" && "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+# The compiler's harnesses hold the sources under test twice (their
+# instrumented copies and the build's libraries); in the sanitizer build both
+# are instrumented, which AddressSanitizer would report as an ODR violation.
+asan=${ASAN_OPTIONS:-}
+[[ $kind == compiler ]] && asan="${asan:+$asan:}detect_odr_violation=0"
+(cd "$out" && ASAN_OPTIONS=$asan "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "$@" "$corpus" "${seed_dirs[@]}") > "$log" 2>&1 || status=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)

@@ -334,10 +334,13 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
           args.push_back(flag.str());
     return args;
   };
-  // The sanitizer build's programs of several devices: mpicxx over its
-  // clang (the user's OMPI_CXX wins).
-  if (program.multiDevice && llvm::StringRef(HETPAR_GENERATED_CXX) != "c++")
-    ::setenv("OMPI_CXX", HETPAR_GENERATED_CXX, /*overwrite=*/0);
+  // The sanitizer build's CPU programs of several devices: mpicxx over its
+  // clang, through `env OMPI_CXX=...` (the user's OMPI_CXX wins; nvcc's host
+  // compiler, also mpicxx, stays Open MPI's default).
+  std::vector<std::string> cpuEnv;
+  if (program.multiDevice && llvm::StringRef(HETPAR_GENERATED_CXX) != "c++" &&
+      !::getenv("OMPI_CXX"))
+    cpuEnv.push_back("OMPI_CXX=" HETPAR_GENERATED_CXX);
   std::string archs;
   auto cudaArgs = [&](auto in) {
     std::vector<std::string> args{"-std=c++17", opt,  "-shared", "-Xcompiler",
@@ -364,7 +367,17 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
     if (!cxx)
       return llvm::createStringError(
           cxx.getError(), "host C++ compiler '%s' not found", cxxName.c_str());
-    jobs.push_back({*cxx, cpuArgs(file), file(names.log + "-cpu.log"),
+    std::string prog = *cxx;
+    std::vector<std::string> args = cpuArgs(file);
+    if (!cpuEnv.empty()) {
+      auto env = llvm::sys::findProgramByName("env");
+      if (!env)
+        return llvm::createStringError(env.getError(), "'env' not found");
+      args.insert(args.begin(), prog);
+      args.insert(args.begin(), cpuEnv.begin(), cpuEnv.end());
+      prog = *env;
+    }
+    jobs.push_back({prog, std::move(args), file(names.log + "-cpu.log"),
                     "the CPU program (" + cpuLib + ")", cpuLib, "cpu",
                     nullptr});
   }
