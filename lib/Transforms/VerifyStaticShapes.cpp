@@ -20,6 +20,12 @@ bool isDynamicTensor(Type t) {
   return st && !st.hasStaticShape();
 }
 
+/// The ONNX name of argument `i` of `func` ("?" when it has none).
+StringRef inputName(func::FuncOp func, unsigned i) {
+  auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+  return name ? name.getValue() : StringRef("?");
+}
+
 /// The most bytes one tensor may hold: 2^53 (8 PiB). Byte counts up to it are
 /// exact in the cost model's doubles and leave int64 headroom for the offset
 /// arithmetic of the partition and codegen; no cluster comes near it (128
@@ -51,10 +57,8 @@ bool verifyTensorSizes(ModuleOp module) {
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       if (!isOversized(arg.getType()))
         continue;
-      auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
       emitError(arg.getLoc())
-          << "input '" << (name ? name.getValue() : StringRef("?"))
-          << "' of type " << arg.getType()
+          << "input '" << inputName(func, i) << "' of type " << arg.getType()
           << " holds more than 2^53 bytes (8 PiB), the most HetPar plans "
              "for one tensor";
       ok = false;
@@ -129,11 +133,9 @@ struct VerifyStaticShapesPass
       for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
         if (!isDynamicTensor(arg.getType()))
           continue;
-        auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
         emitError(arg.getLoc())
-            << "input '" << (name ? name.getValue() : StringRef("?"))
-            << "' has dynamic type " << arg.getType()
-            << "; give its shape with --input-shape";
+            << "input '" << inputName(func, i) << "' has dynamic type "
+            << arg.getType() << "; give its shape with --input-shape";
         ok = false;
       }
     });
