@@ -21,7 +21,11 @@ if [[ ${1:-} == --sanitize ]]; then
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
   # A sanitizer report ends the process with a non-zero status; leaks are
   # reports too. Stack traces name source lines (llvm-symbolizer-22).
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:symbolize=1}
+  # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons its slabs in
+  # header code, which is instrumented in HetPar's objects but not in
+  # Debian's libMLIR; a slab our copy poisoned and libMLIR's copy hands out
+  # reads as use-after-poison (StringAttr::get in hetpar-dist-partition).
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:symbolize=1:allow_user_poisoning=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-22/bin/llvm-symbolizer}
   if [[ $# -gt 0 ]]; then export LIT_OPTS="${LIT_OPTS:-} $*"; fi
