@@ -126,7 +126,8 @@ LogicalResult gradient(ReciprocalOp op, GradientBuilder &g, ArrayRef<Value> dY,
 LogicalResult gradient(TanhOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   Value y = op.getResult();
-  dX.push_back(g.mul(dY[0], g.sub(g.scalar(1.0, y), g.mul(y, y))));
+  Value one = g.scalar(1.0, y);
+  dX.push_back(g.mul(dY[0], g.sub(one, g.mul(y, y))));
   return success();
 }
 
@@ -192,10 +193,9 @@ LogicalResult gradient(PowOp op, GradientBuilder &g, ArrayRef<Value> dY,
   Value x = op.getX(), e = op.getY(), y = op.getResult();
   // d x^e / dx = e * x^(e-1).
   dX.push_back(when(g, 0, [&] {
-    Value em1 =
-        g.sub(g.cast(e, GradientBuilder::elementType(x)), g.scalar(1.0, x));
-    Value d = g.mul(g.cast(e, GradientBuilder::elementType(x)),
-                    g.make<PowOp>(x, em1));
+    Value ex = g.cast(e, GradientBuilder::elementType(x));
+    Value em1 = g.sub(ex, g.scalar(1.0, x));
+    Value d = g.mul(ex, g.make<PowOp>(x, em1));
     return g.sumToShape(g.mul(dY[0], d), x.getType());
   }));
   // d x^e / de = x^e * ln(x).
@@ -792,8 +792,8 @@ LogicalResult batchNormTrainingGradient(BatchNormalizationOp op,
   Value sumDyXhat = g.reduceSum(g.mul(dy, xhat), axes, /*keepDims=*/true);
   dX.push_back(when(g, 0, [&] {
     Value mv = g.scalar(static_cast<double>(m), sumDy);
-    Value centered =
-        g.sub(g.sub(dy, g.div(sumDy, mv)), g.mul(xhat, g.div(sumDyXhat, mv)));
+    Value dyCentered = g.sub(dy, g.div(sumDy, mv));
+    Value centered = g.sub(dyCentered, g.mul(xhat, g.div(sumDyXhat, mv)));
     return g.mul(g.mul(g.reshape(scale, bshape), inv), centered);
   }));
   dX.push_back(when(g, 1, [&] { return g.reshape(sumDyXhat, {c}); }));
@@ -837,7 +837,8 @@ LogicalResult gradient(BatchNormalizationOp op, GradientBuilder &g,
   dX.push_back(when(g, 4, [&] {
     Value s = g.reduceSum(g.mul(dy, xc), axes, false);
     Value inv3 = g.mul(inv, g.mul(inv, inv));
-    return g.mul(g.mul(s, scale), g.mul(inv3, g.scalar(-0.5, inv3)));
+    Value sScaled = g.mul(s, scale);
+    return g.mul(sScaled, g.mul(inv3, g.scalar(-0.5, inv3)));
   }));
   return success();
 }

@@ -101,9 +101,9 @@ struct TrainOptimizerPass
     OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
     GradientBuilder g(b, func.getLoc(), {});
     Value step = load(b, func.getLoc(), stepG);
-    Value counter =
-        g.add(g.mul(step, g.scalar(static_cast<double>(accumulate), step)),
-              load(b, func.getLoc(), microG));
+    Value micro = load(b, func.getLoc(), microG);
+    Value counter = g.add(
+        g.mul(step, g.scalar(static_cast<double>(accumulate), step)), micro);
     for (onnx::DropoutOp d : drops)
       d.getStepMutable().assign(counter);
   }
@@ -222,10 +222,11 @@ struct TrainOptimizerPass
       store(b, loc, scaleGlobal, nextScale);
       store(b, loc, goodGlobal, nextGood);
     }
-    if (microGlobal)
-      store(b, loc, microGlobal,
-            g.make<onnx::WhereOp>(in.apply, g.scalar(0.0, micro),
-                                  g.add(micro, g.scalar(1.0, micro))));
+    if (microGlobal) {
+      Value zero = g.scalar(0.0, micro);
+      Value next = g.add(micro, g.scalar(1.0, micro));
+      store(b, loc, microGlobal, g.make<onnx::WhereOp>(in.apply, zero, next));
+    }
     store(b, loc, stepGlobal, step);
     ret->setOperands(ret.getOperand(0));
     DictionaryAttr lossAttrs = func.getResultAttrDict(0);

@@ -100,8 +100,10 @@ Value train::gradScale(GradientBuilder &g, ArrayRef<Value> grads,
     }
   if (in.clipGradNorm > 0) {
     Value norm = unscaled(g.make<onnx::SqrtOp>(total));
-    Value coef = g.div(g.scalar(in.clipGradNorm, norm),
-                       g.add(norm, g.scalar(1e-6, norm)));
+    // One op per statement: the IR must not depend on the C++ compiler's
+    // argument evaluation order.
+    Value maxNorm = g.scalar(in.clipGradNorm, norm);
+    Value coef = g.div(maxNorm, g.add(norm, g.scalar(1e-6, norm)));
     scale = unscaled(minOf(g, coef, unscale ? g.scalar(1.0, coef) : scale));
   }
   finite = Value();
@@ -110,8 +112,9 @@ Value train::gradScale(GradientBuilder &g, ArrayRef<Value> grads,
         g.create<onnx::IsNaNOp>(1, g.builder().getI1Type(), total);
     Operation *isInf = g.create<onnx::IsInfOp>(1, g.builder().getI1Type(),
                                                total, int64_t(1), int64_t(1));
-    finite = g.make<onnx::NotOp>(
-        compare<onnx::OrOp>(g, boolOp(g, isNaN), boolOp(g, isInf)));
+    Value nan = boolOp(g, isNaN);
+    Value inf = boolOp(g, isInf);
+    finite = g.make<onnx::NotOp>(compare<onnx::OrOp>(g, nan, inf));
     scale = where(g, finite, scale, skip(g, scale));
   }
   if (in.apply)

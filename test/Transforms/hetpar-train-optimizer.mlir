@@ -129,9 +129,9 @@
 // CLIP: %[[SB:.*]] = onnx.ReduceSumSquare(%[[GB]]) {keepdims = 0 : i64} : (tensor<f32>) -> tensor<f32>
 // CLIP: %[[SUM:.*]] = onnx.Add(%[[SW]], %[[SB]])
 // CLIP: %[[NORM:.*]] = onnx.Sqrt(%[[SUM]])
+// CLIP: %[[MAX:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
 // CLIP: %[[EPS:.*]] = onnx.Constant dense<9.99999997E-7> : tensor<f32>
 // CLIP: %[[DEN:.*]] = onnx.Add(%[[NORM]], %[[EPS]])
-// CLIP: %[[MAX:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
 // CLIP: %[[COEF:.*]] = onnx.Div(%[[MAX]], %[[DEN]])
 // CLIP: %[[SCALE:.*]] = onnx.Min(%[[COEF]], %[[ONE]])
 // CLIP: onnx.AdamWOptimizer(%{{.*}}, %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]])

@@ -6,6 +6,12 @@
 // constants, and the reductions that undo broadcasting. It also tells a rule
 // which operands need a gradient at all.
 //
+// Each call inserts an op, so a call whose arguments are two or more such
+// calls (`g.sub(g.scalar(..), g.mul(..))`) orders its ops by the C++
+// compiler's argument evaluation order, which gcc and clang choose
+// differently. Build at most one op-creating argument per call, naming the
+// others first, so that the IR is the same under every compiler.
+//
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_DIALECT_ONNX_GRADIENT_H
 #define HETPAR_DIALECT_ONNX_GRADIENT_H
