@@ -57,6 +57,7 @@ if shutil.which("unshare") and subprocess.run(["unshare", "-rm", "true"], captur
 # (test/lsan.supp), its plugins stay loaded so that the leak reports can name
 # them, and stacks are unwound fully (Open MPI has no frame pointers).
 if getattr(config, "hetpar_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitize")
     supp = os.path.join(config.hetpar_src_root, "test", "lsan.supp")
     config.environment["LSAN_OPTIONS"] = ":".join(
         filter(None, [os.environ.get("LSAN_OPTIONS", ""), "suppressions=" + supp,

@@ -20,7 +20,8 @@
 #   the executions, the coverage and the crashes. Exit status 0 when nothing
 #   crashed, leaked or hung (one input running over 10 s is a hang); a
 #   crashing input is left in $HETPAR_FUZZ_DIR/crash-* (add it to the seed
-#   corpus once fixed: a regression input).
+#   corpus once fixed: a regression input). To rerun saved inputs without
+#   libFuzzer: build/bin/hetpar-fuzz-replay-HARNESS PATH... (Replay.cpp).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 harness=${1:?usage: run.sh HARNESS SECONDS}
