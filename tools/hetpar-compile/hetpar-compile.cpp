@@ -528,10 +528,20 @@ codegenOptions(hetpar::FloatMode floatMode) {
   return opts;
 }
 
+/// The graph rewrites code generation wants, on every function of `module`:
+/// matrix transposes folded into GEMM flags (hetpar-onnx-fold-transposes).
+static LogicalResult prepareForCodegen(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
+  return pm.run(module);
+}
+
 /// The evaluation step of a training program (float32, as the master
 /// weights), or std::nullopt after an error.
 static std::optional<hetpar::codegen::DeviceProgram>
 generateEvalProgram(ModuleOp module) {
+  if (failed(prepareForCodegen(module)))
+    return std::nullopt;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration()) {
       auto program = hetpar::codegen::generateDeviceProgram(
@@ -549,6 +559,8 @@ static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
                         llvm::ArrayRef<std::string> inputsRead,
                         const hetpar::codegen::PlanFiles &extra = {}) {
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);
+  if (failed(prepareForCodegen(module)))
+    return 1;
   func::FuncOp func;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isDeclaration()) {
@@ -603,6 +615,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   PassManager pm(module.getContext());
   pm.addPass(hetpar::createDistPartitionPass());
   pm.addPass(hetpar::createDistVerifyExchangesPass());
+  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
   if (failed(pm.run(module)))
     return 1;
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);

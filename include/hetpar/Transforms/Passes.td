@@ -64,6 +64,28 @@ def EraseIdentityPass : Pass<"hetpar-onnx-erase-identity", "mlir::func::FuncOp">
   }];
 }
 
+def FoldTransposesPass : Pass<"hetpar-onnx-fold-transposes", "mlir::func::FuncOp"> {
+  let summary = "Fold matrix transposes into Gemm's transA/transB";
+  let description = [{
+    A Transpose that swaps the two axes of a matrix and feeds a matrix product
+    is folded into the product as BLAS operand flags, so that the generated
+    program never copies the transposed matrix (GPT-2's tied LM head copied its
+    154 MB embedding on every run):
+
+    - `MatMul(A, Transpose(W))`, W of rank 2 and A of rank 2 or more, becomes
+      `Reshape(Gemm(Reshape(A, [rows, K]), W, transB = 1), shape of the
+      MatMul)`; reshapes are views in the generated code;
+    - `MatMul(Transpose(X), B)`, X and B of rank 2, becomes
+      `Gemm(X, B, transA = 1)`;
+    - `Gemm(Transpose(X), ...)` and `Gemm(..., Transpose(W), ...)` toggle
+      `transA` / `transB` and read X / W.
+
+    A Transpose left without users is erased. Needs static shapes; other ops
+    and batched transposes (rank 3 and more) are left alone. hetpar-compile
+    runs it on each device's function before code generation.
+  }];
+}
+
 def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp"> {
   let summary = "Check that every tensor in the module has a static shape";
   let description = [{

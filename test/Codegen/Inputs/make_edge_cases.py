@@ -69,6 +69,42 @@ CASES["matmul_broadcast_batch"] = (
     [np.array([[[15 * b + 5 * i + j for j in range(5)] for i in range(2)]
                for b in range(4)], dtype=np.float32)])
 
+# Matrix transposes that hetpar-onnx-fold-transposes turns into Gemm's
+# transA/transB (inputs, not initializers, which constant folding would
+# transpose at compile time). Small integers, so every product is exact.
+# A tied LM head: h (2,3,4) times the transpose of an embedding e (5,4);
+# out[b, s, v] = sum_k h[b, s, k] * e[v, k].
+h_tied = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 5) - 2
+e_tied = (np.arange(20, dtype=np.float32).reshape(5, 4) % 7) - 3
+CASES["matmul_transposed_weight"] = (
+    model([helper.make_node("Transpose", ["e"], ["et"], perm=[1, 0]),
+           helper.make_node("MatMul", ["h", "et"], ["y"])],
+          [f32("h", [2, 3, 4]), f32("e", [5, 4])], [f32("y", [2, 3, 5])]),
+    [h_tied, e_tied],
+    [np.einsum("bsk,vk->bsv", h_tied, e_tied).astype(np.float32)])
+
+# Transpose(x) (4,3) -> (3,4) times b (4,2): out[i, j] = sum_k x[k, i] b[k, j].
+x_left = (np.arange(12, dtype=np.float32).reshape(4, 3) % 4) - 1
+b_left = (np.arange(8, dtype=np.float32).reshape(4, 2) % 3) - 1
+CASES["matmul_transposed_left"] = (
+    model([helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0]),
+           helper.make_node("MatMul", ["xt", "b"], ["y"])],
+          [f32("x", [4, 3]), f32("b", [4, 2])], [f32("y", [3, 2])]),
+    [x_left, b_left],
+    [np.einsum("ki,kj->ij", x_left, b_left).astype(np.float32)])
+
+# Gemm(a, Transpose(w), c, transB=1) is a (3,4) times w (4,2) plus c.
+a_g = (np.arange(12, dtype=np.float32).reshape(3, 4) % 5) - 2
+w_g = (np.arange(8, dtype=np.float32).reshape(4, 2) % 3) - 1
+c_g = np.array([10, -10], dtype=np.float32)
+CASES["gemm_transposed_operand"] = (
+    model([helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+           helper.make_node("Gemm", ["a", "wt", "c"], ["y"], transB=1)],
+          [f32("a", [3, 4]), f32("w", [4, 2])], [f32("y", [3, 2])],
+          [numpy_helper.from_array(c_g, "c")]),
+    [a_g, w_g],
+    [(np.einsum("ik,kj->ij", a_g, w_g) + c_g).astype(np.float32)])
+
 # LayerNormalization over an extent of 1: x - mean is 0, so y = bias.
 CASES["layernorm_extent_1"] = (
     model([helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y"], axis=-1)],
