@@ -13,8 +13,9 @@ PACKAGES=(
   libgtest-dev
   # ONNX protobuf classes + checker; the ONNX backend test suite
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  # CPU backend: GEMM and multi-process collectives
-  libopenblas-dev libopenmpi-dev openmpi-bin
+  # CPU backend: GEMM (OpenBLAS's OpenMP build, which generated programs link:
+  # lib/Codegen/CMakeLists.txt) and multi-process collectives
+  libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin
   # runtime: manifest and weights index (JSON), weight checksums (CRC-32)
   nlohmann-json3-dev zlib1g-dev
   # ILP solver for the sharding search

@@ -47,6 +47,11 @@ import glob, shutil
 if shutil.which("clang++-22") and glob.glob("/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"):
     config.available_features.add("libfuzzer")
 
+# Generated CPU programs link OpenBLAS's OpenMP build (CMakeLists.txt).
+if getattr(config, "openblas_lib_dir", ""):
+    config.available_features.add("openblas-openmp")
+    config.substitutions.append(("%openblas_lib_dir", config.openblas_lib_dir))
+
 # User and mount namespaces (unshare -rm): the file-system fault tests mount
 # read-only and full tmpfs file systems there without privileges.
 import subprocess

@@ -327,6 +327,12 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
                                   "-x",         "c++",     "-I" + in("include"),
                                   in(source),   "-o",      in(cpuLib),
                                   "-lopenblas"};
+    // OpenBLAS's OpenMP build, which shares libgomp's threads with the
+    // program's loops (lib/Codegen/CMakeLists.txt).
+    if (llvm::StringRef dir = HETPAR_OPENBLAS_LIB_DIR; !dir.empty()) {
+      args.push_back(("-L" + dir).str());
+      args.push_back(("-Wl,-rpath," + dir).str());
+    }
     if (opts.hostCompiler.empty())
       for (llvm::StringRef flag :
            llvm::split(llvm::StringRef(HETPAR_GENERATED_CXXFLAGS), ' '))
