@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# HetPar's one-device CPU programs against ONNX Runtime, side by side on this
+# machine (issue 15; numbers in docs/performance.md).
+#
+# Usage: bench/peers/run.sh [ROUNDS]   (after a build; ROUNDS default 2)
+#
+# For each bundled real model at its test shape (examples/models/NAME, its
+# stored inputs) and for a GPT-2-small-shaped model (bench/import/make_gpt2.py:
+# 12 layers, hidden 768, 124M parameters) at 1 x 128 tokens:
+#   hetpar   `hetpar-run OUT --backend cpu --repeat N`: the median of N runs
+#            of hetpar_run alone (no input reading), after a warm-up
+#   ort      ONNX Runtime's CPU provider on the same model file and inputs
+#            (bench/peers/ort_latency.py: N runs of session.run, median),
+#            all graph optimizations
+# both with all $(nproc) cores: OMP_NUM_THREADS for HetPar, intra-op threads
+# for ONNX Runtime. N is 200 (20 for GPT-2 small). The rounds alternate the
+# two, and the best median of the rounds counts, so a slow moment on a shared
+# machine hits both. Prints each latency and the ratio HetPar / ORT (below 1:
+# HetPar is faster), then the geometric mean of the ratios.
+#
+# ONNX Runtime comes from PyPI into a virtual environment the script makes
+# ($HETPAR_PEERS_VENV, default build/peers-venv; needs network once).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${HETPAR_BUILD_DIR:-$root/build}
+bin=$build/bin
+rounds=${1:-2}
+venv=${HETPAR_PEERS_VENV:-$build/peers-venv}
+threads=$(nproc)
+export OMP_NUM_THREADS=$threads
+[[ -x $bin/hetpar-compile && -x $bin/hetpar-run ]] || { echo "run.sh: build HetPar first (scripts/build.sh)" >&2; exit 2; }
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import onnxruntime' 2> /dev/null; then
+  echo "run.sh: making $venv with pip's onnxruntime" >&2
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q onnxruntime numpy
+fi
+ort_version=$("$venv/bin/python" -c 'import onnxruntime; print(onnxruntime.__version__)')
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "machine: $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ONNX Runtime $ort_version (CPU provider), $threads threads each"
+
+names=() models=() inputs=() repeats=() shapes=()
+for m in mlp gpt2 bert llama vit resnet18; do
+  names+=("$m")
+  models+=("$root/examples/models/$m/model.onnx")
+  inputs+=("$(ls "$root"/examples/models/$m/input_*.npy | sort | paste -sd,)")
+  repeats+=(200)
+  shapes+=("")
+done
+/usr/bin/python3 "$root/bench/import/make_gpt2.py" "$work/gpt2-small.onnx" > /dev/null
+/usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], (np.arange(128) % 50257).reshape(1, 128).astype(np.int64))' "$work/ids.npy"
+names+=(gpt2-small) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids.npy") repeats+=(20) shapes+=("input_ids=1x128")
+
+for i in "${!names[@]}"; do
+  "$bin/hetpar-compile" "${models[$i]}" -o "$work/${names[$i]}" --targets=cpu \
+    ${shapes[$i]:+--input-shape "${shapes[$i]}"} > /dev/null 2> "$work/compile.log" ||
+    { cat "$work/compile.log" >&2; exit 1; }
+done
+
+declare -A best_hp best_ort
+for ((r = 0; r < rounds; ++r)); do
+  for i in "${!names[@]}"; do
+    n=${names[$i]}
+    # hetpar-run prints "median 28.59 us" or "median 315.5 ms": in ms.
+    hp=$("$bin/hetpar-run" "$work/$n" --backend cpu --repeat "${repeats[$i]}" --inputs "${inputs[$i]}" |
+      sed -n 's/^hetpar_run alone: median \([0-9.]*\) \(us\|ms\|s\) .*/\1 \2/p' |
+      awk '{ print $2 == "us" ? $1 / 1000 : $2 == "s" ? $1 * 1000 : $1 }')
+    ort=$("$venv/bin/python" "$root/bench/peers/ort_latency.py" "${models[$i]}" "${repeats[$i]}" "$threads" \
+      ${inputs[$i]//,/ } | sed -n 's/^median \([0-9.]*\) .*/\1/p')
+    [[ -n $hp && -n $ort ]] || { echo "run.sh: no timing for $n" >&2; exit 1; }
+    best_hp[$n]=$(/usr/bin/python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:] if a))' "$hp" "${best_hp[$n]:-}")
+    best_ort[$n]=$(/usr/bin/python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:] if a))' "$ort" "${best_ort[$n]:-}")
+  done
+done
+
+printf '%-11s %12s %12s %8s\n' model hetpar-ms ort-ms ratio
+ratios=()
+for n in "${names[@]}"; do
+  ratio=$(/usr/bin/python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "${best_hp[$n]}" "${best_ort[$n]}")
+  ratios+=("$ratio")
+  printf '%-11s %12.3f %12.3f %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" "$ratio"
+done
+/usr/bin/python3 -c 'import math, sys; r = [float(a) for a in sys.argv[1:]]; print("geometric mean of HetPar / ORT: %.2fx over %d models (best of '"$rounds"' rounds)" % (math.exp(sum(map(math.log, r)) / len(r)), len(r)))' "${ratios[@]}"
