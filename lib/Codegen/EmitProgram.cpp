@@ -364,6 +364,25 @@ std::optional<std::string> Emitter::literalOf(Value v) const {
   return "((" + ct + ")" + std::to_string((*vals)[0]) + "LL)";
 }
 
+/// 2 or 3 when `v` is a one-element constant of that value (a float of an
+/// integral value, or an integer), else none.
+static std::optional<int> smallIntegerExponent(Value v) {
+  auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
+  ElementsAttr attr = getConstantElements(v);
+  if (!type || !attr || numel(type.getShape()) != 1)
+    return std::nullopt;
+  double value;
+  if (auto floats = readFloatElements(attr))
+    value = (*floats)[0];
+  else if (auto ints = readIntElements(attr))
+    value = static_cast<double>((*ints)[0]);
+  else
+    return std::nullopt;
+  if (value == 2.0 || value == 3.0)
+    return static_cast<int>(value);
+  return std::nullopt;
+}
+
 /// binary16 / bfloat16 bits of a float, round to nearest even (the same
 /// conversions as hp_f2h / hp_f2bf in hetpar_device.h).
 static uint16_t toHalf(float f) {
@@ -950,6 +969,10 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       .Case([&](onnx::XorOp) { return "(" + x + " != " + a[1] + ")"; })
       .Case([&](onnx::PowOp o) -> std::string {
         Type yElt = eltOf(o->getOperand(1));
+        // x^2 and x^3 as products (GELU's tanh form cubes its input):
+        // powf costs about 20 ns an element.
+        if (std::optional<int> n = smallIntegerExponent(o->getOperand(1)))
+          return std::string(*n == 2 ? "hp_square(" : "hp_cube(") + x + ")";
         if (ct == "float" || ct == "double")
           return "hp_pow(" + x + ", (" + ct + ")" + a[1] + ")";
         if (llvm::isa<IntegerType>(yElt))

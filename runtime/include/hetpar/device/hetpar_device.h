@@ -133,7 +133,6 @@ HP_MATH1(hp_exp, expf, exp)
 HP_MATH1(hp_log, logf, log)
 HP_MATH1(hp_sqrt, sqrtf, sqrt)
 HP_MATH1(hp_erf, erff, erf)
-HP_MATH1(hp_tanh, tanhf, tanh)
 HP_MATH1(hp_sin, sinf, sin)
 HP_MATH1(hp_cos, cosf, cos)
 HP_MATH1(hp_tan, tanf, tan)
@@ -151,6 +150,38 @@ HP_MATH1(hp_rint, rintf, rint) // round half to even in the default mode
 HP_MATH1(hp_fabs, fabsf, fabs)
 HP_MATH1(hp_log1p, log1pf, log1p)
 #undef HP_MATH1
+/// tanh. On the CPU, float: a rational approximation, odd degree 13 over
+/// even degree 6, on x clamped to +-7.9053111 (where float tanh is +-1), and
+/// x itself below 4e-4; no branches, so loops over it vectorize. Maximum
+/// error 3.4e-7 (5.7 ulp) against double tanh over [-12, 12], checked on 2.4
+/// million points. The coefficients are Eigen's (generic_fast_tanh_float in
+/// Eigen/src/Core/MathFunctionsImpl.h, also TensorFlow's). glibc's tanhf,
+/// through expm1f, was a third of GPT-2 tiny's time. On the GPU: tanhf.
+HP_HD float hp_tanh(float x) {
+#ifdef __CUDA_ARCH__
+  return tanhf(x);
+#else
+  const float clamp = 7.90531110763549805f;
+  float c = x < -clamp ? -clamp : (x > clamp ? clamp : x);
+  float x2 = c * c;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 + -8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * c;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  return fabsf(x) < 4e-4f ? x : p / q;
+#endif
+}
+HP_HD double hp_tanh(double x) { return tanh(x); }
+template <typename T> HP_HD T hp_square(T x) { return x * x; }
+template <typename T> HP_HD T hp_cube(T x) { return x * x * x; }
 HP_HD float hp_pow(float a, float b) { return powf(a, b); }
 HP_HD double hp_pow(double a, double b) { return pow(a, b); }
 HP_HD float hp_fmod(float a, float b) { return fmodf(a, b); }
