@@ -11,13 +11,13 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <csignal>
 #include <ftw.h>
 #include <mutex>
-#include <thread>
 #include <unistd.h>
 
 #include <atomic>
@@ -419,55 +419,49 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
       {"outputs", describeTensors(program.outputs)}};
 }
 
-/// Runs `jobs`, as many at once as there are cores (every device of a plan
-/// has its own), and lists each built library in its entry; returns the
-/// first failure. `file` maps a name to its path in the folder.
+/// Runs `jobs` on an LLVM thread pool, as many at once as there are cores
+/// (every device of a plan has its own), and lists each built library in its
+/// entry; returns the first failure. No build starts after a failure or once
+/// an interrupt is removing the folder. `file` maps a name to its path in the
+/// folder.
 llvm::Error runBuilds(llvm::ArrayRef<BuildJob> jobs,
                       llvm::function_ref<std::string(llvm::StringRef)> file,
                       llvm::raw_ostream &log) {
   std::mutex mutex;
   std::optional<llvm::Error> firstError;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t j; (j = next++) < jobs.size();) {
-      const BuildJob &job = jobs[j];
-      {
-        // No new build after a failure or once an interrupt is removing
-        // the folder.
-        std::lock_guard<std::mutex> lock(mutex);
-        if (firstError || cleanupState.load() != 0)
-          return;
-      }
-      std::string line;
-      llvm::raw_string_ostream lineOS(line);
-      llvm::Error err =
-          runBuild(job.program, job.args, job.logFile, lineOS, job.what);
-      if (!err && !fs::exists(file(job.library)))
-        err = llvm::createStringError(std::errc::io_error,
-                                      "'%s' exited 0 but wrote no %s",
-                                      job.program.c_str(), job.library.c_str());
+  auto build = [&](const BuildJob &job) {
+    {
       std::lock_guard<std::mutex> lock(mutex);
-      log << line;
-      if (err) {
-        if (!firstError)
-          firstError = std::move(err);
-        else
-          llvm::consumeError(std::move(err));
-        continue;
-      }
-      fs::remove(job.logFile);
-      (*job.entry->getObject("libraries"))[job.kind] = job.library;
+      if (firstError || cleanupState.load() != 0)
+        return;
     }
+    std::string line;
+    llvm::raw_string_ostream lineOS(line);
+    llvm::Error err =
+        runBuild(job.program, job.args, job.logFile, lineOS, job.what);
+    if (!err && !fs::exists(file(job.library)))
+      err = llvm::createStringError(std::errc::io_error,
+                                    "'%s' exited 0 but wrote no %s",
+                                    job.program.c_str(), job.library.c_str());
+    std::lock_guard<std::mutex> lock(mutex);
+    log << line;
+    if (err) {
+      if (!firstError)
+        firstError = std::move(err);
+      else
+        llvm::consumeError(std::move(err));
+      return;
+    }
+    fs::remove(job.logFile);
+    (*job.entry->getObject("libraries"))[job.kind] = job.library;
   };
-  unsigned n =
-      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                      static_cast<unsigned>(jobs.size())));
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n; ++t)
-    threads.emplace_back(worker);
-  worker();
-  for (std::thread &t : threads)
-    t.join();
+  unsigned threads = std::max<unsigned>(
+      1, std::min<size_t>(llvm::hardware_concurrency().compute_thread_count(),
+                          jobs.size()));
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+  for (const BuildJob &job : jobs)
+    pool.async([&build, &job] { build(job); });
+  pool.wait();
   if (firstError)
     return std::move(*firstError);
   return llvm::Error::success();
