@@ -379,18 +379,19 @@ bool writeAll(int fd, const void *data, size_t n) {
   return true;
 }
 
-Status writeNpyImpl(const std::string &path, const HostTensor &t) {
+Status writeNpyImpl(const std::string &path, const HostTensor &t,
+                    const std::string &shown) {
   const char *descr = npyDescr(t.dtype);
   if (!descr)
-    return Status::error("cannot write '" + path +
+    return Status::error("cannot write '" + shown +
                          "': its dtype has no NumPy equivalent");
   std::optional<int64_t> elements = shapeElements(t.shape);
   if (!elements)
-    return Status::error("cannot write '" + path + "': invalid shape " +
+    return Status::error("cannot write '" + shown + "': invalid shape " +
                          formatShape(t.shape));
   size_t want = size_t(*elements) * dtypeSize(t.dtype);
   if (t.data.size() != want)
-    return Status::error("cannot write '" + path + "': the tensor holds " +
+    return Status::error("cannot write '" + shown + "': the tensor holds " +
                          std::to_string(t.data.size()) + " bytes, " +
                          std::to_string(want) + " expected for " +
                          dtypeName(t.dtype) + " " + formatShape(t.shape));
@@ -401,7 +402,7 @@ Status writeNpyImpl(const std::string &path, const HostTensor &t) {
                     std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
-    return Status::error("cannot write '" + path +
+    return Status::error("cannot write '" + shown +
                          "': " + std::strerror(errno));
   bool ok = writeAll(fd, header.data(), header.size()) &&
             writeAll(fd, t.data.data(), t.data.size());
@@ -416,7 +417,7 @@ Status writeNpyImpl(const std::string &path, const HostTensor &t) {
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    return Status::error("cannot write '" + path + "': " + std::strerror(err));
+    return Status::error("cannot write '" + shown + "': " + std::strerror(err));
   }
   return Status::ok();
 }
@@ -435,15 +436,17 @@ Status readNpy(const std::string &path, HostTensor &out) {
   }
 }
 
-Status writeNpy(const std::string &path, const HostTensor &tensor) {
+Status writeNpy(const std::string &path, const HostTensor &tensor,
+                const std::string &nameInErrors) {
+  const std::string &shown = nameInErrors.empty() ? path : nameInErrors;
   try {
-    return writeNpyImpl(path, tensor);
+    return writeNpyImpl(path, tensor, shown);
   } catch (const std::bad_alloc &) {
-    return Status::error("cannot write '" + path + "': out of memory");
+    return Status::error("cannot write '" + shown + "': out of memory");
   } catch (const std::exception &e) {
-    return Status::error("cannot write '" + path + "': " + e.what());
+    return Status::error("cannot write '" + shown + "': " + e.what());
   } catch (...) {
-    return Status::error("cannot write '" + path + "'");
+    return Status::error("cannot write '" + shown + "'");
   }
 }
 

@@ -107,6 +107,25 @@ TEST(DTypeTest, NamesAndSizes) {
 
 using NpyTest = TempDirTest;
 
+// A caller that writes to a staging file and renames it later (hetpar-run
+// --outputs) has errors name the file it publishes.
+TEST_F(NpyTest, WriteErrorsNameTheGivenFile) {
+  HostTensor t;
+  t.dtype = DType::Float32;
+  t.shape = {2};
+  t.data.resize(t.numBytes());
+  std::string staged = path("missing-folder/.output_0.npy.new");
+  Status st = writeNpy(staged, t, "out/output_0.npy");
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("cannot write 'out/output_0.npy'"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(st.message().find(".new"), std::string::npos) << st.message();
+  st = writeNpy(staged, t);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find(staged), std::string::npos) << st.message();
+}
+
 TEST_F(NpyTest, RoundTripEveryDType) {
   for (DType d :
        {DType::Float32, DType::Float16, DType::Float64, DType::Int64,

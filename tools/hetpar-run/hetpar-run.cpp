@@ -377,15 +377,10 @@ Status writeOutputs(const std::string &dir,
       std::remove(pathOf(i, true).c_str());
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Status st = writeNpy(pathOf(i, true), outputs[i]);
+    Status st = writeNpy(pathOf(i, true), outputs[i], pathOf(i, false));
     if (!st.isOk()) {
       discard(i);
-      std::string staged = pathOf(i, true), real = pathOf(i, false);
-      std::string msg = st.message();
-      size_t at = msg.find(staged);
-      if (at != std::string::npos)
-        msg.replace(at, staged.size(), real);
-      return Status::error(msg);
+      return st;
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i)

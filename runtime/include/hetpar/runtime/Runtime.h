@@ -145,8 +145,10 @@ Status readNpy(const std::string &path, HostTensor &out);
 /// a temporary file next to `path` that is renamed over it. bfloat16 is
 /// written as its raw bits with dtype uint16 (NumPy has no bfloat16; this is
 /// what onnx.numpy_helper does). Errors: data size not matching the shape, I/O
-/// failures.
-Status writeNpy(const std::string &path, const HostTensor &tensor);
+/// failures; they name `nameInErrors` when given (a file the caller renames
+/// `path` to), else `path`.
+Status writeNpy(const std::string &path, const HostTensor &tensor,
+                const std::string &nameInErrors = {});
 
 /// One device of a program's manifest: its id, pipeline stage (-1 when not
 /// given) and kind ("" when not given). Rank r of a launcher runs the r-th.
