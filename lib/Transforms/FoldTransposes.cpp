@@ -77,9 +77,8 @@ Value tryFoldMatMul(onnx::MatMulOp op) {
 }
 
 /// Gemm with a transposed operand: the flag toggles and the operand is the
-/// matrix itself. Returns true when it changed the op.
-bool tryFoldGemm(onnx::GemmOp op) {
-  bool changed = false;
+/// matrix itself.
+void foldGemm(onnx::GemmOp op) {
   for (auto [index, flag] :
        {std::pair<unsigned, llvm::StringLiteral>{0, "transA"}, {1, "transB"}}) {
     Value x = transposedMatrix(op->getOperand(index));
@@ -89,9 +88,19 @@ bool tryFoldGemm(onnx::GemmOp op) {
     bool on = current && current.getInt() != 0;
     op->setAttr(flag, Builder(op->getContext()).getI64IntegerAttr(on ? 0 : 1));
     op->setOperand(index, x);
-    changed = true;
   }
-  return changed;
+}
+
+/// Erases `v`'s producer and, transitively, its operands' producers that
+/// are left without users (a fold built and then not used).
+void eraseUnused(Value v) {
+  Operation *op = v ? v.getDefiningOp() : nullptr;
+  if (!op || !op->use_empty())
+    return;
+  SmallVector<Value> operands(op->getOperands());
+  op->erase();
+  for (Value operand : operands)
+    eraseUnused(operand);
 }
 
 struct FoldTransposesPass
@@ -108,12 +117,14 @@ struct FoldTransposesPass
         if (auto t = operand.getDefiningOp<onnx::TransposeOp>())
           maybeDead.insert(t);
       if (auto gemmOp = dyn_cast<onnx::GemmOp>(op)) {
-        tryFoldGemm(gemmOp);
+        foldGemm(gemmOp);
         continue;
       }
       Value folded = tryFoldMatMul(cast<onnx::MatMulOp>(op));
-      if (!folded || folded.getType() != op->getResult(0).getType())
+      if (!folded || folded.getType() != op->getResult(0).getType()) {
+        eraseUnused(folded);
         continue;
+      }
       op->getResult(0).replaceAllUsesWith(folded);
       op->erase();
     }
