@@ -2122,9 +2122,8 @@ static void *hp_watchdog_loop(void *) {
             "hetpar: error: device %lld (rank %d): %s (%s) did not finish "
             "within %g s (HETPAR_COLLECTIVE_TIMEOUT): a peer died, hangs, "
             "or runs another collective; ending every process\n",
-            (long long)hp_device_of(rank), rank,
-            what ? what : "a collective", hp_watchdog.call.load(),
-            hp_timeout_s());
+            (long long)hp_device_of(rank), rank, what ? what : "a collective",
+            hp_watchdog.call.load(), hp_timeout_s());
     fflush(stderr);
     _exit(3);
   }
