@@ -6,8 +6,9 @@
 //  - elementwise ops (with numpy broadcasting), Cast, Clip, Where, Expand:
 //    one parallel factor per result dimension;
 //  - MatMul: batch dims, m and n parallel, k reduction; Gemm likewise with its
-//    transposes; Conv: batch and output channels parallel, input channels a
-//    reduction (when group = 1), spatial axes whole (windows cross a split);
+//    transposes; Conv: batch, groups and the output channels of a group
+//    parallel, the input channels of a group a reduction, spatial axes whole
+//    (windows cross a split);
 //  - reductions: the reduced axes are a reduction for the sums, means, max,
 //    min, L1 and sum of squares, whole for the others (L2, log-sum-exp, prod);
 //    Softmax, LayerNormalization, ArgMax, CumSum, Trilu: the axes they work
@@ -18,7 +19,9 @@
 //    their gradients: the class axis whole, the batch and spatial axes
 //    parallel, a reduction (forward "sum") or whole ("mean");
 //  - layout ops: Transpose permutes factors, Reshape/Flatten/Squeeze/Unsqueeze
-//    map merged and split dimensions to the same factors, Concat/Split/Slice/
+//    factor both shapes into their common sub-factors (as Shardy and GSPMD
+//    do: [L, N, E] -> [L, N*H, E/H] gives N as the outer part of N*H and H
+//    as the outer part of E), Concat/Split/Slice/
 //    Pad/Tile keep the axes they change whole, Gather keeps the gathered axis
 //    whole.
 //
@@ -29,6 +32,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace hetpar;
@@ -120,73 +125,81 @@ ShardingRule hetpar::makeElementwiseRule(
   return rule;
 }
 
+namespace {
+/// A walk over the dimensions of a shape that skips those of size 1 and
+/// hands out the rest in sub-factors, outermost first: `left` is the part of
+/// dimension `dim` not yet given to a factor.
+struct DimCursor {
+  llvm::ArrayRef<int64_t> shape;
+  size_t dim = 0;
+  int64_t left = 1;
+
+  explicit DimCursor(llvm::ArrayRef<int64_t> shape) : shape(shape) {
+    skipUnits();
+  }
+  bool done() const { return dim >= shape.size(); }
+  void skipUnits() {
+    while (dim < shape.size() && shape[dim] == 1)
+      ++dim;
+    left = done() ? 1 : shape[dim];
+  }
+  /// Gives the outermost `size` of what is left (size divides left).
+  void take(int64_t size) {
+    left /= size;
+    if (left == 1) {
+      ++dim;
+      skipUnits();
+    }
+  }
+};
+
+/// Appends to `side` one Whole factor `f` over the dimensions from the
+/// cursor's to where the product reaches `product`, and moves past them.
+/// Returns false when the shape ends first.
+bool takeRun(DimCursor &c, int64_t product, int f, DimFactors &side) {
+  int64_t have = 1;
+  while (have < product && !c.done()) {
+    side[c.dim].push_back(f);
+    have *= c.left;
+    ++c.dim;
+    c.skipUnits();
+  }
+  return have == product;
+}
+} // namespace
+
 ShardingRule hetpar::makeReshapeRule(llvm::ArrayRef<int64_t> from,
                                      llvm::ArrayRef<int64_t> to,
                                      unsigned numOperands) {
   ShardingRule rule;
   DimFactors in(from.size()), out(to.size());
-  size_t i = 0, j = 0;
-  while (i < from.size() || j < to.size()) {
-    // Dimensions of size 1 belong to no factor.
-    if (i < from.size() && from[i] == 1) {
-      ++i;
+  DimCursor a(from), b(to);
+  while (!a.done() && !b.done()) {
+    if (int64_t g = std::gcd(a.left, b.left); g > 1) {
+      // Both remaining dimensions start with the same g: in row-major order
+      // their outermost g-way split is the same split of the elements.
+      int f = rule.addFactor(g, FactorKind::Parallel);
+      in[a.dim].push_back(f);
+      out[b.dim].push_back(f);
+      a.take(g);
+      b.take(g);
       continue;
     }
-    if (j < to.size() && to[j] == 1) {
-      ++j;
-      continue;
-    }
-    if (i >= from.size() || j >= to.size())
-      break; // only size-1 dimensions are left on one side
-    // The shortest runs from[i..i2) and to[j..j2) of equal product.
-    size_t i2 = i + 1, j2 = j + 1;
-    int64_t a = from[i], b = to[j];
-    while (a != b) {
-      if (a < b && i2 < from.size())
-        a *= from[i2++];
-      else if (b < a && j2 < to.size())
-        b *= to[j2++];
+    // Coprime parts ((2, 3) -> (3, 2)): the dimensions up to where the two
+    // products meet again are one factor that must not be split.
+    int64_t pa = a.left, pb = b.left;
+    size_t ia = a.dim + 1, ib = b.dim + 1;
+    while (pa != pb) {
+      if (pa < pb && ia < from.size())
+        pa *= from[ia++];
+      else if (pb < pa && ib < to.size())
+        pb *= to[ib++];
       else
         break;
     }
-    auto nonUnit = [](llvm::ArrayRef<int64_t> dims) {
-      return llvm::count_if(dims, [](int64_t d) { return d != 1; });
-    };
-    auto fromRun = from.slice(i, i2 - i), toRun = to.slice(j, j2 - j);
-    if (nonUnit(fromRun) == 1 || nonUnit(toRun) == 1) {
-      // A split (one dimension into several) or a merge: the several
-      // dimensions are the factors; the single one is made of all of them.
-      bool splitIn = nonUnit(fromRun) == 1;
-      llvm::ArrayRef<int64_t> many = splitIn ? toRun : fromRun;
-      size_t manyStart = splitIn ? j : i;
-      size_t single = splitIn ? i : j;
-      DimFactors &manySide = splitIn ? out : in;
-      DimFactors &singleSide = splitIn ? in : out;
-      if (splitIn)
-        while (from[single] == 1)
-          ++single;
-      else
-        while (to[single] == 1)
-          ++single;
-      for (auto [k, size] : llvm::enumerate(many)) {
-        if (size == 1)
-          continue;
-        int f = rule.addFactor(size, FactorKind::Parallel);
-        manySide[manyStart + k].push_back(f);
-        singleSide[single].push_back(f);
-      }
-    } else {
-      // Several dimensions regrouped: one factor, never split.
-      int f = rule.addFactor(a, FactorKind::Whole);
-      for (size_t k = i; k < i2; ++k)
-        if (from[k] != 1)
-          in[k].push_back(f);
-      for (size_t k = j; k < j2; ++k)
-        if (to[k] != 1)
-          out[k].push_back(f);
-    }
-    i = i2;
-    j = j2;
+    int f = rule.addFactor(pa, FactorKind::Whole);
+    if (!takeRun(a, pa, f, in) || !takeRun(b, pa, f, out))
+      break;
   }
   rule.operands.push_back(std::move(in));
   for (unsigned k = 1; k < numOperands; ++k)
@@ -551,27 +564,32 @@ struct ConvRule : public StaticRule<ConvRule, ConvOp> {
     auto add = [&](int64_t size, FactorKind kind) {
       return size != 1 ? rule.addFactor(size, kind) : -1;
     };
+    // Channels in groups (ONNX Conv: C = group * W[1], M = group * (M /
+    // group)): the group g is the outer part of the input channels, of the
+    // output channels and of the weight's and bias's first axis, and
+    // parallel: a device with some of the groups runs a grouped (for
+    // depthwise, a depthwise) convolution of its own. Inside a group, the
+    // output channels m are parallel and the input channels c a reduction.
+    int64_t groups = conv.getGroup();
+    if (groups < 1 || x[1] % groups || y[1] % groups || w[1] * groups != x[1])
+      return failure();
     int nf = add(y[0], FactorKind::Parallel);
-    // Grouped convolutions: output channels stay whole (each group reads its
-    // own input channels).
-    bool grouped = conv.getGroup() != 1;
-    int mf = add(y[1], grouped ? FactorKind::Whole : FactorKind::Parallel);
-    int cf = add(w[1], grouped ? FactorKind::Whole : FactorKind::Reduction);
+    int gf = add(groups, FactorKind::Parallel);
+    int mf = add(y[1] / groups, FactorKind::Parallel);
+    int cf = add(w[1], FactorKind::Reduction);
     auto put = [](DimFactors &d, size_t i, int f) {
       if (f >= 0)
         d[i].push_back(f);
     };
     put(rx, 0, nf);
     put(ry, 0, nf);
+    put(rx, 1, gf);
+    put(ry, 1, gf);
+    put(rw, 0, gf);
     put(ry, 1, mf);
     put(rw, 0, mf);
-    if (!grouped) {
-      put(rx, 1, cf);
-      put(rw, 1, cf);
-    } else {
-      put(rx, 1, add(x[1], FactorKind::Whole));
-      put(rw, 1, cf);
-    }
+    put(rx, 1, cf);
+    put(rw, 1, cf);
     for (size_t d = 2; d < x.size(); ++d) {
       put(rx, d, add(x[d], FactorKind::Whole));
       put(rw, d, add(w[d], FactorKind::Whole));
@@ -580,6 +598,7 @@ struct ConvRule : public StaticRule<ConvRule, ConvOp> {
     rule.operands = {rx, rw};
     if (in.size() > 2) {
       DimFactors rb(1);
+      put(rb, 0, gf);
       put(rb, 0, mf);
       rule.operands.push_back(rb);
     }

@@ -67,6 +67,7 @@ std::vector<int64_t> splitProportionally(int64_t total,
 namespace {
 
 struct ModelOps {
+  std::vector<size_t> index; // in the catalog
   std::vector<Operation *> ops;
   std::vector<std::string> names;
   std::vector<OpWork> work;
@@ -77,6 +78,7 @@ ModelOps collect(const OpCatalog &catalog) {
   for (size_t i = 0; i < catalog.size(); ++i) {
     if (!catalog.work[i])
       continue;
+    m.index.push_back(i);
     m.ops.push_back(catalog.ops[i]);
     m.names.push_back(catalog.names[i]);
     m.work.push_back(*catalog.work[i]);
@@ -288,8 +290,17 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       if (!result || result.getRank() < 2)
         continue;
       int64_t dim = llvm::isa<onnx::ConvOp>(op) ? 1 : result.getRank() - 1;
-      std::vector<int64_t> columns =
-          splitProportionally(result.getDimSize(dim), speed);
+      // The outermost factor of that dimension is what a sharding of it
+      // splits (a grouped Conv's groups); an op whose rule keeps it whole
+      // stays replicated.
+      const std::optional<ShardingRule> &rule = catalog.rules[m.index[i]];
+      if (!rule || rule->results.empty() || rule->results[0][dim].empty())
+        continue;
+      const ShardingFactor &factor =
+          rule->factors[rule->results[0][dim].front()];
+      if (factor.kind != FactorKind::Parallel)
+        continue;
+      std::vector<int64_t> columns = splitProportionally(factor.size, speed);
       if (columns.empty())
         continue;
       OpSharding sh;

@@ -157,6 +157,7 @@ OpCatalog::OpCatalog(func::FuncOp func)
   }
   readByGradient = valuesReadByGradients(ops);
   layer = assignLayers(names);
+  batch = analyzeBatch(func, ops, rules);
   // Alignment of each (value, dimension) in elements, to a fixpoint: a factor
   // placed with granule g where the dimension is aligned to A needs units of
   // lcm(A, g) / g; every dimension it touches is then aligned to unit * g.
@@ -225,13 +226,17 @@ std::optional<OpSharding> shardingForFactor(const OpCatalog &catalog, int i,
   if (factor.kind == FactorKind::Whole || catalog.factorUnit[i][f] == 0)
     return std::nullopt;
   Operation *op = catalog.ops[i];
+  // Data parallelism owns the batch (Batch.h). Where the analysis does not
+  // follow the batch (past an op that mixes it), dimension 0 of activations
+  // of rank 2 or more is taken to be it.
+  const OpBatch &batch = catalog.batch.ops[i];
+  if (f == batch.factor)
+    return std::nullopt;
   auto places = placesOf(op, *rule, f);
   int resultDim = -1;
   for (const Place &p : places) {
-    // Dimension 0 of activations of rank 2 or more is the batch: data
-    // parallelism splits it.
     auto rank = llvm::cast<ShapedType>(p.value.getType()).getRank();
-    if (!p.constant && p.dim == 0 && rank >= 2)
+    if (batch.factor < 0 && !p.constant && p.dim == 0 && rank >= 2)
       return std::nullopt;
     if (p.value.getDefiningOp() == op && p.value == op->getResult(0))
       resultDim = p.dim;
@@ -321,6 +326,11 @@ resolveSharding(const OpCatalog &catalog, int i, const OpSharding *s, int t) {
           "({2} op's rule: {3})",
           catalog.names[i], s->dim, onnx::getONNXOpType(op), rule->str()));
     f = list.front();
+    if (f == catalog.batch.ops[i].factor)
+      return fail(llvm::formatv(
+          "sharding of '{0}': dimension {1} of its result holds the batch, "
+          "which data parallelism splits, not tensor parallelism",
+          catalog.names[i], s->dim));
   } else {
     for (auto [g, factor] : llvm::enumerate(rule->factors))
       if (factor.kind == FactorKind::Reduction &&

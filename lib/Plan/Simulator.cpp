@@ -28,6 +28,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -454,6 +455,22 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                           s, r, samples, microbatchSize));
     }
     replicaShare[s] = std::move(shares);
+  }
+  if (const BatchAnalysis &ba = table.batch; ba.firstError >= 0) {
+    bool splitsBatch = m > 1 || llvm::any_of(plan.stages, [](const Stage &s) {
+                         return s.data > 1;
+                       });
+    if (splitsBatch)
+      return fail(llvm::formatv(
+          "the plan splits the batch ({0} microbatch(es), data parallelism "
+          "{1}), but {2}: only tensor parallelism and pipeline stages without "
+          "microbatches can run this model",
+          m,
+          llvm::join(llvm::map_range(
+                         plan.stages,
+                         [](const Stage &s) { return std::to_string(s.data); }),
+                     "/"),
+          ba.ops[ba.firstError].error));
   }
 
   // --- Stage times (per microbatch) ---

@@ -26,6 +26,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -398,6 +399,8 @@ std::vector<BlockConfig> Searcher::configs(llvm::ArrayRef<int> block,
   for (int t = 1; t <= n; ++t) {
     if (n % t)
       continue;
+    if (n / t > 1 && catalog.batch.firstError >= 0)
+      continue; // an op cannot split the batch (Batch.h)
     bool inNode = true;
     for (int r = 0; r < n / t && inNode; ++r)
       for (int k = 1; k < t; ++k)
@@ -535,6 +538,8 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (batch % m == 0 &&
         (options.objective == Objective::Throughput || m == 1))
       microCounts.push_back(m);
+  if (catalog.batch.firstError >= 0)
+    microCounts = {1};
 
   struct Estimate {
     double time;
@@ -1032,6 +1037,11 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "
                                 "run the static pipeline first",
                                 catalog.names[i]));
+  if (int i = catalog.batch.firstError; i >= 0)
+    mlir::emitWarning(catalog.ops[i]->getLoc())
+        << catalog.batch.ops[i].error
+        << ": the search keeps the batch whole (no data parallelism, no "
+           "microbatches); tensor parallelism and pipeline stages remain";
   SearchResult result;
   Searcher searcher(func, catalog, cluster, model, options, start);
   auto candidates = searcher.run(result.stats);

@@ -65,17 +65,6 @@ struct StageInfo {
   std::vector<Operation *> ops;
 };
 
-/// Where the batch lies in a value: dimension `dim` holds `outer` equal chunks,
-/// each made of samples of `granule` indices.
-struct BatchDim {
-  int dim = 0;
-  int64_t granule = 1, outer = 1;
-  bool operator==(const BatchDim &o) const {
-    return dim == o.dim && granule == o.granule && outer == o.outer;
-  }
-  bool operator!=(const BatchDim &o) const { return !(*this == o); }
-};
-
 /// A value on one device: its local SSA value and its layouts.
 struct Local {
   Value value;
@@ -207,6 +196,8 @@ private:
   OpBuilder b;
   std::vector<StageInfo> stages;
   int64_t microbatches = 1, batch = 0, microbatchRows = 0;
+  /// Microbatches or data parallelism: the batch is split.
+  bool splitsBatch = false;
   DenseMap<Operation *, int> stageOf;
   /// The ops' sharding rules and their resolution, shared with the
   /// simulator (Sharding.h).
@@ -310,8 +301,10 @@ LogicalResult Partitioner::readPlan() {
       st.rows.push_back(rows);
       at += rows;
     }
+    splitsBatch |= st.data > 1;
     stages.push_back(std::move(st));
   }
+  splitsBatch |= microbatches > 1;
 
   // Ops to stages, in the function's order.
   for (Operation &op : func.getBody().front()) {
@@ -342,8 +335,9 @@ LogicalResult Partitioner::readPlan() {
 }
 
 bool Partitioner::isBatchInput(BlockArgument a) const {
-  auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
-  return t && t.getRank() >= 1 && t.getDimSize(0) == batch;
+  // The batch is followed only where the plan splits it (a batch of one
+  // sample never is); the batch analysis seeds the same inputs.
+  return splitsBatch && catalog->batch.of(a).has_value();
 }
 
 int Partitioner::stageOfValue(Value v) const {
@@ -598,9 +592,11 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
   int64_t t = d.group.size();
 
   // The batch factor, from the operands that carry the batch.
+  // The batch factor: the batch analysis's (Batch.h), which the operands'
+  // batch layouts must match.
   SmallVector<Local> operands;
+  const OpBatch &opBatch = catalog->batch.ops[index];
   int fb = -1;
-  int64_t perSample = 1; // units of factor fb per sample
   for (auto [k, v] : llvm::enumerate(op->getOperands())) {
     auto l = lookup(d, v);
     if (failed(l))
@@ -608,44 +604,17 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     operands.push_back(*l);
     if (!l->batch)
       continue;
-    if (!rule || k >= rule->operands.size())
+    if (!opBatch.error.empty())
       return op->emitError()
-             << "partition: op " << describeOp(op)
-             << " has no sharding rule, so its operand " << k
-             << "'s batch cannot be split over data-parallel replicas or "
-                "microbatches";
-    const BatchDim &bd = *l->batch;
-    int found = -1;
-    int64_t u = 0;
-    for (int f : rule->operands[k][bd.dim]) {
-      auto p = ShardingRule::placement(rule->operands[k], f, rule->factors);
-      if (!p || p->outer != bd.outer || bd.granule % p->granule)
-        continue;
-      int64_t units = bd.granule / p->granule;
-      if (rule->factors[f].size != batch * units)
-        continue;
-      found = f;
-      u = units;
-      break;
-    }
-    if (found < 0 || rule->factors[found].kind != FactorKind::Parallel)
+             << "partition: " << opBatch.error
+             << ", so the batch cannot be split over replicas or microbatches";
+    if (catalog->batch.of(v) != l->batch)
       return op->emitError()
-             << "partition: op " << describeOp(op)
-             << (found < 0
-                     ? " mixes the batch of operand " + std::to_string(k) +
-                           " with other dimensions (rule "
-                     : " reduces over the batch of operand " +
-                           std::to_string(k) + " (rule ")
-             << rule->str()
-             << "), so the batch cannot be split over replicas or "
-                "microbatches";
-    if (fb >= 0 && (found != fb || u != perSample))
-      return op->emitError() << "partition: op " << describeOp(op)
-                             << " reads two batch dimensions that its rule "
-                                "does not align";
-    fb = found;
-    perSample = u;
+             << "partition: operand " << k << " of op " << describeOp(op)
+             << " holds the batch elsewhere than the batch analysis says";
+    fb = opBatch.factor;
   }
+  int64_t perSample = opBatch.units, within = opBatch.within;
 
   // The tensor-parallel factor, as resolveSharding names it.
   int ft = -1;
@@ -672,10 +641,6 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
       return op->emitError()
              << "partition: " << llvm::toString(resolved.takeError());
     ft = resolved->factor;
-    if (ft == fb)
-      return op->emitError() << "partition: op " << describeOp(op)
-                             << " splits its batch by tensor parallelism; "
-                                "data parallelism owns the batch";
     int64_t at = 0;
     for (int64_t p : parts.asArrayRef()) {
       if (p < 1)
@@ -701,7 +666,7 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     out = Local();
     if (fb >= 0)
       if (auto p = ShardingRule::placement(dims, fb, rule->factors))
-        out.batch = BatchDim{p->dim, perSample * p->granule, p->outer};
+        out.batch = BatchDim{p->dim, perSample * p->granule, within * p->outer};
     if (ft >= 0)
       if (auto p = ShardingRule::placement(dims, ft, rule->factors)) {
         out.kind = Local::Split;
@@ -777,6 +742,17 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     for (unsigned k = 0; axis && k < local->getNumResults(); ++k)
       split.push_back(localShape(k)[*axis]);
     local->setOperand(1, i64Const(op->getLoc(), split));
+  }
+  // A grouped Conv with some of the groups: C = group * W[1] locally too.
+  if (auto conv = llvm::dyn_cast<onnx::ConvOp>(local);
+      conv && conv.getGroup() != 1) {
+    int64_t c = llvm::cast<RankedTensorType>(conv->getOperand(0).getType())
+                    .getDimSize(1);
+    int64_t perGroup =
+        llvm::cast<RankedTensorType>(conv->getOperand(1).getType())
+            .getDimSize(1);
+    if (perGroup > 0 && c % perGroup == 0)
+      conv.setGroup(c / perGroup);
   }
   // The op's own shape rule must agree with the local types.
   if (auto iface = llvm::dyn_cast<onnx::InferShapesOpInterface>(local)) {

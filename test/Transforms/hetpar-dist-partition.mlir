@@ -3,7 +3,8 @@
 // Issue 6's Megatron MLP: W1 column-parallel, W2 row-parallel with an
 // all-reduce, over a group of 3 with uneven parts 4, 2, 2 of 8 columns. Each
 // device holds its slice of the weights (sliced at compile time); only the
-// first device of the last stage returns the output.
+// first device of the last stage returns the output. Nothing splits the batch,
+// so it is not followed (no dist.batch_dim).
 module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
     stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1, 2>, recompute = false, tensor = 3 : i64,
                kinds = ["A100-SXM4-80GB", "V100-SXM2-32GB", "V100-SXM2-32GB"]}]}} {
@@ -18,7 +19,7 @@ func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx
 // CHECK: module attributes {dist.microbatches = 1 : i64}
 // CHECK: dist.mesh @mesh devices [#dist.device<0, "A100-SXM4-80GB">, #dist.device<1, "V100-SXM2-32GB">, #dist.device<2, "V100-SXM2-32GB">]
 // CHECK-LABEL: func.func @device_0(
-// CHECK-SAME: tensor<4x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) -> (tensor<4x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
+// CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"})
 // CHECK-SAME: attributes {dist.device = 0 : i64}
 // CHECK: onnx.Constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01]]> : tensor<2x4xf32>
 // CHECK: onnx.MatMul{{.*}} -> tensor<4x4xf32>
@@ -27,7 +28,7 @@ func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx
 // CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32> -> tensor<4x3xf32>
 // CHECK: return %[[S]]
 // CHECK-LABEL: func.func @device_1(
-// CHECK-SAME: tensor<4x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 1 : i64}
+// CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) attributes {dist.device = 1 : i64}
 // CHECK: onnx.Constant dense<{{\[}}[4.000000e+00, 5.000000e+00], [1.400000e+01, 1.500000e+01]]> : tensor<2x2xf32>
 // CHECK: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32>
 // CHECK-NEXT: return{{$}}
@@ -165,3 +166,66 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %x : tensor<2x4xf32>
 }
 }
+
+// -----
+
+// A depthwise Conv (group 4) split along its groups 3 + 1: each device runs a
+// grouped convolution of its own groups, with their kernels and biases.
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+func.func @main(%x: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  %w = onnx.Constant dense<[[[[1.0]]], [[[2.0]]], [[[3.0]]], [[[4.0]]]]> : tensor<4x1x1x1xf32>
+  %b = onnx.Constant dense<[0.5, 1.5, 2.5, 3.5]> : tensor<4xf32>
+  %y = onnx.Conv(%x, %w, %b) {group = 4 : i64, hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 1>, collective = "all_gather"}} : (tensor<1x4x3x3xf32>, tensor<4x1x1x1xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  return %y : tensor<1x4x3x3xf32>
+}
+}
+// Nothing splits the batch, so it is not followed.
+// CHECK-LABEL: func.func @device_0(
+// CHECK-SAME: %arg0: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK: onnx.Slice{{.*}} -> tensor<1x3x3x3xf32>
+// CHECK: onnx.Constant dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]]], {{\[}}{{\[}}[2.000000e+00]]], {{\[}}{{\[}}[3.000000e+00]]]]> : tensor<3x1x1x1xf32>
+// CHECK: onnx.Constant dense<[5.000000e-01, 1.500000e+00, 2.500000e+00]> : tensor<3xf32>
+// CHECK: onnx.Conv({{.*}}) {group = 3 : i64} : (tensor<1x3x3x3xf32>, tensor<3x1x1x1xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
+// CHECK: dist.all_gather {{.*}} dim 1 sizes [3, 1]
+// CHECK-LABEL: func.func @device_1(
+// CHECK: onnx.Constant dense<4.000000e+00> : tensor<1x1x1x1xf32>
+// CHECK: onnx.Constant dense<3.500000e+00> : tensor<1xf32>
+// CHECK: onnx.Conv({{.*}}) : (tensor<1x1x3x3xf32>, tensor<1x1x1x1xf32>, tensor<1xf32>) -> tensor<1x1x3x3xf32>
+
+// -----
+
+// nn.MultiheadAttention's layouts under data parallelism 1:1 (L=3, N=2, H=2,
+// E=4): the batch N is the outer part of N*H after the head split, and the
+// inner part of the L*N rows of the Gemm after the merge, where each device
+// keeps one sample's row in each of the 3 chunks.
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 1.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %xs = onnx.Transpose(%x) {perm = array<i64: 1, 0, 2>, hetpar.stage = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %s1 = onnx.Constant dense<[3, 4, 2]> : tensor<3xi64>
+  %h = onnx.Reshape(%xs, %s1) {hetpar.stage = 0 : i64} : (tensor<3x2x4xf32>, tensor<3xi64>) -> tensor<3x4x2xf32>
+  %s2 = onnx.Constant dense<[6, 4]> : tensor<2xi64>
+  %r = onnx.Reshape(%h, %s2) {hetpar.stage = 0 : i64} : (tensor<3x4x2xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  %w = onnx.Constant dense<1.0> : tensor<4x4xf32>
+  %g = onnx.Gemm(%r, %w) {transB = 1 : i64, hetpar.stage = 0 : i64} : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+  %s3 = onnx.Constant dense<[3, 2, 4]> : tensor<3xi64>
+  %o = onnx.Reshape(%g, %s3) {hetpar.stage = 0 : i64} : (tensor<6x4xf32>, tensor<3xi64>) -> tensor<3x2x4xf32>
+  %y = onnx.Transpose(%o) {perm = array<i64: 1, 0, 2>, hetpar.stage = 0 : i64} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK-SAME: tensor<2x3x4xf32> {dist.batch_dim = 0 : i64})
+// CHECK: onnx.Slice{{.*}} -> tensor<1x3x4xf32>
+// CHECK: onnx.Transpose{{.*}} -> tensor<3x1x4xf32>
+// CHECK: onnx.Constant dense<[3, 2, 2]> : tensor<3xi64>
+// CHECK: onnx.Reshape{{.*}} -> tensor<3x2x2xf32>
+// CHECK: onnx.Constant dense<[3, 4]> : tensor<2xi64>
+// CHECK: onnx.Reshape{{.*}} -> tensor<3x4xf32>
+// CHECK: onnx.Gemm{{.*}} -> tensor<3x4xf32>
+// CHECK: onnx.Constant dense<[3, 1, 4]> : tensor<3xi64>
+// CHECK: onnx.Reshape{{.*}} -> tensor<3x1x4xf32>
+// CHECK: onnx.Transpose{{.*}} -> tensor<1x3x4xf32>
+// CHECK: dist.recv on @mesh from 1
+// CHECK: onnx.Concat

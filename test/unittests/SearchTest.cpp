@@ -162,6 +162,110 @@ func.func @f(%a: tensor<2x8x16xf32>, %img: tensor<2x3x8x8xf32>,
             "k=256, l=3 whole}");
 }
 
+// Reshapes in common sub-factors, each expected string worked out by hand
+// from the row-major order of the elements.
+TEST(ReshapeRule, CommonSubFactors) {
+  auto rule = [](llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
+    return makeReshapeRule(from, to, /*numOperands=*/2).str();
+  };
+  // 2 is the outer part of 8, and 128 = 4 x 32 splits across the two.
+  EXPECT_EQ(rule({2, 128}, {8, 32}),
+            "([i, (j k)], []) -> ([(i j), k]) {i=2, j=4, k=32}");
+  // nn.MultiheadAttention's head split [L, N, E] -> [L, N*H, E/H] (L=5,
+  // N=2, H=4, E=16): the batch N stays a factor of its own, the outer part
+  // of N*H, so data parallelism can split it.
+  EXPECT_EQ(rule({5, 2, 16}, {5, 8, 4}),
+            "([i, j, (k l)], []) -> ([i, (j k), l]) {i=5, j=2, k=4, l=4}");
+  // Coprime: no common split, one factor kept whole.
+  EXPECT_EQ(rule({2, 3}, {3, 2}), "([i, i], []) -> ([i, i]) {i=6 whole}");
+  // A common outer 2, then coprime 3 against 2 up to where 12 meets 12.
+  EXPECT_EQ(rule({6, 4}, {4, 6}),
+            "([(i j), j], []) -> ([(i j), j]) {i=2, j=12 whole}");
+  // Dimensions of size 1 carry no factor.
+  EXPECT_EQ(rule({1, 4, 1, 6}, {24, 1}),
+            "([_, i, _, j], []) -> ([(i j), _]) {i=4, j=6}");
+}
+
+// The batch analysis (Batch.h) on nn.MultiheadAttention's layouts (L=3,
+// N=4, H=2, E=8), worked out by hand: [N, L, E] -> [L, N, E] puts the batch
+// in dimension 1; [L, N*H, E/H] makes it the outer part of dimension 1
+// (granule H); [L*N, E] the inner part of the rows (outer L).
+TEST_F(Fixture, BatchAnalysisThroughAttentionLayouts) {
+  auto m = parse(R"(
+func.func @f(%x: tensor<4x3x8xf32>) -> tensor<12x8xf32> {
+  %t = onnx.Transpose(%x) {perm = array<i64: 1, 0, 2>} : (tensor<4x3x8xf32>) -> tensor<3x4x8xf32> loc("t")
+  %s1 = onnx.Constant dense<[3, 8, 4]> : tensor<3xi64>
+  %h = onnx.Reshape(%t, %s1) : (tensor<3x4x8xf32>, tensor<3xi64>) -> tensor<3x8x4xf32> loc("heads")
+  %s2 = onnx.Constant dense<[12, 8]> : tensor<2xi64>
+  %r = onnx.Reshape(%h, %s2) : (tensor<3x8x4xf32>, tensor<2xi64>) -> tensor<12x8xf32> loc("rows")
+  %w = onnx.Constant dense<0.5> : tensor<8x8xf32>
+  %y = onnx.MatMul(%r, %w) : (tensor<12x8xf32>, tensor<8x8xf32>) -> tensor<12x8xf32> loc("proj")
+  return %y : tensor<12x8xf32>
+}
+)");
+  ASSERT_TRUE(m);
+  OpCatalog catalog(funcOf(*m));
+  const BatchAnalysis &b = catalog.batch;
+  EXPECT_EQ(b.size, 4);
+  EXPECT_EQ(b.firstError, -1);
+  auto at = [&](const char *name) {
+    int i = catalog.byName.lookup(name);
+    return b.of(catalog.ops[i]->getResult(0));
+  };
+  EXPECT_EQ(at("t"), (BatchDim{1, 1, 1}));
+  EXPECT_EQ(at("heads"), (BatchDim{1, 2, 1}));
+  EXPECT_EQ(at("rows"), (BatchDim{0, 1, 3}));
+  EXPECT_EQ(at("proj"), (BatchDim{0, 1, 3}));
+  // The MatMul's row factor (12) holds the batch in 3 chunks.
+  const OpBatch &proj = b.ops[catalog.byName.lookup("proj")];
+  EXPECT_EQ(proj.within, 3);
+  EXPECT_EQ(proj.units, 1);
+  EXPECT_EQ(catalog.rules[catalog.byName.lookup("proj")]
+                ->factors[proj.factor]
+                .size,
+            12);
+}
+
+// An op that reduces over the batch: the analysis names it, the simulator
+// refuses plans that split the batch, and the search keeps the batch whole.
+TEST_F(Fixture, BatchReducedOverKeepsTheBatchWhole) {
+  auto m = parse(R"(
+func.func @f(%x: tensor<8x512xf32>) -> tensor<1x512xf32> {
+  %w = onnx.Constant dense<0.5> : tensor<512x512xf32>
+  %h = onnx.MatMul(%x, %w) : (tensor<8x512xf32>, tensor<512x512xf32>) -> tensor<8x512xf32> loc("mm")
+  %a = onnx.Constant dense<[0]> : tensor<1xi64>
+  %y = onnx.ReduceMean(%h, %a) : (tensor<8x512xf32>, tensor<1xi64>) -> tensor<1x512xf32> loc("mean")
+  return %y : tensor<1x512xf32>
+}
+)");
+  ASSERT_TRUE(m);
+  OpCatalog catalog(funcOf(*m));
+  int mean = catalog.byName.lookup("mean");
+  ASSERT_EQ(catalog.batch.firstError, mean);
+  EXPECT_NE(catalog.batch.ops[mean].error.find("node 'mean' (ReduceMean)"),
+            std::string::npos)
+      << catalog.batch.ops[mean].error;
+  Cluster c = cluster(kFourA100);
+  Plan dp;
+  dp.mode = Mode::Inference;
+  Stage s;
+  s.devices = {0, 1, 2, 3};
+  s.data = 4;
+  s.firstOp = "mm";
+  s.lastOp = "mean";
+  dp.stages.push_back(s);
+  auto pred = simulate(*m, c, dp, model);
+  ASSERT_FALSE(static_cast<bool>(pred));
+  EXPECT_NE(errorOf(pred.takeError()).find("the plan splits the batch"),
+            std::string::npos);
+  SearchOptions options;
+  auto r = searchPlan(*m, c, model, options);
+  ASSERT_TRUE(static_cast<bool>(r)) << errorOf(r.takeError());
+  EXPECT_EQ(r->best.plan.microbatches, 1);
+  for (const Stage &st : r->best.plan.stages)
+    EXPECT_EQ(st.data, 1);
+}
+
 TEST_F(Fixture, LossShardingRulesByHand) {
   // scores [N=4, C=10, d=6], labels [4, 6], weights [10]: the class axis is
   // whole; N and d parallel without reduction and in the gradients of "sum",

@@ -18,6 +18,7 @@
 #include "hetpar/Cluster/Cluster.h"
 #include "hetpar/CostModel/CostModel.h"
 #include "hetpar/Dialect/ONNX/ShardingRule.h"
+#include "hetpar/Plan/Batch.h"
 #include "hetpar/Plan/Plan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,6 +90,10 @@ public:
   /// Per op: the values its gradient rule reads (valuesReadByGradients): what a
   /// training step keeps for the op's backward.
   std::vector<llvm::SmallVector<mlir::Value>> readByGradient;
+  /// Where the batch lies in each value and which factor of each op holds it
+  /// (Batch.h): the one answer of the search, the simulator and the
+  /// partition.
+  BatchAnalysis batch;
   llvm::DenseMap<mlir::Operation *, int> index;
   llvm::StringMap<int> byName;
 };

@@ -81,10 +81,15 @@ makeElementwiseRule(llvm::ArrayRef<int64_t> resultShape,
                     llvm::ArrayRef<llvm::ArrayRef<int64_t>> operandShapes,
                     unsigned numResults = 1);
 
-/// The rule of a reshape from `from` to `to` (same element count): dimensions
-/// are grouped into runs of equal product; a run of one dimension against
-/// several is a merge or split whose factors are the several dimensions
-/// (parallel); other runs are one Whole factor.
+/// The rule of a reshape from `from` to `to` (same element count), in common
+/// sub-factors: walking both shapes outermost first, the greatest common
+/// divisor of what is left of the current dimension on each side is a
+/// parallel factor of both ((2, 128) -> (8, 32) is i=2, j=4, k=32 with
+/// [i, (j k)] -> [(i j), k]), so a batch or head count merged into another
+/// dimension can still be split. Where the two sides are coprime
+/// ((2, 3) -> (3, 2)), the dimensions up to where the products meet again are
+/// one Whole factor. Dimensions of size 1 have no factor. `numOperands`
+/// counts the shape operand, whose factors are empty (read whole).
 ShardingRule makeReshapeRule(llvm::ArrayRef<int64_t> from,
                              llvm::ArrayRef<int64_t> to, unsigned numOperands);
 

@@ -1,0 +1,83 @@
+//===- Batch.h - where the batch lies in every value -------------*- C++
+//-*-===//
+//
+// The one batch analysis of the planner (docs/partition.md, "The batch"): the
+// batch is the first input's first dimension; every input of that size there
+// carries it, and the ops' sharding rules (ShardingRuleOpInterface) carry it
+// on to their results. The search (which factors tensor parallelism may split,
+// whether data parallelism and microbatches are possible), the simulator and
+// hetpar-dist-partition all read it from here, so that they give the same
+// answer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_PLAN_BATCH_H
+#define HETPAR_PLAN_BATCH_H
+
+#include "hetpar/Dialect/ONNX/ShardingRule.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetpar {
+
+/// Where the batch lies in a value: dimension `dim` holds `outer` equal
+/// chunks, each made of the samples, each sample `granule` indices. The
+/// batch-first input [B, S] is {0, 1, 1}; after a Reshape to [B*S], {0, S, 1};
+/// nn.MultiheadAttention's [L*N, E] rows are {0, 1, L}.
+struct BatchDim {
+  int dim = 0;
+  int64_t granule = 1, outer = 1;
+  bool operator==(const BatchDim &o) const {
+    return dim == o.dim && granule == o.granule && outer == o.outer;
+  }
+  bool operator!=(const BatchDim &o) const { return !(*this == o); }
+};
+
+/// How one op carries the batch: the factor of its rule that holds it, with
+/// the batch `within` equal chunks inside the factor and each sample `units`
+/// of the factor's indices ([N*H] with N the batch: within 1, units H; the
+/// [L*N] rows of a MatMul: within L, units 1).
+struct OpBatch {
+  int factor = -1; ///< -1: the op reads no value that carries the batch
+  int64_t units = 1, within = 1;
+  /// Non-empty when the op reads the batch but its rule cannot split it (it
+  /// has no rule, reduces over the batch, or mixes it with another
+  /// dimension): why, as "op 'X' node 'n' reduces over ...". Its results
+  /// then carry no batch.
+  std::string error;
+};
+
+/// The batch analysis of a function's ops (OpCatalog's order and rules).
+struct BatchAnalysis {
+  /// The batch: the first input's first dimension; 0 when that is not a
+  /// static dimension of at least 2 (a single sample is never split).
+  int64_t size = 0;
+  std::vector<OpBatch> ops;
+  llvm::DenseMap<mlir::Value, BatchDim> values;
+  /// The first op whose rule cannot split the batch, or -1: data
+  /// parallelism and microbatches are then impossible.
+  int firstError = -1;
+
+  std::optional<BatchDim> of(mlir::Value v) const {
+    auto it = values.find(v);
+    if (it == values.end())
+      return std::nullopt;
+    return it->second;
+  }
+};
+
+/// Computes the analysis over `ops` (in program order) with their sharding
+/// rules (`rules[i]` of `ops[i]`, none when the op has no rule).
+BatchAnalysis analyzeBatch(mlir::Operation *func,
+                           llvm::ArrayRef<mlir::Operation *> ops,
+                           llvm::ArrayRef<std::optional<ShardingRule>> rules);
+
+} // namespace hetpar
+
+#endif // HETPAR_PLAN_BATCH_H

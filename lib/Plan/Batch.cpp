@@ -1,0 +1,139 @@
+//===- Batch.cpp - where the batch lies in every value --------------------===//
+//
+// Propagates the batch from the graph inputs through the ops' sharding rules
+// (Batch.h). One forward walk in program order: an op that reads the batch
+// finds the factor of its rule that holds it and places it in its results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hetpar/Plan/Batch.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+/// The factor among `dims[bd.dim]` that holds the batch `bd` (of `batch`
+/// samples), with its units and within (OpBatch); factor -1 when none holds
+/// it whole. The batch may be the factor itself, its outer part (a reshape
+/// made the batch the outer part of [N*H]) or a part inside it (a merge put
+/// another factor outside the batch: the [L*N] rows). Any part of a parallel
+/// factor is local work, as its indices are independent.
+std::tuple<int, int64_t, int64_t> findBatchFactor(const ShardingRule &rule,
+                                                  const DimFactors &dims,
+                                                  const BatchDim &bd,
+                                                  int64_t batch) {
+  for (int f : dims[bd.dim]) {
+    auto p = ShardingRule::placement(dims, f, rule.factors);
+    if (!p || bd.outer % p->outer || bd.granule % p->granule)
+      continue;
+    int64_t units = bd.granule / p->granule, within = bd.outer / p->outer;
+    if (rule.factors[f].size == within * batch * units)
+      return {f, units, within};
+  }
+  return {-1, 0, 0};
+}
+
+/// Why operand `k` of `op` cannot carry its batch `bd`, or "" when factor
+/// `f` of the rule holds it as a parallel factor.
+std::string checkOperand(Operation *op, const std::optional<ShardingRule> &rule,
+                         unsigned k, int f) {
+  std::string what = onnx::describeNode(op);
+  if (!rule || k >= rule->operands.size())
+    return what + " has no sharding rule, so its operand " + std::to_string(k) +
+           "'s batch cannot be split";
+  if (f < 0)
+    return what + " mixes the batch of operand " + std::to_string(k) +
+           " with other dimensions (rule " + rule->str() + ")";
+  if (rule->factors[f].kind != FactorKind::Parallel)
+    return what + " reduces over the batch of operand " + std::to_string(k) +
+           " (rule " + rule->str() + ")";
+  return "";
+}
+
+/// The batch of op `op`: the factor every operand that carries the batch
+/// agrees on, or the first reason it cannot be split.
+OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
+                  const BatchAnalysis &a) {
+  OpBatch out;
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+    auto bd = a.of(v);
+    if (!bd)
+      continue;
+    auto [f, units, within] =
+        rule && k < rule->operands.size()
+            ? findBatchFactor(*rule, rule->operands[k], *bd, a.size)
+            : std::tuple<int, int64_t, int64_t>{-1, 0, 0};
+    out.error = checkOperand(op, rule, k, f);
+    if (out.error.empty() && out.factor >= 0 &&
+        (f != out.factor || units != out.units || within != out.within))
+      out.error = onnx::describeNode(op) +
+                  " reads two batch dimensions that its rule does not align";
+    if (!out.error.empty()) {
+      out.factor = -1;
+      return out;
+    }
+    out.factor = f;
+    out.units = units;
+    out.within = within;
+  }
+  return out;
+}
+
+} // namespace
+
+BatchAnalysis
+hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
+                     llvm::ArrayRef<std::optional<ShardingRule>> rules) {
+  BatchAnalysis a;
+  a.ops.assign(ops.size(), OpBatch());
+  auto fn = llvm::dyn_cast<func::FuncOp>(func);
+  if (!fn || fn.getNumArguments() == 0)
+    return a;
+  auto first = llvm::dyn_cast<RankedTensorType>(fn.getArgument(0).getType());
+  if (!first || first.getRank() == 0 || first.isDynamicDim(0) ||
+      first.getDimSize(0) < 2)
+    return a;
+  a.size = first.getDimSize(0);
+  for (BlockArgument arg : fn.getArguments())
+    if (auto t = llvm::dyn_cast<RankedTensorType>(arg.getType());
+        t && t.getRank() >= 1 && t.getDimSize(0) == a.size)
+      a.values[arg] = BatchDim{0, 1, 1};
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    OpBatch &ob = a.ops[i];
+    ob = analyzeOp(op, rules[i], a);
+    if (!ob.error.empty() && a.firstError < 0)
+      a.firstError = static_cast<int>(i);
+    if (ob.factor < 0)
+      continue;
+    llvm::SmallVector<std::pair<Value, BatchDim>> placed;
+    for (auto [k, r] : llvm::enumerate(op->getResults())) {
+      std::optional<FactorPlacement> p;
+      if (k < rules[i]->results.size())
+        p = ShardingRule::placement(rules[i]->results[k], ob.factor,
+                                    rules[i]->factors);
+      if (!p) {
+        ob = OpBatch{-1, 1, 1,
+                     onnx::describeNode(op) + ": result " + std::to_string(k) +
+                         " drops the batch its operands carry"};
+        break;
+      }
+      placed.push_back(
+          {r, BatchDim{p->dim, ob.units * p->granule, ob.within * p->outer}});
+    }
+    if (!ob.error.empty()) {
+      if (a.firstError < 0)
+        a.firstError = static_cast<int>(i);
+      continue;
+    }
+    for (auto &[r, bd] : placed)
+      a.values[r] = bd;
+  }
+  return a;
+}
