@@ -10,7 +10,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/Signals.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -165,11 +164,10 @@ hetpar::codegen::checkOutputFolder(llvm::StringRef outDir,
 }
 
 /// The temporary folder of the compile in progress, removed when the process
-/// is interrupted (Ctrl-C, SIGTERM). LLVM calls the interrupt function in
-/// place of the default action, so it ends the process itself (status 130,
-/// as a shell reports an interrupted command). The signal may run on another
-/// thread while the main thread, whose compiler child died of the same
-/// signal, cleans up too: whoever claims `cleanupState` first removes the
+/// is interrupted (Ctrl-C, SIGTERM): the handler ends the process itself
+/// (status 130, as a shell reports an interrupted command). The signal may run
+/// on another thread while the main thread, whose compiler child died of the
+/// same signal, cleans up too: whoever claims `cleanupState` first removes the
 /// folder, and the handler exits only once it is gone (two concurrent
 /// removals, or a removal cut short, left subfolders behind).
 static std::string interruptedFolder;
@@ -178,12 +176,7 @@ static int removeEntry(const char *path, const struct stat *, int, FTW *) {
   ::remove(path);
   return 0; // keep going past failures
 }
-static void removeInterruptedFolder() {
-  // LLVM restored the default actions before calling this; a second signal
-  // (timeout(1) signals the process and then its group) would end the
-  // process halfway through the removal.
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGTERM, SIG_IGN);
+static void removeInterruptedFolder(int) {
   int armed = 0;
   if (cleanupState.compare_exchange_strong(armed, 1)) {
     // Builds run on several threads: one may have created a file while the
@@ -201,6 +194,21 @@ static void removeInterruptedFolder() {
   while (cleanupState.load() != 2)
     ::usleep(1000);
   std::_Exit(130);
+}
+
+/// Runs removeInterruptedFolder on SIGINT and SIGTERM with both blocked while
+/// it runs. Not llvm::sys::SetInterruptFunction: LLVM restores the default
+/// actions before it calls the function, and a second signal in between
+/// (timeout(1) signals the process and then its group) ended the process
+/// with the folder half there.
+static void installInterruptCleanup() {
+  struct sigaction action = {};
+  action.sa_handler = removeInterruptedFolder;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  for (int sig : {SIGINT, SIGTERM})
+    ::sigaction(sig, &action, nullptr);
 }
 
 std::string hetpar::codegen::findRuntimeIncludeDir(const char *argv0,
@@ -523,7 +531,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   bool keep = false;
   interruptedFolder = std::string(tmp);
   cleanupState = 0;
-  llvm::sys::SetInterruptFunction(removeInterruptedFolder);
+  installInterruptCleanup();
   auto cleanup = llvm::make_scope_exit([&] {
     int armed = 0;
     if (!cleanupState.compare_exchange_strong(armed, 1)) {
