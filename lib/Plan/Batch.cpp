@@ -29,6 +29,9 @@ std::tuple<int, int64_t, int64_t> findBatchFactor(const ShardingRule &rule,
                                                   const DimFactors &dims,
                                                   const BatchDim &bd,
                                                   int64_t batch) {
+  // An operand the rule reads whole (Reshape's shape) has no dimensions here.
+  if (bd.dim < 0 || static_cast<size_t>(bd.dim) >= dims.size())
+    return {-1, 0, 0};
   for (int f : dims[bd.dim]) {
     auto p = ShardingRule::placement(dims, f, rule.factors);
     if (!p || bd.outer % p->outer || bd.granule % p->granule)

@@ -226,6 +226,26 @@ func.func @f(%x: tensor<4x3x8xf32>) -> tensor<12x8xf32> {
             12);
 }
 
+// A graph input read whole by its op (Reshape's shape, here of 2 entries as
+// the batch is 2 samples) seeds the batch like any input whose first
+// dimension is the batch's size; the op's rule has no dimension for it, so the
+// op cannot split the batch (ONNX test_reshape_reduced_dims, which crashed the
+// analysis).
+TEST_F(Fixture, BatchSeededIntoAnOperandReadWhole) {
+  auto m = parse(R"(
+func.func @f(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) -> tensor<2x12xf32> {
+  %y = onnx.Reshape(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32> loc("r")
+  return %y : tensor<2x12xf32>
+}
+)");
+  ASSERT_TRUE(m);
+  OpCatalog catalog(funcOf(*m));
+  ASSERT_EQ(catalog.batch.firstError, 0);
+  EXPECT_NE(catalog.batch.ops[0].error.find("mixes the batch of operand 1"),
+            std::string::npos)
+      << catalog.batch.ops[0].error;
+}
+
 // An op that reduces over the batch: the analysis names it, the simulator
 // refuses plans that split the batch, and the search keeps the batch whole.
 TEST_F(Fixture, BatchReducedOverKeepsTheBatchWhole) {
