@@ -512,6 +512,18 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::ArrayRef<DeviceProgram> programs, llvm::ArrayRef<int64_t> deviceIds,
     llvm::StringRef outDir, llvm::StringRef model, const CodegenOptions &opts,
     llvm::raw_ostream &log, const PlanFiles &plan) {
+  std::vector<const DeviceProgram *> pointers;
+  for (const DeviceProgram &p : programs)
+    pointers.push_back(&p);
+  return writeProgramFolder(pointers, deviceIds, outDir, model, opts, log,
+                            plan);
+}
+
+llvm::Error hetpar::codegen::writeProgramFolder(
+    llvm::ArrayRef<const DeviceProgram *> programs,
+    llvm::ArrayRef<int64_t> deviceIds, llvm::StringRef outDir,
+    llvm::StringRef model, const CodegenOptions &opts, llvm::raw_ostream &log,
+    const PlanFiles &plan) {
   if (programs.empty() || programs.size() != deviceIds.size())
     return llvm::createStringError(std::errc::invalid_argument,
                                    "one device id per device program expected");
@@ -571,14 +583,29 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       jobs[j].entry = entries.back().get();
     return llvm::Error::success();
   };
-  for (auto [program, id] : llvm::zip(programs, deviceIds)) {
+  // Devices whose programs are the same (data-parallel replicas of equal
+  // rows) share one source, build and weights file: the entry of the first.
+  std::vector<int> sameAs(programs.size(), -1);
+  for (size_t k = 0; k < programs.size(); ++k)
+    for (size_t j = 0; j < k && sameAs[k] < 0; ++j)
+      if (sameAs[j] < 0 &&
+          (programs[j] == programs[k] ||
+           (programs[j]->source == programs[k]->source &&
+            programs[j]->weights == programs[k]->weights &&
+            programs[j]->weightsIndex == programs[k]->weightsIndex)))
+        sameAs[k] = static_cast<int>(j);
+  for (auto [k, program, id] : llvm::enumerate(programs, deviceIds)) {
+    if (sameAs[k] >= 0) {
+      entries.push_back(std::make_unique<llvm::json::Object>());
+      continue;
+    }
     // One device keeps the plain names (weights.bin); several number them.
     std::string n = std::to_string(id);
     ProgramNames names{"device_" + n,
                        single ? "weights.bin" : "weights_" + n + ".bin",
                        single ? "weights.json" : "weights_" + n + ".json",
                        single ? "build" : "build-" + n};
-    if (auto err = add(program, names))
+    if (auto err = add(*program, names))
       return err;
   }
   if (plan.evalProgram)
@@ -587,6 +614,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       return err;
   if (auto err = runBuilds(jobs, file, log))
     return err;
+  for (size_t k = 0; k < programs.size(); ++k)
+    if (sameAs[k] >= 0)
+      *entries[k] = *entries[sameAs[k]];
 
   llvm::json::Array devices;
   for (size_t k = 0; k < programs.size(); ++k) {
@@ -597,6 +627,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       d["stage"] = plan.stages[k];
     if (k < plan.kinds.size())
       d["kind"] = plan.kinds[k];
+    if (k < plan.batchRows.size())
+      d["batch_rows"] =
+          llvm::json::Array{plan.batchRows[k].first, plan.batchRows[k].second};
     devices.push_back(std::move(d));
   }
   llvm::json::Object manifest{{"format", "hetpar-program"},

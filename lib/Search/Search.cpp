@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Search/Search.h"
+#include "hetpar/Plan/PlanAnnotation.h"
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
@@ -1250,15 +1251,18 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
     }
     stages.push_back(b.getDictionaryAttr(fields));
   }
-  module->setAttr(
-      "hetpar.plan",
-      b.getDictionaryAttr(
-          {b.getNamedAttr("stages", b.getArrayAttr(stages)),
-           b.getNamedAttr("microbatches",
-                          b.getI64IntegerAttr(plan.microbatches)),
-           b.getNamedAttr("schedule",
-                          b.getStringAttr(getScheduleName(plan.schedule))),
-           b.getNamedAttr("mode", b.getStringAttr(getModeName(plan.mode)))}));
+  SmallVector<NamedAttribute> planFields{
+      b.getNamedAttr("stages", b.getArrayAttr(stages)),
+      b.getNamedAttr("microbatches", b.getI64IntegerAttr(plan.microbatches)),
+      b.getNamedAttr("schedule",
+                     b.getStringAttr(getScheduleName(plan.schedule))),
+      b.getNamedAttr("mode", b.getStringAttr(getModeName(plan.mode)))};
+  // The batch the rows are cut from, so that a pass on a module with
+  // another batch (a data-parallel replica's training step) cuts the same.
+  if (catalog.batch.size > 0)
+    planFields.push_back(
+        b.getNamedAttr("batch", b.getI64IntegerAttr(catalog.batch.size)));
+  module->setAttr(kPlanAttrName, b.getDictionaryAttr(planFields));
   return llvm::Error::success();
 }
 

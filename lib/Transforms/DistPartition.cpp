@@ -26,6 +26,7 @@
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/PlanAnnotation.h"
 #include "hetpar/Plan/Sharding.h"
 #include "hetpar/Plan/Simulator.h"
 #include "hetpar/Support/ShapeUtils.h"
@@ -57,12 +58,9 @@ namespace {
 constexpr llvm::StringLiteral kMesh = "mesh";
 
 /// One pipeline stage of the plan, with each replica's rows of a microbatch.
-struct StageInfo {
-  SmallVector<int64_t> devices;
-  int64_t data = 1, tensor = 1;
-  SmallVector<std::string> kinds;
-  SmallVector<int64_t> rows, offsets; // per replica
+struct StageInfo : StageAnnotation {
   std::vector<Operation *> ops;
+  StageInfo(StageAnnotation st) : StageAnnotation(std::move(st)) {}
 };
 
 /// A value on one device: its local SSA value and its layouts.
@@ -125,8 +123,9 @@ std::optional<unsigned> addedOperand(Operation *op) {
 
 class Partitioner {
 public:
-  Partitioner(ModuleOp module, func::FuncOp func)
-      : module(module), func(func), ctx(module.getContext()), b(ctx) {}
+  Partitioner(ModuleOp module, func::FuncOp func, bool localIO)
+      : module(module), func(func), ctx(module.getContext()), b(ctx),
+        localIO(localIO) {}
 
   LogicalResult run();
 
@@ -145,6 +144,8 @@ private:
     DenseMap<Value, Value> replicated; // cache of makeReplicated
   };
   LogicalResult partitionDevice(Device &d);
+  LogicalResult localResults(Device &d, ArrayRef<Type> argTypes,
+                             SmallVectorImpl<Value> &results);
   FailureOr<Local> lookup(Device &d, Value global);
   FailureOr<Local> convert(Device &d, Value global, Local cur,
                            std::optional<BatchDim> batch, const Local &tp,
@@ -194,6 +195,8 @@ private:
   func::FuncOp func;
   MLIRContext *ctx;
   OpBuilder b;
+  /// Inputs of the replica's rows, local outputs (the local-io option).
+  bool localIO;
   std::vector<StageInfo> stages;
   int64_t microbatches = 1, batch = 0, microbatchRows = 0;
   /// Microbatches or data parallelism: the batch is split.
@@ -216,91 +219,34 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult Partitioner::readPlan() {
-  auto plan = module->getAttrOfType<DictionaryAttr>("hetpar.plan");
-  if (!plan)
-    return module.emitError(
-        "no plan on the module: run hetpar-search-plan first (or write "
-        "hetpar.plan, hetpar.stage and hetpar.sharding by hand)");
-  auto mb = plan.getAs<IntegerAttr>("microbatches");
-  auto list = plan.getAs<ArrayAttr>("stages");
-  if (!mb || mb.getInt() < 1 || !list || list.empty())
-    return module.emitError("hetpar.plan needs microbatches >= 1 and a "
-                            "non-empty stages list");
-  microbatches = mb.getInt();
-  if (auto mode = plan.getAs<StringAttr>("mode");
-      mode && mode.getValue() != "inference")
+  // The batch: the first input's first dimension (docs/plan-format.md),
+  // unless the annotation names it.
+  std::optional<int64_t> firstDim;
+  if (func.getNumArguments())
+    if (auto first =
+            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        first && first.getRank() && first.hasStaticShape())
+      firstDim = first.getDimSize(0);
+  FailureOr<PlanAnnotation> plan = readPlanAnnotation(module, firstDim);
+  if (failed(plan))
+    return failure();
+  // A training plan's forward graph is partitioned with local-io; its
+  // training step is built per device from there (docs/training.md).
+  if (plan->mode != "inference" && !localIO)
     return module.emitError()
            << "the partition makes inference programs; the plan's mode is '"
-           << mode.getValue() << "' (training steps are not generated yet)";
-
-  // The batch: the first input's first dimension (docs/plan-format.md).
-  if (func.getNumArguments() == 0)
-    return func.emitError("the model has no input, so no batch to split");
-  auto first = llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-  if (!first || first.getRank() == 0 || !first.hasStaticShape())
-    return func.emitError("the first input needs a static shape with a batch "
-                          "dimension first");
-  batch = first.getDimSize(0);
-  if (batch % microbatches)
+           << plan->mode
+           << "' (a training plan's devices are partitioned with local-io "
+              "and trained with hetpar-dist-reduce-gradients, "
+              "docs/training.md)";
+  if (localIO && plan->stages.size() != 1)
     return module.emitError()
-           << "hetpar.plan: " << microbatches
-           << " microbatches do not divide the batch of " << batch;
-  microbatchRows = batch / microbatches;
-
-  llvm::DenseSet<int64_t> seen;
-  for (auto [s, entry] : llvm::enumerate(list)) {
-    auto dict = llvm::dyn_cast<DictionaryAttr>(entry);
-    auto where = [&, s = s]() {
-      return module.emitError() << "hetpar.plan stage " << s << ": ";
-    };
-    if (!dict)
-      return where() << "not a dictionary";
-    StageInfo st;
-    auto devs = dict.getAs<DenseI32ArrayAttr>("devices");
-    auto data = dict.getAs<IntegerAttr>("data");
-    auto tensor = dict.getAs<IntegerAttr>("tensor");
-    if (!devs || devs.empty() || !data || !tensor || data.getInt() < 1 ||
-        tensor.getInt() < 1 ||
-        data.getInt() * tensor.getInt() != static_cast<int64_t>(devs.size()))
-      return where() << "needs devices, data >= 1 and tensor >= 1 with data "
-                        "x tensor devices";
-    st.data = data.getInt();
-    st.tensor = tensor.getInt();
-    for (int id : devs.asArrayRef()) {
-      if (id < 0 || !seen.insert(id).second)
-        return where() << "device " << id
-                       << " is negative or in the plan twice";
-      st.devices.push_back(id);
-    }
-    auto kinds = dict.getAs<ArrayAttr>("kinds");
-    for (size_t k = 0; k < st.devices.size(); ++k) {
-      auto kind = kinds && k < kinds.size()
-                      ? llvm::dyn_cast<StringAttr>(kinds[k])
-                      : StringAttr();
-      st.kinds.push_back(kind ? kind.str() : "unknown");
-    }
-    SmallVector<double> shares(st.data, 1.0);
-    if (auto given = dict.getAs<DenseF64ArrayAttr>("batch_shares");
-        given && !given.empty()) {
-      if (static_cast<int64_t>(given.size()) != st.data)
-        return where() << "batch_shares has " << given.size() << " entries for "
-                       << st.data << " replicas";
-      shares.assign(given.asArrayRef().begin(), given.asArrayRef().end());
-    }
-    double total = std::accumulate(shares.begin(), shares.end(), 0.0);
-    int64_t at = 0;
-    for (double share : shares) {
-      double exact = share / total * microbatchRows;
-      int64_t rows = static_cast<int64_t>(std::llround(exact));
-      if (!(share > 0) || rows < 1 || std::abs(exact - rows) > 1e-6)
-        return where() << "a replica's share of a microbatch of "
-                       << microbatchRows << " samples is "
-                       << llvm::formatv("{0:F2}", exact)
-                       << ", not a positive whole number";
-      st.offsets.push_back(at);
-      st.rows.push_back(rows);
-      at += rows;
-    }
+           << "partition: local-io needs a plan of one stage; this one has "
+           << plan->stages.size();
+  microbatches = plan->microbatches;
+  batch = plan->batch;
+  microbatchRows = plan->microbatchRows;
+  for (StageAnnotation &st : plan->stages) {
     splitsBatch |= st.data > 1;
     stages.push_back(std::move(st));
   }
@@ -849,6 +795,30 @@ SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
 // One device's program
 //===----------------------------------------------------------------------===//
 
+/// local-io: the device returns its own value of every graph output, its
+/// replica's rows where the output carries the batch, replicated over the
+/// replica's tensor-parallel devices.
+LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
+                                        SmallVectorImpl<Value> &results) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Type> types;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    auto whole = makeReplicated(d, v);
+    if (failed(whole))
+      return failure();
+    results.push_back(*whole);
+    types.push_back(whole->getType());
+  }
+  d.fn.setType(b.getFunctionType(argTypes, types));
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto name = func.getResultAttr(j, "onnx.name"))
+      d.fn.setResultAttr(j, "onnx.name", name);
+    if (auto bd = d.values.lookup(v).batch)
+      d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+  }
+  return success();
+}
+
 LogicalResult Partitioner::partitionDevice(Device &d) {
   Location loc = func.getLoc();
   const StageInfo &st = stages[d.stage];
@@ -864,7 +834,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
     auto t = llvm::cast<RankedTensorType>(a.getType());
     SmallVector<int64_t> shape(t.getShape());
     if (isBatchInput(a))
-      shape[0] = microbatchRows;
+      shape[0] = localIO ? rowsOf(d) : microbatchRows;
     argTypes.push_back(RankedTensorType::get(shape, t.getElementType()));
   }
   b.setInsertionPointToEnd(module.getBody());
@@ -880,7 +850,8 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
     l.value = entry->getArgument(k);
     if (isBatchInput(a)) {
       d.fn.setArgAttr(k, "dist.batch_dim", b.getI64IntegerAttr(0));
-      l.value = slice(loc, l.value, 0, 1, offsetOf(d), rowsOf(d));
+      if (!localIO)
+        l.value = slice(loc, l.value, 0, 1, offsetOf(d), rowsOf(d));
       l.batch = BatchDim{0, 1, 1};
     }
     d.values[a] = l;
@@ -956,7 +927,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
   // exits').
   int64_t outputTag = static_cast<int64_t>(exits.size());
   for (auto [j, v] : llvm::enumerate(ret.getOperands()))
-    if (stageOfValue(v) == d.stage && d.id != root &&
+    if (!localIO && stageOfValue(v) == d.stage && d.id != root &&
         llvm::is_contained(outputSenders(v, j), d.id))
       sends.push_back(
           {v, Piece{d.id, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
@@ -979,7 +950,10 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
 
   // The root joins the outputs.
   SmallVector<Value> results;
-  if (isRoot) {
+  if (localIO) {
+    if (failed(localResults(d, argTypes, results)))
+      return failure();
+  } else if (isRoot) {
     SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
     for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
       int s = stageOfValue(v);
@@ -1108,6 +1082,7 @@ LogicalResult Partitioner::run() {
 
 struct DistPartitionPass
     : hetpar::impl::DistPartitionPassBase<DistPartitionPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs;
@@ -1119,7 +1094,7 @@ struct DistPartitionPass
                          << funcs.size();
       return signalPassFailure();
     }
-    Partitioner p(module, funcs.front());
+    Partitioner p(module, funcs.front(), localIo);
     if (failed(p.run()))
       signalPassFailure();
   }

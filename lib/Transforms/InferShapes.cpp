@@ -84,6 +84,15 @@ struct InferShapesPass
           result.setType(*refined);
         }
       }
+      // An initializer stays the op it is, and so do the ops that read it:
+      // a training step lifts it by its name (onnx.initializer), and folding
+      // would make an unnamed constant of it, which nothing would train.
+      if (op->hasAttr(onnx::kInitializerAttrName) ||
+          llvm::any_of(op->getOperands(), [](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && def->hasAttr(onnx::kInitializerAttrName);
+          }))
+        continue;
       if (fold && op->getDialect() &&
           op->getDialect()->getNamespace() ==
               onnx::ONNXDialect::getDialectNamespace())

@@ -4,6 +4,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -17,7 +18,12 @@ void hetpar::buildToStaticPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createInferShapesPass());
   pm.addNestedPass<func::FuncOp>(createEraseIdentityPass());
-  pm.addPass(createCanonicalizerPass());
+  GreedyRewriteConfig config;
+  // Keeping initializers: no folding either (a Transpose of a weight would
+  // become an unnamed constant); hetpar-onnx-infer-shapes folds the rest.
+  config.enableConstantCSE(!options.keepInitializers);
+  config.enableFolding(!options.keepInitializers);
+  pm.addPass(createCanonicalizerPass(config));
   // Canonicalization can expose more folding; a second sweep settles the types.
   pm.addNestedPass<func::FuncOp>(createInferShapesPass());
   pm.addPass(createSymbolDCEPass());

@@ -108,16 +108,23 @@ Status Dataset::open(const std::string &dir,
   out.reset();
   if (options.batchSize < 1)
     return Status::error("the batch size must be at least 1");
+  int64_t rows = options.rows ? options.rows : options.batchSize;
+  if (options.rowOffset < 0 || rows < 1 ||
+      rows > options.batchSize - options.rowOffset)
+    return Status::error("rows [" + std::to_string(options.rowOffset) + ", " +
+                         std::to_string(options.rowOffset + rows) +
+                         ") are not inside a batch of " +
+                         std::to_string(options.batchSize));
   std::unique_ptr<Dataset> d(new Dataset());
   d->inputs_ = inputs;
   d->options_ = options;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo &in = inputs[i];
-    if (in.shape.empty() || in.shape[0] != options.batchSize)
-      return Status::error("input '" + in.name + "' has shape " +
-                           formatShape(in.shape) +
-                           ": a training input needs its batch of " +
-                           std::to_string(options.batchSize) + " on axis 0");
+    if (in.shape.empty() || in.shape[0] != rows)
+      return Status::error(
+          "input '" + in.name + "' has shape " + formatShape(in.shape) +
+          ": a training input needs its " + std::to_string(rows) +
+          " rows of the batch on axis 0");
     auto f = std::make_unique<MappedNpy>();
     Status s = mapNpy(dir + "/" + in.name + ".npy", *f);
     if (s.isOk())
@@ -164,13 +171,15 @@ Status Dataset::batch(uint64_t step, std::vector<HostTensor> &out) {
   try {
     out.resize(inputs_.size());
     uint64_t b = uint64_t(options_.batchSize);
+    uint64_t first = uint64_t(options_.rowOffset);
+    uint64_t rows = options_.rows ? uint64_t(options_.rows) : b;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       out[i].dtype = inputs_[i].dtype;
       out[i].shape = inputs_[i].shape;
-      out[i].data.resize(size_t(files_[i]->sampleBytes * b));
+      out[i].data.resize(size_t(files_[i]->sampleBytes * rows));
     }
-    for (uint64_t j = 0; j < b; ++j) {
-      uint64_t sample = sampleAt(step * b + j);
+    for (uint64_t j = 0; j < rows; ++j) {
+      uint64_t sample = sampleAt(step * b + first + j);
       for (size_t i = 0; i < inputs_.size(); ++i) {
         const MappedNpy &f = *files_[i];
         if (f.sampleBytes)

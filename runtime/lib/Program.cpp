@@ -284,6 +284,7 @@ TrainingInfo parseTraining(const Node &t) {
   if (batch < 1 || batch > uint64_t(std::numeric_limits<int64_t>::max()))
     t.field("batch_size").error("must be a positive integer");
   info.batchSize = int64_t(batch);
+  info.batchRows = info.batchSize;
   auto optionalString = [&](const char *key) {
     return t.has(key) && !t.field(key).value.is_null() ? t.field(key).str()
                                                        : std::string();
@@ -326,6 +327,28 @@ std::optional<int64_t> launcherRank() {
         return r;
     }
   return std::nullopt;
+}
+
+/// A data-parallel replica's rows of each batch: the device entry's
+/// "batch_rows" [offset, rows], inside the training batch; the whole batch
+/// without one.
+void parseBatchRows(const Node &dev, TrainingInfo &t) {
+  t.batchOffset = 0;
+  t.batchRows = t.batchSize;
+  if (!dev.has("batch_rows"))
+    return;
+  Node rows = dev.field("batch_rows");
+  if (rows.arraySize() != 2)
+    rows.error("expected [offset, rows]");
+  uint64_t offset = rows.at(0).u64(), count = rows.at(1).u64();
+  if (count < 1 || offset >= uint64_t(t.batchSize) ||
+      count > uint64_t(t.batchSize) - offset)
+    rows.error("[" + std::to_string(offset) + ", " + std::to_string(count) +
+               "] is not a non-empty range of rows inside the training "
+               "batch of " +
+               std::to_string(t.batchSize));
+  t.batchOffset = int64_t(offset);
+  t.batchRows = int64_t(count);
 }
 
 /// Reads a program entry of the manifest (devices[k], or training.eval):
@@ -485,8 +508,10 @@ DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
   }
   Node dev = devices.at(pick);
   DeviceManifest m;
-  if (root.has("training"))
+  if (root.has("training")) {
     m.training = parseTraining(root.field("training"));
+    parseBatchRows(dev, m.training);
+  }
   m.index = pick;
   m.numDevices = numDevices;
   m.id = dev.has("id") ? int64_t(dev.field("id").u64()) : 0;

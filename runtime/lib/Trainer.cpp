@@ -14,20 +14,23 @@ Status Trainer::create(Program &program, Dataset &data,
                          "/manifest.json has no 'training' object: not a "
                          "training program (compile with hetpar-compile "
                          "--mode training)");
-  if (program.numDevices() != 1 || program.microbatches() != 1)
-    return Status::error("--train runs single-device programs only (this one "
-                         "has " +
-                         std::to_string(program.numDevices()) + " devices)");
+  if (program.microbatches() != 1)
+    return Status::error("--train runs training programs, whose microbatches "
+                         "are training.microbatches; this program's manifest "
+                         "has an inference pipeline's microbatches (" +
+                         std::to_string(program.microbatches()) + ")");
   const std::vector<TensorInfo> &outs = program.outputs();
   if (outs.empty() || outs[0].dtype != DType::Float32 ||
       shapeElements(outs[0].shape) != 1)
     return Status::error("output 0 of a training program must be the loss, a "
                          "float32 scalar");
   for (const TensorInfo &in : program.inputs())
-    if (in.shape.empty() || in.shape[0] != t.batchSize)
+    if (in.shape.empty() || in.shape[0] != t.batchRows)
       return Status::error("input '" + in.name + "' has shape " +
-                           formatShape(in.shape) + ", not a batch of " +
-                           std::to_string(t.batchSize) + " on axis 0");
+                           formatShape(in.shape) + ", not " +
+                           std::to_string(t.batchRows) +
+                           " rows of the batch "
+                           "on axis 0");
   out.reset(new Trainer(program, data));
   for (const WeightTensor &w : program.weightTensors())
     if (w.role == "state" && w.name == "hetpar.loss_scale" &&

@@ -218,6 +218,49 @@ TEST_F(TrainTest, BatchesInOrderWrapIntoTheNextEpoch) {
   EXPECT_EQ(b[0].shape, (std::vector<int64_t>{2, 2}));
 }
 
+TEST_F(TrainTest, AReplicaTakesItsRowsOfEachBatch) {
+  auto p = load();
+  // A data-parallel replica holding row 1 of each batch of 2 (its inputs
+  // have 1 row): step 2 takes positions 4 and 5, so this replica position 5,
+  // which is sample 0 of epoch 1: x = [1,0], label 1.
+  std::vector<TensorInfo> in = p->inputs();
+  for (TensorInfo &t : in)
+    t.shape[0] = 1;
+  DatasetOptions opts{2, false, 0};
+  opts.rowOffset = 1;
+  opts.rows = 1;
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::open(dir + "/data", in, opts, d).isOk());
+  std::vector<HostTensor> b;
+  ASSERT_TRUE(d->batch(2, b).isOk());
+  EXPECT_EQ(b[0].data, floats({1, 2}, {1, 0}).data);
+  EXPECT_EQ(b[1].data, floats({1}, {1}).data);
+  // Shuffled, the replicas share one permutation: a replica's row is that
+  // row of one device's batch, step after step.
+  auto all = data(*p, true, 3);
+  DatasetOptions shuffled{2, true, 3};
+  shuffled.rowOffset = 1;
+  shuffled.rows = 1;
+  ASSERT_TRUE(Dataset::open(dir + "/data", in, shuffled, d).isOk());
+  std::vector<HostTensor> full;
+  for (uint64_t step = 0; step < 6; ++step) {
+    ASSERT_TRUE(all->batch(step, full).isOk());
+    ASSERT_TRUE(d->batch(step, b).isOk());
+    ASSERT_EQ(full[1].data.size(), 2 * sizeof(float));
+    EXPECT_TRUE(std::equal(b[1].data.begin(), b[1].data.end(),
+                           full[1].data.begin() + sizeof(float)))
+        << "step " << step;
+  }
+  // Rows outside the batch, or inputs of another row count.
+  DatasetOptions outside{2, false, 0};
+  outside.rowOffset = 1;
+  outside.rows = 2;
+  EXPECT_EQ(Dataset::open(dir + "/data", in, outside, d).message(),
+            "rows [1, 3) are not inside a batch of 2");
+  EXPECT_EQ(openError(in), "input 'x' has shape [1,2]: a training input needs "
+                           "its 2 rows of the batch on axis 0");
+}
+
 TEST_F(TrainTest, ShuffleDependsOnSeedAndEpochOnly) {
   auto p = load();
   auto a = data(*p, true, 7), again = data(*p, true, 7),

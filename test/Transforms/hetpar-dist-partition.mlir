@@ -1,4 +1,19 @@
 // RUN: hetpar-opt %s --split-input-file --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
+
+// local-io (a data-parallel training step is built from each device's
+// function): each device takes its own rows (5 and 3), slices nothing, and
+// returns its rows of the output; nothing is sent to a root.
+// LOCAL-LABEL: func.func @device_0(
+// LOCAL-SAME: %arg0: tensor<5x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) -> (tensor<5x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
+// LOCAL-NOT: onnx.Slice
+// LOCAL-NOT: dist.send
+// LOCAL: %[[Y:.*]] = onnx.MatMul(%arg0, %{{.*}}) : (tensor<5x2xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// LOCAL-NEXT: return %[[Y]]
+// LOCAL-LABEL: func.func @device_1(
+// LOCAL-SAME: %arg0: tensor<3x2xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) -> (tensor<3x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
+// LOCAL-NOT: dist.recv
+// LOCAL: return
 
 // Issue 6's Megatron MLP: W1 column-parallel, W2 row-parallel with an
 // all-reduce, over a group of 3 with uneven parts 4, 2, 2 of 8 columns. Each

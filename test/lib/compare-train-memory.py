@@ -3,6 +3,7 @@
 training program hetpar-compile generates for the same step, for FileCheck.
 
   compare-train-memory.py NAME PLAN_DIR PROGRAM_DIR
+  compare-train-memory.py NAME PROGRAM_DIR      (several devices)
 
 PLAN_DIR: `hetpar-compile --mode training --plan-only` for one device (plan.json,
 devices[0].peak_memory_bytes: weights + activations + gradients + optimizer).
@@ -11,6 +12,9 @@ runtime allocates on the device, weights.bin (parameters, constants, optimizer
 state) + the arena (activations, gradients, temporaries at their liveness-planned
 peak) + the input and output buffers. Prints
 "NAME: predicted P bytes, program B bytes, ratio R: within 10%" (or "OFF BY ...").
+With PROGRAM_DIR alone, a data-parallel training program of several devices:
+its plan.json's peak_memory_bytes per device id against each device's buffers,
+one line per device; exits 1 when one is off by more than 10%.
 """
 import json
 import os
@@ -18,19 +22,45 @@ import sys
 
 SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "bool": 1}
 
+
+
+def program_bytes(dev):
+    io = 0
+    for t in dev["inputs"] + dev["outputs"]:
+        n = SIZES[t["dtype"]]
+        for d in t["shape"]:
+            n *= d
+        io += n
+    return dev["weights_bytes"] + dev["arena_bytes"] + io
+
+
+def report(name, predicted, program):
+    ratio = predicted / program
+    ok = abs(ratio - 1) <= 0.10
+    print("%s: predicted %d bytes, program %d bytes, ratio %.3f: %s" % (
+        name, predicted, program, ratio,
+        "within 10%" if ok else "OFF BY MORE THAN 10%"))
+    return ok
+
+
+if len(sys.argv) == 3:
+    # A program folder of several devices (a data-parallel training plan):
+    # its own plan.json's prediction per device id against that device's
+    # buffers.
+    name, prog_dir = sys.argv[1:3]
+    with open(os.path.join(prog_dir, "plan.json")) as f:
+        predicted = {d["id"]: d["peak_memory_bytes"] for d in json.load(f)["devices"]}
+    with open(os.path.join(prog_dir, "manifest.json")) as f:
+        devices = json.load(f)["devices"]
+    ok = True
+    for dev in devices:
+        ok &= report("%s device %d" % (name, dev["id"]), predicted[dev["id"]],
+                     program_bytes(dev))
+    sys.exit(0 if ok else 1)
+
 name, plan_dir, prog_dir = sys.argv[1:4]
 with open(os.path.join(plan_dir, "plan.json")) as f:
     predicted = json.load(f)["devices"][0]["peak_memory_bytes"]
 with open(os.path.join(prog_dir, "manifest.json")) as f:
     dev = json.load(f)["devices"][0]
-io = 0
-for t in dev["inputs"] + dev["outputs"]:
-    n = SIZES[t["dtype"]]
-    for d in t["shape"]:
-        n *= d
-    io += n
-program = dev["weights_bytes"] + dev["arena_bytes"] + io
-ratio = predicted / program
-print("%s: predicted %d bytes, program %d bytes, ratio %.3f: %s" % (
-    name, predicted, program, ratio,
-    "within 10%" if abs(ratio - 1) <= 0.10 else "OFF BY MORE THAN 10%"))
+report(name, predicted, program_bytes(dev))

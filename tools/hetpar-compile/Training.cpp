@@ -6,10 +6,14 @@
 //===----------------------------------------------------------------------===//
 #include "Training.h"
 
+#include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/PlanAnnotation.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -132,7 +136,8 @@ void hetpar::tools::buildEvalPipeline(
 
 void hetpar::tools::buildTrainingPipeline(
     OpPassManager &pm, codegen::FloatMode dtype,
-    const std::function<void(OpPassManager &)> &toStatic) {
+    const std::function<void(OpPassManager &)> &toStatic,
+    std::optional<ReplicaStep> replica) {
   buildLossPipeline(pm, toStatic);
   TrainDropoutPassOptions dropout;
   dropout.seed = seed;
@@ -143,6 +148,11 @@ void hetpar::tools::buildTrainingPipeline(
     pm.addPass(createTrainMixedPrecisionPass(mixed));
   }
   pm.addPass(createDifferentiatePass());
+  if (replica) {
+    DistReduceGradientsPassOptions reduce;
+    reduce.device = replica->device;
+    pm.addPass(createDistReduceGradientsPass(reduce));
+  }
   TrainOptimizerPassOptions opt;
   opt.optimizer = optimizer;
   opt.lr = lr;
@@ -157,7 +167,7 @@ void hetpar::tools::buildTrainingPipeline(
   opt.warmupSteps = warmupSteps;
   opt.totalSteps = totalSteps;
   opt.minLr = minLr;
-  opt.accumulate = gradAccumulation;
+  opt.accumulate = replica ? replica->microbatches : gradAccumulation;
   pm.addPass(createTrainOptimizerPass(opt));
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
@@ -168,7 +178,9 @@ void hetpar::tools::buildTrainingPipeline(
 }
 
 std::string hetpar::tools::trainingManifest(ModuleOp module,
-                                            codegen::FloatMode dtype) {
+                                            codegen::FloatMode dtype,
+                                            std::optional<int64_t> batchSize,
+                                            int64_t microbatches) {
   auto func = hetpar::train::stepFunction(module);
   // A program without inputs (every operand an initializer) counts one
   // sample of nothing per step: each step just runs.
@@ -205,8 +217,9 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"loss", loss.getValue()},
       {"labels", loss == "output" ? llvm::json::Value(nullptr)
                                   : llvm::json::Value(labels.getValue())},
-      {"batch_size", batch},
-      {"microbatches", gradAccumulation.getValue()},
+      {"batch_size", batchSize.value_or(batch)},
+      {"microbatches",
+       microbatches > 0 ? microbatches : gradAccumulation.getValue()},
       {"dtype", codegen::floatModeName(dtype)},
       {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
@@ -218,4 +231,108 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
   llvm::raw_string_ostream(text)
       << llvm::formatv("{0}", llvm::json::Value(std::move(training)));
   return text;
+}
+
+FailureOr<int64_t>
+hetpar::tools::replicaMicrobatches(ModuleOp planned, int64_t planMicrobatches) {
+  if (gradAccumulation.getNumOccurrences() &&
+      gradAccumulation != planMicrobatches)
+    return planned.emitError()
+           << "--grad-accumulation-steps " << gradAccumulation.getValue()
+           << " but the plan runs " << planMicrobatches
+           << " microbatch(es) per step: under a plan, the plan's "
+              "microbatches are the accumulation steps";
+  return planMicrobatches;
+}
+
+std::vector<std::string> hetpar::tools::trainableInitializers(ModuleOp module) {
+  std::vector<std::string> names;
+  module.walk([&](hetpar::onnx::ConstantOp c) {
+    auto name =
+        c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName);
+    if (name && !c->use_empty() &&
+        llvm::isa<FloatType>(c.getType().getElementType()))
+      names.push_back(name.str());
+  });
+  return names;
+}
+
+/// Every initializer in `trained` is a global of `step` or still a named
+/// constant (frozen): none was folded into an unnamed constant on the way.
+static LogicalResult checkTrained(ModuleOp step,
+                                  llvm::ArrayRef<std::string> trained) {
+  llvm::StringSet<> found;
+  for (auto g : step.getOps<ml_program::GlobalOp>())
+    found.insert(g.getSymName());
+  step.walk([&](hetpar::onnx::ConstantOp c) {
+    if (auto name =
+            c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName))
+      found.insert(name.getValue());
+  });
+  for (const std::string &name : trained)
+    if (!found.contains(name))
+      return step.emitError()
+             << "initializer '" << name
+             << "' was folded into another constant before its training step "
+                "was built, so it would not be trained (a compiler bug: "
+                "please report it with the model)";
+  return success();
+}
+
+FailureOr<hetpar::tools::ReplicaSteps>
+hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
+                                 llvm::ArrayRef<std::string> trained) {
+  Attribute planAttr = planned->getAttr(kPlanAttrName);
+  FailureOr<PlanAnnotation> plan = readPlanAnnotation(planned, std::nullopt);
+  if (failed(plan))
+    return failure();
+  if (plan->stages.size() != 1 || plan->stages.front().tensor != 1)
+    return planned.emitError()
+           << "training programs are generated for data-parallel plans of "
+              "one stage so far; this plan has "
+           << plan->stages.size() << " stage(s) and tensor parallelism of "
+           << plan->stages.front().tensor
+           << " (evaluate it with --plan-only; docs/training.md, "
+              "\"Data-parallel training\")";
+  FailureOr<int64_t> microbatches =
+      replicaMicrobatches(planned, plan->microbatches);
+  if (failed(microbatches))
+    return failure();
+  // The forward graph of each device: its rows in, its outputs out.
+  PassManager partition(planned.getContext());
+  DistPartitionPassOptions local;
+  local.localIo = true;
+  partition.addPass(createDistPartitionPass(local));
+  if (failed(partition.run(planned)))
+    return failure();
+  // Replicas of equal rows have the same step (no device id is compiled
+  // in): one module each.
+  const StageAnnotation &stage = plan->stages.front();
+  ReplicaSteps out;
+  llvm::DenseMap<int64_t, size_t> byRows;
+  for (auto [r, id] : llvm::enumerate(stage.devices)) {
+    auto [it, fresh] = byRows.try_emplace(stage.rows[r], out.modules.size());
+    out.moduleOf.push_back(it->second);
+    if (!fresh)
+      continue;
+    OwningOpRef<ModuleOp> step = planned.clone();
+    for (auto f : llvm::make_early_inc_range(step->getOps<func::FuncOp>())) {
+      auto dev = f->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
+      if (!dev || dev.getInt() != id)
+        f.erase();
+    }
+    step.get()->setAttr(kPlanAttrName, planAttr);
+    step.get()->removeAttr("dist.microbatches");
+    PassManager pm(planned.getContext());
+    buildTrainingPipeline(
+        pm, dtype,
+        [](OpPassManager &p) {
+          hetpar::buildToStaticPipeline(p, hetpar::ToStaticPipelineOptions());
+        },
+        ReplicaStep{id, *microbatches});
+    if (failed(pm.run(*step)) || failed(checkTrained(*step, trained)))
+      return failure();
+    out.modules.push_back(std::move(step));
+  }
+  return out;
 }

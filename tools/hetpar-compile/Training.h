@@ -6,21 +6,64 @@
 #include "hetpar/Codegen/Codegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace hetpar::tools {
+
+/// One data-parallel replica's training step: the plan's device and the
+/// microbatches (accumulation steps) of a step.
+struct ReplicaStep {
+  int64_t device;
+  int64_t microbatches;
+};
 
 /// Adds the passes that turn the imported module (initializers marked) into
 /// one training step, per the --loss/--optimizer/... flags: lift parameters,
 /// make static (`toStatic`), attach the loss, 16-bit compute when `dtype` is
 /// F16 or BF16 (float32 master weights), differentiate, apply the optimizer,
-/// clean up.
+/// clean up. With `replica`, the step is that replica's of the module's plan:
+/// hetpar-dist-reduce-gradients between differentiation and the optimizer,
+/// and the plan's microbatches as the accumulation steps.
 void buildTrainingPipeline(
     mlir::OpPassManager &pm, codegen::FloatMode dtype,
-    const std::function<void(mlir::OpPassManager &)> &toStatic);
+    const std::function<void(mlir::OpPassManager &)> &toStatic,
+    std::optional<ReplicaStep> replica = std::nullopt);
+
+/// The accumulation steps of a replica's step: the plan's microbatches;
+/// an error at `planned` when --grad-accumulation-steps says otherwise.
+mlir::FailureOr<int64_t> replicaMicrobatches(mlir::ModuleOp planned,
+                                             int64_t planMicrobatches);
+
+/// The training steps of a data-parallel plan (docs/training.md,
+/// "Data-parallel training"): `planned` is the static model with its
+/// initializers marked and the plan annotated (annotateModule); it is
+/// partitioned with local-io (each device's rows in, its outputs out), and
+/// each device's function becomes its own module through the training
+/// pipeline with that device's replica. Errors (emitted): a plan of several
+/// stages or with tensor parallelism, a bad plan, whatever the partition and
+/// the training passes refuse, an initializer of `trained` that is neither a
+/// global nor a named constant of a step.
+struct ReplicaSteps {
+  /// One step per distinct row count: replicas of equal rows have the same
+  /// program (no device id is compiled in).
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  /// Per device of the stage, in mesh order: its module.
+  std::vector<size_t> moduleOf;
+};
+mlir::FailureOr<ReplicaSteps>
+buildReplicaSteps(mlir::ModuleOp planned, codegen::FloatMode dtype,
+                  llvm::ArrayRef<std::string> trained);
+
+/// The float initializers of the imported `module` that something reads (by
+/// their onnx.initializer names): buildReplicaSteps checks that each is still
+/// a global or a named constant of every step, none folded away.
+std::vector<std::string> trainableInitializers(mlir::ModuleOp module);
 
 /// The category of the training flags (--loss, --optimizer, ...), shown by
 /// --help next to hetpar-compile's own.
@@ -38,8 +81,13 @@ void buildEvalPipeline(
     const std::function<void(mlir::OpPassManager &)> &toStatic);
 
 /// The manifest's "training" object (docs/training.md) for the compiled step
-/// function of `module` in compute dtype `dtype`, as JSON text.
-std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype);
+/// function of `module` in compute dtype `dtype`, as JSON text. The batch
+/// size is `batchSize` when given (the samples of a call over all
+/// data-parallel replicas), else the step function's; the microbatches are
+/// `microbatches` when positive, else --grad-accumulation-steps.
+std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype,
+                             std::optional<int64_t> batchSize = std::nullopt,
+                             int64_t microbatches = 0);
 
 } // namespace hetpar::tools
 

@@ -38,6 +38,8 @@
 #include "hetpar/Transforms/Passes.h"
 
 #include "Training.h"
+#include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Transforms/Training.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
@@ -407,6 +409,34 @@ static int planModel(ModuleOp module,
     }
   }
 
+  // Training programs are generated for data parallelism within one stage
+  // (docs/training.md): a searched plan beyond that gives way to the
+  // data-parallel baseline, and the user is told.
+  bool dataParallel = plan.stages.size() == 1 && plan.stages[0].tensor == 1;
+  if (generate && mode == hetpar::Mode::Training && searchResult &&
+      !dataParallel) {
+    const hetpar::Baseline *dp = nullptr;
+    for (const hetpar::Baseline &b : baselines)
+      if (b.name == "data_parallel" && b.fits())
+        dp = &b;
+    if (!dp)
+      return fail(llvm::formatv(
+          "the searched plan ({0} stage(s)) needs pipeline or tensor-parallel "
+          "training, which code generation does not cover yet, and the "
+          "data-parallel baseline does not fit (evaluate plans with "
+          "--plan-only)",
+          plan.stages.size()));
+    llvm::errs() << llvm::formatv(
+        "hetpar-compile: note: the searched plan ({0} stage(s), {1:F4} s per "
+        "step) needs pipeline or tensor-parallel training, which code "
+        "generation does not cover yet; compiling the data-parallel baseline "
+        "({2:F4} s per step) instead\n",
+        plan.stages.size(), prediction->stepTime, dp->prediction->stepTime);
+    plan = dp->plan;
+    plan.origin = "baseline: data_parallel (training code generation)";
+    prediction = dp->prediction;
+  }
+
   llvm::json::Object planJSON =
       hetpar::predictionToJSON(plan, *prediction, *cluster);
   planJSON["model"] = modelPath.getValue();
@@ -596,22 +626,91 @@ static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
   return 0;
 }
 
+/// The float initializers of the imported model (before folding) that a
+/// training plan's steps must train (trainableInitializers).
+static std::vector<std::string> trainedInitializers;
+
+/// Code generation for a data-parallel training plan (docs/training.md,
+/// "Data-parallel training"): `module` is annotated with the plan; one
+/// training step per device (buildReplicaSteps), each device reading its
+/// rows of every batch. `files` holds plan.json, trace.json and the kinds.
+static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
+                               llvm::ArrayRef<std::string> inputsRead,
+                               hetpar::codegen::PlanFiles files) {
+  FailureOr<hetpar::PlanAnnotation> plan =
+      hetpar::readPlanAnnotation(module, std::nullopt);
+  if (failed(plan))
+    return 1;
+  auto steps =
+      hetpar::tools::buildReplicaSteps(module, floatMode, trainedInitializers);
+  if (failed(steps))
+    return 1;
+  const hetpar::StageAnnotation &stage = plan->stages.front();
+  // The IR carries the 16-bit types itself (hetpar-train-mixed-precision).
+  hetpar::codegen::CodegenOptions opts = codegenOptions(hetpar::FloatMode::F32);
+  std::vector<hetpar::codegen::DeviceProgram> programs;
+  for (OwningOpRef<ModuleOp> &step : steps->modules) {
+    if (failed(prepareForCodegen(*step)))
+      return 1;
+    auto func = hetpar::train::stepFunction(*step);
+    if (failed(func))
+      return 1;
+    auto program = hetpar::codegen::generateDeviceProgram(*func, opts);
+    if (failed(program))
+      return 1;
+    programs.push_back(std::move(*program));
+  }
+  std::vector<const hetpar::codegen::DeviceProgram *> perDevice;
+  std::vector<int64_t> ids(stage.devices.begin(), stage.devices.end());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    perDevice.push_back(&programs[steps->moduleOf[r]]);
+    files.stages.push_back(0);
+    files.batchRows.push_back({stage.offsets[r], stage.rows[r]});
+  }
+  files.training =
+      hetpar::tools::trainingManifest(*steps->modules.front(), floatMode,
+                                      plan->microbatchRows, plan->microbatches);
+  files.copies.push_back({"model.onnx", modelPath});
+  files.outputDevice = ids.front();
+  if (llvm::Error err = hetpar::codegen::writeProgramFolder(
+          perDevice, ids, outputPath, modelPath, opts, llvm::errs(), files))
+    return fail(llvm::toString(std::move(err)));
+  int64_t weights = 0;
+  for (const auto &p : programs)
+    weights = std::max(weights, p.weightsBytes);
+  llvm::outs() << llvm::formatv(
+      "training programs: {0} data-parallel replica(s), rows per microbatch "
+      "{1:$[:]}, {2} microbatch(es) per step; weights and optimizer state "
+      "{3:F1} KiB per device\n",
+      ids.size(), llvm::make_range(stage.rows.begin(), stage.rows.end()),
+      plan->microbatches, weights / 1024.0);
+  return 0;
+}
+
 /// Code generation for a plan: annotate, partition (hetpar-dist-partition),
 /// check the exchanges, one program per device. OUT is complete or absent.
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
                        std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead) {
-  if (plan.mode != hetpar::Mode::Inference)
-    return fail("code generation covers inference plans; this plan is for "
-                "training (evaluate it with --plan-only; for programs give a "
-                "plan with \"mode\": \"inference\", or search one with "
-                "--mode inference)");
+  if (plan.mode == hetpar::Mode::Training && mode != hetpar::Mode::Training)
+    return fail("the plan is for training: compile it with --mode training "
+                "and the training options (docs/training.md)");
   if (llvm::Error err =
           hetpar::codegen::checkOutputFolder(outputPath, inputsRead))
     return fail(llvm::toString(std::move(err)));
   if (llvm::Error err = hetpar::annotateModule(module, plan, &cluster))
     return fail(llvm::toString(std::move(err)));
+  hetpar::codegen::PlanFiles files;
+  files.files = {{"plan.json", std::move(planText)},
+                 {"trace.json", std::move(traceText)}};
+  for (const hetpar::Stage &st : plan.stages)
+    for (int id : st.devices) {
+      const hetpar::Device *d = cluster.findDevice(id);
+      files.kinds.push_back(d ? d->kind : "unknown");
+    }
+  if (plan.mode == hetpar::Mode::Training)
+    return compileTrainingPlan(module, floatMode, inputsRead, std::move(files));
   PassManager pm(module.getContext());
   pm.addPass(hetpar::createDistPartitionPass());
   pm.addPass(hetpar::createDistVerifyExchangesPass());
@@ -635,8 +734,8 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
     programs.push_back(std::move(*program));
     ids.push_back(id.getInt());
   }
-  hetpar::codegen::PlanFiles files;
   files.microbatches = plan.microbatches;
+  files.kinds.clear();
   for (int64_t id : ids) {
     int64_t stage = -1;
     for (auto [s, st] : llvm::enumerate(plan.stages))
@@ -647,8 +746,6 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
     files.kinds.push_back(d ? d->kind : "unknown");
   }
   files.outputDevice = plan.stages.back().devices.front();
-  files.files = {{"plan.json", std::move(planText)},
-                 {"trace.json", std::move(traceText)}};
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           programs, ids, outputPath, modelPath, opts, llvm::errs(), files))
     return fail(llvm::toString(std::move(err)));
@@ -732,7 +829,7 @@ int main(int argc, char **argv) {
   // The model and its external data files are inputs: never overwritten.
   std::vector<std::string> inputsRead{modelPath};
   options.externalFilesRead = &inputsRead;
-  options.markInitializers = trainingProgram;
+  options.markInitializers = codegen && mode == hetpar::Mode::Training;
   if (!planOnly)
     if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
       return fail(llvm::toString(std::move(err)));
@@ -747,11 +844,17 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (codegen && planned && mode == hetpar::Mode::Training)
+    trainedInitializers = hetpar::tools::trainableInitializers(*module);
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   hetpar::ToStaticPipelineOptions pipeline;
   pipeline.verifyStatic = !allowDynamic;
+  // A training plan's steps are built from the static model: its
+  // initializers must stay the parameters they are.
+  pipeline.keepInitializers =
+      codegen && planned && mode == hetpar::Mode::Training;
   auto toStatic = [&](OpPassManager &p) {
     hetpar::buildToStaticPipeline(p, pipeline);
   };

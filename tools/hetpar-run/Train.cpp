@@ -21,6 +21,14 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// Whether this process reports (progress, loss log, checkpoints, export):
+/// the only device, or the output device of a data-parallel program, whose
+/// replicas all hold the same loss and weights after every step.
+bool reports(const Program &program) {
+  return program.numDevices() == 1 ||
+         program.deviceId() == program.outputDevice();
+}
+
 /// Loads the program and checks it is a training program for `opts`.
 Status loadTraining(const std::string &outDir, const std::string &backend,
                     const TrainOptions &opts, std::unique_ptr<Program> &out) {
@@ -33,6 +41,10 @@ Status loadTraining(const std::string &outDir, const std::string &backend,
                          "/manifest.json has no 'training' object: not a "
                          "training program (compile it with hetpar-compile "
                          "--mode training)");
+  if (out->numDevices() > 1 && !opts.evalData.empty())
+    return Status::error("--eval-data: a program of several devices has no "
+                         "evaluation step yet (docs/training.md, "
+                         "\"Data-parallel training\")");
   int64_t perStep = t.batchSize * t.microbatches;
   if (opts.batchSize > 0 && opts.batchSize != perStep)
     return Status::error(
@@ -52,7 +64,7 @@ Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
   if (opts.resumeDir.empty())
     return readStepCounter(program, step);
   Status s = loadCheckpoint(program, opts.resumeDir, step);
-  if (s.isOk())
+  if (s.isOk() && reports(program))
     std::cout << "resumed from " << checkpointPath(opts.resumeDir)
               << " at step " << step << "\n";
   return s;
@@ -125,9 +137,10 @@ Status evaluateAt(Evaluation &e, int64_t step, LossLog &log) {
 /// `eval` (null: no --eval-data).
 int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
               int64_t first, Evaluation *eval) {
-  Progress progress(::isatty(STDERR_FILENO));
+  bool reporter = reports(program);
+  Progress progress(reporter && ::isatty(STDERR_FILENO));
   LossLog log;
-  if (!opts.lossLog.empty()) {
+  if (reporter && !opts.lossLog.empty()) {
     Status s = log.open(opts.lossLog, !opts.resumeDir.empty());
     if (!s.isOk())
       return fail(s.message());
@@ -169,6 +182,8 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
                   " (training stopped; no checkpoint was written for this "
                   "step)");
     }
+    if (!reporter)
+      continue;
     progress.update(r);
     if (!(s = log.write(r)).isOk()) {
       progress.finish();
@@ -190,6 +205,8 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
     }
   }
   progress.finish();
+  if (!reporter)
+    return 0;
   std::cout << "trained " << opts.steps << " step"
             << (opts.steps == 1 ? "" : "s") << " (global steps " << first + 1
             << ".." << first + opts.steps << "), last loss " << r.loss << "\n";
@@ -206,6 +223,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
     return fail(s.message());
   DatasetOptions dataOpts;
   dataOpts.batchSize = program->training().batchSize;
+  dataOpts.rowOffset = program->training().batchOffset;
+  dataOpts.rows = program->training().batchRows;
   dataOpts.shuffle = opts.shuffle;
   dataOpts.seed = opts.seed;
   std::unique_ptr<Dataset> data;
@@ -222,17 +241,22 @@ int runTraining(const std::string &outDir, const std::string &backend,
   if (!s.isOk())
     return fail(s.message());
   const TrainingInfo &info = program->training();
-  std::cout << "hetpar-run: training on " << program->backend() << " in "
-            << info.dtype << ", " << data->samples() << " samples, batch "
-            << info.batchSize * info.microbatches;
-  if (info.microbatches > 1)
-    std::cout << " (" << info.microbatches << " microbatches of "
-              << info.batchSize << ")";
-  std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
-            << " from step " << first << "\n";
+  if (reports(*program)) {
+    std::cout << "hetpar-run: training on " << program->backend() << " in "
+              << info.dtype << ", " << data->samples() << " samples, batch "
+              << info.batchSize * info.microbatches;
+    if (info.microbatches > 1)
+      std::cout << " (" << info.microbatches << " microbatches of "
+                << info.batchSize << ")";
+    if (program->numDevices() > 1)
+      std::cout << " over " << program->numDevices()
+                << " data-parallel devices";
+    std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
+              << " from step " << first << "\n";
+  }
   int rc = trainLoop(*program, *trainer, opts, first,
                      opts.evalData.empty() ? nullptr : &eval);
-  if (rc != 0 || opts.exportOnnx.empty())
+  if (rc != 0 || opts.exportOnnx.empty() || !reports(*program))
     return rc;
   s = exportONNX(*program, opts.exportOnnx);
   if (!s.isOk())

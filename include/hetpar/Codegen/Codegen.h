@@ -144,6 +144,10 @@ struct PlanFiles {
   /// measured trace (hetpar-run --trace); empty when unknown.
   std::vector<int64_t> stages;
   std::vector<std::string> kinds;
+  /// Per device (in program order), a data-parallel training step's rows of
+  /// each batch: {offset, rows} (manifest "batch_rows"; docs/training.md);
+  /// empty when every device takes the whole batch.
+  std::vector<std::pair<int64_t, int64_t>> batchRows;
   /// Extra files written into the folder with the programs (plan.json,
   /// trace.json), name and content.
   std::vector<std::pair<std::string, std::string>> files;
@@ -163,6 +167,15 @@ struct PlanFiles {
 /// The same for the programs of several devices (one per device id, in
 /// manifest order = process rank): device_<id>.cu, weights_<id>.bin and
 /// weights_<id>.json each, built with mpicxx when they call collectives.
+/// Devices whose programs are the same (one object, or equal source and
+/// weights: data-parallel replicas of equal rows) share the first one's
+/// files and build.
+llvm::Error writeProgramFolder(llvm::ArrayRef<const DeviceProgram *> programs,
+                               llvm::ArrayRef<int64_t> deviceIds,
+                               llvm::StringRef outDir, llvm::StringRef model,
+                               const CodegenOptions &opts,
+                               llvm::raw_ostream &log,
+                               const PlanFiles &plan = {});
 llvm::Error writeProgramFolder(llvm::ArrayRef<DeviceProgram> programs,
                                llvm::ArrayRef<int64_t> deviceIds,
                                llvm::StringRef outDir, llvm::StringRef model,

@@ -30,6 +30,12 @@ struct ToStaticPipelineOptions
       *this, "verify-static",
       llvm::cl::desc("Fail unless every tensor ends up static"),
       llvm::cl::init(true)};
+  Option<bool> keepInitializers{
+      *this, "keep-initializers",
+      llvm::cl::desc("Keep initializers of equal value apart (no constant "
+                     "CSE): each stays the parameter it is when a training "
+                     "step is built from the static model"),
+      llvm::cl::init(false)};
 };
 
 /// The pipeline that makes an imported model fully static: set input shapes,

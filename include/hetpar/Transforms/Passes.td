@@ -182,6 +182,55 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
   let dependentDialects = ["hetpar::dist::DistDialect"];
 }
 
+def DistReduceGradientsPass
+    : Pass<"hetpar-dist-reduce-gradients", "mlir::ModuleOp"> {
+  let summary = "Data-parallel training: sum the replicas' weighted gradients";
+  let description = [{
+    Makes the training step of `hetpar-onnx-differentiate` (its loss and one
+    gradient result per parameter, `hetpar.gradient_of`) the step of one
+    data-parallel replica of the plan on the module (`hetpar.plan`, read by
+    PlanAnnotation.h): device `device`, whose inputs hold its rows of each
+    microbatch. Runs between `hetpar-onnx-differentiate` and
+    `hetpar-train-optimizer`, so the optimizer, clipping and loss scaling see
+    the full-batch gradient and every replica applies the same update.
+
+    * Replica r's loss is the mean over its own samples; it is weighted by
+      w_r, its part of the full batch's mean, so that the sum over replicas is
+      the full batch's loss and gradient: w_r = rows_r / rows of the
+      microbatch for a mean over elements (ReduceMean, mse) or a mean loss
+      without ignored labels; w_r = count_r / sum of counts, the counts of
+      labels other than `ignore_index` (an all_reduce of one scalar), for a
+      mean SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss with
+      `ignore_index` (PyTorch's cross_entropy); w_r = 1 for a sum. A constant
+      scale of the loss (Mul or Div by a constant) is looked through.
+    * Gradients are summed with `dist.all_reduce` in buckets of at most
+      `bucket-mib` MiB (PyTorch DistributedDataParallel's default bucket_cap_mb,
+      25), filled in the order the backward pass produces the gradients;
+      each bucket's all-reduce is placed right after its last gradient, so it
+      can overlap the rest of the backward pass. A bucket of several
+      gradients is one flat concatenation, scaled by w_r once.
+    * The returned loss becomes the all-reduced weighted loss: every replica
+      reports the full batch's loss.
+    * The function gets `dist.device = device` and the module a `dist.mesh`
+      `@mesh` of the plan's devices.
+
+    Errors: no plan or a bad one (PlanAnnotation.h); a plan with pipeline
+    stages or tensor parallelism (not generated yet); `device` not in the
+    plan; an input whose first dimension is not the replica's rows; a loss
+    that is not a mean or a sum over the samples; a class-weighted mean
+    loss; training-mode BatchNormalization or Dropout (their batch
+    statistics and masks would differ from one device's).
+  }];
+  let options = [
+    Option<"device", "device", "int64_t", "-1",
+           "The device of the plan whose replica this step is">,
+    Option<"bucketMiB", "bucket-mib", "double", "25.0",
+           "Largest all-reduce bucket in MiB (PyTorch DDP's bucket_cap_mb)">,
+  ];
+  let dependentDialects = ["hetpar::dist::DistDialect",
+                           "hetpar::onnx::ONNXDialect"];
+}
+
 def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   let summary = "Split an annotated model into one program per device";
   let description = [{
@@ -205,12 +254,27 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     results, with `dist.batch_dim` where they carry the batch); the module
     gets `dist.microbatches`.
 
+    With `local-io` (plans of one stage), each device's inputs are its
+    replica's rows of the microbatch (nothing to slice) and it returns its
+    own values of the graph outputs, replicated over its tensor-parallel
+    group (no gather at a root): the per-device forward graph from which
+    hetpar-compile builds a data-parallel training step
+    (docs/training.md, "Data-parallel training").
+
     Fails with an error at the op when a plan cannot be applied: an op
     without a sharding rule whose operand carries a split batch, a sharding
     whose parts do not add up to the factor it splits, a contraction split
     of an op whose partial results do not add (ReduceMean), a stage that uses
-    a later stage's value, a training plan (inference only for now).
+    a later stage's value, a training plan without `local-io`, `local-io`
+    with several stages.
   }];
+  let options = [
+    Option<"localIo", "local-io", "bool", /*default=*/"false",
+           "Each device's inputs are its replica's rows of the microbatch and "
+           "it returns its own values of the outputs (no gather at a root): "
+           "the per-device form a data-parallel training step is built from "
+           "(plans of one stage)">,
+  ];
   let dependentDialects = ["hetpar::dist::DistDialect",
                            "mlir::func::FuncDialect"];
 }

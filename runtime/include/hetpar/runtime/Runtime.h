@@ -195,6 +195,11 @@ struct TrainingInfo {
   /// "state" global hetpar.loss_scale and skips steps that overflow.
   bool dynamicLossScale = false;
   int64_t tokensPerSample = 0;
+  /// The rows of each batch this process's program takes: [batchOffset,
+  /// batchOffset + batchRows) of the batch_size samples of a call. A
+  /// data-parallel replica's (its device entry's "batch_rows"); the whole
+  /// batch (0, batch_size) otherwise.
+  int64_t batchOffset = 0, batchRows = 0;
 };
 
 /// Which program of a folder Program::load loads.

@@ -38,6 +38,11 @@ struct DatasetOptions {
   /// Permute the samples anew in every epoch (see Dataset::sampleAt).
   bool shuffle = false;
   uint64_t seed = 0;
+  /// The rows of each batch this process takes: samples [rowOffset,
+  /// rowOffset + rows) of it (a data-parallel replica's, training
+  /// batch_rows); rows 0 means the whole batch. The inputs hold `rows`
+  /// samples on axis 0.
+  int64_t rowOffset = 0, rows = 0;
 };
 
 struct MappedNpy;
@@ -77,7 +82,8 @@ public:
   /// Holds one epoch's permutation (8 bytes a sample).
   uint64_t sampleAt(uint64_t index);
   /// Fills `out` (one tensor per input, the input's dtype and shape) with the
-  /// batch of 0-based global step `step`. Reuses `out`'s memory.
+  /// batch of 0-based global step `step` (its rows rowOffset.. when the
+  /// options take a part of it). Reuses `out`'s memory.
   Status batch(uint64_t step, std::vector<HostTensor> &out);
 
 private:
@@ -169,9 +175,10 @@ Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step);
 /// Runs a training program's steps on a Dataset's batches.
 class Trainer {
 public:
-  /// Errors unless `program` is a single-device training program whose first
-  /// output (the loss) is a float32 scalar and whose inputs take their batch
-  /// of training.batch_size on axis 0.
+  /// Errors unless `program` is a training program whose first output (the
+  /// loss) is a float32 scalar and whose inputs take their rows of the batch
+  /// (training.batchRows: all of training.batch_size on one device, a
+  /// replica's on several) on axis 0.
   static Status create(Program &program, Dataset &data,
                        std::unique_ptr<Trainer> &out);
   /// What one optimizer step reports.

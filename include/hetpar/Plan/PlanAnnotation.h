@@ -1,0 +1,69 @@
+//===- PlanAnnotation.h - the hetpar.plan module attribute --------*- C++
+//-*-===//
+//
+// The plan as the IR carries it (docs/partition.md, "Annotations"): the
+// module attribute `hetpar.plan`, written by annotateModule (Search.h) or a
+// user's pass, read by every pass that applies a plan
+// (hetpar-dist-partition, hetpar-dist-reduce-gradients) and by the driver
+// that builds one training program per data-parallel replica. This is the one
+// reader, so that every consumer cuts the batch into the same rows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_PLAN_PLANANNOTATION_H
+#define HETPAR_PLAN_PLANANNOTATION_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetpar {
+
+/// The module attribute holding the plan.
+inline constexpr llvm::StringLiteral kPlanAttrName = "hetpar.plan";
+
+/// One pipeline stage of an annotated plan.
+struct StageAnnotation {
+  /// Device ids in mesh order: replica r holds devices[r * tensor ..
+  /// r * tensor + tensor - 1].
+  llvm::SmallVector<int64_t> devices;
+  int64_t data = 1, tensor = 1;
+  /// The kind of each device ("unknown" when the annotation gives none).
+  llvm::SmallVector<std::string> kinds;
+  /// Per replica: its samples of a microbatch and the first of them
+  /// (offsets[r] = rows[0] + ... + rows[r-1]).
+  llvm::SmallVector<int64_t> rows, offsets;
+  bool recompute = false;
+  /// The replica of device `id` in this stage, or -1.
+  int64_t replicaOf(int64_t id) const;
+};
+
+/// An annotated plan, read and checked.
+struct PlanAnnotation {
+  std::vector<StageAnnotation> stages;
+  int64_t microbatches = 1;
+  /// Samples of one step (the batch) and of one microbatch.
+  int64_t batch = 0, microbatchRows = 0;
+  std::string mode = "inference", schedule = "gpipe";
+  /// The stage that holds device `id`, or -1.
+  int stageOf(int64_t id) const;
+};
+
+/// Reads and checks `hetpar.plan` on `module`. The batch is the
+/// annotation's `batch` entry when it has one (annotateModule writes it),
+/// else `batch` (the caller's: the first input's first dimension). Each
+/// replica's rows of a microbatch are its share of `batch_shares` (relative
+/// numbers, equal when absent) of the microbatch, which must come out whole.
+/// Errors are emitted on `module` and name the stage and field: no plan, no
+/// stages, microbatches < 1 or not dividing the batch, a stage without
+/// devices or with data x tensor != its device count, a device twice or
+/// negative, a share count other than `data`, a share that is not a positive
+/// whole number of samples.
+llvm::FailureOr<PlanAnnotation>
+readPlanAnnotation(mlir::ModuleOp module, std::optional<int64_t> batch);
+
+} // namespace hetpar
+
+#endif // HETPAR_PLAN_PLANANNOTATION_H

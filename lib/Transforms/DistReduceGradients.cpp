@@ -1,0 +1,377 @@
+//===- DistReduceGradients.cpp - hetpar-dist-reduce-gradients -------------===//
+//
+// The training step of one data-parallel replica (Passes.td describes the
+// pass; docs/training.md, "Data-parallel training"). Every replica runs the
+// whole step on its rows of the batch; this pass weights its loss and
+// gradients by the replica's part of the full batch's mean and sums them over
+// the replicas with bucketed all-reduces, before the optimizer.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/Gradient.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Transforms/Passes.h"
+#include "hetpar/Transforms/Training.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace hetpar {
+#define GEN_PASS_DEF_DISTREDUCEGRADIENTSPASS
+#include "hetpar/Transforms/Passes.h.inc"
+} // namespace hetpar
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+constexpr llvm::StringLiteral kMesh = "mesh";
+
+/// How the replicas' losses combine into the full batch's.
+struct LossWeighting {
+  enum Kind { Rows, Counts, One } kind = Rows;
+  /// Counts: the labels and the label that is ignored.
+  Value labels;
+  int64_t ignoreIndex = 0;
+};
+
+/// A gradient result of the step: its return position and value.
+struct Gradient {
+  unsigned result;
+  Value value;
+  int64_t elements;
+};
+
+class ReplicaStep {
+public:
+  ReplicaStep(ModuleOp module, func::FuncOp func, int64_t device,
+              double bucketMiB)
+      : module(module), func(func), device(device), bucketMiB(bucketMiB),
+        b(module.getContext()) {}
+  LogicalResult run();
+
+private:
+  LogicalResult readReplica();
+  LogicalResult checkBatchOps();
+  FailureOr<LossWeighting> detectWeighting(Value loss);
+  Value buildWeight(const LossWeighting &how);
+  Value allReduce(Location loc, Value x);
+  FailureOr<SmallVector<Gradient>> collectGradients();
+  void reduceBucket(ArrayRef<Gradient> bucket, Value weight);
+  void addMesh();
+
+  ModuleOp module;
+  func::FuncOp func;
+  int64_t device;
+  double bucketMiB;
+  OpBuilder b;
+  PlanAnnotation plan;
+  const StageAnnotation *stage = nullptr;
+  int64_t replica = -1;
+  SmallVector<int64_t> group;
+};
+
+LogicalResult ReplicaStep::readReplica() {
+  FailureOr<PlanAnnotation> read = readPlanAnnotation(module, std::nullopt);
+  if (failed(read))
+    return failure();
+  plan = std::move(*read);
+  if (plan.stages.size() != 1 || plan.stages.front().tensor != 1)
+    return module.emitError()
+           << "hetpar-dist-reduce-gradients: the plan has "
+           << plan.stages.size() << " pipeline stage(s) and tensor "
+           << "parallelism of " << plan.stages.front().tensor
+           << "; training programs are generated for data parallelism within "
+              "one stage so far (docs/training.md, \"Data-parallel "
+              "training\")";
+  stage = &plan.stages.front();
+  replica = stage->replicaOf(device);
+  if (replica < 0)
+    return module.emitError() << "hetpar-dist-reduce-gradients: device "
+                              << device << " is not in the plan";
+  group.assign(stage->devices.begin(), stage->devices.end());
+  int64_t rows = stage->rows[replica];
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
+    if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
+      return func.emitError()
+             << "input " << a.getArgNumber() << " has type " << a.getType()
+             << ", not device " << device << "'s " << rows
+             << " rows of the batch on axis 0";
+  }
+  return success();
+}
+
+/// Ops whose training-mode result depends on the whole batch or on the
+/// element's place in it: one replica would compute something else than one
+/// device does.
+LogicalResult ReplicaStep::checkBatchOps() {
+  if (stage->data == 1)
+    return success();
+  WalkResult r = func.walk([&](Operation *op) {
+    auto bn = llvm::dyn_cast<onnx::BatchNormalizationOp>(op);
+    if (bn && bn.getTrainingMode() != 0) {
+      op->emitError("training-mode BatchNormalization normalizes over the "
+                    "batch, which data parallelism splits (synchronized "
+                    "batch statistics are not implemented)");
+      return WalkResult::interrupt();
+    }
+    if (llvm::isa<onnx::DropoutOp>(op)) {
+      op->emitError("a training-mode Dropout under data parallelism would "
+                    "draw other masks than one device (the mask counter has "
+                    "no replica offset yet)");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// A mean loss over `labels` with `ignore`: weighted by counts when some
+/// label may be ignored, else by rows.
+template <typename LossOp>
+FailureOr<LossWeighting> weightingOfLoss(LossOp op, Value labels,
+                                         Value classWeights) {
+  LossWeighting how;
+  StringRef reduction = op.getReduction();
+  if (reduction == "sum") {
+    how.kind = LossWeighting::One;
+    return how;
+  }
+  if (classWeights)
+    return op->emitError("a class-weighted mean loss under data parallelism "
+                         "is not supported yet (its denominator is the sum "
+                         "of the weights of every replica's labels)"),
+           failure();
+  if (auto ignore = op.getIgnoreIndex()) {
+    how.kind = LossWeighting::Counts;
+    how.labels = labels;
+    how.ignoreIndex = *ignore;
+  }
+  return how;
+}
+
+FailureOr<LossWeighting> ReplicaStep::detectWeighting(Value loss) {
+  Operation *def = loss.getDefiningOp();
+  // A constant scale of the loss does not change how replicas combine.
+  while (def && llvm::isa<onnx::MulOp, onnx::DivOp>(def)) {
+    Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+    if (matchPattern(rhs, m_Constant()))
+      def = lhs.getDefiningOp();
+    else if (llvm::isa<onnx::MulOp>(def) && matchPattern(lhs, m_Constant()))
+      def = rhs.getDefiningOp();
+    else
+      break;
+  }
+  if (auto ce = llvm::dyn_cast_or_null<onnx::SoftmaxCrossEntropyLossOp>(def))
+    return weightingOfLoss(ce, ce.getLabels(), ce.getWeights());
+  if (auto nll = llvm::dyn_cast_or_null<onnx::NegativeLogLikelihoodLossOp>(def))
+    return weightingOfLoss(nll, nll.getTarget(), nll.getWeight());
+  if (llvm::isa_and_nonnull<onnx::ReduceMeanOp>(def))
+    return LossWeighting{LossWeighting::Rows, {}, 0};
+  if (llvm::isa_and_nonnull<onnx::ReduceSumOp>(def))
+    return LossWeighting{LossWeighting::One, {}, 0};
+  auto diag = func.emitError()
+              << "data parallelism splits the batch, so the loss must be a "
+                 "mean or a sum over the samples (ReduceMean, ReduceSum, or a "
+                 "mean or summed cross-entropy); here it is computed by ";
+  if (def)
+    diag << "'" << def->getName() << "'";
+  else
+    diag << "an input";
+  diag << " (use --loss cross-entropy or mse, or end the model with "
+          "ReduceMean)";
+  return failure();
+}
+
+Value ReplicaStep::allReduce(Location loc, Value x) {
+  return dist::AllReduceOp::create(
+      b, loc, x.getType(), x, FlatSymbolRefAttr::get(b.getContext(), kMesh),
+      b.getDenseI64ArrayAttr(group), b.getStringAttr("sum"));
+}
+
+/// The replica's weight w_r as a float32 scalar, built at the start of the
+/// function (the counts depend on the labels only).
+Value ReplicaStep::buildWeight(const LossWeighting &how) {
+  Location loc = func.getLoc();
+  b.setInsertionPointToStart(&func.getBody().front());
+  GradientBuilder g(b, loc, {});
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto constant = [&](double v) -> Value {
+    return onnx::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(f32, static_cast<float>(v)));
+  };
+  switch (how.kind) {
+  case LossWeighting::One:
+    return constant(1.0);
+  case LossWeighting::Rows:
+    return constant(static_cast<double>(stage->rows[replica]) /
+                    static_cast<double>(plan.microbatchRows));
+  case LossWeighting::Counts:
+    break;
+  }
+  // count_r = sum(labels != ignore_index); w_r = count_r / sum_r count_r.
+  // Labels the step computes (a Reshape of the input): after them.
+  if (Operation *def = how.labels.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  Value ignore = onnx::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, GradientBuilder::elementType(how.labels)),
+          llvm::APInt(
+              GradientBuilder::elementType(how.labels).getIntOrFloatBitWidth(),
+              how.ignoreIndex, /*isSigned=*/true)));
+  Value same = g.make<onnx::EqualOp>(how.labels, ignore);
+  Value kept = g.make<onnx::NotOp>(same);
+  Value ones = g.cast(kept, b.getF32Type());
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0;
+       i < static_cast<int64_t>(GradientBuilder::shapeOf(how.labels).size());
+       ++i)
+    axes.push_back(i);
+  Value count = g.reduceSum(ones, axes, /*keepDims=*/false);
+  Value total = allReduce(loc, count);
+  return g.div(count, total);
+}
+
+FailureOr<SmallVector<Gradient>> ReplicaStep::collectGradients() {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Gradient> out;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    if (!func.getResultAttr(i, train::kGradientOfAttr))
+      continue;
+    Value v = ret.getOperand(i);
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.getElementType().isF32() || !t.hasStaticShape())
+      return func.emitError() << "gradient result " << i << " is "
+                              << v.getType() << ", not a static float32 tensor",
+             failure();
+    out.push_back({i, v, t.getNumElements()});
+  }
+  // The order the backward pass produces them (arguments and constants
+  // first): a bucket is complete at its last producer.
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (Operation &op : func.getBody().front())
+    position[&op] = static_cast<int64_t>(position.size());
+  auto at = [&](Value v) -> int64_t {
+    Operation *def = v.getDefiningOp();
+    return def ? position.lookup(def) : -1;
+  };
+  llvm::stable_sort(out, [&](const Gradient &x, const Gradient &y) {
+    return at(x.value) < at(y.value);
+  });
+  return out;
+}
+
+/// One bucket: its gradients flattened and concatenated, scaled by the
+/// weight, all-reduced, cut back into the results.
+void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
+  Operation *last = nullptr;
+  for (const Gradient &gr : bucket)
+    if (Operation *def = gr.value.getDefiningOp())
+      if (!last || last->isBeforeInBlock(def))
+        last = def;
+  if (Operation *w = weight.getDefiningOp(); !last || last->isBeforeInBlock(w))
+    last = w;
+  b.setInsertionPointAfter(last);
+  Location loc = bucket.front().value.getLoc();
+  GradientBuilder g(b, loc, {});
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (bucket.size() == 1) {
+    Value sum = allReduce(loc, g.mul(bucket.front().value, weight));
+    ret.setOperand(bucket.front().result, sum);
+    return;
+  }
+  SmallVector<Value> flat;
+  int64_t total = 0;
+  for (const Gradient &gr : bucket) {
+    flat.push_back(g.reshape(gr.value, {gr.elements}));
+    total += gr.elements;
+  }
+  Value joined = onnx::ConcatOp::create(
+      b, loc, RankedTensorType::get({total}, b.getF32Type()), flat, 0);
+  Value sum = allReduce(loc, g.mul(joined, weight));
+  int64_t at = 0;
+  for (const Gradient &gr : bucket) {
+    Value piece = g.make<onnx::SliceOp>(
+        sum, g.i64s({at}), g.i64s({at + gr.elements}), g.i64s({0}), Value());
+    auto shape = llvm::cast<RankedTensorType>(gr.value.getType()).getShape();
+    ret.setOperand(gr.result, g.reshape(piece, shape));
+    at += gr.elements;
+  }
+}
+
+void ReplicaStep::addMesh() {
+  if (module.lookupSymbol(kMesh))
+    return;
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Attribute> devices;
+  for (auto [id, kind] : llvm::zip(stage->devices, stage->kinds))
+    devices.push_back(
+        dist::DeviceAttr::get(b.getContext(), id, b.getStringAttr(kind)));
+  dist::MeshOp::create(b, module.getLoc(), kMesh, b.getArrayAttr(devices));
+}
+
+LogicalResult ReplicaStep::run() {
+  if (failed(readReplica()) || failed(checkBatchOps()))
+    return failure();
+  func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
+  addMesh();
+  if (stage->data == 1)
+    return success();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() == 0)
+    return func.emitError("the training step returns no loss");
+  FailureOr<LossWeighting> how = detectWeighting(ret.getOperand(0));
+  FailureOr<SmallVector<Gradient>> grads = collectGradients();
+  if (failed(how) || failed(grads))
+    return failure();
+  Value weight = buildWeight(*how);
+  // The loss every replica reports: the full batch's.
+  b.setInsertionPoint(ret);
+  {
+    GradientBuilder g(b, ret.getLoc(), {});
+    ret.setOperand(0,
+                   allReduce(ret.getLoc(), g.mul(ret.getOperand(0), weight)));
+  }
+  int64_t cap = std::max<int64_t>(
+      1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
+  SmallVector<Gradient> bucket;
+  int64_t filled = 0;
+  for (const Gradient &gr : *grads) {
+    if (!bucket.empty() && filled + gr.elements > cap) {
+      reduceBucket(bucket, weight);
+      bucket.clear();
+      filled = 0;
+    }
+    bucket.push_back(gr);
+    filled += gr.elements;
+  }
+  if (!bucket.empty())
+    reduceBucket(bucket, weight);
+  return success();
+}
+
+struct DistReduceGradientsPass
+    : hetpar::impl::DistReduceGradientsPassBase<DistReduceGradientsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = train::stepFunction(module);
+    if (failed(func))
+      return signalPassFailure();
+    if (device < 0) {
+      module.emitError("hetpar-dist-reduce-gradients needs device=<id>, the "
+                       "plan's device whose replica this step is");
+      return signalPassFailure();
+    }
+    ReplicaStep step(module, *func, device, bucketMiB);
+    if (failed(step.run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,162 @@
+// RUN: split-file %s %t
+// RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=MEAN
+// RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=0.00001' | FileCheck %s --check-prefix=BUCKETS
+// RUN: hetpar-opt %t/xent.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=2 | FileCheck %s --check-prefix=XENT
+// RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
+// RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-reduce-gradients=device=1 --verify-diagnostics
+// RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-reduce-gradients --verify-diagnostics
+
+//--- mean.mlir
+// Device 1 holds 3 of the 8 samples (shares 5:3): the mean loss and every
+// gradient are weighted by 3/8 and summed over the replicas. Both gradients
+// (2 + 8 floats) fit one 25 MiB bucket: flattened in the order the backward
+// pass makes them (b's first), concatenated, scaled once, all-reduced right
+// after the last of them, and cut back.
+// MEAN: dist.mesh @mesh devices [#dist.device<0, "H100-PCIe-80GB">, #dist.device<1, "L4">]
+// MEAN: func.func @main({{.*}}) -> (tensor<f32>, {{.*}}) attributes {dist.device = 1 : i64}
+// MEAN: %[[W:.*]] = onnx.Constant dense<3.750000e-01> : tensor<f32>
+// MEAN: %[[DB:.*]] = onnx.Reshape({{.*}}) : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
+// MEAN: %[[DW:.*]] = onnx.Gemm
+// MEAN: %[[FW:.*]] = onnx.Reshape(%[[DW]], {{.*}}) -> tensor<8xf32>
+// MEAN: %[[CAT:.*]] = onnx.Concat(%[[DB]], %[[FW]]) {axis = 0 : i64} : (tensor<2xf32>, tensor<8xf32>) -> tensor<10xf32>
+// MEAN: %[[S:.*]] = onnx.Mul(%[[CAT]], %[[W]])
+// MEAN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction "sum" : tensor<10xf32> -> tensor<10xf32>
+// MEAN: %[[GB:.*]] = onnx.Slice(%[[R]], {{.*}}) -> tensor<2xf32>
+// MEAN: %[[PW:.*]] = onnx.Slice(%[[R]], {{.*}}) -> tensor<8xf32>
+// MEAN: %[[GW:.*]] = onnx.Reshape(%[[PW]], {{.*}}) -> tensor<4x2xf32>
+// MEAN: %[[L:.*]] = onnx.Mul(%{{.*}}, %[[W]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// MEAN: %[[LR:.*]] = dist.all_reduce %[[L]] on @mesh [0, 1] reduction "sum" : tensor<f32> -> tensor<f32>
+// MEAN: return %[[LR]], %[[GW]], %[[GB]]
+
+// Buckets smaller than one gradient: one
+// all-reduce per gradient, each right after it.
+// BUCKETS: %[[W:.*]] = onnx.Constant dense<3.750000e-01> : tensor<f32>
+// BUCKETS: %[[DB:.*]] = onnx.Reshape({{.*}}) -> tensor<2xf32>
+// BUCKETS-NEXT: %[[SB:.*]] = onnx.Mul(%[[DB]], %[[W]])
+// BUCKETS-NEXT: dist.all_reduce %[[SB]] on @mesh [0, 1] reduction "sum" : tensor<2xf32>
+// BUCKETS: %[[DW:.*]] = onnx.Gemm
+// BUCKETS-NEXT: %[[SW:.*]] = onnx.Mul(%[[DW]], %[[W]])
+// BUCKETS-NEXT: dist.all_reduce %[[SW]] on @mesh [0, 1] reduction "sum" : tensor<4x2xf32>
+module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>, kinds = ["H100-PCIe-80GB", "L4"]}]}} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @b(dense<0.1> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %b = ml_program.global_load @b : tensor<2xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+    %1 = onnx.Add(%0, %b) : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+    %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
+    return %2 : tensor<f32>
+  }
+}
+
+//--- xent.mlir
+// Cross-entropy with ignored labels: a replica's mean is over its labels
+// that count, so its weight is its count over the replicas' sum (one scalar
+// all-reduce), not its rows over the batch. Three replicas of 2 samples.
+// XENT: %[[Y:.*]] = onnx.Constant dense<-100> : tensor<i64>
+// XENT-NEXT: %[[EQ:.*]] = onnx.Equal(%arg1, %[[Y]]) : (tensor<2xi64>, tensor<i64>) -> tensor<2xi1>
+// XENT-NEXT: %[[KEEP:.*]] = onnx.Not(%[[EQ]])
+// XENT-NEXT: %[[F:.*]] = onnx.Cast(%[[KEEP]]) {to = f32}
+// XENT: %[[N:.*]] = onnx.ReduceSum(%[[F]], {{.*}}) {keepdims = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<f32>
+// XENT-NEXT: %[[ALL:.*]] = dist.all_reduce %[[N]] on @mesh [0, 1, 2] reduction "sum" : tensor<f32> -> tensor<f32>
+// XENT-NEXT: %[[W:.*]] = onnx.Div(%[[N]], %[[ALL]])
+// XENT: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction "sum" : tensor<3x5xf32>
+module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1, 2>, data = 3 : i64, tensor = 1 : i64}]}} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<3x5xf32>) : tensor<3x5xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}, %y: tensor<2xi64> {onnx.name = "labels"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<3x5xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>
+    %1, %2 = onnx.SoftmaxCrossEntropyLoss(%0, %y) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<2x5xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>)
+    return %1 : tensor<f32>
+  }
+}
+
+//--- sum.mlir
+// A summed loss (through a constant scale): the replicas' sums add up, so
+// the weight is 1.
+// SUM: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// SUM: dist.all_reduce
+// SUM: onnx.Mul(%{{.*}}, %[[ONE]])
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<3xf32>
+    %0 = onnx.Mul(%x, %w) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    %c = onnx.Constant dense<0.5> : tensor<f32>
+    %2 = onnx.Mul(%1, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    return %2 : tensor<f32>
+  }
+}
+
+//--- errors.mlir
+// expected-error @+1 {{tensor parallelism of 2; training programs are generated for data parallelism within one stage so far}}
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 1 : i64, tensor = 2 : i64}]}} {
+  func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{device 1 is not in the plan}}
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 2>, data = 2 : i64, tensor = 1 : i64}]}} {
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
+    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>}]}} {
+  // expected-error @+1 {{input 0 has type 'tensor<4x3xf32>', not device 1's 3 rows of the batch on axis 0}}
+  func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
+    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// A share that is not a whole number of samples (PlanAnnotation.h).
+// expected-error @+1 {{hetpar.plan stage 0: a replica's share of a microbatch of 4 samples is 2.67, not a positive whole number}}
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 2.0, 1.0>}]}} {
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
+    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+  // expected-error @+1 {{data parallelism splits the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy); here it is computed by 'onnx.ReduceMax'}}
+  func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32> {hetpar.gradient_of = @w}) {
+    %0 = onnx.ReduceMax(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    return %0, %x : tensor<f32>, tensor<2x3xf32>
+  }
+}
+
+// -----
+
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+  func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<f32> {
+    %s = onnx.Constant dense<1.0> : tensor<3xf32>
+    // expected-error @+1 {{training-mode BatchNormalization normalizes over the batch, which data parallelism splits}}
+    %y, %m, %v = onnx.BatchNormalization(%x, %s, %s, %s, %s) {training_mode = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+    %0 = onnx.ReduceMean(%y) {keepdims = 0 : i64} : (tensor<2x3x4x4xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+//--- no-device.mlir
+// expected-error @+1 {{hetpar-dist-reduce-gradients needs device=<id>}}
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
+    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
