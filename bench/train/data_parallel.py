@@ -24,8 +24,9 @@ Per process count n:
     buckets), the same initial weights (read from the ONNX model); step time =
     wall time of forward, loss, backward (with the all-reduces) and
     optimizer.step on rank 0 after a barrier; median likewise.
-  Threads: each side gives every process max(1, cores / n) threads (hetpar-run
-    does so itself; torch.set_num_threads for PyTorch).
+  Threads: each process of either side gets max(1, cores / n) OpenMP and
+    OpenBLAS threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; and
+    torch.set_num_threads), as hetpar-run gives its processes by itself.
   Predicted: plan.json's predicted_step_time_s for the same plan on C_n. The
     "CPU" kind is a placeholder (0.1 TFLOP/s, 20 GB/s; not calibrated with
     hetpar-profile on this machine), so the prediction is printed for the record,
@@ -102,6 +103,7 @@ def hetpar_side(args, model, data, n):
     with open(os.path.join(plan_dir, "plan.json")) as f:
         predicted = json.load(f)["predicted_step_time_s"]
     log = os.path.join(args.work, "hetpar-%d.log" % n)
+    share_threads(n)
     subprocess.run([os.path.join(args.build, "bin", "hetpar-run"), prog, "--backend", "cpu",
                     "--train", "--data", data, "--steps", str(args.warmup + args.steps),
                     "--loss-log", log], check=True, capture_output=True, text=True)
@@ -132,6 +134,10 @@ def torch_worker(rank, n, model_path, data, args, queue):
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(torch.from_numpy(inits[name].copy()))
+    # The causal masks are bool buffers, which gloo cannot broadcast; they are
+    # equal on every rank anyway.
+    torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(
+        model, [name for name, _ in model.named_buffers()])
     ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
     opt = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
     rows = args.batch // n
@@ -160,8 +166,18 @@ def torch_worker(rank, n, model_path, data, args, queue):
     dist.destroy_process_group()
 
 
+def share_threads(n):
+    """max(1, cores / n) OpenMP and OpenBLAS threads per process (what
+    hetpar-run gives each of its processes), in the environment the processes
+    inherit: OpenBLAS reads it when it loads."""
+    share = str(max(1, (os.cpu_count() or 1) // n))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = share
+
+
 def torch_side(args, model, data, n):
     import torch.multiprocessing as mp
+    share_threads(n)
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     mp.start_processes(torch_worker, args=(n, model, data, args, queue), nprocs=n,
