@@ -61,6 +61,7 @@ private:
   Value allReduce(Location loc, Value x);
   FailureOr<SmallVector<Gradient>> collectGradients();
   void reduceBucket(ArrayRef<Gradient> bucket, Value weight);
+  Location bucketLoc(ArrayRef<Gradient> bucket);
   void addMesh();
 
   ModuleOp module;
@@ -233,7 +234,8 @@ Value ReplicaStep::buildWeight(const LossWeighting &how) {
        ++i)
     axes.push_back(i);
   Value count = g.reduceSum(ones, axes, /*keepDims=*/false);
-  Value total = allReduce(loc, count);
+  Value total = allReduce(
+      NameLoc::get(b.getStringAttr("the batch's counted labels"), loc), count);
   return g.div(count, total);
 }
 
@@ -266,6 +268,23 @@ FailureOr<SmallVector<Gradient>> ReplicaStep::collectGradients() {
   return out;
 }
 
+/// The name a bucket's ops carry into diagnostics (a collective that times
+/// out names it): "gradients of P1, P2, ... (N)".
+Location ReplicaStep::bucketLoc(ArrayRef<Gradient> bucket) {
+  std::string name = "gradients of ";
+  for (auto [k, gr] : llvm::enumerate(bucket)) {
+    if (k == 3) {
+      name += ", ...";
+      break;
+    }
+    auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
+        gr.result, train::kGradientOfAttr);
+    name += (k ? ", " : "") + (param ? param.getValue().str() : "?");
+  }
+  name += " (" + std::to_string(bucket.size()) + ")";
+  return NameLoc::get(b.getStringAttr(name), bucket.front().value.getLoc());
+}
+
 /// One bucket: its gradients flattened and concatenated, scaled by the
 /// weight, all-reduced, cut back into the results.
 void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
@@ -277,7 +296,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   if (Operation *w = weight.getDefiningOp(); !last || last->isBeforeInBlock(w))
     last = w;
   b.setInsertionPointAfter(last);
-  Location loc = bucket.front().value.getLoc();
+  Location loc = bucketLoc(bucket);
   GradientBuilder g(b, loc, {});
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (bucket.size() == 1) {
@@ -334,8 +353,9 @@ LogicalResult ReplicaStep::run() {
   b.setInsertionPoint(ret);
   {
     GradientBuilder g(b, ret.getLoc(), {});
-    ret.setOperand(0,
-                   allReduce(ret.getLoc(), g.mul(ret.getOperand(0), weight)));
+    ret.setOperand(0, allReduce(NameLoc::get(b.getStringAttr("the step's loss"),
+                                             ret.getLoc()),
+                                g.mul(ret.getOperand(0), weight)));
   }
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
