@@ -397,15 +397,13 @@ void parseProgramEntry(const Node &dev, const std::string &outDir,
     m.outputs.push_back(outputs.at(i).tensorInfo());
 }
 
-/// The evaluation step of a single-device training program: the
-/// "training" object's "eval" entry.
-DeviceManifest parseEvalEntry(const Node &root, const std::string &outDir,
-                              size_t numDevices) {
+/// The evaluation step of a training program: the "training" object's
+/// "eval" entry, a one-device program of the whole batch (a data-parallel
+/// program's is run by its reporting process alone).
+DeviceManifest parseEvalEntry(const Node &root, const std::string &outDir) {
   if (!root.has("training"))
     root.error("has no 'training' object: not a training program (compile "
                "it with hetpar-compile --mode training)");
-  if (numDevices != 1)
-    root.field("devices").error("evaluation runs single-device programs only");
   Node t = root.field("training");
   if (!t.has("eval"))
     t.error("has no 'eval' entry: the program was compiled with "
@@ -479,7 +477,7 @@ DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
     return m;
   }
   if (part == ProgramPart::Eval)
-    return parseEvalEntry(root, outDir, numDevices);
+    return parseEvalEntry(root, outDir);
   // Several devices: one process each, under mpirun (or srun); rank r runs
   // devices[r] (the mesh order of the plan).
   size_t pick = 0;

@@ -629,6 +629,9 @@ static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
 /// The float initializers of the imported model (before folding) that a
 /// training plan's steps must train (trainableInitializers).
 static std::vector<std::string> trainedInitializers;
+/// A training program's evaluation step (--eval-program), made from the
+/// imported model before planning.
+static std::optional<hetpar::codegen::DeviceProgram> evalProgram;
 
 /// Code generation for a data-parallel training plan (docs/training.md,
 /// "Data-parallel training"): `module` is annotated with the plan; one
@@ -672,6 +675,8 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
                                       plan->microbatchRows, plan->microbatches);
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
+  if (evalProgram)
+    files.evalProgram = &*evalProgram;
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           perDevice, ids, outputPath, modelPath, opts, llvm::errs(), files))
     return fail(llvm::toString(std::move(err)));
@@ -858,10 +863,22 @@ int main(int argc, char **argv) {
   auto toStatic = [&](OpPassManager &p) {
     hetpar::buildToStaticPipeline(p, pipeline);
   };
-  // The evaluation step starts from the same imported module.
-  OwningOpRef<ModuleOp> evalModule;
-  if (trainingProgram && hetpar::tools::wantEvalProgram())
-    evalModule = module->clone();
+  // The evaluation step starts from the same imported module (one device
+  // or a training plan's: it evaluates the whole batch on one device).
+  if ((trainingProgram ||
+       (codegen && planned && mode == hetpar::Mode::Training)) &&
+      hetpar::tools::wantEvalProgram()) {
+    OwningOpRef<ModuleOp> evalModule = module->clone();
+    PassManager evalPM(&context);
+    if (failed(applyPassManagerCLOptions(evalPM)))
+      return 1;
+    hetpar::tools::buildEvalPipeline(evalPM, toStatic);
+    if (failed(evalPM.run(*evalModule)))
+      return 1;
+    evalProgram = generateEvalProgram(*evalModule);
+    if (!evalProgram)
+      return 1;
+  }
   if (trainingProgram)
     hetpar::tools::buildTrainingPipeline(pm, *floatMode, toStatic);
   else
@@ -872,19 +889,8 @@ int main(int argc, char **argv) {
     hetpar::codegen::PlanFiles extra;
     extra.training = hetpar::tools::trainingManifest(*module, *floatMode);
     extra.copies.push_back({"model.onnx", modelPath});
-    std::optional<hetpar::codegen::DeviceProgram> eval;
-    if (evalModule) {
-      PassManager evalPM(&context);
-      if (failed(applyPassManagerCLOptions(evalPM)))
-        return 1;
-      hetpar::tools::buildEvalPipeline(evalPM, toStatic);
-      if (failed(evalPM.run(*evalModule)))
-        return 1;
-      eval = generateEvalProgram(*evalModule);
-      if (!eval)
-        return 1;
-      extra.evalProgram = &*eval;
-    }
+    if (evalProgram)
+      extra.evalProgram = &*evalProgram;
     // The IR carries the 16-bit types itself (hetpar-train-mixed-precision):
     // code generation stores them as they are.
     return compileModel(*module, hetpar::codegen::FloatMode::F32, inputsRead,

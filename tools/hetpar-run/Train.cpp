@@ -41,10 +41,7 @@ Status loadTraining(const std::string &outDir, const std::string &backend,
                          "/manifest.json has no 'training' object: not a "
                          "training program (compile it with hetpar-compile "
                          "--mode training)");
-  if (out->numDevices() > 1 && !opts.evalData.empty())
-    return Status::error("--eval-data: a program of several devices has no "
-                         "evaluation step yet (docs/training.md, "
-                         "\"Data-parallel training\")");
+
   int64_t perStep = t.batchSize * t.microbatches;
   if (opts.batchSize > 0 && opts.batchSize != perStep)
     return Status::error(
@@ -232,8 +229,11 @@ int runTraining(const std::string &outDir, const std::string &backend,
   s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
     s = Trainer::create(*program, *data, trainer);
+  // The evaluation step (the whole batch on one device) runs in the
+  // reporting process only; the replicas' weights are its weights.
   Evaluation eval;
-  if (s.isOk() && !opts.evalData.empty())
+  bool evaluates = !opts.evalData.empty() && reports(*program);
+  if (s.isOk() && evaluates)
     s = openEvaluation(*program, opts, eval);
   int64_t first = 0;
   if (s.isOk())
@@ -254,8 +254,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
     std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
               << " from step " << first << "\n";
   }
-  int rc = trainLoop(*program, *trainer, opts, first,
-                     opts.evalData.empty() ? nullptr : &eval);
+  int rc =
+      trainLoop(*program, *trainer, opts, first, evaluates ? &eval : nullptr);
   if (rc != 0 || opts.exportOnnx.empty() || !reports(*program))
     return rc;
   s = exportONNX(*program, opts.exportOnnx);

@@ -229,9 +229,10 @@ public:
   /// A program of several devices runs one process per device (mpirun, srun):
   /// process rank r loads the manifest's devices[r] (the plan's mesh order).
   ///
-  /// `part` Eval loads the evaluation step of a single-device training
-  /// program instead (the manifest's training.eval entry; docs/training.md):
-  /// its bound inputs get no buffer until bindInput.
+  /// `part` Eval loads the evaluation step of a training program instead
+  /// (the manifest's training.eval entry, one device's program of the whole
+  /// batch, also in a data-parallel folder; docs/training.md): its bound
+  /// inputs get no buffer until bindInput.
   static Status load(const std::string &outDir, const std::string &backend,
                      std::unique_ptr<Program> &out,
                      ProgramPart part = ProgramPart::Step);

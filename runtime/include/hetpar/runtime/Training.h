@@ -1,7 +1,7 @@
 //===- Training.h - Data, checkpoints and steps of training programs -*- C++
 //-*-===//
 //
-// The runtime side of single-device training (docs/training.md): a training
+// The runtime side of training (docs/training.md): a training
 // program's hetpar_run is one optimizer step that updates the weights buffer
 // in place. This header adds what `hetpar-run --train` needs around it:
 //
