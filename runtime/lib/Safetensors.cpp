@@ -14,7 +14,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <tuple>
 
@@ -104,6 +107,59 @@ const char *safetensorsDType(DType dtype) {
   return "?";
 }
 
+namespace {
+
+volatile sig_atomic_t heldSignal = 0;
+extern "C" void noteSignal(int sig) { heldSignal = sig; }
+
+/// While it lives, SIGINT, SIGTERM and SIGHUP are noted instead of acted on
+/// (by whichever thread gets them: OpenMP's and the watchdog's threads too);
+/// when it ends the old handlers come back and a noted signal is raised
+/// again, so it takes effect after the file is complete.
+class InterruptsHeld {
+public:
+  InterruptsHeld() {
+    heldSignal = 0;
+    struct sigaction note = {};
+    note.sa_handler = noteSignal;
+    sigemptyset(&note.sa_mask);
+    for (size_t k = 0; k < 3; ++k)
+      sigaction(kSignals[k], &note, &old_[k]);
+  }
+  ~InterruptsHeld() {
+    for (size_t k = 0; k < 3; ++k)
+      sigaction(kSignals[k], &old_[k], nullptr);
+    if (int sig = heldSignal)
+      ::raise(sig);
+  }
+  InterruptsHeld(const InterruptsHeld &) = delete;
+  InterruptsHeld &operator=(const InterruptsHeld &) = delete;
+
+private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3];
+};
+
+/// Removes PATH.tmp.<pid> files next to `path` whose process is gone (one
+/// killed by SIGKILL while it wrote): they would pile up run after run.
+void removeStaleTemporaries(const std::string &path) {
+  std::filesystem::path p(path);
+  std::string prefix = p.filename().string() + ".tmp.";
+  std::error_code ec;
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    char *end = nullptr;
+    long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || *end || (::kill(pid_t(pid), 0) != 0 && errno == ESRCH))
+      std::filesystem::remove(entry.path(), ec);
+  }
+}
+
+} // namespace
+
 Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
   for (const NamedTensor &t : file.tensors)
     if (t.tensor.data.size() != t.tensor.numBytes())
@@ -118,6 +174,11 @@ Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
     return Status::error("cannot write '" + path + "': " + e.what());
   }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  removeStaleTemporaries(path);
+  // Ctrl-C, a terminal hang-up or a TERM (mpirun forwards them to every
+  // rank) take effect once the file is renamed or removed: an interrupt
+  // never leaves the temporary behind.
+  InterruptsHeld held;
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return Status::error("cannot write '" + path +

@@ -21,6 +21,8 @@
 #include <set>
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace hetpar::rt;
 namespace fs = std::filesystem;
@@ -193,6 +195,32 @@ TEST_F(TrainTest, SafetensorsFullDiskKeepsOldFile) {
             std::string::npos)
       << s.message();
   EXPECT_EQ(readBytes(path), before);
+  size_t files = 0;
+  for (auto &e : fs::directory_iterator(dir))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);
+}
+
+TEST_F(TrainTest, SafetensorsRemovesTemporariesOfKilledWriters) {
+  std::string path = dir + "/t.safetensors";
+  SafetensorsFile file;
+  file.tensors.push_back({"w", floats({4}, {1, 2, 3, 4})});
+  // A writer killed (SIGKILL) mid-write left its temporary: the pid of a
+  // child that has exited and been reaped is certainly gone.
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  std::string stale = path + ".tmp." + std::to_string(child);
+  std::ofstream(stale) << "half a checkpoint";
+  // A live writer's temporary (this process's parent) stays.
+  std::string live = path + ".tmp." + std::to_string(getppid());
+  std::ofstream(live) << "being written";
+  ASSERT_TRUE(writeSafetensors(path, file).isOk());
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  fs::remove(live);
   size_t files = 0;
   for (auto &e : fs::directory_iterator(dir))
     files += e.is_regular_file();

@@ -240,8 +240,12 @@ hetpar::tools::replicaMicrobatches(ModuleOp planned, int64_t planMicrobatches) {
     return planned.emitError()
            << "--grad-accumulation-steps " << gradAccumulation.getValue()
            << " but the plan runs " << planMicrobatches
-           << " microbatch(es) per step: under a plan, the plan's "
-              "microbatches are the accumulation steps";
+           << " microbatch(es) per step. On a cluster, a step is the batch "
+              "of --input-shape cut into the plan's microbatches (the "
+              "accumulation steps): write a plan with \"microbatches\": "
+           << gradAccumulation.getValue()
+           << " (docs/plan-format.md) and give the batch of a whole step; "
+              "the data_parallel baseline and the search run one microbatch";
   return planMicrobatches;
 }
 

@@ -304,7 +304,13 @@ static int planModel(ModuleOp module,
       plan.mode = mode;
     auto pred = hetpar::simulate(module, *cluster, plan, **model);
     if (!pred)
-      return fail(planPath + ": " + llvm::toString(pred.takeError()));
+      return fail(
+          planPath + ": " + llvm::toString(pred.takeError()) +
+          (clusterPath.empty()
+               ? " (no --cluster was given, so the cluster is one local " +
+                     deviceKind +
+                     " device; give the cluster the plan was written for)"
+               : std::string()));
     if (!pred->memoryProblems.empty()) {
       std::string lines;
       for (const std::string &p : pred->memoryProblems)
