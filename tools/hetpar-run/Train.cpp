@@ -238,8 +238,12 @@ int runTraining(const std::string &outDir, const std::string &backend,
   int64_t first = 0;
   if (s.isOk())
     s = startStep(*program, opts, first);
+  // The data, the checkpoint to resume and the trainer's checks are every
+  // process's alike (the same files): the reporting process says what is
+  // wrong once and fails the job; the others end quietly with status 0 (a
+  // non-zero status would make mpirun end the reporter before it printed).
   if (!s.isOk())
-    return fail(s.message());
+    return reports(*program) ? fail(s.message()) : 0;
   const TrainingInfo &info = program->training();
   if (reports(*program)) {
     std::cout << "hetpar-run: training on " << program->backend() << " in "
