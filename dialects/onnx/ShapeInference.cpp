@@ -309,6 +309,9 @@ LogicalResult DropoutOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       failed(checkScalar(*this, getTrainingMode(), "training_mode")) ||
       failed(checkScalar(*this, getStep(), "step")))
     return failure();
+  if (auto offset = getElementOffsetAttr(); offset && offset.getInt() < 0)
+    return emitOpError() << "element_offset " << offset.getInt()
+                         << " is negative";
   r.push_back(getData().getType());
   if (getMask())
     r.push_back(

@@ -2126,14 +2126,19 @@ LogicalResult Emitter::emitOp(Operation *op) {
         std::string R = ratio ? storageType(eltOf(ratio)) : "float";
         uint64_t seed =
             o.getSeedAttr() ? o.getSeedAttr().getValue().getZExtValue() : 0;
+        // Elements [offset, offset + n) of a larger tensor (a replica's
+        // rows): the groups of 4 that cover them.
+        int64_t offset =
+            o.getElementOffsetAttr() ? o.getElementOffsetAttr().getInt() : 0;
+        int64_t groups = (offset + numelOf(x) + 3) / 4 - offset / 4;
         line(llvm::formatv(
-            "hp_launch(ctx, hp_dropout<{0}, {1}, {2}>, {3}, {4}, {5}ULL, {6}, "
-            "{7}, {8}, {9}, {10}, {11});",
-            storageType(eltOf(x)), R, accType(eltOf(x)), (numelOf(x) + 3) / 4,
-            numelOf(x), seed, step ? ptr(step) : "(const int64_t *)0",
+            "hp_launch(ctx, hp_dropout<{0}, {1}, {2}>, {3}, {4}, {12}LL, "
+            "{5}ULL, {6}, {7}, {8}, {9}, {10}, {11});",
+            storageType(eltOf(x)), R, accType(eltOf(x)), groups, numelOf(x),
+            seed, step ? ptr(step) : "(const int64_t *)0",
             ratio ? ptr(ratio) : "(const float *)0",
             on ? "(const bool *)0" : ptr(training), ptr(x), ptr(out),
-            mask ? ptr(mask) : "(bool *)0"));
+            mask ? ptr(mask) : "(bool *)0", offset));
         ++program.libraryCalls;
         return success();
       })

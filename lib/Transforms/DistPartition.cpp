@@ -155,6 +155,8 @@ private:
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);
+  LogicalResult placeDropout(Device &d, Operation *op, onnx::DropoutOp local,
+                             const Local &out);
 
   // --- IR helpers -------------------------------------------------------
   RankedTensorType localType(Device &d, Value global, const Local &l);
@@ -530,6 +532,42 @@ FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
 // One op on one device
 //===----------------------------------------------------------------------===//
 
+/// A training-mode Dropout on a part of its tensor draws the masks of that
+/// part's elements (element_offset): the replica's rows of the batch, one
+/// block of the tensor when the batch is its outermost non-unit dimension.
+/// Any other part would draw other masks than one device does.
+LogicalResult Partitioner::placeDropout(Device &d, Operation *op,
+                                        onnx::DropoutOp local,
+                                        const Local &out) {
+  if (!local.getTrainingMode())
+    return success();
+  auto where = [&]() {
+    return op->emitError() << "partition: training-mode Dropout "
+                           << describeOp(op) << " ";
+  };
+  if (out.kind != Local::Replicated)
+    return where() << "is split by tensor parallelism; its masks would "
+                      "differ from one device's (not supported)";
+  if (!out.batch)
+    return success();
+  ArrayRef<int64_t> shape =
+      llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  const BatchDim &bd = *out.batch;
+  bool block = bd.outer == 1 && llvm::all_of(shape.take_front(bd.dim),
+                                             [](int64_t e) { return e == 1; });
+  if (!block)
+    return where() << "holds the batch inside dimension " << bd.dim << " of "
+                   << op->getResult(0).getType()
+                   << ", so a replica's rows are not one block of it and "
+                      "their masks would differ from one device's";
+  int64_t inner = 1;
+  for (int64_t e : shape.drop_front(bd.dim + 1))
+    inner *= e;
+  local.setElementOffsetAttr(
+      b.getI64IntegerAttr(offsetOf(d) * bd.granule * inner));
+  return success();
+}
+
 LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
                                        SmallVectorImpl<Local> &results) {
   int index = catalog->index.lookup(op);
@@ -666,6 +704,9 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     l.value = local->getResult(k);
     results.push_back(l);
   }
+  if (auto dropout = llvm::dyn_cast<onnx::DropoutOp>(local))
+    if (failed(placeDropout(d, op, dropout, results.front())))
+      return failure();
   // Operands that hold a shape: the local result's.
   std::string type = onnx::getONNXOpType(op);
   auto localShape = [&](unsigned k) {

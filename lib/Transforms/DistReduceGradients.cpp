@@ -106,9 +106,10 @@ LogicalResult ReplicaStep::readReplica() {
   return success();
 }
 
-/// Ops whose training-mode result depends on the whole batch or on the
-/// element's place in it: one replica would compute something else than one
-/// device does.
+/// Ops whose training-mode result depends on the whole batch: one replica
+/// would compute something else than one device does. (A training-mode
+/// Dropout draws the masks of its replica's elements: hetpar-dist-partition
+/// gives it their element_offset.)
 LogicalResult ReplicaStep::checkBatchOps() {
   if (stage->data == 1)
     return success();
@@ -118,12 +119,6 @@ LogicalResult ReplicaStep::checkBatchOps() {
       op->emitError("training-mode BatchNormalization normalizes over the "
                     "batch, which data parallelism splits (synchronized "
                     "batch statistics are not implemented)");
-      return WalkResult::interrupt();
-    }
-    if (llvm::isa<onnx::DropoutOp>(op)) {
-      op->emitError("a training-mode Dropout under data parallelism would "
-                    "draw other masks than one device (the mask counter has "
-                    "no replica offset yet)");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -84,7 +84,8 @@ struct TrainDropoutPass
       OpBuilder b(op);
       auto rebuilt = onnx::DropoutOp::create(
           b, op.getLoc(), TypeRange{op.getOutput().getType(), maskType},
-          op.getData(), op.getRatio(), op.getTrainingMode(), step, seedAttr);
+          op.getData(), op.getRatio(), op.getTrainingMode(), step, seedAttr,
+          op.getElementOffsetAttr());
       for (auto [from, to] : llvm::zip(op->getResults(), rebuilt->getResults()))
         from.replaceAllUsesWith(to);
       op.erase();

@@ -50,12 +50,13 @@ struct DropoutRun {
 };
 
 DropoutRun dropout(const std::vector<float> &x, uint64_t seed, int64_t step,
-                   float ratio, bool training = true) {
+                   float ratio, bool training = true, int64_t offset = 0) {
   const int64_t n = static_cast<int64_t>(x.size());
   std::vector<float> y(n, -1.0f);
   std::unique_ptr<bool[]> mask(new bool[n]);
-  hp_launch(nullptr, hp_dropout<float, float, float>, (n + 3) / 4, n, seed,
-            &step, &ratio, &training, x.data(), y.data(), mask.get());
+  hp_launch(nullptr, hp_dropout<float, float, float>,
+            (offset + n + 3) / 4 - offset / 4, n, offset, seed, &step, &ratio,
+            &training, x.data(), y.data(), mask.get());
   return {y, std::vector<bool>(mask.get(), mask.get() + n)};
 }
 
@@ -81,6 +82,29 @@ TEST(Dropout, MaskFractionAndExactScaling) {
   // Binomial(n, 0.3): 5 standard deviations (0.0072 of n) around n * ratio.
   double sd = std::sqrt(n * 0.3 * 0.7);
   EXPECT_LT(std::fabs(static_cast<double>(dropped) - n * 0.3), 5 * sd);
+}
+
+TEST(Dropout, APartAtAnOffsetDropsWhatTheWholeDrops) {
+  // A data-parallel replica's rows [offset, offset + n) of a tensor: the
+  // same elements kept and dropped, with the same values, as the whole
+  // tensor's, also when neither end falls on a group of 4.
+  std::vector<float> x = ramp(1000);
+  DropoutRun whole = dropout(x, 9, 3, 0.4f);
+  for (auto [offset, n] : {std::pair<int64_t, int64_t>{0, 7},
+                           {5, 10},
+                           {6, 1},
+                           {8, 12},
+                           {401, 599},
+                           {999, 1}}) {
+    std::vector<float> part(x.begin() + offset, x.begin() + offset + n);
+    DropoutRun r = dropout(part, 9, 3, 0.4f, true, offset);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(r.mask[i], whole.mask[offset + i])
+          << "element " << i << " at offset " << offset;
+      ASSERT_EQ(r.y[i], whole.y[offset + i])
+          << "element " << i << " at offset " << offset;
+    }
+  }
 }
 
 TEST(Dropout, MaskIsPhiloxOfIndexAndStep) {

@@ -6,12 +6,13 @@
 // RUN: hetpar-translate --emit-device-source %t/ops.mlir | FileCheck %s
 // RUN: %expect-exit 1 hetpar-translate --emit-device-source %t/mixed.mlir 2>&1 | FileCheck %s --check-prefix=MIXED
 // RUN: hetpar-translate --emit-device-source %t/zero-ratio.mlir | FileCheck %s --check-prefix=ZERO
+// RUN: hetpar-translate --emit-device-source %t/offset.mlir | FileCheck %s --check-prefix=OFFSET
 
 //--- ops.mlir
 // CHECK: // BatchNormalization bn
 // CHECK-NEXT: hp_batch_norm_train_launch<float, float, float>(ctx, 2, 3, 4, 1.00000005e-03f, 8.00000012e-01f, ((const float *)inputs[0]), {{.*}}, ((float *)outputs[1]), ((float *)(arena + {{[0-9]+}})));
 // CHECK: // Dropout drop
-// CHECK-NEXT: hp_launch(ctx, hp_dropout<float, float, float>, 6, 24, 7ULL, ((const int64_t *)inputs[1]), ((const float *)(weights + {{[0-9]+}})), (const bool *)0, ((float *)(arena + 0)), ((float *)outputs[0]), ((bool *)outputs[2]));
+// CHECK-NEXT: hp_launch(ctx, hp_dropout<float, float, float>, 6, 24, 0LL, 7ULL, ((const int64_t *)inputs[1]), ((const float *)(weights + {{[0-9]+}})), (const bool *)0, ((float *)(arena + 0)), ((float *)outputs[0]), ((bool *)outputs[2]));
 func.func @main(%x: tensor<2x3x4xf32> {onnx.name = "x"}, %step: tensor<i64> {onnx.name = "step"}) -> (tensor<2x3x4xf32> {onnx.name = "y"}, tensor<3xf32> {onnx.name = "mean"}, tensor<2x3x4xi1> {onnx.name = "mask"}) {
   %s = onnx.Constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
   %b = onnx.Constant dense<[0.0, 1.0, 2.0]> : tensor<3xf32>
@@ -42,4 +43,14 @@ func.func @main(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.nam
   %0:2 = onnx.Dropout(%x) ratio(%r) training_mode(%t) : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
   %1 = onnx.Relu(%0#0) : (tensor<4xf32>) -> tensor<4xf32>
   return %1, %0#1 : tensor<4xf32>, tensor<4xi1>
+}
+
+//--- offset.mlir
+// A replica's rows of a larger tensor (element_offset, set by the partition):
+// elements [5, 29) of it take the words of groups 1 to 7, so 7 iterations.
+// OFFSET: hp_launch(ctx, hp_dropout<float, float, float>, 7, 24, 5LL, 3ULL,
+func.func @main(%x: tensor<2x3x4xf32> {onnx.name = "x"}, %step: tensor<i64> {onnx.name = "step"}) -> (tensor<2x3x4xf32> {onnx.name = "y"}) {
+  %t = onnx.Constant dense<true> : tensor<i1>
+  %0:2 = onnx.Dropout(%x) training_mode(%t) step(%step) {seed = 3 : i64, element_offset = 5 : i64} : (tensor<2x3x4xf32>, tensor<i1>, tensor<i64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>)
+  return %0#0 : tensor<2x3x4xf32>
 }

@@ -218,8 +218,10 @@ def DistReduceGradientsPass
     stages or tensor parallelism (not generated yet); `device` not in the
     plan; an input whose first dimension is not the replica's rows; a loss
     that is not a mean or a sum over the samples; a class-weighted mean
-    loss; training-mode BatchNormalization or Dropout (their batch
-    statistics and masks would differ from one device's).
+    loss; training-mode BatchNormalization (its batch statistics would
+    differ from one device's). A training-mode Dropout is fine: its
+    `element_offset` (set by hetpar-dist-partition) makes it draw the masks
+    of the replica's elements.
   }];
   let options = [
     Option<"device", "device", "int64_t", "-1",
@@ -259,7 +261,9 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     own values of the graph outputs, replicated over its tensor-parallel
     group (no gather at a root): the per-device forward graph from which
     hetpar-compile builds a data-parallel training step
-    (docs/training.md, "Data-parallel training").
+    (docs/training.md, "Data-parallel training"). A training-mode Dropout
+    on a replica's rows gets their `element_offset`, so that it draws the
+    masks one device would.
 
     Fails with an error at the op when a plan cannot be applied: an op
     without a sharding rule whose operand carries a split batch, a sharding

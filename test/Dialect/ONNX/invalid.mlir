@@ -1154,6 +1154,14 @@ func.func @case98(%a: tensor<2xf32>, %s: tensor<2xi64>) {
 
 // -----
 
+func.func @case98b(%a: tensor<2xf32>) {
+  // expected-error @+1 {{element_offset -4 is negative}}
+  %0 = onnx.Dropout(%a) {element_offset = -4 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
 func.func @case99(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
   // expected-error @+1 {{returns running statistics only in training mode (training_mode 1)}}
   %0:3 = onnx.BatchNormalization(%x, %s, %s, %s, %s) : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)

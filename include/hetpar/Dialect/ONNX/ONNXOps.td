@@ -261,16 +261,21 @@ def ONNX_DropoutOp : ONNX_Op<"Dropout", [AttrSizedOperandSegments]> {
     extension (not an ONNX input): the training step the mask is drawn for,
     which `hetpar-train-dropout` connects to the step counter; absent, it is 0.
     Without `seed` the key is 0 (`hetpar-train-dropout` gives every training
-    Dropout one).
+    Dropout one). `element_offset` (a HetPar extension, 0 by default) is the
+    index of this tensor's first element in a larger one it is a part of: a
+    data-parallel replica's rows of the batch (hetpar-dist-partition sets it),
+    so that element i draws the mask of element element_offset + i and every
+    replica drops what one device would.
 
     Constraints: `ratio` is a float scalar, `training_mode` a bool scalar, `step`
     an int64 scalar; `output` has the input's type; `mask` is bool with the
-    input's shape.
+    input's shape; `element_offset` is not negative.
   }];
   let arguments = (ins ONNX_FloatTensor:$data, Optional<ONNX_FloatTensor>:$ratio,
                    Optional<ONNX_BoolTensor>:$training_mode,
                    Optional<ONNX_I64Tensor>:$step,
-                   OptionalAttr<ONNX_IntAttr>:$seed);
+                   OptionalAttr<ONNX_IntAttr>:$seed,
+                   OptionalAttr<ONNX_IntAttr>:$element_offset);
   let results = (outs ONNX_FloatTensor:$output, Optional<ONNX_BoolTensor>:$mask);
   let assemblyFormat = [{
     `(` $data `)` (`ratio` `(` $ratio^ `)`)? (`training_mode` `(` $training_mode^ `)`)?

@@ -1375,11 +1375,16 @@ HP_HD uint64_t hp_dropout_threshold(float ratio) {
 /// scalar; null for 0) is the training step, `ratio` a device scalar (null
 /// for ONNX's default 0.5) and `training` a device bool (null for true;
 /// false makes y = x and the mask all true). The division is in Acc (float,
-/// or double for double data), rounded once.
+/// or double for double data), rounded once. The n elements are elements
+/// [offset, offset + n) of a larger tensor (a data-parallel replica's rows;
+/// 0 otherwise): element i takes the word of element offset + i, and the
+/// iterations are the groups of 4 that cover them, from group offset / 4.
 template <typename T, typename R, typename Acc>
-HP_KERNEL(hp_dropout, int64_t n, uint64_t seed, const int64_t *step,
-          const R *ratio, const bool *training, const T *x, T *y, bool *mask) {
-  HP_FOR(g) {
+HP_KERNEL(hp_dropout, int64_t n, int64_t offset, uint64_t seed,
+          const int64_t *step, const R *ratio, const bool *training, const T *x,
+          T *y, bool *mask) {
+  HP_FOR(t) {
+    const int64_t g = offset / 4 + (int64_t)t;
     const bool on = training ? *training : true;
     const float r = on ? (ratio ? (float)*ratio : 0.5f) : 0.0f;
     const uint64_t threshold = hp_dropout_threshold(r);
@@ -1387,7 +1392,9 @@ HP_KERNEL(hp_dropout, int64_t n, uint64_t seed, const int64_t *step,
     const hp_u32x4 w =
         hp_dropout_words(seed, step ? (uint64_t)*step : 0, (uint64_t)g);
     for (int k = 0; k < 4; ++k) {
-      const int64_t i = 4 * g + k;
+      const int64_t i = 4 * g + k - offset;
+      if (i < 0)
+        continue;
       if (i >= n)
         break;
       const bool kept = (uint64_t)w.v[k] >= threshold;
