@@ -61,6 +61,7 @@ private:
   Value allReduce(Location loc, Value x);
   FailureOr<SmallVector<Gradient>> collectGradients();
   void reduceBucket(ArrayRef<Gradient> bucket, Value weight);
+  Value weigh(GradientBuilder &g, Value x, Value weight);
   Location bucketLoc(ArrayRef<Gradient> bucket);
   void addMesh();
 
@@ -73,6 +74,9 @@ private:
   const StageAnnotation *stage = nullptr;
   int64_t replica = -1;
   SmallVector<int64_t> group;
+  /// Counts weighting: whether this replica counts any label (a bool
+  /// scalar); null otherwise.
+  Value counted;
 };
 
 LogicalResult ReplicaStep::readReplica() {
@@ -231,6 +235,7 @@ Value ReplicaStep::buildWeight(const LossWeighting &how) {
   Value count = g.reduceSum(ones, axes, /*keepDims=*/false);
   Value total = allReduce(
       NameLoc::get(b.getStringAttr("the batch's counted labels"), loc), count);
+  counted = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
   return g.div(count, total);
 }
 
@@ -280,6 +285,20 @@ Location ReplicaStep::bucketLoc(ArrayRef<Gradient> bucket) {
   return NameLoc::get(b.getStringAttr(name), bucket.front().value.getLoc());
 }
 
+/// x times the replica's weight. A replica whose labels are all ignored
+/// has a NaN mean loss (0/0, as PyTorch's) and NaN gradients, but nothing to
+/// contribute: it adds zeros, so that the batch's loss and gradients are
+/// one device's.
+Value ReplicaStep::weigh(GradientBuilder &g, Value x, Value weight) {
+  Value scaled = g.mul(x, weight);
+  if (!counted)
+    return scaled;
+  return g
+      .create<onnx::WhereOp>(1, GradientBuilder::elementType(x), counted,
+                             scaled, g.scalar(0.0, x))
+      ->getResult(0);
+}
+
 /// One bucket: its gradients flattened and concatenated, scaled by the
 /// weight, all-reduced, cut back into the results.
 void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
@@ -295,7 +314,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   GradientBuilder g(b, loc, {});
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (bucket.size() == 1) {
-    Value sum = allReduce(loc, g.mul(bucket.front().value, weight));
+    Value sum = allReduce(loc, weigh(g, bucket.front().value, weight));
     ret.setOperand(bucket.front().result, sum);
     return;
   }
@@ -307,7 +326,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   }
   Value joined = onnx::ConcatOp::create(
       b, loc, RankedTensorType::get({total}, b.getF32Type()), flat, 0);
-  Value sum = allReduce(loc, g.mul(joined, weight));
+  Value sum = allReduce(loc, weigh(g, joined, weight));
   int64_t at = 0;
   for (const Gradient &gr : bucket) {
     Value piece = g.make<onnx::SliceOp>(
@@ -350,7 +369,7 @@ LogicalResult ReplicaStep::run() {
     GradientBuilder g(b, ret.getLoc(), {});
     ret.setOperand(0, allReduce(NameLoc::get(b.getStringAttr("the step's loss"),
                                              ret.getLoc()),
-                                g.mul(ret.getOperand(0), weight)));
+                                weigh(g, ret.getOperand(0), weight)));
   }
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));

@@ -60,8 +60,14 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // XENT-NEXT: %[[F:.*]] = onnx.Cast(%[[KEEP]]) {to = f32}
 // XENT: %[[N:.*]] = onnx.ReduceSum(%[[F]], {{.*}}) {keepdims = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<f32>
 // XENT-NEXT: %[[ALL:.*]] = dist.all_reduce %[[N]] on @mesh [0, 1, 2] reduction "sum" : tensor<f32> -> tensor<f32>
+// XENT-NEXT: %[[Z:.*]] = onnx.Constant dense<0.000000e+00> : tensor<f32>
+// XENT-NEXT: %[[ANY:.*]] = onnx.Greater(%[[N]], %[[Z]])
 // XENT-NEXT: %[[W:.*]] = onnx.Div(%[[N]], %[[ALL]])
-// XENT: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction "sum" : tensor<3x5xf32>
+// A replica whose labels are all ignored (a NaN mean, NaN gradients) adds
+// zeros instead.
+// XENT: %[[S:.*]] = onnx.Mul(%{{.*}}, %[[W]]) : (tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
+// XENT: %[[G:.*]] = onnx.Where(%[[ANY]], %[[S]], %{{.*}}) : (tensor<i1>, tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
+// XENT-NEXT: dist.all_reduce %[[G]] on @mesh [0, 1, 2] reduction "sum" : tensor<3x5xf32>
 module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1, 2>, data = 3 : i64, tensor = 1 : i64}]}} {
   ml_program.global private mutable @w(dense<0.5> : tensor<3x5xf32>) : tensor<3x5xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}, %y: tensor<2xi64> {onnx.name = "labels"}) -> tensor<f32> {
