@@ -27,6 +27,17 @@ int PlanAnnotation::stageOf(int64_t id) const {
   return -1;
 }
 
+std::string PlanAnnotation::trainingProblem() const {
+  if (stages.size() == 1 && stages.front().tensor == 1)
+    return "";
+  return llvm::formatv("training programs are generated for data-parallel "
+                       "plans of one stage so far; this plan has {0} stage(s) "
+                       "and tensor parallelism of {1} (docs/training.md, "
+                       "\"Data-parallel training\")",
+                       stages.size(), stages.front().tensor)
+      .str();
+}
+
 namespace {
 
 /// The replicas' rows of a microbatch of `rows` samples, cut by `shares`.

@@ -84,14 +84,8 @@ LogicalResult ReplicaStep::readReplica() {
   if (failed(read))
     return failure();
   plan = std::move(*read);
-  if (plan.stages.size() != 1 || plan.stages.front().tensor != 1)
-    return module.emitError()
-           << "hetpar-dist-reduce-gradients: the plan has "
-           << plan.stages.size() << " pipeline stage(s) and tensor "
-           << "parallelism of " << plan.stages.front().tensor
-           << "; training programs are generated for data parallelism within "
-              "one stage so far (docs/training.md, \"Data-parallel "
-              "training\")";
+  if (std::string why = plan.trainingProblem(); !why.empty())
+    return module.emitError() << "hetpar-dist-reduce-gradients: " << why;
   stage = &plan.stages.front();
   replica = stage->replicaOf(device);
   if (replica < 0)

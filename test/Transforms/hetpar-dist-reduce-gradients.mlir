@@ -97,7 +97,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 }
 
 //--- errors.mlir
-// expected-error @+1 {{tensor parallelism of 2; training programs are generated for data parallelism within one stage so far}}
+// expected-error @+1 {{hetpar-dist-reduce-gradients: training programs are generated for data-parallel plans of one stage so far; this plan has 1 stage(s) and tensor parallelism of 2}}
 module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 1 : i64, tensor = 2 : i64}]}} {
   func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>

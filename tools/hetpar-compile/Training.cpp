@@ -290,14 +290,8 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   FailureOr<PlanAnnotation> plan = readPlanAnnotation(planned, std::nullopt);
   if (failed(plan))
     return failure();
-  if (plan->stages.size() != 1 || plan->stages.front().tensor != 1)
-    return planned.emitError()
-           << "training programs are generated for data-parallel plans of "
-              "one stage so far; this plan has "
-           << plan->stages.size() << " stage(s) and tensor parallelism of "
-           << plan->stages.front().tensor
-           << " (evaluate it with --plan-only; docs/training.md, "
-              "\"Data-parallel training\")";
+  if (std::string why = plan->trainingProblem(); !why.empty())
+    return planned.emitError() << why << "; evaluate it with --plan-only";
   FailureOr<int64_t> microbatches =
       replicaMicrobatches(planned, plan->microbatches);
   if (failed(microbatches))

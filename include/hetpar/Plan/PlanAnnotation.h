@@ -49,6 +49,10 @@ struct PlanAnnotation {
   std::string mode = "inference", schedule = "gpipe";
   /// The stage that holds device `id`, or -1.
   int stageOf(int64_t id) const;
+  /// Why training programs cannot be generated for this plan ("" when they
+  /// can: data parallelism within one stage). The one answer of
+  /// hetpar-compile and hetpar-dist-reduce-gradients.
+  std::string trainingProblem() const;
 };
 
 /// Reads and checks `hetpar.plan` on `module`. The batch is the
