@@ -28,14 +28,16 @@ int PlanAnnotation::stageOf(int64_t id) const {
 }
 
 std::string PlanAnnotation::trainingProblem() const {
-  if (stages.size() == 1 && stages.front().tensor == 1)
-    return "";
-  return llvm::formatv("training programs are generated for data-parallel "
-                       "plans of one stage so far; this plan has {0} stage(s) "
-                       "and tensor parallelism of {1} (docs/training.md, "
-                       "\"Data-parallel training\")",
-                       stages.size(), stages.front().tensor)
-      .str();
+  for (auto [s, st] : llvm::enumerate(stages))
+    if (st.tensor != 1)
+      return llvm::formatv("training programs are generated for data and "
+                           "pipeline parallelism so far; stage {0} of this "
+                           "plan has tensor parallelism of {1} "
+                           "(docs/training.md, \"Data-parallel training\" "
+                           "and \"Pipeline training\")",
+                           s, st.tensor)
+          .str();
+  return "";
 }
 
 namespace {

@@ -2,9 +2,13 @@
 //
 // From the function's first result (the scalar loss), builds the backward
 // graph through each op's GradientOpInterface rule and returns the loss and one
-// gradient per parameter (docs/training.md).
+// gradient per parameter (docs/training.md). A pipeline stage's function
+// (local form) is differentiated from its loss, if it has one, and from the
+// activations it sends: each transfer's gradient travels back as a message
+// (docs/training.md, "Pipeline training").
 //
 //===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -31,8 +35,11 @@ public:
   LogicalResult run();
 
 private:
-  LogicalResult findActive(Value loss);
+  LogicalResult findActive(ArrayRef<Value> roots);
+  LogicalResult checkTransfers();
   LogicalResult differentiate(Operation *op, OpBuilder &b);
+  void differentiateSend(dist::SendOp send, OpBuilder &b);
+  void differentiateRecv(dist::RecvOp recv, OpBuilder &b);
   void accumulate(Value v, Value grad, OpBuilder &b);
   /// The gradient of the loss itself: 1, or the global the function's
   /// hetpar.loss_scale names. Null after an error.
@@ -42,16 +49,20 @@ private:
   /// Parameter globals in module order, and their loads.
   SmallVector<ml_program::GlobalOp> params;
   llvm::DenseMap<Operation *, SmallVector<Value>> loadsOf;
-  /// Values on a path from a parameter to the loss.
+  /// Values on a path from a parameter (or a received activation) to the
+  /// loss (or a sent activation).
   llvm::DenseSet<Value> active;
+  /// The float activations the function sends to later stages.
+  SmallVector<dist::SendOp> sends;
   llvm::DenseMap<Value, Value> grads;
 };
 
-LogicalResult Differentiator::findActive(Value loss) {
-  // Forward: values that depend on a parameter.
+LogicalResult Differentiator::findActive(ArrayRef<Value> roots) {
+  // Forward: values that depend on a parameter or on a received activation
+  // (which depends on an earlier stage's parameters).
   llvm::DenseSet<Value> fromParam;
   for (Operation &op : func.getBody().front()) {
-    bool dep = false;
+    bool dep = llvm::isa<dist::RecvOp>(op);
     if (auto load = llvm::dyn_cast<ml_program::GlobalLoadOp>(op)) {
       auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
           load, load.getGlobalAttr());
@@ -64,8 +75,8 @@ LogicalResult Differentiator::findActive(Value loss) {
         if (isFloatTensor(r))
           fromParam.insert(r);
   }
-  // Backward: of those, the ones the loss depends on.
-  SmallVector<Value> work{loss};
+  // Backward: of those, the ones the loss or a sent activation depends on.
+  SmallVector<Value> work(roots.begin(), roots.end());
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (!fromParam.contains(v) || !active.insert(v).second)
@@ -84,7 +95,69 @@ void Differentiator::accumulate(Value v, Value grad, OpBuilder &b) {
         onnx::AddOp::create(b, grad.getLoc(), v.getType(), it->second, grad);
 }
 
+/// Transfers whose gradient can travel back: float activations with forward
+/// tags below dist::kGradientTagOffset.
+LogicalResult Differentiator::checkTransfers() {
+  WalkResult r = func.walk([&](Operation *op) {
+    auto send = llvm::dyn_cast<dist::SendOp>(op);
+    auto recv = llvm::dyn_cast<dist::RecvOp>(op);
+    if (!send && !recv)
+      return WalkResult::advance();
+    int64_t tag = send ? send.getTag() : recv.getTag();
+    if (tag >= dist::kLossTag) {
+      op->emitError() << "transfer tag " << tag << " is not below "
+                      << dist::kLossTag
+                      << " (dist::kLossTag): its gradient's message would "
+                         "reuse a tag";
+      return WalkResult::interrupt();
+    }
+    if (send && isFloatTensor(send.getInput()))
+      sends.push_back(send);
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// The backward of sending y to a later stage: receive dL/dy from it. Every
+/// float transfer gets its gradient message, active or not, so that both
+/// sides agree without knowing each other's graph.
+void Differentiator::differentiateSend(dist::SendOp send, OpBuilder &b) {
+  Value y = send.getInput();
+  Value dy = dist::RecvOp::create(
+      b, send.getLoc(), y.getType(), send.getMeshAttr(), send.getPeerAttr(),
+      b.getI64IntegerAttr(send.getTag() + dist::kGradientTagOffset));
+  if (active.contains(y))
+    accumulate(y, dy, b);
+}
+
+/// The backward of receiving x from an earlier stage: send dL/dx back to it
+/// (zeros when nothing here depends on x).
+void Differentiator::differentiateRecv(dist::RecvOp recv, OpBuilder &b) {
+  Value x = recv.getResult();
+  if (!isFloatTensor(x))
+    return;
+  Value dx = grads.lookup(x);
+  if (!dx) {
+    auto t = llvm::cast<RankedTensorType>(x.getType());
+    dx = onnx::ConstantOp::create(
+        b, recv.getLoc(),
+        DenseElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
+  }
+  dist::SendOp::create(
+      b, recv.getLoc(), dx, recv.getMeshAttr(), recv.getPeerAttr(),
+      b.getI64IntegerAttr(recv.getTag() + dist::kGradientTagOffset));
+}
+
 LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
+  if (auto send = llvm::dyn_cast<dist::SendOp>(op)) {
+    if (isFloatTensor(send.getInput()))
+      differentiateSend(send, b);
+    return success();
+  }
+  if (auto recv = llvm::dyn_cast<dist::RecvOp>(op)) {
+    differentiateRecv(recv, b);
+    return success();
+  }
   SmallVector<Value> dY;
   bool any = false;
   for (Value r : op->getResults()) {
@@ -143,19 +216,28 @@ Value Differentiator::seed(OpBuilder &b, RankedTensorType lossType) {
 
 LogicalResult Differentiator::run() {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (ret.getNumOperands() == 0)
+  if (failed(checkTransfers()))
+    return failure();
+  // A pipeline stage before the last returns nothing: it is differentiated
+  // from what it sends.
+  Value loss;
+  RankedTensorType lt;
+  if (ret.getNumOperands() == 0 && sends.empty())
     return func.emitError("the function returns nothing to use as the loss");
-  Value loss = ret.getOperand(0);
-  auto lt = llvm::dyn_cast<RankedTensorType>(loss.getType());
-  if (!lt || lt.getRank() != 0 || !llvm::isa<FloatType>(lt.getElementType()))
-    return func.emitError() << "the loss (result 0) must be a float scalar, "
-                               "not "
-                            << loss.getType();
+  if (ret.getNumOperands() != 0) {
+    loss = ret.getOperand(0);
+    lt = llvm::dyn_cast<RankedTensorType>(loss.getType());
+    if (!lt || lt.getRank() != 0 || !llvm::isa<FloatType>(lt.getElementType()))
+      return func.emitError() << "the loss (result 0) must be a float scalar, "
+                                 "not "
+                              << loss.getType();
+  }
   auto module = func->getParentOfType<ModuleOp>();
   for (auto g : module.getOps<ml_program::GlobalOp>())
     if (train::roleOf(g) == "param")
       params.push_back(g);
-  if (params.empty())
+  bool transfers = !sends.empty() || !func.getOps<dist::RecvOp>().empty();
+  if (params.empty() && !transfers)
     return func.emitError("nothing to train: no parameter global "
                           "(run hetpar-train-lift-params first)");
   func.walk([&](ml_program::GlobalLoadOp load) {
@@ -163,7 +245,12 @@ LogicalResult Differentiator::run() {
             load, load.getGlobalAttr()))
       loadsOf[g].push_back(load.getResult());
   });
-  if (failed(findActive(loss)))
+  SmallVector<Value> roots;
+  if (loss)
+    roots.push_back(loss);
+  for (dist::SendOp send : sends)
+    roots.push_back(send.getInput());
+  if (failed(findActive(roots)))
     return failure();
   // Every op on a path needs a rule: check them all before building anything,
   // so that a failure leaves the function as it was.
@@ -184,16 +271,26 @@ LogicalResult Differentiator::run() {
     if (&op != ret.getOperation())
       forward.push_back(&op);
   // The seed: dloss/dloss = 1, or the loss scale (mixed precision).
-  Value start = seed(b, lt);
-  if (!start)
-    return failure();
-  grads[loss] = start;
+  if (loss) {
+    Value start = seed(b, lt);
+    if (!start)
+      return failure();
+    grads[loss] = start;
+    if (transfers)
+      start.getDefiningOp()->setAttr(train::kSeedAttr, b.getUnitAttr());
+  }
   for (Operation *op : llvm::reverse(forward))
     if (failed(differentiate(op, b)))
       return failure();
 
-  SmallVector<Value> results{loss};
-  SmallVector<Type> types{loss.getType()};
+  SmallVector<Value> results;
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> resultAttrs;
+  if (loss) {
+    results.push_back(loss);
+    types.push_back(loss.getType());
+    resultAttrs.push_back(func.getResultAttrDict(0));
+  }
   for (ml_program::GlobalOp p : params) {
     Value total;
     for (Value load : loadsOf.lookup(p))
@@ -212,8 +309,6 @@ LogicalResult Differentiator::run() {
     types.push_back(total.getType());
   }
   ret->setOperands(results);
-  SmallVector<DictionaryAttr> resultAttrs;
-  resultAttrs.push_back(func.getResultAttrDict(0));
   for (ml_program::GlobalOp p : params)
     resultAttrs.push_back(b.getDictionaryAttr(
         {b.getNamedAttr(train::kGradientOfAttr, FlatSymbolRefAttr::get(p)),

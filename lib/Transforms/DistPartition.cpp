@@ -241,10 +241,6 @@ LogicalResult Partitioner::readPlan() {
            << "' (a training plan's devices are partitioned with local-io "
               "and trained with hetpar-dist-reduce-gradients, "
               "docs/training.md)";
-  if (localIO && plan->stages.size() != 1)
-    return module.emitError()
-           << "partition: local-io needs a plan of one stage; this one has "
-           << plan->stages.size();
   microbatches = plan->microbatches;
   batch = plan->batch;
   microbatchRows = plan->microbatchRows;
@@ -836,13 +832,31 @@ SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
 // One device's program
 //===----------------------------------------------------------------------===//
 
-/// local-io: the device returns its own value of every graph output, its
-/// replica's rows where the output carries the batch, replicated over the
-/// replica's tensor-parallel devices.
+/// local-io: a device of the last stage returns its own value of every graph
+/// output, its replica's rows where the output carries the batch, replicated
+/// over the replica's tensor-parallel devices; a device of an earlier stage
+/// returns nothing. Error: an output computed before the last stage (a
+/// pipeline's training step attaches its loss to the last stage's outputs).
 LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
                                         SmallVectorImpl<Value> &results) {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  int last = static_cast<int>(stages.size()) - 1;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (last > 0 && stageOfValue(v) != last)
+      return func.emitError()
+             << "partition: local-io over " << stages.size()
+             << " stages needs every graph output computed by the last stage; "
+                "output "
+             << j << " is computed by "
+             << (stageOfValue(v) < 0 ? std::string("no stage (an input or a "
+                                                   "constant)")
+                                     : "stage " +
+                                           std::to_string(stageOfValue(v)));
   SmallVector<Type> types;
+  if (d.stage != last) {
+    d.fn.setType(b.getFunctionType(argTypes, types));
+    return success();
+  }
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
     auto whole = makeReplicated(d, v);
     if (failed(whole))

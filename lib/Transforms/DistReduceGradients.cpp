@@ -7,6 +7,8 @@
 // the replicas with bucketed all-reduces, before the optimizer.
 //
 //===----------------------------------------------------------------------===//
+#include "LossWeighting.h"
+
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
@@ -25,18 +27,11 @@ namespace hetpar {
 
 using namespace mlir;
 using namespace hetpar;
+using train::LossWeighting;
 
 namespace {
 
 constexpr llvm::StringLiteral kMesh = "mesh";
-
-/// How the replicas' losses combine into the full batch's.
-struct LossWeighting {
-  enum Kind { Rows, Counts, One } kind = Rows;
-  /// Counts: the labels and the label that is ignored.
-  Value labels;
-  int64_t ignoreIndex = 0;
-};
 
 /// A gradient result of the step: its return position and value.
 struct Gradient {
@@ -56,7 +51,6 @@ public:
 private:
   LogicalResult readReplica();
   LogicalResult checkBatchOps();
-  FailureOr<LossWeighting> detectWeighting(Value loss);
   Value buildWeight(const LossWeighting &how);
   Value allReduce(Location loc, Value x);
   FailureOr<SmallVector<Gradient>> collectGradients();
@@ -64,6 +58,11 @@ private:
   Value weigh(GradientBuilder &g, Value x, Value weight);
   Location bucketLoc(ArrayRef<Gradient> bucket);
   void addMesh();
+  /// A plan of several stages: hetpar-dist-pipeline-schedule has weighted
+  /// the step already; the loss travels from the last stage to the others.
+  bool pipeline() const { return plan.stages.size() > 1; }
+  Value pipelineLoss(Value loss);
+  void reduceGradients(Value weight);
 
   ModuleOp module;
   func::FuncOp func;
@@ -73,6 +72,7 @@ private:
   PlanAnnotation plan;
   const StageAnnotation *stage = nullptr;
   int64_t replica = -1;
+  bool isLast = true;
   SmallVector<int64_t> group;
   /// Counts weighting: whether this replica counts any label (a bool
   /// scalar); null otherwise.
@@ -86,13 +86,17 @@ LogicalResult ReplicaStep::readReplica() {
   plan = std::move(*read);
   if (std::string why = plan.trainingProblem(); !why.empty())
     return module.emitError() << "hetpar-dist-reduce-gradients: " << why;
-  stage = &plan.stages.front();
-  replica = stage->replicaOf(device);
-  if (replica < 0)
+  int s = plan.stageOf(device);
+  if (s < 0)
     return module.emitError() << "hetpar-dist-reduce-gradients: device "
                               << device << " is not in the plan";
+  stage = &plan.stages[s];
+  isLast = s + 1 == static_cast<int>(plan.stages.size());
+  replica = stage->replicaOf(device);
   group.assign(stage->devices.begin(), stage->devices.end());
-  int64_t rows = stage->rows[replica];
+  // A pipeline stage's step covers every microbatch
+  // (hetpar-dist-pipeline-schedule).
+  int64_t rows = stage->rows[replica] * (pipeline() ? plan.microbatches : 1);
   for (BlockArgument a : func.getArguments()) {
     auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
     if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
@@ -122,63 +126,6 @@ LogicalResult ReplicaStep::checkBatchOps() {
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());
-}
-
-/// A mean loss over `labels` with `ignore`: weighted by counts when some
-/// label may be ignored, else by rows.
-template <typename LossOp>
-FailureOr<LossWeighting> weightingOfLoss(LossOp op, Value labels,
-                                         Value classWeights) {
-  LossWeighting how;
-  StringRef reduction = op.getReduction();
-  if (reduction == "sum") {
-    how.kind = LossWeighting::One;
-    return how;
-  }
-  if (classWeights)
-    return op->emitError("a class-weighted mean loss under data parallelism "
-                         "is not supported yet (its denominator is the sum "
-                         "of the weights of every replica's labels)"),
-           failure();
-  if (auto ignore = op.getIgnoreIndex()) {
-    how.kind = LossWeighting::Counts;
-    how.labels = labels;
-    how.ignoreIndex = *ignore;
-  }
-  return how;
-}
-
-FailureOr<LossWeighting> ReplicaStep::detectWeighting(Value loss) {
-  Operation *def = loss.getDefiningOp();
-  // A constant scale of the loss does not change how replicas combine.
-  while (def && llvm::isa<onnx::MulOp, onnx::DivOp>(def)) {
-    Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-    if (matchPattern(rhs, m_Constant()))
-      def = lhs.getDefiningOp();
-    else if (llvm::isa<onnx::MulOp>(def) && matchPattern(lhs, m_Constant()))
-      def = rhs.getDefiningOp();
-    else
-      break;
-  }
-  if (auto ce = llvm::dyn_cast_or_null<onnx::SoftmaxCrossEntropyLossOp>(def))
-    return weightingOfLoss(ce, ce.getLabels(), ce.getWeights());
-  if (auto nll = llvm::dyn_cast_or_null<onnx::NegativeLogLikelihoodLossOp>(def))
-    return weightingOfLoss(nll, nll.getTarget(), nll.getWeight());
-  if (llvm::isa_and_nonnull<onnx::ReduceMeanOp>(def))
-    return LossWeighting{LossWeighting::Rows, {}, 0};
-  if (llvm::isa_and_nonnull<onnx::ReduceSumOp>(def))
-    return LossWeighting{LossWeighting::One, {}, 0};
-  auto diag = func.emitError()
-              << "data parallelism splits the batch, so the loss must be a "
-                 "mean or a sum over the samples (ReduceMean, ReduceSum, or a "
-                 "mean or summed cross-entropy); here it is computed by ";
-  if (def)
-    diag << "'" << def->getName() << "'";
-  else
-    diag << "an input";
-  diag << " (use --loss cross-entropy or mse, or end the model with "
-          "ReduceMean)";
-  return failure();
 }
 
 Value ReplicaStep::allReduce(Location loc, Value x) {
@@ -284,6 +231,8 @@ Location ReplicaStep::bucketLoc(ArrayRef<Gradient> bucket) {
 /// contribute: it adds zeros, so that the batch's loss and gradients are
 /// one device's.
 Value ReplicaStep::weigh(GradientBuilder &g, Value x, Value weight) {
+  if (!weight)
+    return x;
   Value scaled = g.mul(x, weight);
   if (!counted)
     return scaled;
@@ -301,9 +250,13 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
     if (Operation *def = gr.value.getDefiningOp())
       if (!last || last->isBeforeInBlock(def))
         last = def;
-  if (Operation *w = weight.getDefiningOp(); !last || last->isBeforeInBlock(w))
+  if (Operation *w = weight ? weight.getDefiningOp() : nullptr;
+      w && (!last || last->isBeforeInBlock(w)))
     last = w;
-  b.setInsertionPointAfter(last);
+  if (last)
+    b.setInsertionPointAfter(last);
+  else // every gradient is a constant (a parameter the step does not use)
+    b.setInsertionPoint(func.getBody().front().getTerminator());
   Location loc = bucketLoc(bucket);
   GradientBuilder g(b, loc, {});
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -342,29 +295,39 @@ void ReplicaStep::addMesh() {
   dist::MeshOp::create(b, module.getLoc(), kMesh, b.getArrayAttr(devices));
 }
 
-LogicalResult ReplicaStep::run() {
-  if (failed(readReplica()) || failed(checkBatchOps()))
-    return failure();
-  func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
-  addMesh();
-  if (stage->data == 1)
-    return success();
+/// The step's loss on every device of a pipeline: the last stage's
+/// replicas sum theirs (already weighted) and each sends it to some devices
+/// of the earlier stages (device i of those, in mesh order, gets it from
+/// replica i mod data), which return it as their result 0. `loss` is the
+/// last stage's weighted loss, null elsewhere.
+Value ReplicaStep::pipelineLoss(Value loss) {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (ret.getNumOperands() == 0)
-    return func.emitError("the training step returns no loss");
-  FailureOr<LossWeighting> how = detectWeighting(ret.getOperand(0));
-  FailureOr<SmallVector<Gradient>> grads = collectGradients();
-  if (failed(how) || failed(grads))
-    return failure();
-  Value weight = buildWeight(*how);
-  // The loss every replica reports: the full batch's.
   b.setInsertionPoint(ret);
-  {
-    GradientBuilder g(b, ret.getLoc(), {});
-    ret.setOperand(0, allReduce(NameLoc::get(b.getStringAttr("the step's loss"),
-                                             ret.getLoc()),
-                                weigh(g, ret.getOperand(0), weight)));
-  }
+  Location loc = NameLoc::get(b.getStringAttr("the step's loss"), ret.getLoc());
+  const StageAnnotation &last = plan.stages.back();
+  auto mesh = FlatSymbolRefAttr::get(b.getContext(), kMesh);
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  if (loss && stage->data > 1)
+    loss = allReduce(loc, loss);
+  int64_t i = 0;
+  for (const StageAnnotation &st : ArrayRef(plan.stages).drop_back())
+    for (int64_t id : st.devices) {
+      int64_t from = last.devices[i++ % last.data];
+      if (loss && from == device)
+        dist::SendOp::create(b, loc, loss, mesh, b.getI64IntegerAttr(id),
+                             b.getI64IntegerAttr(dist::kLossTag));
+      if (id == device)
+        loss = dist::RecvOp::create(b, loc, scalar, mesh,
+                                    b.getI64IntegerAttr(from),
+                                    b.getI64IntegerAttr(dist::kLossTag));
+    }
+  return loss;
+}
+
+/// The gradients summed over the stage's replicas, in buckets, each
+/// scaled by `weight` (null: already weighted).
+void ReplicaStep::reduceGradients(Value weight) {
+  FailureOr<SmallVector<Gradient>> grads = collectGradients();
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
   SmallVector<Gradient> bucket;
@@ -380,6 +343,64 @@ LogicalResult ReplicaStep::run() {
   }
   if (!bucket.empty())
     reduceBucket(bucket, weight);
+}
+
+LogicalResult ReplicaStep::run() {
+  if (failed(readReplica()) || failed(checkBatchOps()))
+    return failure();
+  func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
+  addMesh();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (failed(collectGradients()))
+    return failure();
+  if (pipeline()) {
+    bool hasLoss = ret.getNumOperands() > 0 &&
+                   !func.getResultAttr(0, train::kGradientOfAttr);
+    if (isLast != hasLoss)
+      return func.emitError()
+             << "a pipeline's training step returns a loss on its last "
+                "stage only; device "
+             << device << (isLast ? " is on the last stage but returns none"
+                                  : " is not on the last stage but returns one");
+    if (stage->data > 1)
+      reduceGradients(Value());
+    Value loss = pipelineLoss(isLast ? ret.getOperand(0) : Value());
+    if (isLast) {
+      ret.setOperand(0, loss);
+      return success();
+    }
+    // The loss becomes result 0 of an earlier stage's step.
+    SmallVector<Value> results{loss};
+    llvm::append_range(results, ret.getOperands());
+    SmallVector<Type> types{loss.getType()};
+    llvm::append_range(types, func.getResultTypes());
+    SmallVector<DictionaryAttr> attrs{
+        b.getDictionaryAttr(b.getNamedAttr("onnx.name", b.getStringAttr("loss")))};
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      attrs.push_back(func.getResultAttrDict(i));
+    ret->setOperands(results);
+    func.setFunctionType(b.getFunctionType(func.getArgumentTypes(), types));
+    func.setAllResultAttrs(attrs);
+    return success();
+  }
+  if (stage->data == 1)
+    return success();
+  if (ret.getNumOperands() == 0)
+    return func.emitError("the training step returns no loss");
+  FailureOr<LossWeighting> how =
+      train::detectLossWeighting(func, ret.getOperand(0));
+  if (failed(how))
+    return failure();
+  Value weight = buildWeight(*how);
+  // The loss every replica reports: the full batch's.
+  b.setInsertionPoint(ret);
+  {
+    GradientBuilder g(b, ret.getLoc(), {});
+    ret.setOperand(0, allReduce(NameLoc::get(b.getStringAttr("the step's loss"),
+                                             ret.getLoc()),
+                                weigh(g, ret.getOperand(0), weight)));
+  }
+  reduceGradients(weight);
   return success();
 }
 

@@ -93,6 +93,25 @@ std::string checkpointPath(const std::string &dir) {
   return (std::filesystem::path(dir) / "checkpoint.safetensors").string();
 }
 
+int64_t pipelineStageOf(const Program &program) {
+  int64_t stage = -1, stages = 0;
+  for (const DeviceInfo &d : program.devices()) {
+    stages = std::max(stages, d.stage + 1);
+    if (d.id == program.deviceId())
+      stage = d.stage;
+  }
+  return stages > 1 ? stage : -1;
+}
+
+std::string checkpointPath(const Program &program, const std::string &dir) {
+  int64_t stage = pipelineStageOf(program);
+  if (stage < 0)
+    return checkpointPath(dir);
+  return (std::filesystem::path(dir) /
+          ("checkpoint.stage" + std::to_string(stage) + ".safetensors"))
+      .string();
+}
+
 std::string programFingerprint(const std::vector<WeightTensor> &tensors) {
   std::string text;
   for (const WeightTensor &t : tensors)
@@ -141,11 +160,11 @@ Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
   if (ec)
     return Status::error("cannot create the checkpoint folder '" + dir +
                          "': " + ec.message());
-  return writeSafetensors(checkpointPath(dir), file);
+  return writeSafetensors(checkpointPath(program, dir), file);
 }
 
 Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
-  std::string path = checkpointPath(dir);
+  std::string path = checkpointPath(program, dir);
   SafetensorsFile file;
   Status s = readSafetensors(path, file);
   if (!s.isOk())

@@ -108,22 +108,29 @@ Status Dataset::open(const std::string &dir,
   out.reset();
   if (options.batchSize < 1)
     return Status::error("the batch size must be at least 1");
-  int64_t rows = options.rows ? options.rows : options.batchSize;
+  if (options.chunks < 1 || options.batchSize % options.chunks != 0)
+    return Status::error("a batch of " + std::to_string(options.batchSize) +
+                         " samples is not " + std::to_string(options.chunks) +
+                         " equal microbatches");
+  int64_t chunk = options.batchSize / options.chunks;
+  int64_t rows = options.rows ? options.rows : chunk;
   if (options.rowOffset < 0 || rows < 1 ||
-      rows > options.batchSize - options.rowOffset)
+      rows > chunk - options.rowOffset)
     return Status::error("rows [" + std::to_string(options.rowOffset) + ", " +
                          std::to_string(options.rowOffset + rows) +
-                         ") are not inside a batch of " +
-                         std::to_string(options.batchSize));
+                         ") are not inside a " +
+                         (options.chunks > 1 ? "microbatch" : "batch") +
+                         " of " + std::to_string(chunk));
+  int64_t stacked = rows * options.chunks;
   std::unique_ptr<Dataset> d(new Dataset());
   d->inputs_ = inputs;
   d->options_ = options;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorInfo &in = inputs[i];
-    if (in.shape.empty() || in.shape[0] != rows)
+    if (in.shape.empty() || in.shape[0] != stacked)
       return Status::error(
           "input '" + in.name + "' has shape " + formatShape(in.shape) +
-          ": a training input needs its " + std::to_string(rows) +
+          ": a training input needs its " + std::to_string(stacked) +
           " rows of the batch on axis 0");
     auto f = std::make_unique<MappedNpy>();
     Status s = mapNpy(dir + "/" + in.name + ".npy", *f);
@@ -171,22 +178,25 @@ Status Dataset::batch(uint64_t step, std::vector<HostTensor> &out) {
   try {
     out.resize(inputs_.size());
     uint64_t b = uint64_t(options_.batchSize);
+    uint64_t chunks = uint64_t(options_.chunks), chunk = b / chunks;
     uint64_t first = uint64_t(options_.rowOffset);
-    uint64_t rows = options_.rows ? uint64_t(options_.rows) : b;
+    uint64_t rows = options_.rows ? uint64_t(options_.rows) : chunk;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       out[i].dtype = inputs_[i].dtype;
       out[i].shape = inputs_[i].shape;
-      out[i].data.resize(size_t(files_[i]->sampleBytes * rows));
+      out[i].data.resize(size_t(files_[i]->sampleBytes * rows * chunks));
     }
-    for (uint64_t j = 0; j < rows; ++j) {
-      uint64_t sample = sampleAt(step * b + first + j);
-      for (size_t i = 0; i < inputs_.size(); ++i) {
-        const MappedNpy &f = *files_[i];
-        if (f.sampleBytes)
-          std::memcpy(out[i].data.data() + j * f.sampleBytes, f.sample(sample),
-                      f.sampleBytes);
+    // Row j of microbatch c goes to row c * rows + j.
+    for (uint64_t c = 0; c < chunks; ++c)
+      for (uint64_t j = 0; j < rows; ++j) {
+        uint64_t sample = sampleAt(step * b + c * chunk + first + j);
+        for (size_t i = 0; i < inputs_.size(); ++i) {
+          const MappedNpy &f = *files_[i];
+          if (f.sampleBytes)
+            std::memcpy(out[i].data.data() + (c * rows + j) * f.sampleBytes,
+                        f.sample(sample), f.sampleBytes);
+        }
       }
-    }
     return Status::ok();
   } catch (const std::bad_alloc &) {
     return Status::error("out of memory for a batch");

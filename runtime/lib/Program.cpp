@@ -297,6 +297,14 @@ TrainingInfo parseTraining(const Node &t) {
       t.field("microbatches").error("must be a positive integer");
     info.microbatches = int64_t(n);
   }
+  if (t.has("call_microbatches")) {
+    uint64_t n = t.field("call_microbatches").u64();
+    if (n < 1 || batch % n != 0)
+      t.field("call_microbatches")
+          .error("must be a positive integer dividing batch_size (" +
+                 std::to_string(batch) + ")");
+    info.callMicrobatches = int64_t(n);
+  }
   if (t.has("dtype")) {
     info.dtype = t.field("dtype").str();
     if (info.dtype != "float32" && info.dtype != "bfloat16" &&
@@ -329,24 +337,25 @@ std::optional<int64_t> launcherRank() {
   return std::nullopt;
 }
 
-/// A data-parallel replica's rows of each batch: the device entry's
-/// "batch_rows" [offset, rows], inside the training batch; the whole batch
-/// without one.
+/// A data-parallel replica's rows of each batch (of each microbatch of a
+/// call that runs several): the device entry's "batch_rows" [offset, rows],
+/// inside the training batch (microbatch); the whole of it without one.
 void parseBatchRows(const Node &dev, TrainingInfo &t) {
+  int64_t chunk = t.batchSize / t.callMicrobatches;
   t.batchOffset = 0;
-  t.batchRows = t.batchSize;
+  t.batchRows = chunk;
   if (!dev.has("batch_rows"))
     return;
   Node rows = dev.field("batch_rows");
   if (rows.arraySize() != 2)
     rows.error("expected [offset, rows]");
   uint64_t offset = rows.at(0).u64(), count = rows.at(1).u64();
-  if (count < 1 || offset >= uint64_t(t.batchSize) ||
-      count > uint64_t(t.batchSize) - offset)
+  if (count < 1 || offset >= uint64_t(chunk) ||
+      count > uint64_t(chunk) - offset)
     rows.error("[" + std::to_string(offset) + ", " + std::to_string(count) +
-               "] is not a non-empty range of rows inside the training "
-               "batch of " +
-               std::to_string(t.batchSize));
+               "] is not a non-empty range of rows inside the training " +
+               (t.callMicrobatches > 1 ? "microbatch of " : "batch of ") +
+               std::to_string(chunk));
   t.batchOffset = int64_t(offset);
   t.batchRows = int64_t(count);
 }

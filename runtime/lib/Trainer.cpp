@@ -25,10 +25,10 @@ Status Trainer::create(Program &program, Dataset &data,
     return Status::error("output 0 of a training program must be the loss, a "
                          "float32 scalar");
   for (const TensorInfo &in : program.inputs())
-    if (in.shape.empty() || in.shape[0] != t.batchRows)
+    if (in.shape.empty() || in.shape[0] != t.batchRows * t.callMicrobatches)
       return Status::error("input '" + in.name + "' has shape " +
                            formatShape(in.shape) + ", not " +
-                           std::to_string(t.batchRows) +
+                           std::to_string(t.batchRows * t.callMicrobatches) +
                            " rows of the batch "
                            "on axis 0");
   out.reset(new Trainer(program, data));

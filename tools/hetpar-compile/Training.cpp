@@ -114,11 +114,14 @@ llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
 /// the training and the evaluation step so that both see the same globals.
 static void
 buildLossPipeline(OpPassManager &pm,
-                  const std::function<void(OpPassManager &)> &toStatic) {
+                  const std::function<void(OpPassManager &)> &toStatic,
+                  bool attachLoss = true) {
   hetpar::TrainLiftParamsPassOptions lift;
   lift.freeze = freeze;
   pm.addPass(hetpar::createTrainLiftParamsPass(lift));
   toStatic(pm);
+  if (!attachLoss)
+    return;
   hetpar::TrainAttachLossPassOptions attach;
   attach.loss = loss;
   attach.labels = labels;
@@ -138,7 +141,7 @@ void hetpar::tools::buildTrainingPipeline(
     OpPassManager &pm, codegen::FloatMode dtype,
     const std::function<void(OpPassManager &)> &toStatic,
     std::optional<ReplicaStep> replica) {
-  buildLossPipeline(pm, toStatic);
+  buildLossPipeline(pm, toStatic, !replica || replica->lastStage);
   TrainDropoutPassOptions dropout;
   dropout.seed = seed;
   pm.addPass(createTrainDropoutPass(dropout));
@@ -148,6 +151,11 @@ void hetpar::tools::buildTrainingPipeline(
     pm.addPass(createTrainMixedPrecisionPass(mixed));
   }
   pm.addPass(createDifferentiatePass());
+  if (replica && replica->pipeline) {
+    DistPipelineSchedulePassOptions schedule;
+    schedule.device = replica->device;
+    pm.addPass(createDistPipelineSchedulePass(schedule));
+  }
   if (replica) {
     DistReduceGradientsPassOptions reduce;
     reduce.device = replica->device;
@@ -167,7 +175,10 @@ void hetpar::tools::buildTrainingPipeline(
   opt.warmupSteps = warmupSteps;
   opt.totalSteps = totalSteps;
   opt.minLr = minLr;
-  opt.accumulate = replica ? replica->microbatches : gradAccumulation;
+  // A pipeline's step runs every microbatch itself.
+  opt.accumulate = !replica           ? gradAccumulation.getValue()
+                   : replica->pipeline ? 1
+                                       : replica->microbatches;
   pm.addPass(createTrainOptimizerPass(opt));
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
@@ -180,7 +191,8 @@ void hetpar::tools::buildTrainingPipeline(
 std::string hetpar::tools::trainingManifest(ModuleOp module,
                                             codegen::FloatMode dtype,
                                             std::optional<int64_t> batchSize,
-                                            int64_t microbatches) {
+                                            int64_t microbatches,
+                                            int64_t callMicrobatches) {
   auto func = hetpar::train::stepFunction(module);
   // A program without inputs (every operand an initializer) counts one
   // sample of nothing per step: each step just runs.
@@ -220,6 +232,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"batch_size", batchSize.value_or(batch)},
       {"microbatches",
        microbatches > 0 ? microbatches : gradAccumulation.getValue()},
+      {"call_microbatches", callMicrobatches},
       {"dtype", codegen::floatModeName(dtype)},
       {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
@@ -261,26 +274,48 @@ std::vector<std::string> hetpar::tools::trainableInitializers(ModuleOp module) {
   return names;
 }
 
-/// Every initializer in `trained` is a global of `step` or still a named
-/// constant (frozen): none was folded into an unnamed constant on the way.
-static LogicalResult checkTrained(ModuleOp step,
-                                  llvm::ArrayRef<std::string> trained) {
-  llvm::StringSet<> found;
-  for (auto g : step.getOps<ml_program::GlobalOp>())
-    found.insert(g.getSymName());
-  step.walk([&](hetpar::onnx::ConstantOp c) {
-    if (auto name =
-            c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName))
-      found.insert(name.getValue());
-  });
+/// Every initializer in `trained` is a global or still a named constant
+/// (frozen) of `steps` (of each of them with `each`, of one at least
+/// otherwise: a pipeline's stages hold different ones): none was folded into
+/// an unnamed constant on the way.
+static LogicalResult
+checkTrained(llvm::MutableArrayRef<OwningOpRef<ModuleOp>> steps,
+             llvm::ArrayRef<std::string> trained, bool each) {
+  llvm::StringMap<int> found;
+  for (OwningOpRef<ModuleOp> &step : steps) {
+    llvm::StringSet<> mine;
+    for (auto g : step->getOps<ml_program::GlobalOp>())
+      mine.insert(g.getSymName());
+    step->walk([&](hetpar::onnx::ConstantOp c) {
+      if (auto name =
+              c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName))
+        mine.insert(name.getValue());
+    });
+    for (const auto &name : mine)
+      ++found[name.getKey()];
+  }
+  int want = each ? static_cast<int>(steps.size()) : 1;
   for (const std::string &name : trained)
-    if (!found.contains(name))
-      return step.emitError()
+    if (found.lookup(name) < want)
+      return steps.front()->emitError()
              << "initializer '" << name
              << "' was folded into another constant before its training step "
                 "was built, so it would not be trained (a compiler bug: "
                 "please report it with the model)";
   return success();
+}
+
+/// Device `id`'s function of the partitioned `planned`, alone in a clone
+/// with the mesh and the plan.
+static OwningOpRef<ModuleOp> deviceModule(ModuleOp planned, int64_t id) {
+  OwningOpRef<ModuleOp> step = planned.clone();
+  for (auto f : llvm::make_early_inc_range(step->getOps<func::FuncOp>())) {
+    auto dev = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (!dev || dev.getInt() != id)
+      f.erase();
+  }
+  step.get()->removeAttr("dist.microbatches");
+  return step;
 }
 
 FailureOr<hetpar::tools::ReplicaSteps>
@@ -292,45 +327,57 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
     return failure();
   if (std::string why = plan->trainingProblem(); !why.empty())
     return planned.emitError() << why << "; evaluate it with --plan-only";
+  bool pipeline = plan->stages.size() > 1;
+  // A pipeline runs its microbatches in its schedule; one stage runs them
+  // as accumulation steps, which --grad-accumulation-steps must not contradict.
   FailureOr<int64_t> microbatches =
-      replicaMicrobatches(planned, plan->microbatches);
+      pipeline ? FailureOr<int64_t>(plan->microbatches)
+               : replicaMicrobatches(planned, plan->microbatches);
   if (failed(microbatches))
     return failure();
-  // The forward graph of each device: its rows in, its outputs out.
+  // The forward graph of each device: its rows in, the last stage's outputs
+  // out, transfers between the stages.
   PassManager partition(planned.getContext());
   DistPartitionPassOptions local;
   local.localIo = true;
   partition.addPass(createDistPartitionPass(local));
-  if (failed(partition.run(planned)))
+  if (failed(applyPassManagerCLOptions(partition)) ||
+      failed(partition.run(planned)))
     return failure();
-  // Replicas of equal rows have the same step (no device id is compiled
-  // in): one module each.
-  const StageAnnotation &stage = plan->stages.front();
   ReplicaSteps out;
   llvm::DenseMap<int64_t, size_t> byRows;
-  for (auto [r, id] : llvm::enumerate(stage.devices)) {
-    auto [it, fresh] = byRows.try_emplace(stage.rows[r], out.modules.size());
-    out.moduleOf.push_back(it->second);
-    if (!fresh)
-      continue;
-    OwningOpRef<ModuleOp> step = planned.clone();
-    for (auto f : llvm::make_early_inc_range(step->getOps<func::FuncOp>())) {
-      auto dev = f->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
-      if (!dev || dev.getInt() != id)
-        f.erase();
+  for (auto [s, stage] : llvm::enumerate(plan->stages)) {
+    bool last = s + 1 == plan->stages.size();
+    for (auto [r, id] : llvm::enumerate(stage.devices)) {
+      // Replicas of one stage with equal rows share a step, unless
+      // transfers to other stages make each device's its own.
+      if (!pipeline) {
+        auto [it, fresh] =
+            byRows.try_emplace(stage.rows[r], out.modules.size());
+        out.moduleOf.push_back(it->second);
+        if (!fresh)
+          continue;
+      } else {
+        out.moduleOf.push_back(out.modules.size());
+      }
+      OwningOpRef<ModuleOp> step = deviceModule(planned, id);
+      step.get()->setAttr(kPlanAttrName, planAttr);
+      PassManager pm(planned.getContext());
+      buildTrainingPipeline(
+          pm, dtype,
+          [](OpPassManager &p) {
+            hetpar::buildToStaticPipeline(p,
+                                          hetpar::ToStaticPipelineOptions());
+          },
+          ReplicaStep{id, *microbatches, pipeline, last});
+      if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*step)))
+        return failure();
+      out.modules.push_back(std::move(step));
     }
-    step.get()->setAttr(kPlanAttrName, planAttr);
-    step.get()->removeAttr("dist.microbatches");
-    PassManager pm(planned.getContext());
-    buildTrainingPipeline(
-        pm, dtype,
-        [](OpPassManager &p) {
-          hetpar::buildToStaticPipeline(p, hetpar::ToStaticPipelineOptions());
-        },
-        ReplicaStep{id, *microbatches});
-    if (failed(pm.run(*step)) || failed(checkTrained(*step, trained)))
-      return failure();
-    out.modules.push_back(std::move(step));
   }
+  // A pipeline's initializers are spread over its stages: each must be in
+  // some step.
+  if (failed(checkTrained(out.modules, trained, /*each=*/!pipeline)))
+    return failure();
   return out;
 }

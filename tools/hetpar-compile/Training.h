@@ -16,11 +16,17 @@
 
 namespace hetpar::tools {
 
-/// One data-parallel replica's training step: the plan's device and the
-/// microbatches (accumulation steps) of a step.
+/// One device's training step of a plan: the plan's device and the
+/// microbatches of a step. One stage: a data-parallel replica, which runs
+/// the microbatches as accumulation steps. Several stages (`pipeline`): a
+/// device of a pipeline stage, whose step runs every microbatch in the
+/// plan's schedule (hetpar-dist-pipeline-schedule); only the last stage
+/// (`lastStage`) has the outputs the loss attaches to.
 struct ReplicaStep {
   int64_t device;
   int64_t microbatches;
+  bool pipeline = false;
+  bool lastStage = true;
 };
 
 /// Adds the passes that turn the imported module (initializers marked) into
@@ -40,20 +46,22 @@ void buildTrainingPipeline(
 mlir::FailureOr<int64_t> replicaMicrobatches(mlir::ModuleOp planned,
                                              int64_t planMicrobatches);
 
-/// The training steps of a data-parallel plan (docs/training.md,
-/// "Data-parallel training"): `planned` is the static model with its
-/// initializers marked and the plan annotated (annotateModule); it is
-/// partitioned with local-io (each device's rows in, its outputs out), and
-/// each device's function becomes its own module through the training
-/// pipeline with that device's replica. Errors (emitted): a plan of several
-/// stages or with tensor parallelism, a bad plan, whatever the partition and
-/// the training passes refuse, an initializer of `trained` that is neither a
+/// The training steps of a data-parallel or pipeline plan
+/// (docs/training.md, "Data-parallel training", "Pipeline training"):
+/// `planned` is the static model with its initializers marked and the plan
+/// annotated (annotateModule); it is partitioned with local-io (each
+/// device's rows in, the last stage's outputs out, transfers between
+/// stages), and each device's function becomes its own module through the
+/// training pipeline with that device's ReplicaStep. Errors (emitted): a
+/// plan with tensor parallelism, a bad plan, whatever the partition and the
+/// training passes refuse, an initializer of `trained` that is neither a
 /// global nor a named constant of a step.
 struct ReplicaSteps {
-  /// One step per distinct row count: replicas of equal rows have the same
-  /// program (no device id is compiled in).
+  /// One plan of one stage: one step per distinct row count (replicas of
+  /// equal rows have the same program: no device id is compiled in). A
+  /// pipeline: one step per device (each has its own peers).
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  /// Per device of the stage, in mesh order: its module.
+  /// Per device of the plan, stage by stage in mesh order: its module.
   std::vector<size_t> moduleOf;
 };
 mlir::FailureOr<ReplicaSteps>
@@ -84,10 +92,14 @@ void buildEvalPipeline(
 /// function of `module` in compute dtype `dtype`, as JSON text. The batch
 /// size is `batchSize` when given (the samples of a call over all
 /// data-parallel replicas), else the step function's; the microbatches are
-/// `microbatches` when positive, else --grad-accumulation-steps.
+/// `microbatches` when positive, else --grad-accumulation-steps (the calls
+/// of a step). `callMicrobatches` > 1: each call runs that many microbatches
+/// of a pipeline (manifest "call_microbatches"; each device takes its rows
+/// of each).
 std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype,
                              std::optional<int64_t> batchSize = std::nullopt,
-                             int64_t microbatches = 0);
+                             int64_t microbatches = 0,
+                             int64_t callMicrobatches = 1);
 
 } // namespace hetpar::tools
 

@@ -654,7 +654,7 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
       hetpar::tools::buildReplicaSteps(module, floatMode, trainedInitializers);
   if (failed(steps))
     return 1;
-  const hetpar::StageAnnotation &stage = plan->stages.front();
+  bool pipeline = plan->stages.size() > 1;
   // The IR carries the 16-bit types itself (hetpar-train-mixed-precision).
   hetpar::codegen::CodegenOptions opts = codegenOptions(hetpar::FloatMode::F32);
   std::vector<hetpar::codegen::DeviceProgram> programs;
@@ -670,18 +670,25 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
     programs.push_back(std::move(*program));
   }
   std::vector<const hetpar::codegen::DeviceProgram *> perDevice;
-  std::vector<int64_t> ids(stage.devices.begin(), stage.devices.end());
-  for (size_t r = 0; r < ids.size(); ++r) {
-    perDevice.push_back(&programs[steps->moduleOf[r]]);
-    files.stages.push_back(0);
-    files.batchRows.push_back({stage.offsets[r], stage.rows[r]});
-  }
-  files.training =
-      hetpar::tools::trainingManifest(*steps->modules.front(), floatMode,
-                                      plan->microbatchRows, plan->microbatches);
+  std::vector<int64_t> ids;
+  for (auto [s, stage] : llvm::enumerate(plan->stages))
+    for (auto [r, id] : llvm::enumerate(stage.devices)) {
+      perDevice.push_back(&programs[steps->moduleOf[ids.size()]]);
+      ids.push_back(id);
+      files.stages.push_back(static_cast<int64_t>(s));
+      files.batchRows.push_back({stage.offsets[r], stage.rows[r]});
+    }
+  // One stage: each call is one microbatch (an accumulation step). A
+  // pipeline: one call runs the step's microbatches in its schedule.
+  files.training = hetpar::tools::trainingManifest(
+      *steps->modules.front(), floatMode,
+      pipeline ? plan->batch : plan->microbatchRows,
+      pipeline ? 1 : plan->microbatches, pipeline ? plan->microbatches : 1);
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
-  if (evalProgram)
+  // The evaluation step reads every parameter from the reporting device's
+  // weights, which a pipeline spreads over its stages.
+  if (evalProgram && !pipeline)
     files.evalProgram = &*evalProgram;
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           perDevice, ids, outputPath, modelPath, opts, llvm::errs(), files))
@@ -689,12 +696,26 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   int64_t weights = 0;
   for (const auto &p : programs)
     weights = std::max(weights, p.weightsBytes);
+  for (auto [s, stage] : llvm::enumerate(plan->stages)) {
+    if (pipeline)
+      llvm::outs() << "stage " << s << ": ";
+    llvm::outs() << llvm::formatv(
+        "training programs: {0} data-parallel replica(s), rows per microbatch "
+        "{1:$[:]}",
+        stage.devices.size(),
+        llvm::make_range(stage.rows.begin(), stage.rows.end()));
+    if (!pipeline)
+      llvm::outs() << llvm::formatv(", {0} microbatch(es) per step",
+                                    plan->microbatches);
+    llvm::outs() << "\n";
+  }
+  if (pipeline)
+    llvm::outs() << llvm::formatv(
+        "pipeline: {0} stages, {1} microbatch(es) per step in {2} order\n",
+        plan->stages.size(), plan->microbatches, plan->schedule);
   llvm::outs() << llvm::formatv(
-      "training programs: {0} data-parallel replica(s), rows per microbatch "
-      "{1:$[:]}, {2} microbatch(es) per step; weights and optimizer state "
-      "{3:F1} KiB per device\n",
-      ids.size(), llvm::make_range(stage.rows.begin(), stage.rows.end()),
-      plan->microbatches, weights / 1024.0);
+      "weights and optimizer state {0:F1} KiB per device at most\n",
+      weights / 1024.0);
   return 0;
 }
 

@@ -29,6 +29,19 @@ bool reports(const Program &program) {
          program.deviceId() == program.outputDevice();
 }
 
+/// Whether this process writes checkpoints: the reporter, and in a pipeline
+/// the first device of every other stage (each stage's replicas hold the
+/// same weights, its own).
+bool writesCheckpoints(const Program &program) {
+  int64_t stage = pipelineStageOf(program);
+  if (stage < 0)
+    return reports(program);
+  for (const DeviceInfo &d : program.devices())
+    if (d.stage == stage)
+      return d.id == program.deviceId();
+  return false;
+}
+
 /// Loads the program and checks it is a training program for `opts`.
 Status loadTraining(const std::string &outDir, const std::string &backend,
                     const TrainOptions &opts, std::unique_ptr<Program> &out) {
@@ -62,7 +75,7 @@ Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
     return readStepCounter(program, step);
   Status s = loadCheckpoint(program, opts.resumeDir, step);
   if (s.isOk() && reports(program))
-    std::cout << "resumed from " << checkpointPath(opts.resumeDir)
+    std::cout << "resumed from " << checkpointPath(program, opts.resumeDir)
               << " at step " << step << "\n";
   return s;
 }
@@ -70,7 +83,8 @@ Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
 Status checkpoint(Program &program, const TrainOptions &opts, int64_t step) {
   Status s = saveCheckpoint(program, opts.checkpointDir, step);
   if (s.isOk())
-    std::cout << "wrote " << checkpointPath(opts.checkpointDir) << " (step "
+    std::cout << "wrote " << checkpointPath(program, opts.checkpointDir)
+              << " (step "
               << step << ")\n";
   return s;
 }
@@ -179,16 +193,21 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
                   " (training stopped; no checkpoint was written for this "
                   "step)");
     }
-    if (!reporter)
+    bool last = i + 1 == opts.steps;
+    bool every = opts.checkpointEvery > 0 && r.step % opts.checkpointEvery == 0;
+    bool save = !opts.checkpointDir.empty() && (last || every);
+    if (!reporter) {
+      if (save && writesCheckpoints(program) &&
+          !(s = checkpoint(program, opts, r.step)).isOk())
+        return fail(s.message());
       continue;
+    }
     progress.update(r);
     if (!(s = log.write(r)).isOk()) {
       progress.finish();
       return fail(s.message());
     }
-    bool last = i + 1 == opts.steps;
-    bool every = opts.checkpointEvery > 0 && r.step % opts.checkpointEvery == 0;
-    if (!opts.checkpointDir.empty() && (last || every)) {
+    if (save) {
       progress.finish();
       if (!(s = checkpoint(program, opts, r.step)).isOk())
         return fail(s.message());
@@ -222,11 +241,25 @@ int runTraining(const std::string &outDir, const std::string &backend,
   dataOpts.batchSize = program->training().batchSize;
   dataOpts.rowOffset = program->training().batchOffset;
   dataOpts.rows = program->training().batchRows;
+  dataOpts.chunks = program->training().callMicrobatches;
   dataOpts.shuffle = opts.shuffle;
   dataOpts.seed = opts.seed;
   std::unique_ptr<Dataset> data;
   std::unique_ptr<Trainer> trainer;
-  s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
+  // A pipeline's parameters are spread over its stages: the evaluation step
+  // and the export read all of them from one device's weights.
+  bool pipeline = pipelineStageOf(*program) >= 0;
+  if (pipeline && !opts.evalData.empty())
+    s = Status::error("--eval-data: the evaluation step of a pipeline plan "
+                      "is not generated yet (each stage holds only its own "
+                      "parameters)");
+  if (s.isOk() && pipeline && !opts.exportOnnx.empty())
+    s = Status::error("--export-onnx: exporting a pipeline plan's model is "
+                      "not supported yet (each stage writes its own "
+                      "parameters to DIR/checkpoint.stage<s>.safetensors "
+                      "with --checkpoint DIR)");
+  if (s.isOk())
+    s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
     s = Trainer::create(*program, *data, trainer);
   // The evaluation step (the whole batch on one device) runs in the
@@ -252,9 +285,18 @@ int runTraining(const std::string &outDir, const std::string &backend,
     if (info.microbatches > 1)
       std::cout << " (" << info.microbatches << " microbatches of "
                 << info.batchSize << ")";
-    if (program->numDevices() > 1)
+    if (pipeline) {
+      int64_t stages = 0;
+      for (const DeviceInfo &d : program->devices())
+        stages = std::max(stages, d.stage + 1);
+      std::cout << " (" << info.callMicrobatches << " microbatches of "
+                << info.batchSize / info.callMicrobatches << ") over "
+                << program->numDevices() << " devices in " << stages
+                << " pipeline stages";
+    } else if (program->numDevices() > 1) {
       std::cout << " over " << program->numDevices()
                 << " data-parallel devices";
+    }
     std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
               << " from step " << first << "\n";
   }

@@ -50,7 +50,8 @@ struct PlanAnnotation {
   /// The stage that holds device `id`, or -1.
   int stageOf(int64_t id) const;
   /// Why training programs cannot be generated for this plan ("" when they
-  /// can: data parallelism within one stage). The one answer of
+  /// can: data parallelism and pipeline stages, without tensor
+  /// parallelism). The one answer of
   /// hetpar-compile and hetpar-dist-reduce-gradients.
   std::string trainingProblem() const;
 };

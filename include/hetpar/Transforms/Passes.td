@@ -182,6 +182,57 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
   let dependentDialects = ["hetpar::dist::DistDialect"];
 }
 
+def DistPipelineSchedulePass
+    : Pass<"hetpar-dist-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "Pipeline training: one device's step over every microbatch, in 1F1B or GPipe order";
+  let description = [{
+    Makes the step of one microbatch, as `hetpar-onnx-differentiate` built it
+    for device `device` of a pipeline stage (local form: `dist.recv` of the
+    activations from earlier stages, `dist.send` to later ones, and the
+    gradient messages of both, tags from `dist::kGradientTagOffset`), the
+    device's step over all `microbatches` of the plan on the module
+    (`hetpar.plan`, read by PlanAnnotation.h). Runs right after
+    `hetpar-onnx-differentiate`, before `hetpar-dist-reduce-gradients` and
+    the optimizer (docs/training.md, "Pipeline training").
+
+    * Each op is invariant (constants, parameter loads and what follows from
+      them alone: run once, first), forward (it depends on an input or a
+      received activation) or backward (it depends on a received gradient).
+    * The forward part F(k) and backward part B(k) of every microbatch k are
+      laid out in the plan's `schedule`: `1f1b` (PipeDream-Flush: stage s of
+      p runs min(p - s - 1, m) forward parts, then one forward and one
+      backward in turn, then the remaining backward parts, so at most p - s
+      microbatches are in flight) or `gpipe` (all forward parts, then all
+      backward parts). Within a part, receives come first and sends last,
+      so the sends ending one part and the receives starting the next form
+      one exchange step.
+    * Each input holds the device's rows of every microbatch, stacked on
+      axis 0 (microbatch k's are rows k * r .. (k + 1) * r - 1, r the
+      device's rows of a microbatch).
+    * Gradients are summed over the microbatches. On the last stage the
+      backward seed (`hetpar.seed`) of microbatch k is scaled by its weight
+      w_r / m, where w_r is the replica's part of the microbatch's loss (as
+      hetpar-dist-reduce-gradients defines it) and m the microbatches: the
+      step's loss is the mean of the microbatches' mean losses, as one
+      device accumulating them computes it, and the gradients sent to
+      earlier stages carry the weight.
+    * A training-mode Dropout of microbatch k draws with counter
+      step * m + k, as one device accumulating the microbatches does.
+
+    Errors: no plan or a bad one; `device` not in the plan; a schedule other
+    than 1f1b or gpipe; an input whose first dimension is not the device's
+    rows of a microbatch; a step that writes a global before the optimizer
+    (training-mode BatchNormalization); a last stage with a loss but no
+    `hetpar.seed`; a loss that is not a mean or a sum over the samples; a
+    mean loss with ignore_index over a data-parallel last stage (not
+    supported yet).
+  }];
+  let options = [
+    Option<"device", "device", "int64_t", "-1",
+           "The plan's device whose step this is">,
+  ];
+}
+
 def DistReduceGradientsPass
     : Pass<"hetpar-dist-reduce-gradients", "mlir::ModuleOp"> {
   let summary = "Data-parallel training: sum the replicas' weighted gradients";

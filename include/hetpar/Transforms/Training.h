@@ -30,6 +30,11 @@ inline constexpr llvm::StringLiteral kGradientOfAttr = "hetpar.gradient_of";
 /// training program's weights.json tensor (a global of the step) it reads,
 /// which the runtime binds to it in place of an input buffer.
 inline constexpr llvm::StringLiteral kEvalBindAttr = "hetpar.bind_weight";
+/// On the op that seeds the backward pass of a pipeline stage's step (the
+/// gradient of the loss: 1 or the loss scale), set by
+/// hetpar-onnx-differentiate for hetpar-dist-pipeline-schedule, which scales
+/// it by each microbatch's weight and removes the mark.
+inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
 /// Name of the step counter global.
 inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
 /// Dynamic loss scaling (hetpar-train-mixed-precision, float16): the float32

@@ -36,6 +36,15 @@ inline constexpr llvm::StringLiteral kMicrobatchesAttrName =
 /// Argument / result attribute of a per-device function: the dimension of
 /// the batch (microbatches are cut and joined along it).
 inline constexpr llvm::StringLiteral kBatchDimAttrName = "dist.batch_dim";
+/// The tag of the message that carries a transfer's gradient back (the
+/// backward of a pipeline's `dist.send`/`dist.recv` of tag t) is t plus this
+/// offset; forward tags stay below it. 2^14 keeps every tag within 32767,
+/// the least MPI_TAG_UB the MPI standard allows.
+inline constexpr int64_t kGradientTagOffset = int64_t(1) << 14;
+/// The tag of the message that brings the step's loss from the last stage of
+/// a pipeline to the devices of earlier stages (hetpar-dist-reduce-gradients);
+/// the partition's forward tags stay below it.
+inline constexpr int64_t kLossTag = kGradientTagOffset - 1;
 } // namespace hetpar::dist
 
 #endif // HETPAR_DIALECT_DIST_DISTOPS_H

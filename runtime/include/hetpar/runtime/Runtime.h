@@ -200,6 +200,12 @@ struct TrainingInfo {
   /// data-parallel replica's (its device entry's "batch_rows"); the whole
   /// batch (0, batch_size) otherwise.
   int64_t batchOffset = 0, batchRows = 0;
+  /// Microbatches one call runs (a pipeline's step: training
+  /// "call_microbatches"): the call's batch_size samples are that many
+  /// microbatches, and the program takes [batchOffset, batchOffset +
+  /// batchRows) of each, stacked on axis 0 (batchRows * callMicrobatches
+  /// rows).
+  int64_t callMicrobatches = 1;
 };
 
 /// Which program of a folder Program::load loads.

@@ -43,6 +43,10 @@ struct DatasetOptions {
   /// batch_rows); rows 0 means the whole batch. The inputs hold `rows`
   /// samples on axis 0.
   int64_t rowOffset = 0, rows = 0;
+  /// A pipeline's call (training call_microbatches): the batch is `chunks`
+  /// microbatches of batchSize / chunks samples, and the rows above are
+  /// taken from each, stacked (the inputs hold rows * chunks samples).
+  int64_t chunks = 1;
 };
 
 struct MappedNpy;
@@ -142,6 +146,16 @@ Status readSafetensors(const std::string &path, SafetensorsFile &out);
 /// The checkpoint file in a checkpoint folder: DIR/checkpoint.safetensors.
 std::string checkpointPath(const std::string &dir);
 
+/// The pipeline stage of `program`'s device when the program has several
+/// stages (manifest devices[].stage), else -1.
+int64_t pipelineStageOf(const Program &program);
+
+/// The checkpoint file of `program`'s device: checkpointPath(dir), or for a
+/// device of pipeline stage s, DIR/checkpoint.stage<s>.safetensors (each
+/// stage holds its own parameters and optimizer state; docs/training.md,
+/// "Pipeline training").
+std::string checkpointPath(const Program &program, const std::string &dir);
+
 /// The fingerprint of a program's weights layout: the zlib CRC-32, as 8
 /// lower-case hex digits, of "NAME DTYPE SHAPE\n" for every weights.json
 /// tensor in order (e.g. "w float32 [2]\n"). Two programs with the same
@@ -153,13 +167,13 @@ std::string programFingerprint(const std::vector<WeightTensor> &tensors);
 Status readStepCounter(Program &program, int64_t &step);
 
 /// Writes every non-constant weights tensor of `program` (its current device
-/// values) to checkpointPath(dir) as docs/training.md describes, with
+/// values) to checkpointPath(program, dir) as docs/training.md describes, with
 /// __metadata__ format "hetpar-checkpoint", version "1", step `step`, model
 /// (training.model), program (programFingerprint) and crc32 (a JSON object
 /// name -> CRC-32). Creates `dir`. Atomic as writeSafetensors.
 Status saveCheckpoint(Program &program, const std::string &dir, int64_t step);
 
-/// Reads checkpointPath(dir) and checks, before anything is uploaded, its
+/// Reads checkpointPath(program, dir) and checks, before anything is uploaded, its
 /// format and version, that the fingerprint is `program`'s (else: "written
 /// by another program"), that it holds exactly the program's non-constant
 /// tensors with their dtypes, shapes and byte counts, and every CRC-32; then

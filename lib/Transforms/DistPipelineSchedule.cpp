@@ -1,0 +1,365 @@
+//===- DistPipelineSchedule.cpp - hetpar-dist-pipeline-schedule -----------===//
+//
+// The training step of one device of a pipeline stage over all the plan's
+// microbatches, in the plan's schedule (Passes.td describes the pass;
+// docs/training.md, "Pipeline training"). The step of one microbatch, as
+// hetpar-onnx-differentiate made it, is cut into its forward part F and its
+// backward part B; the pass lays out F(k) and B(k) for every microbatch k in
+// 1F1B or GPipe order, sums the gradients over the microbatches and weights
+// each microbatch's loss by its part of the step's.
+//
+//===----------------------------------------------------------------------===//
+#include "LossWeighting.h"
+
+#include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/Gradient.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Transforms/Passes.h"
+#include "hetpar/Transforms/Training.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace hetpar {
+#define GEN_PASS_DEF_DISTPIPELINESCHEDULEPASS
+#include "hetpar/Transforms/Passes.h.inc"
+} // namespace hetpar
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+/// Where an op of the one-microbatch step runs. Invariant ops (constants,
+/// parameter loads, what follows from them alone) run once; the others once
+/// per microbatch, in its forward or its backward slot.
+enum class Part { Invariant = 0, Forward = 1, Backward = 2 };
+
+/// One slot of the schedule: the forward or backward part of microbatch k.
+struct Slot {
+  Part part;
+  int64_t microbatch;
+};
+
+/// The slots of stage `s` of `p` over `m` microbatches. 1F1B (PipeDream-
+/// Flush, Narayanan et al. 2021): min(p - s - 1, m) forward parts to fill the
+/// pipeline, then one forward and one backward in turn, then the remaining
+/// backward parts, so at most p - s microbatches are in flight. GPipe: every
+/// forward part, then every backward part.
+SmallVector<Slot> scheduleSlots(StringRef schedule, int64_t s, int64_t p,
+                                int64_t m) {
+  SmallVector<Slot> slots;
+  int64_t warmup = schedule == "1f1b" ? std::min(p - s - 1, m) : m;
+  for (int64_t k = 0; k < warmup; ++k)
+    slots.push_back({Part::Forward, k});
+  for (int64_t k = 0; k < m - warmup; ++k) {
+    slots.push_back({Part::Forward, warmup + k});
+    slots.push_back({Part::Backward, k});
+  }
+  for (int64_t k = m - warmup; k < m; ++k)
+    slots.push_back({Part::Backward, k});
+  return slots;
+}
+
+class StageSchedule {
+public:
+  StageSchedule(ModuleOp module, func::FuncOp func, int64_t device)
+      : module(module), func(func), device(device), b(module.getContext()) {}
+  LogicalResult run();
+
+private:
+  LogicalResult readStage();
+  LogicalResult checkState();
+  void classify();
+  LogicalResult findWeight();
+  void hoistInvariants();
+  void emitSlot(const Slot &slot);
+  void beginMicrobatch(int64_t k);
+  Value counterOf(int64_t k);
+  void stackArguments();
+  void finish();
+
+  ModuleOp module;
+  func::FuncOp func;
+  int64_t device;
+  OpBuilder b;
+  PlanAnnotation plan;
+  int stage = -1;
+  int64_t microbatches = 1, rows = 0;
+  /// The one-microbatch step's ops (terminator excluded) and their parts.
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, Part> partOf;
+  /// The part after which a microbatch is done (Forward when the step has
+  /// no backward transfers).
+  Part lastPart = Part::Backward;
+  /// The last stage: the seed of the backward pass and the weight of each
+  /// microbatch's loss in the step's (w_r / m, docs/training.md).
+  Operation *seedOp = nullptr;
+  double weight = 1.0;
+  /// Per microbatch: the clone's values, its weight, its Dropout counter.
+  SmallVector<IRMapping> clones;
+  SmallVector<Value> counters;
+  /// The step's loss and gradients, summed as the backward parts finish.
+  Value loss;
+  SmallVector<Value> sums;
+};
+
+LogicalResult StageSchedule::readStage() {
+  FailureOr<PlanAnnotation> read = readPlanAnnotation(module, std::nullopt);
+  if (failed(read))
+    return failure();
+  plan = std::move(*read);
+  stage = plan.stageOf(device);
+  if (stage < 0)
+    return module.emitError() << "hetpar-dist-pipeline-schedule: device "
+                              << device << " is not in the plan";
+  if (plan.schedule != "1f1b" && plan.schedule != "gpipe")
+    return module.emitError() << "hetpar-dist-pipeline-schedule: schedule '"
+                              << plan.schedule << "' is not 1f1b or gpipe";
+  const StageAnnotation &st = plan.stages[stage];
+  microbatches = plan.microbatches;
+  rows = st.rows[st.replicaOf(device)];
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
+    if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
+      return func.emitError()
+             << "input " << a.getArgNumber() << " has type " << a.getType()
+             << ", not device " << device << "'s " << rows
+             << " rows of a microbatch on axis 0";
+  }
+  return success();
+}
+
+/// State the forward part writes (BatchNormalization's running statistics)
+/// would be read once and written per microbatch: refused.
+LogicalResult StageSchedule::checkState() {
+  for (Operation *op : ops)
+    if (llvm::isa<ml_program::GlobalStoreOp>(op))
+      return op->emitError(
+          "the training step writes a global before the optimizer (the "
+          "running statistics of a training-mode BatchNormalization): "
+          "pipeline microbatches would read it once and write it per "
+          "microbatch (not supported yet)");
+  return success();
+}
+
+/// An op's part: the latest of its operands' and its own. Arguments, the
+/// seed and forward transfers are forward; transfers of gradients (tags from
+/// dist::kGradientTagOffset) are backward.
+void StageSchedule::classify() {
+  auto transferPart = [](int64_t tag) {
+    return tag >= dist::kGradientTagOffset ? Part::Backward : Part::Forward;
+  };
+  for (Operation *op : ops) {
+    Part part = Part::Invariant;
+    if (auto recv = llvm::dyn_cast<dist::RecvOp>(op))
+      part = transferPart(recv.getTag());
+    if (auto send = llvm::dyn_cast<dist::SendOp>(op))
+      part = transferPart(send.getTag());
+    for (Value in : op->getOperands()) {
+      // The seed runs once, but what it reaches is per microbatch (it is
+      // scaled by the microbatch's weight).
+      Part from = Part::Forward;
+      if (Operation *def = in.getDefiningOp(); def && def != seedOp)
+        from = partOf.lookup(def);
+      part = std::max(part, from);
+    }
+    partOf[op] = part;
+  }
+}
+
+/// The last stage's seed and the weight of each microbatch's loss.
+LogicalResult StageSchedule::findWeight() {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  bool hasLoss = func.getNumResults() > 0 &&
+                 !func.getResultAttr(0, train::kGradientOfAttr);
+  if (!hasLoss)
+    return success();
+  if (!seedOp)
+    return func.emitError("the step returns a loss but has no backward seed "
+                          "(hetpar.seed): run hetpar-onnx-differentiate on "
+                          "the stage's step first");
+  FailureOr<train::LossWeighting> how =
+      train::detectLossWeighting(func, ret.getOperand(0));
+  if (failed(how))
+    return failure();
+  const StageAnnotation &st = plan.stages[stage];
+  double m = static_cast<double>(microbatches);
+  switch (how->kind) {
+  case train::LossWeighting::One:
+    weight = 1.0 / m;
+    break;
+  case train::LossWeighting::Rows:
+    weight = static_cast<double>(rows) /
+             static_cast<double>(plan.microbatchRows) / m;
+    break;
+  case train::LossWeighting::Counts:
+    if (st.data > 1)
+      return func.emitError(
+          "a mean loss with ignore_index over a data-parallel last stage of "
+          "a pipeline is not supported yet (each microbatch's weight is its "
+          "replica's count of labels over the microbatch's)");
+    weight = 1.0 / m;
+    break;
+  }
+  return success();
+}
+
+/// Invariant ops run once, before every slot, in their order.
+void StageSchedule::hoistInvariants() {
+  for (Operation *op : ops)
+    if (partOf.lookup(op) == Part::Invariant)
+      op->moveBefore(&func.getBody().front().back());
+}
+
+/// The Dropout counter of microbatch k: step * microbatches + k, as one
+/// device accumulating the plan's microbatches counts (hetpar-train-
+/// optimizer), so each microbatch draws its own masks.
+Value StageSchedule::counterOf(int64_t k) {
+  if (!counters.empty() || microbatches == 1)
+    return counters.empty() ? Value() : counters[k];
+  Value step;
+  for (Operation *op : ops)
+    if (auto d = llvm::dyn_cast<onnx::DropoutOp>(op); d && d.getStep())
+      step = d.getStep();
+  if (!step)
+    return {};
+  GradientBuilder g(b, func.getLoc(), {});
+  for (int64_t j = 0; j < microbatches; ++j)
+    counters.push_back(g.add(
+        g.mul(step, g.scalar(static_cast<double>(microbatches), step)),
+        g.scalar(static_cast<double>(j), step)));
+  return counters[k];
+}
+
+/// Microbatch k's inputs (its rows of every argument) and its seed.
+void StageSchedule::beginMicrobatch(int64_t k) {
+  IRMapping &map = clones[k];
+  GradientBuilder g(b, func.getLoc(), {});
+  for (BlockArgument a : func.getArguments())
+    map.map(a, microbatches == 1
+                   ? Value(a)
+                   : g.make<onnx::SliceOp>(a, g.i64s({k * rows}),
+                                           g.i64s({(k + 1) * rows}),
+                                           g.i64s({0}), Value()));
+  if (seedOp && weight != 1.0) {
+    Value seed = seedOp->getResult(0);
+    map.map(seed, g.mul(seed, g.scalar(weight, seed)));
+  }
+}
+
+/// One slot: its receives first and its sends last, so that the sends
+/// ending one slot and the receives starting the next form one exchange
+/// step (Megatron's send_forward_recv_backward).
+void StageSchedule::emitSlot(const Slot &slot) {
+  IRMapping &map = clones[slot.microbatch];
+  if (slot.part == Part::Forward)
+    beginMicrobatch(slot.microbatch);
+  auto mine = [&](Operation *op) { return partOf.lookup(op) == slot.part; };
+  for (Operation *op : ops)
+    if (mine(op) && llvm::isa<dist::RecvOp>(op))
+      b.clone(*op, map);
+  for (Operation *op : ops) {
+    if (!mine(op) || llvm::isa<dist::RecvOp, dist::SendOp>(op))
+      continue;
+    Operation *copy = b.clone(*op, map);
+    if (auto d = llvm::dyn_cast<onnx::DropoutOp>(copy); d && d.getStep())
+      if (Value counter = counterOf(slot.microbatch))
+        d.getStepMutable().assign(counter);
+  }
+  for (Operation *op : ops)
+    if (mine(op) && llvm::isa<dist::SendOp>(op))
+      b.clone(*op, map);
+  if (slot.part != lastPart)
+    return;
+  // The microbatch is done: add its loss and gradients to the step's.
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  GradientBuilder g(b, func.getLoc(), {});
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (!def || partOf.lookup(def) == Part::Invariant)
+      continue;
+    Value mineV = map.lookup(v);
+    if (i == 0 && seedOp)
+      mineV = g.mul(mineV, g.scalar(weight, mineV));
+    sums[i] = sums[i] ? g.add(sums[i], mineV) : mineV;
+  }
+}
+
+/// The summed results replace the one-microbatch step's; its ops go.
+void StageSchedule::finish() {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, s] : llvm::enumerate(sums))
+    if (s)
+      ret.setOperand(i, s);
+  for (Operation *op : llvm::reverse(ops))
+    if (partOf.lookup(op) != Part::Invariant)
+      op->erase();
+  if (seedOp)
+    seedOp->removeAttr(train::kSeedAttr);
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         func.getBody().getArgumentTypes(),
+                                         func.getResultTypes()));
+}
+
+/// Each argument holds the device's rows of every microbatch, stacked (set
+/// before the slices of the microbatches are built, whose types follow).
+void StageSchedule::stackArguments() {
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::cast<RankedTensorType>(a.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] *= microbatches;
+    a.setType(RankedTensorType::get(shape, t.getElementType()));
+  }
+}
+
+LogicalResult StageSchedule::run() {
+  if (failed(readStage()))
+    return failure();
+  for (Operation &op : func.getBody().front().without_terminator())
+    ops.push_back(&op);
+  if (failed(checkState()))
+    return failure();
+  for (Operation *op : ops)
+    if (op->hasAttr(train::kSeedAttr))
+      seedOp = op;
+  classify();
+  lastPart = llvm::any_of(ops, [&](Operation *op) {
+               return partOf.lookup(op) == Part::Backward;
+             })
+                 ? Part::Backward
+                 : Part::Forward;
+  if (failed(findWeight()))
+    return failure();
+  hoistInvariants();
+  stackArguments();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  b.setInsertionPoint(ret);
+  clones.resize(microbatches);
+  sums.resize(ret.getNumOperands());
+  int64_t p = static_cast<int64_t>(plan.stages.size());
+  for (const Slot &slot : scheduleSlots(plan.schedule, stage, p, microbatches))
+    emitSlot(slot);
+  finish();
+  return success();
+}
+
+struct DistPipelineSchedulePass
+    : hetpar::impl::DistPipelineSchedulePassBase<DistPipelineSchedulePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = train::stepFunction(module);
+    if (failed(func))
+      return signalPassFailure();
+    if (device < 0) {
+      module.emitError("hetpar-dist-pipeline-schedule needs device=<id>, the "
+                       "plan's device whose step this is");
+      return signalPassFailure();
+    }
+    if (failed(StageSchedule(module, *func, device).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,37 @@
+//===- LossWeighting.h - how a replica's loss joins the batch's -*- C++ -*-===//
+//
+// Shared by hetpar-dist-reduce-gradients and hetpar-dist-pipeline-schedule:
+// the one answer to "what kind of mean is this loss", from which each
+// replica's (and microbatch's) weight in the step's loss follows
+// (docs/training.md, "Data-parallel training").
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
+#define HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace hetpar::train {
+
+/// How the losses of parts of a batch combine into the batch's loss.
+struct LossWeighting {
+  /// Rows: a mean over the samples (weight: the part's rows / the batch's).
+  /// Counts: a mean over the labels other than `ignoreIndex` (weight: the
+  /// part's counted labels / the batch's). One: a sum (weight 1).
+  enum Kind { Rows, Counts, One } kind = Rows;
+  /// Counts: the labels and the label that is ignored.
+  mlir::Value labels;
+  int64_t ignoreIndex = 0;
+};
+
+/// The weighting of `loss`, the step's loss in `func`: ReduceMean (Rows),
+/// ReduceSum (One), a mean or summed SoftmaxCrossEntropyLoss or
+/// NegativeLogLikelihoodLoss (Rows, or Counts with ignore_index), looking
+/// through a Mul or Div by a constant. Errors (emitted): any other loss, a
+/// class-weighted mean loss.
+mlir::FailureOr<LossWeighting> detectLossWeighting(mlir::func::FuncOp func,
+                                                   mlir::Value loss);
+
+} // namespace hetpar::train
+
+#endif // HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
