@@ -848,10 +848,10 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
              << " stages needs every graph output computed by the last stage; "
                 "output "
              << j << " is computed by "
-             << (stageOfValue(v) < 0 ? std::string("no stage (an input or a "
-                                                   "constant)")
-                                     : "stage " +
-                                           std::to_string(stageOfValue(v)));
+             << (stageOfValue(v) < 0
+                     ? std::string("no stage (an input or a "
+                                   "constant)")
+                     : "stage " + std::to_string(stageOfValue(v)));
   SmallVector<Type> types;
   if (d.stage != last) {
     d.fn.setType(b.getFunctionType(argTypes, types));

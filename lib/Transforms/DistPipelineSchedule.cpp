@@ -74,6 +74,7 @@ private:
   LogicalResult findWeight();
   void hoistInvariants();
   void emitSlot(const Slot &slot);
+  void addToSums(IRMapping &map);
   void beginMicrobatch(int64_t k);
   Value counterOf(int64_t k);
   void stackArguments();
@@ -226,9 +227,9 @@ Value StageSchedule::counterOf(int64_t k) {
     return {};
   GradientBuilder g(b, func.getLoc(), {});
   for (int64_t j = 0; j < microbatches; ++j)
-    counters.push_back(g.add(
-        g.mul(step, g.scalar(static_cast<double>(microbatches), step)),
-        g.scalar(static_cast<double>(j), step)));
+    counters.push_back(
+        g.add(g.mul(step, g.scalar(static_cast<double>(microbatches), step)),
+              g.scalar(static_cast<double>(j), step)));
   return counters[k];
 }
 
@@ -253,12 +254,12 @@ void StageSchedule::beginMicrobatch(int64_t k) {
 /// step (Megatron's send_forward_recv_backward).
 void StageSchedule::emitSlot(const Slot &slot) {
   IRMapping &map = clones[slot.microbatch];
-  if (slot.part == Part::Forward)
-    beginMicrobatch(slot.microbatch);
   auto mine = [&](Operation *op) { return partOf.lookup(op) == slot.part; };
   for (Operation *op : ops)
     if (mine(op) && llvm::isa<dist::RecvOp>(op))
       b.clone(*op, map);
+  if (slot.part == Part::Forward)
+    beginMicrobatch(slot.microbatch);
   for (Operation *op : ops) {
     if (!mine(op) || llvm::isa<dist::RecvOp, dist::SendOp>(op))
       continue;
@@ -267,22 +268,25 @@ void StageSchedule::emitSlot(const Slot &slot) {
       if (Value counter = counterOf(slot.microbatch))
         d.getStepMutable().assign(counter);
   }
+  if (slot.part == lastPart)
+    addToSums(map);
   for (Operation *op : ops)
     if (mine(op) && llvm::isa<dist::SendOp>(op))
       b.clone(*op, map);
-  if (slot.part != lastPart)
-    return;
-  // The microbatch is done: add its loss and gradients to the step's.
+}
+
+/// A microbatch is done: its loss (weighted) and gradients join the step's.
+void StageSchedule::addToSums(IRMapping &map) {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   GradientBuilder g(b, func.getLoc(), {});
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Operation *def = v.getDefiningOp();
     if (!def || partOf.lookup(def) == Part::Invariant)
       continue;
-    Value mineV = map.lookup(v);
+    Value mine = map.lookup(v);
     if (i == 0 && seedOp)
-      mineV = g.mul(mineV, g.scalar(weight, mineV));
-    sums[i] = sums[i] ? g.add(sums[i], mineV) : mineV;
+      mine = g.mul(mine, g.scalar(weight, mine));
+    sums[i] = sums[i] ? g.add(sums[i], mine) : mine;
   }
 }
 
@@ -324,9 +328,10 @@ LogicalResult StageSchedule::run() {
     if (op->hasAttr(train::kSeedAttr))
       seedOp = op;
   classify();
-  lastPart = llvm::any_of(ops, [&](Operation *op) {
-               return partOf.lookup(op) == Part::Backward;
-             })
+  lastPart = llvm::any_of(ops,
+                          [&](Operation *op) {
+                            return partOf.lookup(op) == Part::Backward;
+                          })
                  ? Part::Backward
                  : Part::Forward;
   if (failed(findWeight()))

@@ -360,8 +360,9 @@ LogicalResult ReplicaStep::run() {
       return func.emitError()
              << "a pipeline's training step returns a loss on its last "
                 "stage only; device "
-             << device << (isLast ? " is on the last stage but returns none"
-                                  : " is not on the last stage but returns one");
+             << device
+             << (isLast ? " is on the last stage but returns none"
+                        : " is not on the last stage but returns one");
     if (stage->data > 1)
       reduceGradients(Value());
     Value loss = pipelineLoss(isLast ? ret.getOperand(0) : Value());
@@ -374,8 +375,8 @@ LogicalResult ReplicaStep::run() {
     llvm::append_range(results, ret.getOperands());
     SmallVector<Type> types{loss.getType()};
     llvm::append_range(types, func.getResultTypes());
-    SmallVector<DictionaryAttr> attrs{
-        b.getDictionaryAttr(b.getNamedAttr("onnx.name", b.getStringAttr("loss")))};
+    SmallVector<DictionaryAttr> attrs{b.getDictionaryAttr(
+        b.getNamedAttr("onnx.name", b.getStringAttr("loss")))};
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       attrs.push_back(func.getResultAttrDict(i));
     ret->setOperands(results);

@@ -36,7 +36,7 @@ FailureOr<LossWeighting> weightingOfLoss(LossOp op, Value labels,
 } // namespace
 
 FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
-                                                   Value loss) {
+                                                    Value loss) {
   Operation *def = loss.getDefiningOp();
   // A constant scale of the loss does not change how replicas combine.
   while (def && llvm::isa<onnx::MulOp, onnx::DivOp>(def)) {
@@ -56,11 +56,12 @@ FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
     return LossWeighting{LossWeighting::Rows, {}, 0};
   if (llvm::isa_and_nonnull<onnx::ReduceSumOp>(def))
     return LossWeighting{LossWeighting::One, {}, 0};
-  auto diag = func.emitError()
-              << "data parallelism and microbatches split the batch, so the loss "
-                 "must be a "
-                 "mean or a sum over the samples (ReduceMean, ReduceSum, or "
-                 "a mean or summed cross-entropy); here it is computed by ";
+  auto diag =
+      func.emitError()
+      << "data parallelism and microbatches split the batch, so the loss "
+         "must be a "
+         "mean or a sum over the samples (ReduceMean, ReduceSum, or "
+         "a mean or summed cross-entropy); here it is computed by ";
   if (def)
     diag << "'" << def->getName() << "'";
   else
@@ -69,4 +70,3 @@ FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
           "ReduceMean)";
   return failure();
 }
-

@@ -114,8 +114,7 @@ Status Dataset::open(const std::string &dir,
                          " equal microbatches");
   int64_t chunk = options.batchSize / options.chunks;
   int64_t rows = options.rows ? options.rows : chunk;
-  if (options.rowOffset < 0 || rows < 1 ||
-      rows > chunk - options.rowOffset)
+  if (options.rowOffset < 0 || rows < 1 || rows > chunk - options.rowOffset)
     return Status::error("rows [" + std::to_string(options.rowOffset) + ", " +
                          std::to_string(options.rowOffset + rows) +
                          ") are not inside a " +

@@ -97,7 +97,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 }
 
 //--- errors.mlir
-// expected-error @+1 {{hetpar-dist-reduce-gradients: training programs are generated for data-parallel plans of one stage so far; this plan has 1 stage(s) and tensor parallelism of 2}}
+// expected-error @+1 {{hetpar-dist-reduce-gradients: training programs are generated for data and pipeline parallelism so far; stage 0 of this plan has tensor parallelism of 2}}
 module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 1 : i64, tensor = 2 : i64}]}} {
   func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
@@ -139,7 +139,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 // -----
 
 module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
-  // expected-error @+1 {{data parallelism splits the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy); here it is computed by 'onnx.ReduceMax'}}
+  // expected-error @+1 {{data parallelism and microbatches split the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy); here it is computed by 'onnx.ReduceMax'}}
   func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32> {hetpar.gradient_of = @w}) {
     %0 = onnx.ReduceMax(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
     return %0, %x : tensor<f32>, tensor<2x3xf32>

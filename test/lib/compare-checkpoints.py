@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compares two training checkpoints tensor by tensor.
 
-  compare-checkpoints.py A.safetensors B.safetensors ATOL
+  compare-checkpoints.py A.safetensors[,A2...] B.safetensors[,B2...] ATOL
 
 Every tensor of A must be in B with the same shape and dtype and within ATOL
 (absolute); tensors only in B (e.g. gradient accumulation buffers) are
-listed and skipped. Prints the largest difference; exits 1 on a failure."""
+listed and skipped. A and B may each be several files, joined by commas (a
+pipeline's stage checkpoints, each holding its own stage's tensors): their
+unions are compared. Prints the largest difference; exits 1 on a failure."""
 import json
 import struct
 import sys
@@ -16,7 +18,14 @@ from safetensors_reader import read_safetensors
 
 
 
-a, b, atol = read_safetensors(sys.argv[1]), read_safetensors(sys.argv[2]), float(sys.argv[3])
+def read_union(paths):
+    out = {}
+    for path in paths.split(","):
+        out.update(read_safetensors(path))
+    return out
+
+
+a, b, atol = read_union(sys.argv[1]), read_union(sys.argv[2]), float(sys.argv[3])
 ok, worst, where = True, 0.0, ""
 for name, x in sorted(a.items()):
     y = b.get(name)

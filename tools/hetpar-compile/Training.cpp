@@ -176,7 +176,7 @@ void hetpar::tools::buildTrainingPipeline(
   opt.totalSteps = totalSteps;
   opt.minLr = minLr;
   // A pipeline's step runs every microbatch itself.
-  opt.accumulate = !replica           ? gradAccumulation.getValue()
+  opt.accumulate = !replica            ? gradAccumulation.getValue()
                    : replica->pipeline ? 1
                                        : replica->microbatches;
   pm.addPass(createTrainOptimizerPass(opt));
@@ -366,8 +366,7 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
       buildTrainingPipeline(
           pm, dtype,
           [](OpPassManager &p) {
-            hetpar::buildToStaticPipeline(p,
-                                          hetpar::ToStaticPipelineOptions());
+            hetpar::buildToStaticPipeline(p, hetpar::ToStaticPipelineOptions());
           },
           ReplicaStep{id, *microbatches, pipeline, last});
       if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*step)))

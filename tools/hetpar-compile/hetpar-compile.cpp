@@ -415,27 +415,28 @@ static int planModel(ModuleOp module,
     }
   }
 
-  // Training programs are generated for data parallelism within one stage
-  // (docs/training.md): a searched plan beyond that gives way to the
-  // data-parallel baseline, and the user is told.
-  bool dataParallel = plan.stages.size() == 1 && plan.stages[0].tensor == 1;
+  // Training programs are generated for data and pipeline parallelism
+  // (docs/training.md): a searched plan with tensor parallelism gives way to
+  // the data-parallel baseline, and the user is told.
+  bool generated = llvm::all_of(
+      plan.stages, [](const hetpar::Stage &st) { return st.tensor == 1; });
   if (generate && mode == hetpar::Mode::Training && searchResult &&
-      !dataParallel) {
+      !generated) {
     const hetpar::Baseline *dp = nullptr;
     for (const hetpar::Baseline &b : baselines)
       if (b.name == "data_parallel" && b.fits())
         dp = &b;
     if (!dp)
       return fail(llvm::formatv(
-          "the searched plan ({0} stage(s)) needs pipeline or tensor-parallel "
+          "the searched plan ({0} stage(s)) needs tensor-parallel "
           "training, which code generation does not cover yet, and the "
           "data-parallel baseline does not fit (evaluate plans with "
           "--plan-only)",
           plan.stages.size()));
     llvm::errs() << llvm::formatv(
         "hetpar-compile: note: the searched plan ({0} stage(s), {1:F4} s per "
-        "step) needs pipeline or tensor-parallel training, which code "
-        "generation does not cover yet; compiling the data-parallel baseline "
+        "step) needs tensor-parallel training, which code generation does "
+        "not cover yet; compiling the data-parallel baseline "
         "({2:F4} s per step) instead\n",
         plan.stages.size(), prediction->stepTime, dp->prediction->stepTime);
     plan = dp->plan;

@@ -84,8 +84,7 @@ Status checkpoint(Program &program, const TrainOptions &opts, int64_t step) {
   Status s = saveCheckpoint(program, opts.checkpointDir, step);
   if (s.isOk())
     std::cout << "wrote " << checkpointPath(program, opts.checkpointDir)
-              << " (step "
-              << step << ")\n";
+              << " (step " << step << ")\n";
   return s;
 }
 

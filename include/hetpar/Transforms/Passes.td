@@ -264,10 +264,18 @@ def DistReduceGradientsPass
       reports the full batch's loss.
     * The function gets `dist.device = device` and the module a `dist.mesh`
       `@mesh` of the plan's devices.
+    * A plan of several stages (after `hetpar-dist-pipeline-schedule`, which
+      has weighted the last stage's seed): the gradients are summed over the
+      device's stage group as above, without weights; the last stage's
+      replicas sum their losses, and each device of an earlier stage
+      receives the step's loss (tag `dist::kLossTag`) from replica i mod
+      data of the last stage (i its position among those devices) and
+      returns it as result 0, so that every device reports the step's loss.
+      Each input then holds the device's rows of every microbatch.
 
-    Errors: no plan or a bad one (PlanAnnotation.h); a plan with pipeline
-    stages or tensor parallelism (not generated yet); `device` not in the
-    plan; an input whose first dimension is not the replica's rows; a loss
+    Errors: no plan or a bad one (PlanAnnotation.h); a plan with tensor
+    parallelism (not generated yet); `device` not in the plan; a pipeline
+    step with a loss on a stage other than the last, or none on the last; an input whose first dimension is not the replica's rows; a loss
     that is not a mean or a sum over the samples; a class-weighted mean
     loss; training-mode BatchNormalization (its batch statistics would
     differ from one device's). A training-mode Dropout is fine: its
@@ -312,7 +320,9 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     own values of the graph outputs, replicated over its tensor-parallel
     group (no gather at a root): the per-device forward graph from which
     hetpar-compile builds a data-parallel training step
-    (docs/training.md, "Data-parallel training"). A training-mode Dropout
+    (docs/training.md, "Data-parallel training"). Over several stages, only
+    the last stage's devices return outputs (the loss attaches there;
+    "Pipeline training"); earlier stages' functions return nothing. A training-mode Dropout
     on a replica's rows gets their `element_offset`, so that it draws the
     masks one device would.
 
@@ -321,7 +331,8 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     whose parts do not add up to the factor it splits, a contraction split
     of an op whose partial results do not add (ReduceMean), a stage that uses
     a later stage's value, a training plan without `local-io`, `local-io`
-    with several stages.
+    over several stages with a graph output that the last stage does not
+    compute.
   }];
   let options = [
     Option<"localIo", "local-io", "bool", /*default=*/"false",
@@ -492,7 +503,8 @@ def TrainMixedPrecisionPass
 def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
   let summary = "Reverse-mode autodiff from the scalar loss to every parameter";
   let description = [{
-    The function's first result must be a float scalar (the loss). For every op on
+    The function's first result must be a float scalar (the loss), unless the
+    function is a pipeline stage that sends activations (`dist.send`). For every op on
     a path from a trainable parameter (`ml_program.global_load` of a global with
     `hetpar.role = "param"`) to the loss, in reverse program order, the op's
     GradientOpInterface rule builds the gradients of its operands; gradients of a
@@ -507,6 +519,17 @@ def DifferentiatePass : Pass<"hetpar-onnx-differentiate", "mlir::ModuleOp"> {
     global of the loss's type; nothing is trainable; an op on the
     path has no gradient rule (at the op, named with its node; every op on the
     path is checked before any backward op is built).
+
+    Pipeline stages (local form): a received activation (`dist.recv`) counts
+    as depending on a parameter, and every float activation sent
+    (`dist.send`) is differentiated too. Its gradient comes back as a
+    `dist.recv` from the same peer with the tag plus `dist::kGradientTagOffset`
+    (2^14); a received activation's gradient (zeros when nothing here uses
+    it) is sent back so. Every float transfer gets its gradient message, so
+    both sides agree without seeing each other's graph. A stage without a
+    loss returns its gradients only; the seed of a stage with one is marked
+    `hetpar.seed` (for hetpar-dist-pipeline-schedule). Errors also: a
+    transfer tag from `dist::kLossTag` (2^14 - 1) up.
   }];
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }

@@ -173,8 +173,8 @@ Status readStepCounter(Program &program, int64_t &step);
 /// name -> CRC-32). Creates `dir`. Atomic as writeSafetensors.
 Status saveCheckpoint(Program &program, const std::string &dir, int64_t step);
 
-/// Reads checkpointPath(program, dir) and checks, before anything is uploaded, its
-/// format and version, that the fingerprint is `program`'s (else: "written
+/// Reads checkpointPath(program, dir) and checks, before anything is uploaded,
+/// its format and version, that the fingerprint is `program`'s (else: "written
 /// by another program"), that it holds exactly the program's non-constant
 /// tensors with their dtypes, shapes and byte counts, and every CRC-32; then
 /// uploads the tensors into the weights buffer and sets `step` to the

@@ -1,0 +1,118 @@
+// RUN: split-file %s %t
+// RUN: hetpar-opt %t/first.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=FIRST
+// RUN: hetpar-opt %t/last.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=1 | FileCheck %s --check-prefix=LAST
+// RUN: sed 's/"1f1b"/"gpipe"/' %t/first.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=GPIPE
+// RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-pipeline-schedule=device=0 --verify-diagnostics
+// RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-pipeline-schedule --verify-diagnostics
+
+//--- first.mlir
+// Stage 0 of 2 (device 0), 3 microbatches of 2 samples, 1F1B: one forward
+// part to fill the pipeline (p - s - 1 = 1), then forward and backward in
+// turn, then the last backward part. Differentiation receives the
+// activation's gradient (tag 0 + 2^14) for the send of tag 0. The input
+// holds the device's rows of the three microbatches (6 = 3 x 2); the
+// parameter is loaded once; each slot's sends end it and the next slot's
+// receives follow at once (one exchange step); the gradients of the three
+// microbatches are summed.
+// FIRST: func.func @main(%arg0: tensor<6x4xf32> {onnx.name = "x"}) -> (tensor<4x2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"})
+// FIRST: ml_program.global_load @w
+// FIRST-NOT: ml_program.global_load
+// FIRST: onnx.Slice(%arg0, {{.*}}) : (tensor<6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4xf32>
+// FIRST: onnx.MatMul
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
+// FIRST-NEXT: onnx.Constant
+// FIRST-NEXT: onnx.Constant
+// FIRST-NEXT: onnx.Constant
+// FIRST-NEXT: onnx.Slice(%arg0, {{.*}}) -> tensor<2x4xf32>
+// FIRST-NEXT: onnx.MatMul
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
+// FIRST-NEXT: %[[D0:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
+// FIRST: %[[G0:.*]] = onnx.Gemm({{.*}}, %[[D0]])
+// FIRST: onnx.Slice(%arg0, {{.*}}) -> tensor<2x4xf32>
+// FIRST-NEXT: onnx.MatMul
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
+// FIRST-NEXT: %[[D1:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
+// FIRST-NEXT: %[[G1:.*]] = onnx.Gemm({{.*}}, %[[D1]])
+// FIRST-NEXT: %[[S1:.*]] = onnx.Add(%[[G0]], %[[G1]])
+// FIRST-NEXT: %[[D2:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
+// FIRST-NEXT: %[[G2:.*]] = onnx.Gemm({{.*}}, %[[D2]])
+// FIRST-NEXT: %[[S2:.*]] = onnx.Add(%[[S1]], %[[G2]])
+// FIRST-NEXT: return %[[S2]]
+
+// GPipe: every forward part, then every backward part.
+// GPIPE-COUNT-3: dist.send %{{.*}} on @mesh to 1 tag 0
+// GPIPE-NOT: dist.send
+// GPIPE-COUNT-3: dist.recv on @mesh from 1 tag 16384
+module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode = "training", schedule = "1f1b", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}]}} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}) attributes {dist.device = 0 : i64} {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+    dist.send %0 on @mesh to 1 tag 0 : tensor<2x2xf32>
+    return
+  }
+}
+
+//--- last.mlir
+// Stage 1 of 2 (device 1), the last: each microbatch's forward part
+// computes its loss and the gradients here; its backward part sends the
+// activation's gradient back. The seed of microbatch k is 1/3 (a mean over
+// the samples, 3 microbatches), so the loss is the mean of the
+// microbatches' and the gradients sent back carry the weight.
+// LAST: func.func @main(%arg0: tensor<6x2xf32> {onnx.name = "labels"}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @b, onnx.name = "b.grad"})
+// LAST: %[[SEED:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// LAST: %[[X0:.*]] = dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
+// LAST: %[[W0:.*]] = onnx.Mul(%[[SEED]], %{{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// LAST: onnx.ReduceMean
+// LAST: dist.send %{{.*}} on @mesh to 0 tag 16384 : tensor<2x2xf32>
+// LAST-NEXT: dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
+// LAST-COUNT-2: dist.send %{{.*}} on @mesh to 0 tag 16384
+// LAST: return
+module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode = "training", schedule = "1f1b", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}]}} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
+  ml_program.global private mutable @b(dense<0.1> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  func.func @main(%y: tensor<2x2xf32> {onnx.name = "labels"}) -> tensor<f32> attributes {dist.device = 1 : i64} {
+    %x = dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
+    %b = ml_program.global_load @b : tensor<2xf32>
+    %0 = onnx.Add(%x, %b) : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+    %1 = onnx.Sub(%0, %y) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %2 = onnx.Mul(%1, %1) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %3 = onnx.ReduceMean(%2) {keepdims = 0 : i64} : (tensor<2x2xf32>) -> tensor<f32>
+    return %3 : tensor<f32>
+  }
+}
+
+//--- errors.mlir
+// expected-error @+1 {{device 0 is not in the plan}}
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", stages = [{devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
+  func.func @main(%x: tensor<2x4xf32>) {
+    return
+  }
+}
+
+// -----
+
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
+  // expected-error @+1 {{input 0 has type 'tensor<3x4xf32>', not device 0's 2 rows of a microbatch on axis 0}}
+  func.func @main(%x: tensor<3x4xf32>) {
+    return
+  }
+}
+
+// -----
+
+module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", schedule = "interleaved", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
+  // expected-error @-1 {{schedule 'interleaved' is not 1f1b or gpipe}}
+  func.func @main(%x: tensor<2x4xf32>) {
+    return
+  }
+}
+
+//--- no-device.mlir
+// expected-error @+1 {{hetpar-dist-pipeline-schedule needs device=<id>}}
+module {
+  func.func @main() {
+    return
+  }
+}
