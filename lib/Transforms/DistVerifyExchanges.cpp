@@ -9,6 +9,7 @@
 #include "hetpar/Transforms/Passes.h"
 
 #include <map>
+#include <set>
 
 namespace hetpar {
 #define GEN_PASS_DEF_DISTVERIFYEXCHANGESPASS
@@ -36,6 +37,136 @@ std::string signature(Operation *op) {
   if (isa<AllGatherOp>(op))
     os << " out " << out;
   return s;
+}
+
+/// One blocking point of a device's program, as the runtime runs it: an
+/// exchange step (a run of consecutive sends and receives, posted together
+/// and waited for together; constants between them emit no code) or a
+/// collective.
+struct Event {
+  Operation *first = nullptr;
+  /// Exchange step: its messages, each (from, to, index of the message in
+  /// that pair's order), and whether this device sends it.
+  SmallVector<std::tuple<int64_t, int64_t, size_t, bool>> messages;
+  /// Collective: its group (mesh and devices) and its index in the group's
+  /// sequence.
+  std::optional<std::pair<std::string, size_t>> collective;
+};
+
+using Message = std::tuple<int64_t, int64_t, size_t>;
+
+/// The events of `f` on device `me`, in program order.
+SmallVector<Event> eventsOf(func::FuncOp f, int64_t me) {
+  SmallVector<Event> events;
+  std::map<std::pair<int64_t, int64_t>, size_t> sent, received;
+  std::map<std::string, size_t> collectives;
+  bool open = false;
+  f.walk([&](Operation *op) {
+    if (auto send = dyn_cast<SendOp>(op)) {
+      if (!open)
+        events.push_back({op, {}, std::nullopt});
+      int64_t to = send.getPeerAttr().getInt();
+      events.back().messages.push_back({me, to, sent[{me, to}]++, true});
+      open = true;
+      return;
+    }
+    if (auto recv = dyn_cast<RecvOp>(op)) {
+      if (!open)
+        events.push_back({op, {}, std::nullopt});
+      int64_t from = recv.getPeerAttr().getInt();
+      events.back().messages.push_back(
+          {from, me, received[{from, me}]++, false});
+      open = true;
+      return;
+    }
+    if (op->hasTrait<OpTrait::ConstantLike>() || isa<func::FuncOp>(op))
+      return;
+    open = false;
+    if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+             BroadcastOp>(op))
+      return;
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << op->getAttrOfType<FlatSymbolRefAttr>("mesh").getValue() << " "
+       << op->getAttrOfType<DenseI64ArrayAttr>("devices");
+    events.push_back({op, {}, std::make_pair(key, collectives[key]++)});
+  });
+  return events;
+}
+
+/// Runs the programs' events as the runtime would, a send completing only
+/// once its receive is posted (no eager buffering assumed): fails, naming
+/// what each stuck device waits for, when no device can move on before all
+/// are done (a deadlock).
+LogicalResult
+checkDeadlockFree(const std::map<int64_t, func::FuncOp> &programs) {
+  std::map<int64_t, SmallVector<Event>> events;
+  std::map<int64_t, size_t> at;
+  for (auto &[id, f] : programs) {
+    events[id] = eventsOf(f, id);
+    at[id] = 0;
+  }
+  std::set<std::pair<Message, bool>> posted; // (message, by its sender)
+  std::map<std::pair<std::string, size_t>, size_t> arrived;
+  std::map<std::string, size_t> groupSize;
+  for (auto &[id, evs] : events)
+    for (Event &e : evs)
+      if (e.collective)
+        groupSize[e.collective->first] =
+            e.first->getAttrOfType<DenseI64ArrayAttr>("devices").size();
+  // Each device posts its current event once.
+  std::map<int64_t, size_t> postedUpTo;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto &[id, evs] : events) {
+      size_t &pos = at[id];
+      if (pos >= evs.size())
+        continue;
+      Event &e = evs[pos];
+      if (!postedUpTo.count(id) || postedUpTo[id] <= pos) {
+        postedUpTo[id] = pos + 1;
+        for (auto &[from, to, k, mine] : e.messages)
+          posted.insert({Message{from, to, k}, mine});
+        if (e.collective)
+          ++arrived[*e.collective];
+      }
+      bool done = true;
+      for (auto &[from, to, k, mine] : e.messages)
+        done &= posted.count({Message{from, to, k}, !mine}) > 0;
+      if (e.collective)
+        done = arrived[*e.collective] >= groupSize[e.collective->first];
+      if (done) {
+        ++pos;
+        progress = true;
+      }
+    }
+  }
+  bool stuck = false;
+  for (auto &[id, evs] : events) {
+    if (at[id] >= evs.size())
+      continue;
+    stuck = true;
+    Event &e = evs[at[id]];
+    InFlightDiagnostic d = e.first->emitError()
+                           << "deadlock (the programs run in order, no device "
+                              "can go on): device "
+                           << id << " waits here for ";
+    if (e.collective) {
+      d << "the other devices of its group to reach this collective";
+      continue;
+    }
+    bool firstWait = true;
+    for (auto &[from, to, k, mine] : e.messages)
+      if (!posted.count({Message{from, to, k}, !mine})) {
+        d << (firstWait ? "" : ", ")
+          << (mine ? "device " + std::to_string(to) + " to receive message #" +
+                         std::to_string(k) + " from it"
+                   : "device " + std::to_string(from) + " to send message #" +
+                         std::to_string(k));
+        firstWait = false;
+      }
+  }
+  return failure(stuck);
 }
 
 struct DistVerifyExchangesPass
@@ -165,6 +296,8 @@ struct DistVerifyExchangesPass
         }
       }
     }
+    if (ok && failed(checkDeadlockFree(programs)))
+      ok = false;
     if (!ok)
       signalPassFailure();
   }

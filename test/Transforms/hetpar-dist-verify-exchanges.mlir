@@ -133,3 +133,24 @@ func.func @device_0(%x: tensor<4xf32>) attributes {dist.device = 0 : i64} {
   %r = dist.broadcast %x on @m [0, 2] root 0 : tensor<4xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// A deadlock that matches message for message: each device first waits to
+// receive (its own exchange step: the Neg ends it) what the other sends only
+// afterwards.
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
+func.func @a(%x: tensor<2xf32>) attributes {dist.device = 0 : i64} {
+  // expected-error @+1 {{deadlock (the programs run in order, no device can go on): device 0 waits here for device 1 to send message #0}}
+  %r = dist.recv on @m from 1 tag 0 : tensor<2xf32>
+  %n = onnx.Neg(%r) : (tensor<2xf32>) -> tensor<2xf32>
+  dist.send %n on @m to 1 tag 1 : tensor<2xf32>
+  return
+}
+func.func @b(%x: tensor<2xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 1 waits here for device 0 to send message #0}}
+  %r = dist.recv on @m from 0 tag 1 : tensor<2xf32>
+  %n = onnx.Neg(%r) : (tensor<2xf32>) -> tensor<2xf32>
+  dist.send %n on @m to 0 tag 0 : tensor<2xf32>
+  return
+}

@@ -29,6 +29,7 @@
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/CostModel/CostModel.h"
 #include "hetpar/CostModel/KernelList.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Import/ONNXImporter.h"
 #include "hetpar/Plan/Simulator.h"
 #include "hetpar/Search/Search.h"
@@ -640,6 +641,31 @@ static std::vector<std::string> trainedInitializers;
 /// imported model before planning.
 static std::optional<hetpar::codegen::DeviceProgram> evalProgram;
 
+/// The compile-time exchange check (hetpar-dist-verify-exchanges: matching
+/// messages and collectives, no deadlock) over every device's final training
+/// step of a pipeline, gathered into one module with the mesh of `planned`.
+static LogicalResult
+verifyTrainingExchanges(ModuleOp planned, hetpar::tools::ReplicaSteps &steps) {
+  OpBuilder b(planned.getContext());
+  OwningOpRef<ModuleOp> all = ModuleOp::create(planned.getLoc());
+  b.setInsertionPointToEnd(all->getBody());
+  for (auto mesh : planned.getOps<hetpar::dist::MeshOp>())
+    b.clone(*mesh);
+  for (OwningOpRef<ModuleOp> &step : steps.modules) {
+    auto func = hetpar::train::stepFunction(*step);
+    if (failed(func))
+      return failure();
+    auto copy = llvm::cast<func::FuncOp>(b.clone(**func));
+    auto id = copy->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    copy.setSymName(("device_" + llvm::Twine(id ? id.getInt() : -1)).str());
+  }
+  PassManager pm(planned.getContext());
+  // The steps' globals stay in their own modules: nothing here verifies them.
+  pm.enableVerifier(false);
+  pm.addPass(hetpar::createDistVerifyExchangesPass());
+  return pm.run(*all);
+}
+
 /// Code generation for a data-parallel training plan (docs/training.md,
 /// "Data-parallel training"): `module` is annotated with the plan; one
 /// training step per device (buildReplicaSteps), each device reading its
@@ -658,10 +684,13 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   bool pipeline = plan->stages.size() > 1;
   // The IR carries the 16-bit types itself (hetpar-train-mixed-precision).
   hetpar::codegen::CodegenOptions opts = codegenOptions(hetpar::FloatMode::F32);
-  std::vector<hetpar::codegen::DeviceProgram> programs;
-  for (OwningOpRef<ModuleOp> &step : steps->modules) {
+  for (OwningOpRef<ModuleOp> &step : steps->modules)
     if (failed(prepareForCodegen(*step)))
       return 1;
+  if (pipeline && failed(verifyTrainingExchanges(module, *steps)))
+    return 1;
+  std::vector<hetpar::codegen::DeviceProgram> programs;
+  for (OwningOpRef<ModuleOp> &step : steps->modules) {
     auto func = hetpar::train::stepFunction(*step);
     if (failed(func))
       return 1;

@@ -174,7 +174,14 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
     * every device of a collective's group has a function, and all of them
       run the same collectives on that group in the same order with the same
       op, reduction, dimensions, sizes, root and element type (and the same
-      element count where every rank passes one: all_reduce, broadcast).
+      element count where every rank passes one: all_reduce, broadcast);
+    * run together in program order, the programs do not deadlock: each
+      device blocks at every exchange step (a run of consecutive sends and
+      receives, constants aside, posted and waited for together, as the
+      runtime does) until each of its sends has its receive posted and each
+      receive its send (no eager buffering is assumed), and at every
+      collective until all of its group arrive. Otherwise the error names
+      each stuck device and what it waits for.
 
     Errors point at the op that disagrees and name both devices. The check
     needs no cost model or cluster: it reads the IR only.
