@@ -19,6 +19,7 @@
 #include "hetpar/Transforms/Training.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace hetpar {
 #define GEN_PASS_DEF_DISTPIPELINESCHEDULEPASS
@@ -71,6 +72,7 @@ private:
   LogicalResult readStage();
   LogicalResult checkState();
   void classify();
+  void sinkIntoBackward();
   LogicalResult findWeight();
   void hoistInvariants();
   void emitSlot(const Slot &slot);
@@ -101,7 +103,6 @@ private:
   SmallVector<IRMapping> clones;
   SmallVector<Value> counters;
   /// The step's loss and gradients, summed as the backward parts finish.
-  Value loss;
   SmallVector<Value> sums;
 };
 
@@ -120,15 +121,7 @@ LogicalResult StageSchedule::readStage() {
   const StageAnnotation &st = plan.stages[stage];
   microbatches = plan.microbatches;
   rows = st.rows[st.replicaOf(device)];
-  for (BlockArgument a : func.getArguments()) {
-    auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
-    if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
-      return func.emitError()
-             << "input " << a.getArgNumber() << " has type " << a.getType()
-             << ", not device " << device << "'s " << rows
-             << " rows of a microbatch on axis 0";
-  }
-  return success();
+  return train::checkDeviceRows(func, device, rows, "a microbatch");
 }
 
 /// State the forward part writes (BatchNormalization's running statistics)
@@ -166,6 +159,25 @@ void StageSchedule::classify() {
       part = std::max(part, from);
     }
     partOf[op] = part;
+  }
+}
+
+/// Forward-part ops that only the backward part (or the step's results)
+/// reads run in the backward part instead: a gradient rule's use of forward
+/// values (Xᵀ for dW = Xᵀ dY, a ReLU's mask) is computed when needed, not
+/// kept from the forward part with its inputs while other microbatches run.
+void StageSchedule::sinkIntoBackward() {
+  for (Operation *op : llvm::reverse(ops)) {
+    if (partOf.lookup(op) != Part::Forward || op->getNumResults() == 0 ||
+        llvm::isa<dist::RecvOp, dist::SendOp>(op) ||
+        !mlir::isMemoryEffectFree(op))
+      continue;
+    bool onlyBackward = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return llvm::isa<func::ReturnOp>(user) ||
+             partOf.lookup(user) == Part::Backward;
+    });
+    if (onlyBackward && !op->use_empty())
+      partOf[op] = Part::Backward;
   }
 }
 
@@ -334,6 +346,8 @@ LogicalResult StageSchedule::run() {
                           })
                  ? Part::Backward
                  : Part::Forward;
+  if (lastPart == Part::Backward)
+    sinkIntoBackward();
   if (failed(findWeight()))
     return failure();
   hoistInvariants();
@@ -354,15 +368,8 @@ struct DistPipelineSchedulePass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = train::stepFunction(module);
-    if (failed(func))
-      return signalPassFailure();
-    if (device < 0) {
-      module.emitError("hetpar-dist-pipeline-schedule needs device=<id>, the "
-                       "plan's device whose step this is");
-      return signalPassFailure();
-    }
-    if (failed(StageSchedule(module, *func, device).run()))
+    auto func = train::deviceStepFunction(module, device, getArgument());
+    if (failed(func) || failed(StageSchedule(module, *func, device).run()))
       signalPassFailure();
   }
 };

@@ -20,6 +20,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 namespace hetpar {
 #define GEN_PASS_DEF_DISTREDUCEGRADIENTSPASS
 #include "hetpar/Transforms/Passes.h.inc"
@@ -52,9 +54,14 @@ private:
   LogicalResult readReplica();
   LogicalResult checkBatchOps();
   Value buildWeight(const LossWeighting &how);
-  Value allReduce(Location loc, Value x);
+  /// x summed over `over` (the replica's stage group when empty).
+  Value allReduce(Location loc, Value x, ArrayRef<int64_t> over = {});
   FailureOr<SmallVector<Gradient>> collectGradients();
-  void reduceBucket(ArrayRef<Gradient> bucket, Value weight);
+  /// The bucket's all-reduce over `over` (the stage group when empty),
+  /// right after its last gradient, or before the return with `atEnd`.
+  void reduceBucket(ArrayRef<Gradient> bucket, Value weight,
+                    ArrayRef<int64_t> over = {}, bool atEnd = false);
+  void reduceSharedParameters(SmallVectorImpl<Gradient> &grads);
   Value weigh(GradientBuilder &g, Value x, Value weight);
   Location bucketLoc(ArrayRef<Gradient> bucket);
   void addMesh();
@@ -62,7 +69,7 @@ private:
   /// the step already; the loss travels from the last stage to the others.
   bool pipeline() const { return plan.stages.size() > 1; }
   Value pipelineLoss(Value loss);
-  void reduceGradients(Value weight);
+  void reduceGradients(ArrayRef<Gradient> grads, Value weight);
 
   ModuleOp module;
   func::FuncOp func;
@@ -97,15 +104,7 @@ LogicalResult ReplicaStep::readReplica() {
   // A pipeline stage's step covers every microbatch
   // (hetpar-dist-pipeline-schedule).
   int64_t rows = stage->rows[replica] * (pipeline() ? plan.microbatches : 1);
-  for (BlockArgument a : func.getArguments()) {
-    auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
-    if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
-      return func.emitError()
-             << "input " << a.getArgNumber() << " has type " << a.getType()
-             << ", not device " << device << "'s " << rows
-             << " rows of the batch on axis 0";
-  }
-  return success();
+  return train::checkDeviceRows(func, device, rows, "the batch");
 }
 
 /// Ops whose training-mode result depends on the whole batch: one replica
@@ -128,10 +127,11 @@ LogicalResult ReplicaStep::checkBatchOps() {
   return failure(r.wasInterrupted());
 }
 
-Value ReplicaStep::allReduce(Location loc, Value x) {
+Value ReplicaStep::allReduce(Location loc, Value x, ArrayRef<int64_t> over) {
   return dist::AllReduceOp::create(
       b, loc, x.getType(), x, FlatSymbolRefAttr::get(b.getContext(), kMesh),
-      b.getDenseI64ArrayAttr(group), b.getStringAttr("sum"));
+      b.getDenseI64ArrayAttr(over.empty() ? ArrayRef<int64_t>(group) : over),
+      b.getStringAttr("sum"));
 }
 
 /// The replica's weight w_r as a float32 scalar, built at the start of the
@@ -244,7 +244,8 @@ Value ReplicaStep::weigh(GradientBuilder &g, Value x, Value weight) {
 
 /// One bucket: its gradients flattened and concatenated, scaled by the
 /// weight, all-reduced, cut back into the results.
-void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
+void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight,
+                               ArrayRef<int64_t> over, bool atEnd) {
   Operation *last = nullptr;
   for (const Gradient &gr : bucket)
     if (Operation *def = gr.value.getDefiningOp())
@@ -253,7 +254,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   if (Operation *w = weight ? weight.getDefiningOp() : nullptr;
       w && (!last || last->isBeforeInBlock(w)))
     last = w;
-  if (last)
+  if (last && !atEnd)
     b.setInsertionPointAfter(last);
   else // every gradient is a constant (a parameter the step does not use)
     b.setInsertionPoint(func.getBody().front().getTerminator());
@@ -261,7 +262,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   GradientBuilder g(b, loc, {});
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (bucket.size() == 1) {
-    Value sum = allReduce(loc, weigh(g, bucket.front().value, weight));
+    Value sum = allReduce(loc, weigh(g, bucket.front().value, weight), over);
     ret.setOperand(bucket.front().result, sum);
     return;
   }
@@ -273,7 +274,7 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight) {
   }
   Value joined = onnx::ConcatOp::create(
       b, loc, RankedTensorType::get({total}, b.getF32Type()), flat, 0);
-  Value sum = allReduce(loc, weigh(g, joined, weight));
+  Value sum = allReduce(loc, weigh(g, joined, weight), over);
   int64_t at = 0;
   for (const Gradient &gr : bucket) {
     Value piece = g.make<onnx::SliceOp>(
@@ -324,15 +325,50 @@ Value ReplicaStep::pipelineLoss(Value loss) {
   return loss;
 }
 
+/// A parameter that several stages of a pipeline read (a tied embedding, or
+/// one initializer the exporter shares between layers) has a copy on each:
+/// its gradient is summed over the devices of all of them (the module's
+/// kSharedParamsAttr names the group), so every copy takes the same update.
+/// Every member runs these all-reduces at the end of its step, one per
+/// group, in the groups' order and the parameters' name order, so that the
+/// members' sequences match. Removes those gradients from `grads`.
+void ReplicaStep::reduceSharedParameters(SmallVectorImpl<Gradient> &grads) {
+  auto shared = module->getAttrOfType<DictionaryAttr>(train::kSharedParamsAttr);
+  if (!shared)
+    return;
+  std::map<std::vector<int64_t>, std::map<std::string, Gradient>> byGroup;
+  SmallVector<Gradient> rest;
+  for (const Gradient &gr : grads) {
+    auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
+        gr.result, train::kGradientOfAttr);
+    auto devices = param ? llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
+                               shared.get(param.getValue()))
+                         : DenseI64ArrayAttr();
+    if (!devices) {
+      rest.push_back(gr);
+      continue;
+    }
+    std::vector<int64_t> key(devices.asArrayRef().begin(),
+                             devices.asArrayRef().end());
+    byGroup[key][param.getValue().str()] = gr;
+  }
+  grads.assign(rest.begin(), rest.end());
+  for (auto &[devices, byName] : byGroup) {
+    SmallVector<Gradient> bucket;
+    for (auto &[name, gr] : byName)
+      bucket.push_back(gr);
+    reduceBucket(bucket, Value(), devices, /*atEnd=*/true);
+  }
+}
+
 /// The gradients summed over the stage's replicas, in buckets, each
 /// scaled by `weight` (null: already weighted).
-void ReplicaStep::reduceGradients(Value weight) {
-  FailureOr<SmallVector<Gradient>> grads = collectGradients();
+void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
   SmallVector<Gradient> bucket;
   int64_t filled = 0;
-  for (const Gradient &gr : *grads) {
+  for (const Gradient &gr : grads) {
     if (!bucket.empty() && filled + gr.elements > cap) {
       reduceBucket(bucket, weight);
       bucket.clear();
@@ -351,7 +387,8 @@ LogicalResult ReplicaStep::run() {
   func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
   addMesh();
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (failed(collectGradients()))
+  FailureOr<SmallVector<Gradient>> grads = collectGradients();
+  if (failed(grads))
     return failure();
   if (pipeline()) {
     bool hasLoss = ret.getNumOperands() > 0 &&
@@ -363,8 +400,9 @@ LogicalResult ReplicaStep::run() {
              << device
              << (isLast ? " is on the last stage but returns none"
                         : " is not on the last stage but returns one");
+    reduceSharedParameters(*grads);
     if (stage->data > 1)
-      reduceGradients(Value());
+      reduceGradients(*grads, Value());
     Value loss = pipelineLoss(isLast ? ret.getOperand(0) : Value());
     if (isLast) {
       ret.setOperand(0, loss);
@@ -401,7 +439,7 @@ LogicalResult ReplicaStep::run() {
                                              ret.getLoc()),
                                 weigh(g, ret.getOperand(0), weight)));
   }
-  reduceGradients(weight);
+  reduceGradients(*grads, weight);
   return success();
 }
 
@@ -410,16 +448,9 @@ struct DistReduceGradientsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = train::stepFunction(module);
-    if (failed(func))
-      return signalPassFailure();
-    if (device < 0) {
-      module.emitError("hetpar-dist-reduce-gradients needs device=<id>, the "
-                       "plan's device whose replica this step is");
-      return signalPassFailure();
-    }
-    ReplicaStep step(module, *func, device, bucketMiB);
-    if (failed(step.run()))
+    auto func = train::deviceStepFunction(module, device, getArgument());
+    if (failed(func) ||
+        failed(ReplicaStep(module, *func, device, bucketMiB).run()))
       signalPassFailure();
   }
 };

@@ -123,8 +123,11 @@ checkDeadlockFree(const std::map<int64_t, func::FuncOp> &programs) {
       if (pos >= evs.size())
         continue;
       Event &e = evs[pos];
+      // Posting is progress too: a device evaluated earlier in this round
+      // may now complete.
       if (!postedUpTo.count(id) || postedUpTo[id] <= pos) {
         postedUpTo[id] = pos + 1;
+        progress = true;
         for (auto &[from, to, k, mine] : e.messages)
           posted.insert({Message{from, to, k}, mine});
         if (e.collective)

@@ -6,6 +6,7 @@
 // statistics (docs/training.md).
 //
 //===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -130,7 +131,12 @@ struct TrainLiftParamsPass
                          << "' matches no float initializer of the model";
       return signalPassFailure();
     }
-    if (!anyParam) {
+    // A pipeline stage without parameters still passes gradients on.
+    bool stage = false;
+    module.walk([&](Operation *op) {
+      stage |= llvm::isa<dist::SendOp, dist::RecvOp>(op);
+    });
+    if (!anyParam && !stage) {
       module.emitError() << "nothing to train: the model has no float "
                             "initializer"
                          << (frozeAny ? " that --freeze leaves trainable" : "");

@@ -124,7 +124,9 @@ struct TrainOptimizerPass
                                    "hetpar-onnx-differentiate first)";
       params.push_back({g, ret.getOperand(i)});
     }
-    if (params.empty())
+    // A pipeline stage without parameters (it only passes activations and
+    // gradients on) still counts the steps (its Dropout masks read them).
+    if (params.empty() && !func->hasAttr("dist.device"))
       return func.emitError("optimizer: the function returns no gradients");
     // hetpar-train-dropout may have made it already (its masks read it).
     auto stepGlobal = train::getOrCreateStepGlobal(module, func);
@@ -137,6 +139,10 @@ struct TrainOptimizerPass
     OpBuilder b(ret);
     GradientBuilder g(b, loc, {});
     Value before = load(b, loc, stepGlobal);
+    if (params.empty()) {
+      store(b, loc, stepGlobal, g.add(before, g.scalar(1.0, before)));
+      return success();
+    }
     // Gradient accumulation: sum into PARAM.grad_accum; update on the last.
     train::GradScaleInputs in;
     in.clipGradNorm = clipGradNorm;

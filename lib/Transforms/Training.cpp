@@ -20,6 +20,32 @@ FailureOr<func::FuncOp> hetpar::train::stepFunction(ModuleOp module) {
   return found;
 }
 
+FailureOr<func::FuncOp> hetpar::train::deviceStepFunction(ModuleOp module,
+                                                          int64_t device,
+                                                          StringRef pass) {
+  auto func = stepFunction(module);
+  if (failed(func))
+    return failure();
+  if (device < 0)
+    return module.emitError()
+           << pass
+           << " needs device=<id>, the plan's device whose step this is";
+  return func;
+}
+
+LogicalResult hetpar::train::checkDeviceRows(func::FuncOp func, int64_t device,
+                                             int64_t rows, StringRef what) {
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::dyn_cast<RankedTensorType>(a.getType());
+    if (!t || t.getRank() == 0 || t.getDimSize(0) != rows)
+      return func.emitError()
+             << "input " << a.getArgNumber() << " has type " << a.getType()
+             << ", not device " << device << "'s " << rows << " rows of "
+             << what << " on axis 0";
+  }
+  return success();
+}
+
 ml_program::GlobalOp hetpar::train::getOrCreateStepGlobal(ModuleOp module,
                                                           func::FuncOp func) {
   for (auto g : module.getOps<ml_program::GlobalOp>())

@@ -2,7 +2,7 @@
 """Checks a training run's checkpoint and loss log against PyTorch references
 (docs/training-references.md); never against HetPar's own output.
 
-  compare-training.py --checkpoint CK.safetensors --ref DIR --model MODEL.onnx
+  compare-training.py --checkpoint CK.safetensors|CK_DIR --ref DIR --model MODEL.onnx
                       --mode grad|adamw|adamw2 [--loss-log LOG] [--rtol R --atol A]
 
 grad:   the run was one SGD step with lr 1 (no momentum or decay), so each
@@ -68,7 +68,14 @@ def main():
         a.atol = given.get("atol", 1e-5 if a.mode == "grad" else 5e-5)
     if a.rtol is None:
         a.rtol = given.get("rtol", 1e-4)
-    ck = read_safetensors(a.checkpoint)
+    # A folder: the union of its files (a pipeline writes one per stage).
+    ck = {}
+    if os.path.isdir(a.checkpoint):
+        for f in sorted(os.listdir(a.checkpoint)):
+            if f.endswith(".safetensors"):
+                ck.update(read_safetensors(os.path.join(a.checkpoint, f)))
+    else:
+        ck = read_safetensors(a.checkpoint)
     model = onnx.load(a.model, load_external_data=False)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     ok, worst = True, (0.0, "")

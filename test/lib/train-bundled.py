@@ -32,7 +32,7 @@ def run(bin_dir, models, work, model, loss, mode, flags=()):
          os.path.join(src, "train"), "--steps", steps, "--checkpoint", out + "-ck",
          "--loss-log", out + ".log"],
         [sys.executable, os.path.join(HERE, "compare-training.py"), "--checkpoint",
-         os.path.join(out + "-ck", "checkpoint.safetensors"), "--ref",
+         out + "-ck", "--ref",
          os.path.join(src, "train"), "--model", os.path.join(src, "model.onnx"),
          "--mode", mode, "--loss-log", out + ".log"],
     ]

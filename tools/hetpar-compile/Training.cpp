@@ -14,9 +14,12 @@
 
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include <map>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -318,6 +321,50 @@ static OwningOpRef<ModuleOp> deviceModule(ModuleOp planned, int64_t id) {
   return step;
 }
 
+/// The parameters several stages of the partitioned `planned` read, each with
+/// the devices of those stages in mesh order (train::kSharedParamsAttr):
+/// the initializers of each device's function, by name.
+static std::map<std::string, std::vector<int64_t>>
+sharedParameters(ModuleOp planned, const hetpar::PlanAnnotation &plan) {
+  std::map<std::string, std::set<int>> stagesOf;
+  for (auto f : planned.getOps<func::FuncOp>()) {
+    auto dev = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (!dev)
+      continue;
+    int s = plan.stageOf(dev.getInt());
+    f.walk([&](hetpar::onnx::ConstantOp c) {
+      auto name =
+          c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName);
+      if (name && !c->use_empty() &&
+          llvm::isa<FloatType>(c.getType().getElementType()))
+        stagesOf[name.str()].insert(s);
+    });
+  }
+  std::map<std::string, std::vector<int64_t>> shared;
+  for (auto &[name, stages] : stagesOf) {
+    if (stages.size() < 2)
+      continue;
+    for (int s : stages)
+      llvm::append_range(shared[name], plan.stages[s].devices);
+  }
+  return shared;
+}
+
+/// The entries of `shared` that device `id` takes part in, as the module
+/// attribute train::kSharedParamsAttr.
+static void markSharedParameters(
+    ModuleOp step, int64_t id,
+    const std::map<std::string, std::vector<int64_t>> &shared) {
+  Builder b(step.getContext());
+  SmallVector<NamedAttribute> entries;
+  for (auto &[name, devices] : shared)
+    if (llvm::is_contained(devices, id))
+      entries.push_back(b.getNamedAttr(name, b.getDenseI64ArrayAttr(devices)));
+  if (!entries.empty())
+    step->setAttr(hetpar::train::kSharedParamsAttr,
+                  b.getDictionaryAttr(entries));
+}
+
 FailureOr<hetpar::tools::ReplicaSteps>
 hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
                                  llvm::ArrayRef<std::string> trained) {
@@ -328,6 +375,18 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   if (std::string why = plan->trainingProblem(); !why.empty())
     return planned.emitError() << why << "; evaluate it with --plan-only";
   bool pipeline = plan->stages.size() > 1;
+  // Each stage sees only its own gradients: a decision over all of them
+  // (the global norm, an overflow that skips the step) would differ between
+  // the stages.
+  if (pipeline && clipGradNorm > 0)
+    return planned.emitError(
+        "--clip-grad-norm with a pipeline plan is not supported yet (the "
+        "global norm needs every stage's gradients)");
+  if (pipeline && dtype == codegen::FloatMode::F16)
+    return planned.emitError(
+        "--dtype float16 with a pipeline plan is not supported yet (dynamic "
+        "loss scaling skips a step on an overflow in any stage's gradients); "
+        "use bfloat16");
   // A pipeline runs its microbatches in its schedule; one stage runs them
   // as accumulation steps, which --grad-accumulation-steps must not contradict.
   FailureOr<int64_t> microbatches =
@@ -344,6 +403,9 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   if (failed(applyPassManagerCLOptions(partition)) ||
       failed(partition.run(planned)))
     return failure();
+  std::map<std::string, std::vector<int64_t>> shared;
+  if (pipeline)
+    shared = sharedParameters(planned, *plan);
   ReplicaSteps out;
   llvm::DenseMap<int64_t, size_t> byRows;
   for (auto [s, stage] : llvm::enumerate(plan->stages)) {
@@ -362,6 +424,7 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
       }
       OwningOpRef<ModuleOp> step = deviceModule(planned, id);
       step.get()->setAttr(kPlanAttrName, planAttr);
+      markSharedParameters(*step, id, shared);
       PassManager pm(planned.getContext());
       buildTrainingPipeline(
           pm, dtype,

@@ -278,7 +278,13 @@ def DistReduceGradientsPass
       receives the step's loss (tag `dist::kLossTag`) from replica i mod
       data of the last stage (i its position among those devices) and
       returns it as result 0, so that every device reports the step's loss.
-      Each input then holds the device's rows of every microbatch.
+      Each input then holds the device's rows of every microbatch. A
+      parameter that the module's `hetpar.shared_params` lists (several
+      stages read it; the value is the devices of those stages) has its
+      gradient summed over those devices instead, at the end of the step,
+      one all-reduce per device group in the groups' order and the
+      parameters' name order (the same sequence on every member), so that
+      every stage's copy takes the same update.
 
     Errors: no plan or a bad one (PlanAnnotation.h); a plan with tensor
     parallelism (not generated yet); `device` not in the plan; a pipeline

@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kEvalBindAttr = "hetpar.bind_weight";
 /// hetpar-onnx-differentiate for hetpar-dist-pipeline-schedule, which scales
 /// it by each microbatch's weight and removes the mark.
 inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
+/// On a pipeline device's training module: {parameter name: the devices of
+/// every stage that reads it, in mesh order} for each parameter that several
+/// stages read (hetpar-compile writes it from the partition;
+/// hetpar-dist-reduce-gradients sums the parameter's gradient over them).
+inline constexpr llvm::StringLiteral kSharedParamsAttr = "hetpar.shared_params";
 /// Name of the step counter global.
 inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
 /// Dynamic loss scaling (hetpar-train-mixed-precision, float16): the float32
@@ -54,6 +59,18 @@ inline constexpr int64_t kLossScaleGrowthInterval = 2000;
 /// The function a training step is: the module's only public function with a
 /// body. Fails with an error at the module otherwise.
 mlir::FailureOr<mlir::func::FuncOp> stepFunction(mlir::ModuleOp module);
+
+/// The step function of a pass that builds device `device`'s step of a plan
+/// (`pass` names the pass in errors): stepFunction's, and an error at the
+/// module when `device` is negative (the pass needs device=<id>).
+mlir::FailureOr<mlir::func::FuncOp>
+deviceStepFunction(mlir::ModuleOp module, int64_t device, llvm::StringRef pass);
+
+/// Checks that every input of `func` holds `rows` samples on axis 0 (device
+/// `device`'s rows of `what`: "the batch", "a microbatch"); an error at the
+/// function naming the first input that does not.
+mlir::LogicalResult checkDeviceRows(mlir::func::FuncOp func, int64_t device,
+                                    int64_t rows, llvm::StringRef what);
 
 /// The step counter global: `hetpar.step` (int64 scalar, role "step", 0 in
 /// the first step), created before `func` when the module has none. The
