@@ -62,6 +62,7 @@ private:
   void reduceBucket(ArrayRef<Gradient> bucket, Value weight,
                     ArrayRef<int64_t> over = {}, bool atEnd = false);
   void reduceSharedParameters(SmallVectorImpl<Gradient> &grads);
+  void markNormGroup(ArrayRef<Gradient> grads);
   Value weigh(GradientBuilder &g, Value x, Value weight);
   Location bucketLoc(ArrayRef<Gradient> bucket);
   void addMesh();
@@ -361,6 +362,31 @@ void ReplicaStep::reduceSharedParameters(SmallVectorImpl<Gradient> &grads) {
   }
 }
 
+/// The step's gradient norm is over every stage (train::kNormGroupAttr):
+/// all the plan's devices, each gradient weighted by 1 over the devices that
+/// will hold it after the reductions (its stage's replicas, or every device
+/// of the stages that share it).
+void ReplicaStep::markNormGroup(ArrayRef<Gradient> grads) {
+  SmallVector<int64_t> all;
+  for (const StageAnnotation &st : plan.stages)
+    llvm::append_range(all, st.devices);
+  func->setAttr(train::kNormGroupAttr, b.getDenseI64ArrayAttr(all));
+  auto shared = module->getAttrOfType<DictionaryAttr>(train::kSharedParamsAttr);
+  for (const Gradient &gr : grads) {
+    auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
+        gr.result, train::kGradientOfAttr);
+    int64_t copies = stage->data;
+    if (auto devices = shared && param
+                           ? llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
+                                 shared.get(param.getValue()))
+                           : DenseI64ArrayAttr())
+      copies = devices.size();
+    if (copies > 1)
+      func.setResultAttr(gr.result, train::kNormWeightAttr,
+                         b.getF64FloatAttr(1.0 / static_cast<double>(copies)));
+  }
+}
+
 /// The gradients summed over the stage's replicas, in buckets, each
 /// scaled by `weight` (null: already weighted).
 void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
@@ -400,6 +426,7 @@ LogicalResult ReplicaStep::run() {
              << device
              << (isLast ? " is on the last stage but returns none"
                         : " is not on the last stage but returns one");
+    markNormGroup(*grads);
     reduceSharedParameters(*grads);
     if (stage->data > 1)
       reduceGradients(*grads, Value());

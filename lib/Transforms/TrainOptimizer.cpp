@@ -1,6 +1,7 @@
 //===- TrainOptimizer.cpp - optimizer state, schedule, clipping, updates --===//
 #include "TrainStepControl.h"
 
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -108,6 +109,19 @@ struct TrainOptimizerPass
       d.getStepMutable().assign(counter);
   }
 
+  /// A pipeline's norm over every stage (train::kNormGroupAttr), as
+  /// hetpar-dist-reduce-gradients marked it.
+  static void readNormGroup(func::FuncOp func, train::GradScaleInputs &in) {
+    auto group = func->getAttrOfType<DenseI64ArrayAttr>(train::kNormGroupAttr);
+    if (!group)
+      return;
+    in.normGroup.assign(group.asArrayRef().begin(), group.asArrayRef().end());
+    for (unsigned i = 1; i < func.getNumResults(); ++i) {
+      auto w = func.getResultAttrOfType<FloatAttr>(i, train::kNormWeightAttr);
+      in.normWeights.push_back(w ? w.getValueAsDouble() : 1.0);
+    }
+  }
+
   LogicalResult apply(ModuleOp module, func::FuncOp func) {
     auto ret =
         llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -141,6 +155,20 @@ struct TrainOptimizerPass
     Value before = load(b, loc, stepGlobal);
     if (params.empty()) {
       store(b, loc, stepGlobal, g.add(before, g.scalar(1.0, before)));
+      // The other stages' norm needs this device's (empty) share.
+      train::GradScaleInputs none;
+      readNormGroup(func, none);
+      if (!none.normGroup.empty() &&
+          (clipGradNorm > 0 || func->hasAttr(train::kLossScaleAttr)))
+        dist::AllReduceOp::create(
+            b, NameLoc::get(b.getStringAttr("the step's gradient norm"), loc),
+            RankedTensorType::get({}, b.getF32Type()),
+            onnx::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(
+                    RankedTensorType::get({}, b.getF32Type()), 0.0f)),
+            FlatSymbolRefAttr::get(b.getContext(), "mesh"),
+            b.getDenseI64ArrayAttr(none.normGroup), b.getStringAttr("sum"));
       return success();
     }
     // Gradient accumulation: sum into PARAM.grad_accum; update on the last.
@@ -183,6 +211,7 @@ struct TrainOptimizerPass
     SmallVector<Value> grads;
     for (auto &p : params)
       grads.push_back(p.second);
+    readNormGroup(func, in);
     Value finite;
     Value scale = train::gradScale(g, grads, in, finite);
     double wd = weightDecay >= 0 ? weightDecay.getValue()

@@ -1,6 +1,7 @@
 //===- TrainStepControl.cpp - schedule, clipping, loss scale, accumulation ===//
 #include "TrainStepControl.h"
 
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Transforms/Training.h"
 
@@ -91,13 +92,28 @@ Value train::gradScale(GradientBuilder &g, ArrayRef<Value> grads,
   auto unscaled = [&](Value v) { return unscale ? g.mul(v, unscale) : v; };
   Value scale = unscale ? unscale : g.cast(g.scalar(1.0, grads.front()), f32);
   Value total;
-  if (in.clipGradNorm > 0 || in.lossScale)
-    for (Value d : grads) {
+  if (in.clipGradNorm > 0 || in.lossScale) {
+    for (auto [i, d] : llvm::enumerate(grads)) {
       Value sq = g.cast(
           g.make<onnx::ReduceSumSquareOp>(d, Value(), int64_t(0), int64_t(0)),
           f32);
+      if (i < in.normWeights.size() && in.normWeights[i] != 1.0)
+        sq = g.mul(sq, g.scalar(in.normWeights[i], sq));
       total = total ? g.add(total, sq) : sq;
     }
+    // A pipeline stage without parameters adds nothing.
+    if (!total)
+      total = g.cast(g.scalar(0.0, in.lossScale ? in.lossScale : unscale), f32);
+    if (!in.normGroup.empty())
+      total = dist::AllReduceOp::create(
+          g.builder(),
+          NameLoc::get(g.builder().getStringAttr("the step's gradient norm"),
+                       total.getLoc()),
+          total.getType(), total,
+          FlatSymbolRefAttr::get(g.builder().getContext(), "mesh"),
+          g.builder().getDenseI64ArrayAttr(in.normGroup),
+          g.builder().getStringAttr("sum"));
+  }
   if (in.clipGradNorm > 0) {
     Value norm = unscaled(g.make<onnx::SqrtOp>(total));
     // One op per statement: the IR must not depend on the C++ compiler's

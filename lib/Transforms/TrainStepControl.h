@@ -37,6 +37,11 @@ struct GradScaleInputs {
   int64_t microbatches = 1;
   /// Bool scalar: this call completes an update (null: every call does).
   mlir::Value apply;
+  /// A pipeline's step (train::kNormGroupAttr): each gradient's weight in
+  /// the sum of squares (empty: 1 each) and the devices over which the
+  /// weighted sums are all-reduced into the step's (empty: this device's).
+  llvm::SmallVector<double> normWeights;
+  llvm::SmallVector<int64_t> normGroup;
 };
 
 /// The float32 scalar `grad_scale` of the optimizer ops: min(1, clip /

@@ -375,13 +375,6 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   if (std::string why = plan->trainingProblem(); !why.empty())
     return planned.emitError() << why << "; evaluate it with --plan-only";
   bool pipeline = plan->stages.size() > 1;
-  // Each stage sees only its own gradients: a decision over all of them
-  // (the global norm, an overflow that skips the step) would differ between
-  // the stages.
-  if (pipeline && clipGradNorm > 0)
-    return planned.emitError(
-        "--clip-grad-norm with a pipeline plan is not supported yet (the "
-        "global norm needs every stage's gradients)");
   if (pipeline && dtype == codegen::FloatMode::F16)
     return planned.emitError(
         "--dtype float16 with a pipeline plan is not supported yet (dynamic "

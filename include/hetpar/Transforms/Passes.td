@@ -284,7 +284,10 @@ def DistReduceGradientsPass
       gradient summed over those devices instead, at the end of the step,
       one all-reduce per device group in the groups' order and the
       parameters' name order (the same sequence on every member), so that
-      every stage's copy takes the same update.
+      every stage's copy takes the same update. The function gets
+      `hetpar.grad_norm_group` (every device of the plan) and each gradient
+      held by several devices a `hetpar.grad_norm_weight` of 1 over their
+      count, for hetpar-train-optimizer's norm of the whole model.
 
     Errors: no plan or a bad one (PlanAnnotation.h); a plan with tensor
     parallelism (not generated yet); `device` not in the plan; a pipeline
@@ -580,13 +583,20 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
     step and doubles after 2000 finite ones (`hetpar.good_steps`), as
     `torch.cuda.amp.GradScaler`.
 
+    A pipeline device's step (`dist.device`): with `hetpar.grad_norm_group`
+    on the function, the sum of squares behind clipping and the overflow test
+    is each gradient's weighted (`hetpar.grad_norm_weight`) and summed over
+    the group by one scalar `dist.all_reduce`: the norm of the whole model's
+    gradient. A stage without gradients only counts the step (and adds 0 to
+    that all-reduce).
+
     Errors, at the module before anything changes (also with
     `optimizer=none`): an unknown optimizer or schedule; `lr` not positive;
     betas outside [0, 1); `eps` not positive; negative momentum, or nesterov
     without momentum; negative `clip-grad-norm`; `warmup-cosine` without `0 <=
     warmup-steps < total-steps`; `min-lr` outside [0, lr];
     `grad-accumulation-steps` below 1, or above 1 with `optimizer=none`. At the function: no
-    gradient results, or a result after the loss without `hetpar.gradient_of`
+    gradient results (outside a pipeline device's step), or a result after the loss without `hetpar.gradient_of`
     naming a global.
   }];
   let options = [

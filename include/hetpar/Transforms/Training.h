@@ -40,6 +40,16 @@ inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
 /// stages read (hetpar-compile writes it from the partition;
 /// hetpar-dist-reduce-gradients sums the parameter's gradient over them).
 inline constexpr llvm::StringLiteral kSharedParamsAttr = "hetpar.shared_params";
+/// The gradient norm of a pipeline's step (clipping, the overflow test of
+/// dynamic loss scaling) is over every stage's gradients: on the step
+/// function, the devices (mesh order) whose weighted sums of squares add up
+/// to it (hetpar-dist-reduce-gradients writes it, hetpar-train-optimizer
+/// all-reduces over them); on a gradient result, its weight in that sum, 1
+/// over the devices holding the same gradient (a data-parallel stage's
+/// replicas, every copy of a shared parameter), 1 when absent.
+inline constexpr llvm::StringLiteral kNormGroupAttr = "hetpar.grad_norm_group";
+inline constexpr llvm::StringLiteral kNormWeightAttr =
+    "hetpar.grad_norm_weight";
 /// Name of the step counter global.
 inline constexpr llvm::StringLiteral kStepGlobal = "hetpar.step";
 /// Dynamic loss scaling (hetpar-train-mixed-precision, float16): the float32
