@@ -27,17 +27,29 @@ int PlanAnnotation::stageOf(int64_t id) const {
   return -1;
 }
 
-std::string PlanAnnotation::trainingProblem() const {
-  for (auto [s, st] : llvm::enumerate(stages))
-    if (st.tensor != 1)
+std::string trainingPlanProblem(llvm::ArrayRef<int64_t> tensorOfStage,
+                                bool sixteenBit) {
+  for (auto [s, tensor] : llvm::enumerate(tensorOfStage))
+    if (tensor != 1)
       return llvm::formatv("training programs are generated for data and "
                            "pipeline parallelism so far; stage {0} of this "
                            "plan has tensor parallelism of {1} "
                            "(docs/training.md, \"Data-parallel training\" "
                            "and \"Pipeline training\")",
-                           s, st.tensor)
+                           s, tensor)
           .str();
+  if (sixteenBit && tensorOfStage.size() > 1)
+    return "16-bit training (--dtype bfloat16 or float16) of a pipeline plan "
+           "is not supported yet (16-bit stages and their transfers); train "
+           "it in float32";
   return "";
+}
+
+std::string PlanAnnotation::trainingProblem(bool sixteenBit) const {
+  llvm::SmallVector<int64_t> tensors;
+  for (const StageAnnotation &st : stages)
+    tensors.push_back(st.tensor);
+  return trainingPlanProblem(tensors, sixteenBit);
 }
 
 namespace {

@@ -372,14 +372,10 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   FailureOr<PlanAnnotation> plan = readPlanAnnotation(planned, std::nullopt);
   if (failed(plan))
     return failure();
-  if (std::string why = plan->trainingProblem(); !why.empty())
+  if (std::string why = plan->trainingProblem(dtype != codegen::FloatMode::F32);
+      !why.empty())
     return planned.emitError() << why << "; evaluate it with --plan-only";
   bool pipeline = plan->stages.size() > 1;
-  if (pipeline && dtype == codegen::FloatMode::F16)
-    return planned.emitError(
-        "--dtype float16 with a pipeline plan is not supported yet (dynamic "
-        "loss scaling skips a step on an overflow in any stage's gradients); "
-        "use bfloat16");
   // A pipeline runs its microbatches in its schedule; one stage runs them
   // as accumulation steps, which --grad-accumulation-steps must not contradict.
   FailureOr<int64_t> microbatches =

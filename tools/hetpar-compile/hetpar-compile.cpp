@@ -417,29 +417,31 @@ static int planModel(ModuleOp module,
   }
 
   // Training programs are generated for data and pipeline parallelism
-  // (docs/training.md): a searched plan with tensor parallelism gives way to
-  // the data-parallel baseline, and the user is told.
-  bool generated = llvm::all_of(
-      plan.stages, [](const hetpar::Stage &st) { return st.tensor == 1; });
+  // (docs/training.md): a searched plan beyond that gives way to the
+  // data-parallel baseline, and the user is told.
+  llvm::SmallVector<int64_t> tensors;
+  for (const hetpar::Stage &st : plan.stages)
+    tensors.push_back(st.tensor);
+  std::string problem = hetpar::trainingPlanProblem(
+      tensors, generate && *generate != hetpar::FloatMode::F32);
   if (generate && mode == hetpar::Mode::Training && searchResult &&
-      !generated) {
+      !problem.empty()) {
     const hetpar::Baseline *dp = nullptr;
     for (const hetpar::Baseline &b : baselines)
       if (b.name == "data_parallel" && b.fits())
         dp = &b;
     if (!dp)
       return fail(llvm::formatv(
-          "the searched plan ({0} stage(s)) needs tensor-parallel "
-          "training, which code generation does not cover yet, and the "
+          "the searched plan ({0} stage(s)) cannot be generated: {1}; and the "
           "data-parallel baseline does not fit (evaluate plans with "
           "--plan-only)",
-          plan.stages.size()));
+          plan.stages.size(), problem));
     llvm::errs() << llvm::formatv(
         "hetpar-compile: note: the searched plan ({0} stage(s), {1:F4} s per "
-        "step) needs tensor-parallel training, which code generation does "
-        "not cover yet; compiling the data-parallel baseline "
+        "step) cannot be generated: {3}; compiling the data-parallel baseline "
         "({2:F4} s per step) instead\n",
-        plan.stages.size(), prediction->stepTime, dp->prediction->stepTime);
+        plan.stages.size(), prediction->stepTime, dp->prediction->stepTime,
+        problem);
     plan = dp->plan;
     plan.origin = "baseline: data_parallel (training code generation)";
     prediction = dp->prediction;

@@ -53,8 +53,16 @@ struct PlanAnnotation {
   /// can: data parallelism and pipeline stages, without tensor
   /// parallelism). The one answer of
   /// hetpar-compile and hetpar-dist-reduce-gradients.
-  std::string trainingProblem() const;
+  /// `sixteenBit`: the step computes in bfloat16 or float16.
+  std::string trainingProblem(bool sixteenBit = false) const;
 };
+
+/// Why training programs cannot be generated for a plan whose stages have
+/// `tensorOfStage` tensor-parallel devices each ("" when they can): the one
+/// answer behind PlanAnnotation::trainingProblem, which hetpar-compile also
+/// asks of a searched plan before annotating it.
+std::string trainingPlanProblem(llvm::ArrayRef<int64_t> tensorOfStage,
+                                bool sixteenBit);
 
 /// Reads and checks `hetpar.plan` on `module`. The batch is the
 /// annotation's `batch` entry when it has one (annotateModule writes it),
