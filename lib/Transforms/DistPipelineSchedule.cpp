@@ -76,7 +76,9 @@ private:
   LogicalResult findWeight();
   void hoistInvariants();
   void emitSlot(const Slot &slot);
-  void addToSums(IRMapping &map);
+  void addToSums(int64_t k);
+  void weighMicrobatch(int64_t k);
+  Value guard(int64_t k, Value v);
   void beginMicrobatch(int64_t k);
   Value counterOf(int64_t k);
   void stackArguments();
@@ -99,6 +101,11 @@ private:
   /// microbatch's loss in the step's (w_r / m, docs/training.md).
   Operation *seedOp = nullptr;
   double weight = 1.0;
+  /// A mean loss with ignore_index over a data-parallel last stage: its
+  /// labels; per microbatch, the weight (a value) and whether the replica
+  /// counts any label of it.
+  std::optional<train::LossWeighting> counts;
+  SmallVector<Value> weightOf, countedOf;
   /// Per microbatch: the clone's values, its weight, its Dropout counter.
   SmallVector<IRMapping> clones;
   SmallVector<Value> counters;
@@ -207,12 +214,11 @@ LogicalResult StageSchedule::findWeight() {
              static_cast<double>(plan.microbatchRows) / m;
     break;
   case train::LossWeighting::Counts:
-    if (st.data > 1)
-      return func.emitError(
-          "a mean loss with ignore_index over a data-parallel last stage of "
-          "a pipeline is not supported yet (each microbatch's weight is its "
-          "replica's count of labels over the microbatch's)");
+    // Over several replicas, each microbatch's weight is also its replica's
+    // count of labels over the microbatch's (weighOfMicrobatch).
     weight = 1.0 / m;
+    if (st.data > 1)
+      counts = *how;
     break;
   }
   return success();
@@ -255,10 +261,46 @@ void StageSchedule::beginMicrobatch(int64_t k) {
                    : g.make<onnx::SliceOp>(a, g.i64s({k * rows}),
                                            g.i64s({(k + 1) * rows}),
                                            g.i64s({0}), Value()));
-  if (seedOp && weight != 1.0) {
-    Value seed = seedOp->getResult(0);
-    map.map(seed, g.mul(seed, g.scalar(weight, seed)));
+}
+
+/// Microbatch k's weight, before the first op that reads the seed (its
+/// labels are cloned by then): weight, or with counts, weight times the
+/// replica's counted labels over the microbatch's (one scalar all-reduce
+/// over the stage's replicas). The seed of microbatch k is scaled by it.
+void StageSchedule::weighMicrobatch(int64_t k) {
+  IRMapping &map = clones[k];
+  Value seed = seedOp->getResult(0);
+  GradientBuilder g(b, func.getLoc(), {});
+  Value w = g.scalar(weight, seed);
+  if (counts) {
+    Value count = train::countLabels(g, map.lookupOrDefault(counts->labels),
+                                     counts->ignoreIndex);
+    const StageAnnotation &st = plan.stages[stage];
+    Value total = dist::AllReduceOp::create(
+        b,
+        NameLoc::get(b.getStringAttr("the microbatch's counted labels"),
+                     func.getLoc()),
+        count.getType(), count, FlatSymbolRefAttr::get(b.getContext(), "mesh"),
+        b.getDenseI64ArrayAttr(st.devices), b.getStringAttr("sum"));
+    countedOf[k] = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
+    w = g.mul(g.div(count, total), w);
   }
+  weightOf[k] = w;
+  map.map(seed, g.mul(seed, w));
+}
+
+/// A replica whose labels in microbatch k are all ignored has a NaN mean
+/// (0/0, as PyTorch's) but nothing to contribute: what leaves the
+/// microbatch (its loss, gradients and the gradients it sends back) is
+/// zero instead, so the step is one device's.
+Value StageSchedule::guard(int64_t k, Value v) {
+  if (!countedOf[k])
+    return v;
+  GradientBuilder g(b, v.getLoc(), {});
+  return g
+      .create<onnx::WhereOp>(1, GradientBuilder::elementType(v), countedOf[k],
+                             v, g.scalar(0.0, v))
+      ->getResult(0);
 }
 
 /// One slot: its receives first and its sends last, so that the sends
@@ -275,20 +317,28 @@ void StageSchedule::emitSlot(const Slot &slot) {
   for (Operation *op : ops) {
     if (!mine(op) || llvm::isa<dist::RecvOp, dist::SendOp>(op))
       continue;
+    if (seedOp && !map.contains(seedOp->getResult(0)) &&
+        llvm::is_contained(op->getOperands(), seedOp->getResult(0)))
+      weighMicrobatch(slot.microbatch);
     Operation *copy = b.clone(*op, map);
     if (auto d = llvm::dyn_cast<onnx::DropoutOp>(copy); d && d.getStep())
       if (Value counter = counterOf(slot.microbatch))
         d.getStepMutable().assign(counter);
   }
   if (slot.part == lastPart)
-    addToSums(map);
+    addToSums(slot.microbatch);
   for (Operation *op : ops)
-    if (mine(op) && llvm::isa<dist::SendOp>(op))
-      b.clone(*op, map);
+    if (mine(op) && llvm::isa<dist::SendOp>(op)) {
+      Value sent = map.lookupOrDefault(op->getOperand(0));
+      if (partOf.lookup(op) == Part::Backward)
+        sent = guard(slot.microbatch, sent);
+      b.clone(*op, map)->setOperand(0, sent);
+    }
 }
 
 /// A microbatch is done: its loss (weighted) and gradients join the step's.
-void StageSchedule::addToSums(IRMapping &map) {
+void StageSchedule::addToSums(int64_t k) {
+  IRMapping &map = clones[k];
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   GradientBuilder g(b, func.getLoc(), {});
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -296,8 +346,12 @@ void StageSchedule::addToSums(IRMapping &map) {
     if (!def || partOf.lookup(def) == Part::Invariant)
       continue;
     Value mine = map.lookup(v);
-    if (i == 0 && seedOp)
-      mine = g.mul(mine, g.scalar(weight, mine));
+    if (i == 0 && seedOp) {
+      if (!weightOf[k])
+        weighMicrobatch(k);
+      mine = g.mul(mine, weightOf[k]);
+    }
+    mine = guard(k, mine);
     sums[i] = sums[i] ? g.add(sums[i], mine) : mine;
   }
 }
@@ -355,6 +409,8 @@ LogicalResult StageSchedule::run() {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   b.setInsertionPoint(ret);
   clones.resize(microbatches);
+  weightOf.resize(microbatches);
+  countedOf.resize(microbatches);
   sums.resize(ret.getNumOperands());
   int64_t p = static_cast<int64_t>(plan.stages.size());
   for (const Slot &slot : scheduleSlots(plan.schedule, stage, p, microbatches))

@@ -159,22 +159,7 @@ Value ReplicaStep::buildWeight(const LossWeighting &how) {
   // Labels the step computes (a Reshape of the input): after them.
   if (Operation *def = how.labels.getDefiningOp())
     b.setInsertionPointAfter(def);
-  Value ignore = onnx::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(
-          RankedTensorType::get({}, GradientBuilder::elementType(how.labels)),
-          llvm::APInt(
-              GradientBuilder::elementType(how.labels).getIntOrFloatBitWidth(),
-              how.ignoreIndex, /*isSigned=*/true)));
-  Value same = g.make<onnx::EqualOp>(how.labels, ignore);
-  Value kept = g.make<onnx::NotOp>(same);
-  Value ones = g.cast(kept, b.getF32Type());
-  SmallVector<int64_t> axes;
-  for (int64_t i = 0;
-       i < static_cast<int64_t>(GradientBuilder::shapeOf(how.labels).size());
-       ++i)
-    axes.push_back(i);
-  Value count = g.reduceSum(ones, axes, /*keepDims=*/false);
+  Value count = train::countLabels(g, how.labels, how.ignoreIndex);
   Value total = allReduce(
       NameLoc::get(b.getStringAttr("the batch's counted labels"), loc), count);
   counted = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));

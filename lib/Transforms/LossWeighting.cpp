@@ -70,3 +70,23 @@ FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
           "ReduceMean)";
   return failure();
 }
+
+Value train::countLabels(GradientBuilder &g, Value labels,
+                         int64_t ignoreIndex) {
+  OpBuilder &b = g.builder();
+  Type elt = GradientBuilder::elementType(labels);
+  Value ignore = onnx::ConstantOp::create(
+      b, labels.getLoc(),
+      DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                             llvm::APInt(elt.getIntOrFloatBitWidth(),
+                                         ignoreIndex,
+                                         /*isSigned=*/true)));
+  Value same = g.make<onnx::EqualOp>(labels, ignore);
+  Value kept = g.make<onnx::NotOp>(same);
+  Value ones = g.cast(kept, b.getF32Type());
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0;
+       i < static_cast<int64_t>(GradientBuilder::shapeOf(labels).size()); ++i)
+    axes.push_back(i);
+  return g.reduceSum(ones, axes, /*keepDims=*/false);
+}

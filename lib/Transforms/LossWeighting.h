@@ -9,6 +9,8 @@
 #ifndef HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
 #define HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
 
+#include "hetpar/Dialect/ONNX/Gradient.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace hetpar::train {
@@ -31,6 +33,12 @@ struct LossWeighting {
 /// class-weighted mean loss.
 mlir::FailureOr<LossWeighting> detectLossWeighting(mlir::func::FuncOp func,
                                                    mlir::Value loss);
+
+/// The float32 scalar count of the labels in `labels` other than
+/// `ignoreIndex` (the denominator of a mean cross-entropy with
+/// ignore_index), built at g's insertion point.
+mlir::Value countLabels(GradientBuilder &g, mlir::Value labels,
+                        int64_t ignoreIndex);
 
 } // namespace hetpar::train
 

@@ -63,8 +63,8 @@ module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode 
 // LAST: func.func @main(%arg0: tensor<6x2xf32> {onnx.name = "labels"}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @b, onnx.name = "b.grad"})
 // LAST: %[[SEED:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
 // LAST: %[[X0:.*]] = dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
-// LAST: %[[W0:.*]] = onnx.Mul(%[[SEED]], %{{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // LAST: onnx.ReduceMean
+// LAST: %[[W0:.*]] = onnx.Mul(%[[SEED]], %{{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // LAST: dist.send %{{.*}} on @mesh to 0 tag 16384 : tensor<2x2xf32>
 // LAST-NEXT: dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
 // LAST-COUNT-2: dist.send %{{.*}} on @mesh to 0 tag 16384

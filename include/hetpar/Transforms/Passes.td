@@ -222,7 +222,11 @@ def DistPipelineSchedulePass
       hetpar-dist-reduce-gradients defines it) and m the microbatches: the
       step's loss is the mean of the microbatches' mean losses, as one
       device accumulating them computes it, and the gradients sent to
-      earlier stages carry the weight.
+      earlier stages carry the weight. For a mean cross-entropy with
+      ignore_index over a data-parallel last stage, w_r of microbatch k is
+      the replica's counted labels over the microbatch's (a scalar
+      `dist.all_reduce` over the stage), and a replica with no counted label
+      in it contributes zeros (its loss, gradients and sent gradients).
     * A training-mode Dropout of microbatch k draws with counter
       step * m + k, as one device accumulating the microbatches does.
 
@@ -230,9 +234,7 @@ def DistPipelineSchedulePass
     than 1f1b or gpipe; an input whose first dimension is not the device's
     rows of a microbatch; a step that writes a global before the optimizer
     (training-mode BatchNormalization); a last stage with a loss but no
-    `hetpar.seed`; a loss that is not a mean or a sum over the samples; a
-    mean loss with ignore_index over a data-parallel last stage (not
-    supported yet).
+    `hetpar.seed`; a loss that is not a mean or a sum over the samples.
   }];
   let options = [
     Option<"device", "device", "int64_t", "-1",
