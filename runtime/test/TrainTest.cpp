@@ -289,6 +289,39 @@ TEST_F(TrainTest, AReplicaTakesItsRowsOfEachBatch) {
                            "its 2 rows of the batch on axis 0");
 }
 
+TEST_F(TrainTest, APipelineDeviceTakesItsRowsOfEachMicrobatch) {
+  auto p = load();
+  // A call of a pipeline's step: a batch of 4 as 2 microbatches of 2, and a
+  // replica holding row 1 of each (its inputs have 2 rows, stacked). Step 0
+  // takes samples 0..3: row 1 of (0, 1) and of (2, 3), samples 1 and 3: x =
+  // [0,1] [2,0], labels 2 2. Step 1 takes positions 4..7, samples 4 0 1 2:
+  // samples 0 and 2, x = [1,0] [1,1], labels 1 3.
+  std::vector<TensorInfo> in = p->inputs();
+  for (TensorInfo &t : in)
+    t.shape[0] = 2;
+  DatasetOptions opts{4, false, 0};
+  opts.rowOffset = 1;
+  opts.rows = 1;
+  opts.chunks = 2;
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::open(dir + "/data", in, opts, d).isOk());
+  std::vector<HostTensor> b;
+  ASSERT_TRUE(d->batch(0, b).isOk());
+  EXPECT_EQ(b[0].data, floats({2, 2}, {0, 1, 2, 0}).data);
+  EXPECT_EQ(b[1].data, floats({2}, {2, 2}).data);
+  ASSERT_TRUE(d->batch(1, b).isOk());
+  EXPECT_EQ(b[0].data, floats({2, 2}, {1, 0, 1, 1}).data);
+  EXPECT_EQ(b[1].data, floats({2}, {1, 3}).data);
+  // Rows outside a microbatch; a batch that is not whole microbatches.
+  opts.rows = 2;
+  EXPECT_EQ(Dataset::open(dir + "/data", in, opts, d).message(),
+            "rows [1, 3) are not inside a microbatch of 2");
+  DatasetOptions uneven{4, false, 0};
+  uneven.chunks = 3;
+  EXPECT_EQ(Dataset::open(dir + "/data", in, uneven, d).message(),
+            "a batch of 4 samples is not 3 equal microbatches");
+}
+
 TEST_F(TrainTest, ShuffleDependsOnSeedAndEpochOnly) {
   auto p = load();
   auto a = data(*p, true, 7), again = data(*p, true, 7),
