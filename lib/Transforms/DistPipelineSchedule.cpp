@@ -251,7 +251,8 @@ Value StageSchedule::counterOf(int64_t k) {
   return counters[k];
 }
 
-/// Microbatch k's inputs (its rows of every argument) and its seed.
+/// Microbatch k's inputs: its rows of every argument (its seed is scaled
+/// by weighMicrobatch, where the seed is first read).
 void StageSchedule::beginMicrobatch(int64_t k) {
   IRMapping &map = clones[k];
   GradientBuilder g(b, func.getLoc(), {});
