@@ -1,0 +1,1 @@
+// The translation unit that builds HetParPCH.h (cmake/AddHetPar.cmake).
