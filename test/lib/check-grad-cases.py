@@ -26,7 +26,7 @@ def run_case(bin_dir, case_dir, work):
     subprocess.run(["rm", "-rf", out, out + "-out"])
     c = subprocess.run([os.path.join(bin_dir, "hetpar-compile"),
                         os.path.join(case_dir, "model.onnx"), "--mode", "training",
-                        "--loss", "output", "--optimizer", "none", "--targets", "cpu",
+                        "--loss", "output", "--optimizer", "none", "--targets", "cpu", "--opt-level=1",
                         "-o", out], capture_output=True, text=True)
     if c.returncode:
         return name, False, "compile: " + c.stderr.strip().splitlines()[-1]

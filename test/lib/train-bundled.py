@@ -27,7 +27,7 @@ def run(bin_dir, models, work, model, loss, mode, flags=()):
     cmds = [
         [os.path.join(bin_dir, "hetpar-compile"), os.path.join(src, "model.onnx"),
          "--mode", "training", "--loss", loss, "--labels", "labels", "--targets", "cpu",
-         "-o", out] + opt + list(flags),
+         "--opt-level=1", "-o", out] + opt + list(flags),
         [os.path.join(bin_dir, "hetpar-run"), out, "--backend", "cpu", "--train", "--data",
          os.path.join(src, "train"), "--steps", steps, "--checkpoint", out + "-ck",
          "--loss-log", out + ".log"],
