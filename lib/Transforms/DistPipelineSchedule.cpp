@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LossWeighting.h"
+#include "TrainStepControl.h"
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/Gradient.h"
@@ -231,9 +232,9 @@ void StageSchedule::hoistInvariants() {
       op->moveBefore(&func.getBody().front().back());
 }
 
-/// The Dropout counter of microbatch k: step * microbatches + k, as one
-/// device accumulating the plan's microbatches counts (hetpar-train-
-/// optimizer), so each microbatch draws its own masks.
+/// The Dropout counter of microbatch k (train::microbatchMaskCounter), as
+/// one device accumulating the plan's microbatches counts
+/// (hetpar-train-optimizer), so each microbatch draws its own masks.
 Value StageSchedule::counterOf(int64_t k) {
   if (!counters.empty() || microbatches == 1)
     return counters.empty() ? Value() : counters[k];
@@ -244,10 +245,10 @@ Value StageSchedule::counterOf(int64_t k) {
   if (!step)
     return {};
   GradientBuilder g(b, func.getLoc(), {});
-  for (int64_t j = 0; j < microbatches; ++j)
-    counters.push_back(
-        g.add(g.mul(step, g.scalar(static_cast<double>(microbatches), step)),
-              g.scalar(static_cast<double>(j), step)));
+  for (int64_t j = 0; j < microbatches; ++j) {
+    Value k = g.scalar(static_cast<double>(j), step);
+    counters.push_back(train::microbatchMaskCounter(g, step, microbatches, k));
+  }
   return counters[k];
 }
 
@@ -321,10 +322,13 @@ void StageSchedule::emitSlot(const Slot &slot) {
     if (seedOp && !map.contains(seedOp->getResult(0)) &&
         llvm::is_contained(op->getOperands(), seedOp->getResult(0)))
       weighMicrobatch(slot.microbatch);
+    // The counter is built before the Dropout's clone, which reads it.
+    Value counter;
+    if (auto d = llvm::dyn_cast<onnx::DropoutOp>(op); d && d.getStep())
+      counter = counterOf(slot.microbatch);
     Operation *copy = b.clone(*op, map);
-    if (auto d = llvm::dyn_cast<onnx::DropoutOp>(copy); d && d.getStep())
-      if (Value counter = counterOf(slot.microbatch))
-        d.getStepMutable().assign(counter);
+    if (counter)
+      llvm::cast<onnx::DropoutOp>(copy).getStepMutable().assign(counter);
   }
   if (slot.part == lastPart)
     addToSums(slot.microbatch);

@@ -87,9 +87,7 @@ struct TrainOptimizerPass
 
   /// Under gradient accumulation every microbatch draws its own Dropout
   /// masks: the masks' counter (hetpar-train-dropout's step operand) becomes
-  /// step * microbatches + microbatch, the index of the microbatch over the
-  /// whole run, so no two microbatches share a mask and a resumed run (whose
-  /// checkpoint holds both counters) draws the same ones.
+  /// train::microbatchMaskCounter of the step and microbatch counters.
   void countMasksByMicrobatch(func::FuncOp func, ml_program::GlobalOp stepG,
                               ml_program::GlobalOp microG) {
     SmallVector<onnx::DropoutOp> drops;
@@ -103,8 +101,7 @@ struct TrainOptimizerPass
     GradientBuilder g(b, func.getLoc(), {});
     Value step = load(b, func.getLoc(), stepG);
     Value micro = load(b, func.getLoc(), microG);
-    Value counter = g.add(
-        g.mul(step, g.scalar(static_cast<double>(accumulate), step)), micro);
+    Value counter = train::microbatchMaskCounter(g, step, accumulate, micro);
     for (onnx::DropoutOp d : drops)
       d.getStepMutable().assign(counter);
   }

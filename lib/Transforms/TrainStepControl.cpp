@@ -44,6 +44,13 @@ Value train::equals(GradientBuilder &g, Value x, int64_t v) {
   return compare<onnx::EqualOp>(g, x, g.scalar(static_cast<double>(v), x));
 }
 
+Value train::microbatchMaskCounter(GradientBuilder &g, Value step,
+                                   int64_t microbatches, Value microbatch) {
+  Value m = g.scalar(static_cast<double>(microbatches), step);
+  Value first = g.mul(step, m);
+  return g.add(first, microbatch);
+}
+
 Value train::learningRate(GradientBuilder &g, const Schedule &sc,
                           Value stepsBefore) {
   Value s = g.cast(stepsBefore, g.builder().getF32Type());

@@ -61,6 +61,14 @@ std::pair<mlir::Value, mlir::Value>
 nextLossScale(GradientBuilder &g, mlir::Value scale, mlir::Value goodSteps,
               mlir::Value finite, mlir::Value apply);
 
+/// The Dropout masks' counter of one microbatch: step * microbatches +
+/// microbatch (int64 scalars; `microbatches` >= 1), the microbatch's index
+/// over the whole run. Under gradient accumulation and in a pipeline's step
+/// every microbatch then draws its own masks, and a resumed run (whose
+/// checkpoint holds the counters) draws the same ones.
+mlir::Value microbatchMaskCounter(GradientBuilder &g, mlir::Value step,
+                                  int64_t microbatches, mlir::Value microbatch);
+
 /// A bool scalar: whether int64 scalar `x` equals `v`.
 mlir::Value equals(GradientBuilder &g, mlir::Value x, int64_t v);
 
