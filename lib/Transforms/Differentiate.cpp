@@ -291,6 +291,7 @@ LogicalResult Differentiator::run() {
     types.push_back(loss.getType());
     resultAttrs.push_back(func.getResultAttrDict(0));
   }
+  llvm::SmallDenseSet<Operation *> noGradient;
   for (ml_program::GlobalOp p : params) {
     Value total;
     for (Value load : loadsOf.lookup(p))
@@ -300,6 +301,7 @@ LogicalResult Differentiator::run() {
                           .getResult()
                     : d;
     if (!total) {
+      noGradient.insert(p);
       auto t = llvm::cast<RankedTensorType>(p.getType());
       total = onnx::ConstantOp::create(
           b, p.getLoc(),
@@ -309,11 +311,14 @@ LogicalResult Differentiator::run() {
     types.push_back(total.getType());
   }
   ret->setOperands(results);
-  for (ml_program::GlobalOp p : params)
-    resultAttrs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr(train::kGradientOfAttr, FlatSymbolRefAttr::get(p)),
-         b.getNamedAttr("onnx.name",
-                        b.getStringAttr(p.getSymName() + ".grad"))}));
+  for (ml_program::GlobalOp p : params) {
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr(train::kGradientOfAttr, FlatSymbolRefAttr::get(p)),
+        b.getNamedAttr("onnx.name", b.getStringAttr(p.getSymName() + ".grad"))};
+    if (noGradient.contains(p))
+      attrs.push_back(b.getNamedAttr(train::kNoGradientAttr, b.getUnitAttr()));
+    resultAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
   func.setFunctionType(
       FunctionType::get(func.getContext(), func.getArgumentTypes(), types));
   func.setAllResultAttrs(resultAttrs);

@@ -341,8 +341,13 @@ void ReplicaStep::reduceSharedParameters(SmallVectorImpl<Gradient> &grads) {
   grads.assign(rest.begin(), rest.end());
   for (auto &[devices, byName] : byGroup) {
     SmallVector<Gradient> bucket;
-    for (auto &[name, gr] : byName)
+    for (auto &[name, gr] : byName) {
+      // Another stage may reach the loss from it: every copy takes the
+      // summed gradient's update.
+      func.removeResultAttr(gr.result, StringAttr::get(func.getContext(),
+                                                       train::kNoGradientAttr));
       bucket.push_back(gr);
+    }
     reduceBucket(bucket, Value(), devices, /*atEnd=*/true);
   }
 }
@@ -373,13 +378,17 @@ void ReplicaStep::markNormGroup(ArrayRef<Gradient> grads) {
 }
 
 /// The gradients summed over the stage's replicas, in buckets, each
-/// scaled by `weight` (null: already weighted).
+/// scaled by `weight` (null: already weighted). A parameter without a path
+/// to the loss (train::kNoGradientAttr) keeps its zero gradient: the
+/// optimizer does not update it.
 void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
   SmallVector<Gradient> bucket;
   int64_t filled = 0;
   for (const Gradient &gr : grads) {
+    if (func.getResultAttr(gr.result, train::kNoGradientAttr))
+      continue;
     if (!bucket.empty() && filled + gr.elements > cap) {
       reduceBucket(bucket, weight);
       bucket.clear();

@@ -133,11 +133,14 @@ struct TrainOptimizerPass
         return func.emitError() << "optimizer: result " << i
                                 << " is not a parameter's gradient (run "
                                    "hetpar-onnx-differentiate first)";
-      params.push_back({g, ret.getOperand(i)});
+      // No path to the loss: the parameter stays as it is
+      // (train::kNoGradientAttr).
+      if (!func.getResultAttr(i, train::kNoGradientAttr))
+        params.push_back({g, ret.getOperand(i)});
     }
     // A pipeline stage without parameters (it only passes activations and
     // gradients on) still counts the steps (its Dropout masks read them).
-    if (params.empty() && !func->hasAttr("dist.device"))
+    if (ret.getNumOperands() < 2 && !func->hasAttr("dist.device"))
       return func.emitError("optimizer: the function returns no gradients");
     // hetpar-train-dropout may have made it already (its masks read it).
     auto stepGlobal = train::getOrCreateStepGlobal(module, func);
@@ -166,6 +169,7 @@ struct TrainOptimizerPass
                     RankedTensorType::get({}, b.getF32Type()), 0.0f)),
             FlatSymbolRefAttr::get(b.getContext(), "mesh"),
             b.getDenseI64ArrayAttr(none.normGroup), b.getStringAttr("sum"));
+      returnLossOnly(func);
       return success();
     }
     // Gradient accumulation: sum into PARAM.grad_accum; update on the last.
@@ -260,15 +264,25 @@ struct TrainOptimizerPass
       store(b, loc, microGlobal, g.make<onnx::WhereOp>(in.apply, zero, next));
     }
     store(b, loc, stepGlobal, step);
+    returnLossOnly(func);
+    return success();
+  }
+
+  /// The step returns its loss (result 0) only: the optimizer consumed the
+  /// gradients.
+  static void returnLossOnly(func::FuncOp func) {
+    auto ret =
+        llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    if (ret.getNumOperands() < 2)
+      return;
     ret->setOperands(ret.getOperand(0));
     DictionaryAttr lossAttrs = func.getResultAttrDict(0);
     func.setFunctionType(FunctionType::get(func.getContext(),
                                            func.getArgumentTypes(),
                                            {ret.getOperand(0).getType()}));
-    SmallVector<DictionaryAttr> attrs{lossAttrs ? lossAttrs
-                                                : b.getDictionaryAttr({})};
+    SmallVector<DictionaryAttr> attrs{
+        lossAttrs ? lossAttrs : DictionaryAttr::get(func.getContext())};
     func.setAllResultAttrs(attrs);
-    return success();
   }
 
   void runOnOperation() override {

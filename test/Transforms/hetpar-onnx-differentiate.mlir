@@ -4,7 +4,7 @@
 // function returns the loss, then one gradient per parameter global in module
 // order, each named PARAM.grad and marked hetpar.gradient_of.
 // CHECK-LABEL: func.func @mlp
-// CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<8x3xf32> {hetpar.gradient_of = @fc1.weight, onnx.name = "fc1.weight.grad"}, tensor<8xf32> {hetpar.gradient_of = @fc1.bias, onnx.name = "fc1.bias.grad"}, tensor<8x2xf32> {hetpar.gradient_of = @fc2.weight, onnx.name = "fc2.weight.grad"}, tensor<2xf32> {hetpar.gradient_of = @unused, onnx.name = "unused.grad"})
+// CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<8x3xf32> {hetpar.gradient_of = @fc1.weight, onnx.name = "fc1.weight.grad"}, tensor<8xf32> {hetpar.gradient_of = @fc1.bias, onnx.name = "fc1.bias.grad"}, tensor<8x2xf32> {hetpar.gradient_of = @fc2.weight, onnx.name = "fc2.weight.grad"}, tensor<2xf32> {hetpar.gradient_of = @unused, hetpar.no_gradient, onnx.name = "unused.grad"})
 // CHECK: %[[W1:.*]] = ml_program.global_load @fc1.weight
 // CHECK: %[[B1:.*]] = ml_program.global_load @fc1.bias
 // CHECK: %[[W2:.*]] = ml_program.global_load @fc2.weight

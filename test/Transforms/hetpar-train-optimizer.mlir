@@ -24,6 +24,8 @@
 // RUN: hetpar-opt %t/min-lr.mlir --hetpar-train-optimizer='min-lr=1' --verify-diagnostics
 // RUN: hetpar-opt %t/unknown-optimizer.mlir --hetpar-train-optimizer='optimizer=adam' --verify-diagnostics
 // RUN: hetpar-opt %t/unknown-schedule.mlir --hetpar-train-optimizer='schedule=linear' --verify-diagnostics
+// RUN: hetpar-opt %t/no-gradient.mlir --hetpar-train-optimizer | FileCheck %s --check-prefix=NOGRAD
+// RUN: hetpar-opt %t/no-gradient-only.mlir --hetpar-train-optimizer | FileCheck %s --check-prefix=NOGRADONLY
 // RUN: hetpar-opt %t/none-checked.mlir --hetpar-train-optimizer='optimizer=none lr=0' --verify-diagnostics
 
 //--- step.mlir
@@ -308,3 +310,46 @@ module {}
 //--- accumulate-none.mlir
 // expected-error @+1 {{optimizer: gradient accumulation needs an optimizer (adamw or sgd)}}
 module {}
+
+//--- no-gradient.mlir
+// @ratio reaches the loss only as Dropout's ratio would (no path:
+// hetpar.no_gradient). As PyTorch's AdamW skips a parameter whose .grad is
+// None, it gets no state and no update (no weight decay); @w is updated.
+// NOGRAD-NOT: @ratio.exp_avg
+// NOGRAD: @w.exp_avg
+// NOGRAD-NOT: @ratio.exp_avg
+// NOGRAD-LABEL: func.func @main
+// NOGRAD-SAME: -> (tensor<f32> {onnx.name = "loss"})
+// NOGRAD: onnx.AdamWOptimizer
+// NOGRAD-NEXT: ml_program.global_store @w =
+// NOGRAD-NOT: global_store @ratio
+// NOGRAD-NOT: AdamWOptimizer
+// NOGRAD: ml_program.global_store @hetpar.step
+module {
+  ml_program.global private mutable @w(dense<[1.0, 2.0]> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @ratio(dense<0.3> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<f32> {onnx.name = "loss"}, tensor<2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"}, tensor<f32> {hetpar.gradient_of = @ratio, hetpar.no_gradient, onnx.name = "ratio.grad"}) {
+    %w = ml_program.global_load @w : tensor<2xf32>
+    %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %1 = onnx.ReduceSum(%0) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    %zero = onnx.Constant dense<0.0> : tensor<f32>
+    return %1, %x, %zero : tensor<f32>, tensor<2xf32>, tensor<f32>
+  }
+}
+
+//--- no-gradient-only.mlir
+// Every parameter without a path: the step only counts, and returns its loss.
+// NOGRADONLY-NOT: Optimizer
+// NOGRADONLY-LABEL: func.func @main
+// NOGRADONLY-SAME: -> (tensor<f32> {onnx.name = "loss"})
+// NOGRADONLY-NOT: Optimizer
+// NOGRADONLY: ml_program.global_store @hetpar.step
+// NOGRADONLY-NEXT: return %{{.*}} : tensor<f32>
+module {
+  ml_program.global private mutable @ratio(dense<0.3> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<f32> {onnx.name = "loss"}, tensor<f32> {hetpar.gradient_of = @ratio, hetpar.no_gradient, onnx.name = "ratio.grad"}) {
+    %1 = onnx.ReduceSum(%x) {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    %zero = onnx.Constant dense<0.0> : tensor<f32>
+    return %1, %zero : tensor<f32>, tensor<f32>
+  }
+}

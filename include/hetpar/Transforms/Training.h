@@ -26,6 +26,13 @@ inline constexpr llvm::StringLiteral kStateOfAttr = "hetpar.state_of";
 inline constexpr llvm::StringLiteral kSlotAttr = "hetpar.slot";
 /// On a function result: the parameter global it is the gradient of.
 inline constexpr llvm::StringLiteral kGradientOfAttr = "hetpar.gradient_of";
+/// Unit attribute on a gradient result (set by hetpar-onnx-differentiate):
+/// no path leads from the parameter to the loss (it is unused, or read only
+/// as a non-differentiable operand such as Dropout's ratio), so the result
+/// is a zero constant. The optimizer leaves such a parameter as it is, as
+/// PyTorch's optimizers skip a parameter whose .grad is None (no weight
+/// decay, no moments); the data-parallel reduction does not sum it.
+inline constexpr llvm::StringLiteral kNoGradientAttr = "hetpar.no_gradient";
 /// On an argument of the evaluation step (hetpar-train-eval-mode): the
 /// training program's weights.json tensor (a global of the step) it reads,
 /// which the runtime binds to it in place of an input buffer.
