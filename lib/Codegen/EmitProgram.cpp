@@ -666,6 +666,8 @@ LogicalResult Emitter::planGlobals() {
       extra["of"] = of.getValue().str();
     if (auto slot = g->getAttrOfType<StringAttr>(train::kSlotAttr))
       extra["slot"] = slot.getValue().str();
+    if (auto at = g->getAttrOfType<IntegerAttr>(train::kShardOffsetAttr))
+      extra["shard_offset"] = at.getInt();
     globalOffset[g] =
         appendWeight(g.getSymName(), type.getElementType(), type.getShape(),
                      std::move(*bytes), std::move(extra));

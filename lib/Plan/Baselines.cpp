@@ -64,6 +64,22 @@ std::vector<int64_t> splitProportionally(int64_t total,
   return parts;
 }
 
+std::vector<double> zeroStateShares(const Stage &stage,
+                                    const Cluster *cluster) {
+  if (!stage.zero)
+    return {};
+  if (!stage.zeroShares.empty())
+    return stage.zeroShares;
+  std::vector<double> shares;
+  for (int r = 0; r < stage.data; ++r) {
+    const Device *d = cluster
+                          ? cluster->findDevice(stage.devices[r * stage.tensor])
+                          : nullptr;
+    shares.push_back(d ? d->memoryBytes : 1.0);
+  }
+  return shares;
+}
+
 namespace {
 
 struct ModelOps {

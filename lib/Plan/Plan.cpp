@@ -93,7 +93,8 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
   bool ok = in.forEachField(
       node, where,
       {"ops", "first", "last", "devices", "data", "tensor", "batch_shares",
-       "shardings", "recompute", "forward_time_s", "backward_time_s"},
+       "shardings", "recompute", "zero", "zero_shares", "forward_time_s",
+       "backward_time_s"},
       [&](StringRef key, yaml::Node *value) {
         std::string f = where + "." + key.str();
         if (key == "ops")
@@ -161,6 +162,25 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
           stage.recompute = b.value_or(false);
           return b.has_value();
         }
+        if (key == "zero") {
+          auto v = in.integer(value, f);
+          if (v && *v != 0 && *v != 1)
+            return in.fail(value, f,
+                           "must be 0 or 1 (ZeRO-1 shards the optimizer "
+                           "state; stages 2 and 3 are not implemented)");
+          stage.zero = static_cast<int>(v.value_or(0));
+          return v.has_value();
+        }
+        if (key == "zero_shares") {
+          auto v = in.numbers(value, f);
+          if (!v)
+            return false;
+          for (double share : *v)
+            if (!(share > 0))
+              return in.fail(value, f, "shares must be positive");
+          stage.zeroShares = *v;
+          return true;
+        }
         value->skip(); // forward_time_s / backward_time_s: outputs
         return true;
       });
@@ -181,6 +201,14 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
     return in.fail(node, where + ".batch_shares",
                    "has " + Twine(stage.batchShares.size()) +
                        " shares for data " + Twine(stage.data));
+  if (!stage.zeroShares.empty() &&
+      static_cast<int>(stage.zeroShares.size()) != stage.data)
+    return in.fail(node, where + ".zero_shares",
+                   "has " + Twine(stage.zeroShares.size()) +
+                       " shares for data " + Twine(stage.data));
+  if (!stage.zeroShares.empty() && stage.zero == 0)
+    return in.fail(node, where + ".zero_shares",
+                   "is given but the stage's 'zero' is 0");
   for (auto &entry : stage.shardings)
     if (static_cast<int>(entry.second.parts.size()) != stage.tensor)
       return in.fail(node, where + ".shardings['" + entry.getKey() + "']",
@@ -286,6 +314,10 @@ json::Object planToJSON(const Plan &plan) {
       o["batch_shares"] = json::Array(s.batchShares);
     if (s.recompute)
       o["recompute"] = true;
+    if (s.zero)
+      o["zero"] = s.zero;
+    if (!s.zeroShares.empty())
+      o["zero_shares"] = json::Array(s.zeroShares);
     if (!s.shardings.empty()) {
       json::Object sh;
       for (auto &e : s.shardings)

@@ -100,6 +100,14 @@ LogicalResult readStage(DictionaryAttr dict, llvm::DenseSet<int64_t> &seen,
   }
   if (auto r = dict.getAs<BoolAttr>("recompute"))
     st.recompute = r.getValue();
+  if (auto z = dict.getAs<DenseF64ArrayAttr>("zero_shares"); z && !z.empty()) {
+    if (static_cast<int64_t>(z.size()) != st.data)
+      return where() << "zero_shares has " << z.size() << " entries for "
+                     << st.data << " replicas";
+    if (llvm::any_of(z.asArrayRef(), [](double v) { return !(v > 0); }))
+      return where() << "zero_shares must be positive";
+    st.zeroShares.assign(z.asArrayRef().begin(), z.asArrayRef().end());
+  }
   SmallVector<double> shares(st.data, 1.0);
   if (auto given = dict.getAs<DenseF64ArrayAttr>("batch_shares");
       given && !given.empty()) {

@@ -632,6 +632,16 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
   pred.bubbleFraction = bubbleFraction(tasks, p);
 
   // --- Memory per device ---
+  // ZeRO-1: replica r holds its share of the stage's optimizer state (the
+  // gradients stay whole). The all-reduce above stands for ZeRO's
+  // reduce-scatter and all-gather, which move the same bytes in a ring.
+  auto zeroShare = [&](const Stage &stage, int r) {
+    std::vector<double> shares = zeroStateShares(stage, &cluster);
+    if (shares.empty())
+      return 1.0;
+    double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    return shares[r] / sum;
+  };
   auto addDevice = [&](DevicePrediction &dp, const Device &d, size_t s) {
     if (dp.memory.total() > d.memoryBytes)
       pred.memoryProblems.push_back(llvm::formatv(
@@ -661,6 +671,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         auto memoKey = std::make_pair(t, batchShare);
         if (auto it = memoryMemo.find(memoKey); it != memoryMemo.end()) {
           dp.memory = it->second;
+          dp.memory.optimizer =
+              std::ceil(dp.memory.optimizer * zeroShare(stage, r));
           addDevice(dp, d, s);
           continue;
         }
@@ -879,6 +891,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                              &dp.memory.gradients, &dp.memory.optimizer})
           *part = std::ceil(*part);
         memoryMemo[memoKey] = dp.memory;
+        dp.memory.optimizer =
+            std::ceil(dp.memory.optimizer * zeroShare(stage, r));
         addDevice(dp, d, s);
       }
     }

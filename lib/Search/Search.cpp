@@ -1241,6 +1241,11 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
         b.getNamedAttr("tensor", b.getI64IntegerAttr(stage.tensor)),
         b.getNamedAttr("batch_shares", b.getDenseF64ArrayAttr(shares)),
         b.getNamedAttr("recompute", b.getBoolAttr(stage.recompute))};
+    if (stage.zero) {
+      std::vector<double> zero = zeroStateShares(stage, cluster);
+      fields.push_back(
+          b.getNamedAttr("zero_shares", b.getDenseF64ArrayAttr(zero)));
+    }
     if (cluster) {
       SmallVector<Attribute> kinds;
       for (int id : stage.devices) {

@@ -13,6 +13,7 @@
 #include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Plan/Simulator.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
@@ -71,6 +72,19 @@ private:
   bool pipeline() const { return plan.stages.size() > 1; }
   Value pipelineLoss(Value loss);
   void reduceGradients(ArrayRef<Gradient> grads, Value weight);
+  /// ZeRO-1: each replica's elements of a gradient of `elements` (empty when
+  /// the stage does not shard, or a replica's share would be empty).
+  SmallVector<int64_t> zeroSizes(int64_t elements) const;
+  /// ZeRO-1: the bucket's gradients, weighted, reduce-scattered so that
+  /// this replica keeps its shard of each (kZeroSizesAttr).
+  void scatterBucket(ArrayRef<Gradient> bucket, Value weight);
+  /// Places the builder after the last producer of the bucket (and of
+  /// `weight`), or before the return with `atEnd` or when every gradient
+  /// is a constant.
+  void setInsertionAfter(ArrayRef<Gradient> bucket, Value weight, bool atEnd);
+  /// The norm of a ZeRO-1 step adds its replicas' sums of squares: a
+  /// sharded gradient counts once, a replicated one 1/data per replica.
+  void markZeroNormGroup(ArrayRef<Gradient> grads);
 
   ModuleOp module;
   func::FuncOp func;
@@ -230,8 +244,8 @@ Value ReplicaStep::weigh(GradientBuilder &g, Value x, Value weight) {
 
 /// One bucket: its gradients flattened and concatenated, scaled by the
 /// weight, all-reduced, cut back into the results.
-void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight,
-                               ArrayRef<int64_t> over, bool atEnd) {
+void ReplicaStep::setInsertionAfter(ArrayRef<Gradient> bucket, Value weight,
+                                    bool atEnd) {
   Operation *last = nullptr;
   for (const Gradient &gr : bucket)
     if (Operation *def = gr.value.getDefiningOp())
@@ -244,6 +258,11 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight,
     b.setInsertionPointAfter(last);
   else // every gradient is a constant (a parameter the step does not use)
     b.setInsertionPoint(func.getBody().front().getTerminator());
+}
+
+void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight,
+                               ArrayRef<int64_t> over, bool atEnd) {
+  setInsertionAfter(bucket, weight, atEnd);
   Location loc = bucketLoc(bucket);
   GradientBuilder g(b, loc, {});
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -269,6 +288,80 @@ void ReplicaStep::reduceBucket(ArrayRef<Gradient> bucket, Value weight,
     ret.setOperand(gr.result, g.reshape(piece, shape));
     at += gr.elements;
   }
+}
+
+SmallVector<int64_t> ReplicaStep::zeroSizes(int64_t elements) const {
+  if (stage->zeroShares.empty() || stage->data < 2)
+    return {};
+  // Empty when a replica would get no element: the gradient stays whole.
+  std::vector<int64_t> parts = splitProportionally(elements, stage->zeroShares);
+  return SmallVector<int64_t>(parts.begin(), parts.end());
+}
+
+/// The bucket's sharded gradients are laid out replica by replica (replica
+/// 0's shard of each gradient, then replica 1's, ...), so that one
+/// reduce-scatter leaves each replica the shards it updates.
+void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
+  setInsertionAfter(bucket, weight, /*atEnd=*/false);
+  Location loc = bucketLoc(bucket);
+  GradientBuilder g(b, loc, {});
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<SmallVector<int64_t>> sizes;
+  SmallVector<Value> flat;
+  for (const Gradient &gr : bucket) {
+    sizes.push_back(zeroSizes(gr.elements));
+    flat.push_back(g.reshape(gr.value, {gr.elements}));
+  }
+  SmallVector<Value> pieces;
+  SmallVector<int64_t> perReplica(stage->data, 0);
+  for (int64_t r = 0; r < stage->data; ++r)
+    for (auto [k, gr] : llvm::enumerate(bucket)) {
+      int64_t from = 0;
+      for (int64_t q = 0; q < r; ++q)
+        from += sizes[k][q];
+      int64_t to = from + sizes[k][r];
+      pieces.push_back(g.make<onnx::SliceOp>(
+          flat[k], g.i64s({from}), g.i64s({to}), g.i64s({0}), Value()));
+      perReplica[r] += sizes[k][r];
+    }
+  int64_t total = 0;
+  for (int64_t n : perReplica)
+    total += n;
+  Value joined = onnx::ConcatOp::create(
+      b, loc, RankedTensorType::get({total}, b.getF32Type()), pieces, 0);
+  Value weighted = weigh(g, joined, weight);
+  Value mine = dist::ReduceScatterOp::create(
+      b, loc, RankedTensorType::get({perReplica[replica]}, b.getF32Type()),
+      weighted, FlatSymbolRefAttr::get(b.getContext(), kMesh),
+      b.getDenseI64ArrayAttr(group), b.getStringAttr("sum"),
+      b.getI64IntegerAttr(0), b.getDenseI64ArrayAttr(perReplica));
+  int64_t at = 0;
+  for (auto [k, gr] : llvm::enumerate(bucket)) {
+    int64_t n = sizes[k][replica];
+    Value shard = g.make<onnx::SliceOp>(mine, g.i64s({at}), g.i64s({at + n}),
+                                        g.i64s({0}), Value());
+    ret.setOperand(gr.result, shard);
+    func.setResultAttr(gr.result, train::kZeroSizesAttr,
+                       b.getDenseI64ArrayAttr(sizes[k]));
+    at += n;
+  }
+  func.setFunctionType(
+      b.getFunctionType(func.getArgumentTypes(), ret.getOperandTypes()));
+  func->setAttr(train::kZeroGroupAttr, b.getDenseI64ArrayAttr(group));
+}
+
+void ReplicaStep::markZeroNormGroup(ArrayRef<Gradient> grads) {
+  if (!pipeline()) {
+    func->setAttr(train::kNormGroupAttr, b.getDenseI64ArrayAttr(group));
+    for (const Gradient &gr : grads)
+      func.setResultAttr(
+          gr.result, train::kNormWeightAttr,
+          b.getF64FloatAttr(1.0 / static_cast<double>(stage->data)));
+  }
+  for (const Gradient &gr : grads)
+    if (func.getResultAttr(gr.result, train::kZeroSizesAttr))
+      func.removeResultAttr(gr.result, StringAttr::get(func.getContext(),
+                                                       train::kNormWeightAttr));
 }
 
 void ReplicaStep::addMesh() {
@@ -384,21 +477,32 @@ void ReplicaStep::markNormGroup(ArrayRef<Gradient> grads) {
 void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
   int64_t cap = std::max<int64_t>(
       1, static_cast<int64_t>(bucketMiB * 1024 * 1024 / sizeof(float)));
-  SmallVector<Gradient> bucket;
-  int64_t filled = 0;
+  // Two kinds of bucket: all-reduced, and (ZeRO-1) reduce-scattered.
+  SmallVector<Gradient> buckets[2];
+  int64_t filled[2] = {0, 0};
+  auto flush = [&](int kind) {
+    if (buckets[kind].empty())
+      return;
+    if (kind)
+      scatterBucket(buckets[kind], weight);
+    else
+      reduceBucket(buckets[kind], weight);
+    buckets[kind].clear();
+    filled[kind] = 0;
+  };
   for (const Gradient &gr : grads) {
     if (func.getResultAttr(gr.result, train::kNoGradientAttr))
       continue;
-    if (!bucket.empty() && filled + gr.elements > cap) {
-      reduceBucket(bucket, weight);
-      bucket.clear();
-      filled = 0;
-    }
-    bucket.push_back(gr);
-    filled += gr.elements;
+    int kind = zeroSizes(gr.elements).empty() ? 0 : 1;
+    if (!buckets[kind].empty() && filled[kind] + gr.elements > cap)
+      flush(kind);
+    buckets[kind].push_back(gr);
+    filled[kind] += gr.elements;
   }
-  if (!bucket.empty())
-    reduceBucket(bucket, weight);
+  flush(0);
+  flush(1);
+  if (!stage->zeroShares.empty())
+    markZeroNormGroup(grads);
 }
 
 LogicalResult ReplicaStep::run() {

@@ -17,6 +17,14 @@ using namespace mlir;
 using namespace hetpar;
 
 namespace {
+/// A parameter the step updates: its global, its gradient (a ZeRO-1 shard
+/// under train::kZeroSizesAttr) and the gradient's result number.
+struct Param {
+  ml_program::GlobalOp global;
+  Value grad;
+  unsigned result;
+};
+
 struct TrainOptimizerPass
     : public hetpar::impl::TrainOptimizerPassBase<TrainOptimizerPass> {
   using Base::Base;
@@ -66,15 +74,52 @@ struct TrainOptimizerPass
     return g;
   }
 
-  /// Zero-initialized optimizer state PARAM.SLOT of `param`'s type.
-  ml_program::GlobalOp addState(OpBuilder &top, SymbolTable &symbols,
-                                ml_program::GlobalOp param, StringRef slot) {
-    auto s = addGlobal(
-        top, symbols, param.getLoc(), (param.getSymName() + "." + slot).str(),
-        llvm::cast<RankedTensorType>(param.getType()), "optimizer");
+  /// Zero-initialized optimizer state PARAM.SLOT of `param`'s type, or
+  /// with a ZeRO-1 `shard` (offset, elements) of the shard's: a vector of
+  /// that many elements marked with its offset (train::kShardOffsetAttr).
+  ml_program::GlobalOp
+  addState(OpBuilder &top, SymbolTable &symbols, ml_program::GlobalOp param,
+           StringRef slot,
+           std::optional<std::pair<int64_t, int64_t>> shard = std::nullopt) {
+    auto type = llvm::cast<RankedTensorType>(param.getType());
+    if (shard)
+      type = RankedTensorType::get({shard->second}, type.getElementType());
+    auto s =
+        addGlobal(top, symbols, param.getLoc(),
+                  (param.getSymName() + "." + slot).str(), type, "optimizer");
     s->setAttr(train::kStateOfAttr, FlatSymbolRefAttr::get(param));
     s->setAttr(train::kSlotAttr, top.getStringAttr(slot));
+    if (shard)
+      s->setAttr(train::kShardOffsetAttr, top.getI64IntegerAttr(shard->first));
     return s;
+  }
+
+  /// The elements [offset, offset + n) of the flattened parameter value.
+  static Value shardOfParam(GradientBuilder &g, Value param,
+                            std::pair<int64_t, int64_t> shard) {
+    auto t = llvm::cast<RankedTensorType>(param.getType());
+    Value flat = g.reshape(param, {t.getNumElements()});
+    Value from = g.i64s({shard.first});
+    Value to = g.i64s({shard.first + shard.second});
+    return g.make<onnx::SliceOp>(flat, from, to, g.i64s({0}), Value());
+  }
+
+  /// The whole parameter from every replica's updated shard (one
+  /// all-gather over train::kZeroGroupAttr), in the parameter's shape.
+  static Value gatherParam(OpBuilder &b, Location loc, func::FuncOp func,
+                           const Param &p, Value shard) {
+    ml_program::GlobalOp global = p.global;
+    auto type = llvm::cast<RankedTensorType>(global.getType());
+    auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(
+        p.result, train::kZeroSizesAttr);
+    auto group = func->getAttrOfType<DenseI64ArrayAttr>(train::kZeroGroupAttr);
+    Value whole = dist::AllGatherOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+        shard, FlatSymbolRefAttr::get(b.getContext(), "mesh"), group,
+        b.getI64IntegerAttr(0), sizes);
+    GradientBuilder g(b, loc, {});
+    return g.reshape(whole, type.getShape());
   }
 
   Value load(OpBuilder &b, Location loc, ml_program::GlobalOp g) {
@@ -106,23 +151,45 @@ struct TrainOptimizerPass
       d.getStepMutable().assign(counter);
   }
 
-  /// A pipeline's norm over every stage (train::kNormGroupAttr), as
-  /// hetpar-dist-reduce-gradients marked it.
-  static void readNormGroup(func::FuncOp func, train::GradScaleInputs &in) {
+  /// A norm over several devices (train::kNormGroupAttr), as
+  /// hetpar-dist-reduce-gradients marked it: the group, and the weight of
+  /// each of `params`.
+  static void readNormGroup(func::FuncOp func, ArrayRef<Param> params,
+                            train::GradScaleInputs &in) {
     auto group = func->getAttrOfType<DenseI64ArrayAttr>(train::kNormGroupAttr);
     if (!group)
       return;
     in.normGroup.assign(group.asArrayRef().begin(), group.asArrayRef().end());
-    for (unsigned i = 1; i < func.getNumResults(); ++i) {
-      auto w = func.getResultAttrOfType<FloatAttr>(i, train::kNormWeightAttr);
+    for (const Param &p : params) {
+      auto w =
+          func.getResultAttrOfType<FloatAttr>(p.result, train::kNormWeightAttr);
       in.normWeights.push_back(w ? w.getValueAsDouble() : 1.0);
     }
+  }
+
+  /// ZeRO-1: this device's shard of `p` (its flattened elements [offset,
+  /// offset + sizes[me])), from train::kZeroSizesAttr; nullopt when whole.
+  static std::optional<std::pair<int64_t, int64_t>> shardOf(func::FuncOp func,
+                                                            const Param &p) {
+    auto sizes = func.getResultAttrOfType<DenseI64ArrayAttr>(
+        p.result, train::kZeroSizesAttr);
+    auto group = func->getAttrOfType<DenseI64ArrayAttr>(train::kZeroGroupAttr);
+    auto device = func->getAttrOfType<IntegerAttr>("dist.device");
+    if (!sizes || !group || !device)
+      return std::nullopt;
+    int64_t offset = 0;
+    for (auto [id, n] : llvm::zip(group.asArrayRef(), sizes.asArrayRef())) {
+      if (id == device.getInt())
+        return std::make_pair(offset, n);
+      offset += n;
+    }
+    return std::nullopt;
   }
 
   LogicalResult apply(ModuleOp module, func::FuncOp func) {
     auto ret =
         llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    SmallVector<std::pair<ml_program::GlobalOp, Value>> params;
+    SmallVector<Param> params;
     for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
       auto of = func.getResultAttrOfType<FlatSymbolRefAttr>(
           i, train::kGradientOfAttr);
@@ -136,7 +203,7 @@ struct TrainOptimizerPass
       // No path to the loss: the parameter stays as it is
       // (train::kNoGradientAttr).
       if (!func.getResultAttr(i, train::kNoGradientAttr))
-        params.push_back({g, ret.getOperand(i)});
+        params.push_back({g, ret.getOperand(i), i});
     }
     // A pipeline stage without parameters (it only passes activations and
     // gradients on) still counts the steps (its Dropout masks read them).
@@ -157,7 +224,7 @@ struct TrainOptimizerPass
       store(b, loc, stepGlobal, g.add(before, g.scalar(1.0, before)));
       // The other stages' norm needs this device's (empty) share.
       train::GradScaleInputs none;
-      readNormGroup(func, none);
+      readNormGroup(func, {}, none);
       if (!none.normGroup.empty() &&
           (clipGradNorm > 0 || func->hasAttr(train::kLossScaleAttr)))
         dist::AllReduceOp::create(
@@ -185,12 +252,13 @@ struct TrainOptimizerPass
       countMasksByMicrobatch(func, stepGlobal, microGlobal);
       in.apply = train::equals(g, micro, accumulate - 1);
       Value first = train::equals(g, micro, 0);
-      for (auto &[param, grad] : params) {
-        auto acc = addState(top, symbols, param, "grad_accum");
+      for (Param &p : params) {
+        auto acc =
+            addState(top, symbols, p.global, "grad_accum", shardOf(func, p));
         Value sum = g.make<onnx::WhereOp>(
-            first, grad, g.add(load(b, param.getLoc(), acc), grad));
-        store(b, param.getLoc(), acc, sum);
-        grad = sum;
+            first, p.grad, g.add(load(b, p.global.getLoc(), acc), p.grad));
+        store(b, p.global.getLoc(), acc, sum);
+        p.grad = sum;
       }
     }
     Value step = in.apply ? g.add(before, g.cast(in.apply, top.getI64Type()))
@@ -210,21 +278,25 @@ struct TrainOptimizerPass
       in.lossScale = load(b, loc, scaleGlobal);
     }
     SmallVector<Value> grads;
-    for (auto &p : params)
-      grads.push_back(p.second);
-    readNormGroup(func, in);
+    for (const Param &p : params)
+      grads.push_back(p.grad);
+    readNormGroup(func, params, in);
     Value finite;
     Value scale = train::gradScale(g, grads, in, finite);
     double wd = weightDecay >= 0 ? weightDecay.getValue()
                                  : (optimizer == "adamw" ? 0.01 : 0.0);
-    for (auto [param, grad] : params) {
-      auto type = llvm::cast<RankedTensorType>(param.getType());
+    for (const Param &p : params) {
+      ml_program::GlobalOp param = p.global;
+      auto shard = shardOf(func, p);
+      auto type = llvm::cast<RankedTensorType>(p.grad.getType());
       Location ploc = param.getLoc();
       auto state = [&](StringRef slot) {
-        return addState(top, symbols, param, slot);
+        return addState(top, symbols, param, slot, shard);
       };
       SmallVector<ml_program::GlobalOp> targets{param};
-      SmallVector<Value> operands{load(b, ploc, param), grad};
+      SmallVector<Value> operands{load(b, ploc, param), p.grad};
+      if (shard)
+        operands[0] = shardOfParam(g, operands[0], *shard);
       if (optimizer == "adamw") {
         targets.push_back(state("exp_avg"));
         targets.push_back(state("exp_avg_sq"));
@@ -248,7 +320,10 @@ struct TrainOptimizerPass
             momentum > 0 ? operands[2] : Value(), rate, step, scale,
             b.getF32FloatAttr(momentum), b.getI64IntegerAttr(nesterov ? 1 : 0),
             b.getF32FloatAttr(wd));
-      for (auto [t, r] : llvm::zip(targets, update->getResults()))
+      SmallVector<Value> updated(update->getResults());
+      if (shard)
+        updated[0] = gatherParam(b, ploc, func, p, updated[0]);
+      for (auto [t, r] : llvm::zip(targets, updated))
         store(b, ploc, t, r);
     }
     // Last: everything above read the counters before this update.

@@ -87,6 +87,30 @@ Status validate(Program &program, const std::string &path,
   return Status::ok();
 }
 
+/// The layout index of a device's ZeRO-1 checkpoint: for each sharded
+/// tensor, {"of": parameter, "shape": the parameter's shape, "offset": its
+/// first element of the flattened parameter, "elements": how many}, so that
+/// the shards of all devices' files join into whole state.
+json shardLayout(const Program &program) {
+  json layout = json::object();
+  for (const WeightTensor &w : program.weightTensors()) {
+    if (w.shardOffset < 0)
+      continue;
+    std::vector<int64_t> shape;
+    for (const WeightTensor &p : program.weightTensors())
+      if (p.name == w.of)
+        shape = p.shape;
+    int64_t elements = 1;
+    for (int64_t d : w.shape)
+      elements *= d;
+    layout[w.name] = {{"of", w.of},
+                      {"shape", shape},
+                      {"offset", w.shardOffset},
+                      {"elements", elements}};
+  }
+  return layout;
+}
+
 } // namespace
 
 std::string checkpointPath(const std::string &dir) {
@@ -103,7 +127,19 @@ int64_t pipelineStageOf(const Program &program) {
   return stages > 1 ? stage : -1;
 }
 
+bool shardsOptimizerState(const Program &program) {
+  for (const WeightTensor &w : program.weightTensors())
+    if (w.shardOffset >= 0)
+      return true;
+  return false;
+}
+
 std::string checkpointPath(const Program &program, const std::string &dir) {
+  if (shardsOptimizerState(program))
+    return (std::filesystem::path(dir) /
+            ("checkpoint.device" + std::to_string(program.deviceId()) +
+             ".safetensors"))
+        .string();
   int64_t stage = pipelineStageOf(program);
   if (stage < 0)
     return checkpointPath(dir);
@@ -155,6 +191,8 @@ Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
                    {"model", program.training().model},
                    {"program", programFingerprint(program.weightTensors())},
                    {"crc32", crcs.dump()}};
+  if (shardsOptimizerState(program))
+    file.metadata["layout"] = shardLayout(program).dump();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)

@@ -240,7 +240,19 @@ parseWeightsIndex(const json &index, const std::string &indexPath,
       t.field("role").error("'" + role +
                             "' is not constant, param, buffer, optimizer, "
                             "step or state");
-    out.push_back({{info.name, info.dtype, info.shape, offset, size, role},
+    std::string of = t.has("of") ? t.field("of").str() : "";
+    int64_t shardOffset = -1;
+    if (t.has("shard_offset")) {
+      if (role != "optimizer" || of.empty())
+        t.field("shard_offset")
+            .error("belongs to optimizer state (role optimizer, with 'of')");
+      uint64_t v = t.field("shard_offset").u64();
+      if (v > (uint64_t(1) << 53))
+        t.field("shard_offset").error("is not an element offset");
+      shardOffset = int64_t(v);
+    }
+    out.push_back({{info.name, info.dtype, info.shape, offset, size, role, of,
+                    shardOffset},
                    uint32_t(crc)});
   }
   return out;

@@ -3,6 +3,8 @@
 // RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=0.00001' | FileCheck %s --check-prefix=BUCKETS
 // RUN: hetpar-opt %t/xent.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=2 | FileCheck %s --check-prefix=XENT
 // RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
+// RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO
+// RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 --hetpar-train-optimizer | FileCheck %s --check-prefix=ZEROOPT
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-reduce-gradients=device=1 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-reduce-gradients --verify-diagnostics
 
@@ -45,6 +47,47 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
     %b = ml_program.global_load @b : tensor<2xf32>
     %0 = onnx.MatMul(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
     %1 = onnx.Add(%0, %b) : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+    %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
+    return %2 : tensor<f32>
+  }
+}
+
+//--- zero.mlir
+// ZeRO-1 with state shares 3:1 (zero_shares). @w's 8 gradient elements are
+// cut 6:2: replica 0's 6, then replica 1's 2, are reduce-scattered, and
+// device 1 returns its 2 (hetpar.zero_sizes; splitProportionally: one
+// each, the other 6 by 3:1). @b, one element for two replicas, stays whole
+// and is all-reduced. The norm adds the replicas' sums of squares: a shard
+// once, @b half on each.
+// ZERO: func.func @main({{.*}}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @w, hetpar.zero_sizes = array<i64: 6, 2>, onnx.name = "w.grad"}, tensor<f32> {hetpar.grad_norm_weight = 5.000000e-01 : f64, hetpar.gradient_of = @b, onnx.name = "b.grad"})
+// ZERO-SAME: attributes {dist.device = 1 : i64, hetpar.grad_norm_group = array<i64: 0, 1>, hetpar.zero_group = array<i64: 0, 1>}
+// ZERO: dist.all_reduce %{{.*}} on @mesh [0, 1] reduction "sum" : tensor<f32>
+// ZERO: %[[FW:.*]] = onnx.Reshape(%{{.*}}, %{{.*}}) : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<8xf32>
+// ZERO: %[[P0:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<6xf32>
+// ZERO: %[[P1:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<2xf32>
+// ZERO: %[[CAT:.*]] = onnx.Concat(%[[P0]], %[[P1]]) {axis = 0 : i64} : (tensor<6xf32>, tensor<2xf32>) -> tensor<8xf32>
+// ZERO: %[[S:.*]] = onnx.Mul(%[[CAT]], %{{.*}})
+// ZERO: %[[MINE:.*]] = dist.reduce_scatter %[[S]] on @mesh [0, 1] reduction "sum" dim 0 sizes [6, 2] : tensor<8xf32> -> tensor<2xf32>
+// The optimizer updates device 1's 2 elements (offset 6) with state of that
+// size, then all-gathers @w.
+// ZEROOPT: ml_program.global private mutable @w.exp_avg(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.shard_offset = 6 : i64, hetpar.slot = "exp_avg", hetpar.state_of = @w}
+// ZEROOPT: ml_program.global private mutable @b.exp_avg(dense<0.000000e+00> : tensor<f32>) : tensor<f32> {hetpar.role = "optimizer", hetpar.slot = "exp_avg", hetpar.state_of = @b}
+// ZEROOPT: dist.reduce_scatter
+// ZEROOPT: %[[W:.*]] = ml_program.global_load @w : tensor<4x2xf32>
+// ZEROOPT: %[[FLAT:.*]] = onnx.Reshape(%[[W]], %{{.*}}) : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<8xf32>
+// ZEROOPT: %[[MINE:.*]] = onnx.Slice(%[[FLAT]], {{.*}}) -> tensor<2xf32>
+// ZEROOPT: %[[NEW:.*]], %{{.*}}, %{{.*}} = onnx.AdamWOptimizer(%[[MINE]],
+// ZEROOPT: %[[ALL:.*]] = dist.all_gather %[[NEW]] on @mesh [0, 1] dim 0 sizes [6, 2] : tensor<2xf32> -> tensor<8xf32>
+// ZEROOPT: %[[BACK:.*]] = onnx.Reshape(%[[ALL]], %{{.*}}) : (tensor<8xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+// ZEROOPT: ml_program.global_store @w = %[[BACK]] : tensor<4x2xf32>
+module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>, zero_shares = array<f64: 3.0, 1.0>, kinds = ["H100-PCIe-80GB", "L4"]}]}} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @b(dense<0.1> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %b = ml_program.global_load @b : tensor<f32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+    %1 = onnx.Add(%0, %b) : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
     %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
     return %2 : tensor<f32>
   }

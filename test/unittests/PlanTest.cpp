@@ -293,7 +293,7 @@ TEST(PlanFormat, ErrorsNameFileLineAndField) {
       "{\"stages\": [{\"ops\": [\"a\"], \"devices\": [0], \"colour\": 1}]}",
       "p.json:1:44: stages[0]: unknown field 'colour' (fields: ops, first, "
       "last, devices, data, tensor, batch_shares, shardings, recompute, "
-      "forward_time_s, backward_time_s)");
+      "zero, zero_shares, forward_time_s, backward_time_s)");
   expectError("{\"stages\": []}",
               "p.json: stages: a plan needs at least one stage");
   expectError(

@@ -204,6 +204,13 @@ static cl::opt<bool> uncheckedIndices(
              "labels) that are out of range; the kernels still stay inside "
              "their buffers (docs/reliability.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<int> zeroStage(
+    "zero-stage",
+    cl::desc("Training: the ZeRO stage of every data-parallel stage of the "
+             "plan, 0 (each replica holds all optimizer state) or 1 (each "
+             "holds a shard in proportion to its device memory; "
+             "docs/training.md, \"Sharded optimizer state\")"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
 static cl::opt<int> optLevel("opt-level",
                              cl::desc("Optimization level of the builds (0-3, "
                                       "default 2)"),
@@ -445,6 +452,21 @@ static int planModel(ModuleOp module,
     plan = dp->plan;
     plan.origin = "baseline: data_parallel (training code generation)";
     prediction = dp->prediction;
+  }
+
+  // --zero-stage applies to every data-parallel stage of the plan, whose
+  // prediction then holds each replica's share of the optimizer state.
+  bool zeroed = false;
+  for (hetpar::Stage &st : plan.stages)
+    if (zeroStage > 0 && st.data > 1 && st.zero != zeroStage) {
+      st.zero = zeroStage;
+      zeroed = true;
+    }
+  if (zeroed) {
+    auto sharded = hetpar::simulate(module, *cluster, plan, **model);
+    if (!sharded)
+      return fail(llvm::toString(sharded.takeError()));
+    prediction = std::move(*sharded);
   }
 
   llvm::json::Object planJSON =
@@ -853,6 +875,12 @@ int main(int argc, char **argv) {
                 "' (float32, float16 or bfloat16)");
   // A training program for one device (docs/training.md).
   bool trainingProgram = codegen && !planned && mode == hetpar::Mode::Training;
+  if (zeroStage < 0 || zeroStage > 1)
+    return fail("--zero-stage must be 0 or 1 (ZeRO-1 shards the optimizer "
+                "state; stages 2 and 3 are not implemented)");
+  if (zeroStage > 0 && mode != hetpar::Mode::Training)
+    return fail("--zero-stage shards optimizer state: it needs --mode "
+                "training");
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   for (const std::string &t : targets)

@@ -31,8 +31,10 @@ bool reports(const Program &program) {
 
 /// Whether this process writes checkpoints: the reporter, and in a pipeline
 /// the first device of every other stage (each stage's replicas hold the
-/// same weights, its own).
+/// same weights, its own); with ZeRO-1, every device.
 bool writesCheckpoints(const Program &program) {
+  if (shardsOptimizerState(program))
+    return true; // each device its own shard of the optimizer state
   int64_t stage = pipelineStageOf(program);
   if (stage < 0)
     return reports(program);

@@ -36,6 +36,9 @@ struct StageAnnotation {
   /// (offsets[r] = rows[0] + ... + rows[r-1]).
   llvm::SmallVector<int64_t> rows, offsets;
   bool recompute = false;
+  /// ZeRO-1 (training): each replica's relative share of the optimizer
+  /// state (`zero_shares`; empty: every replica holds all of it).
+  llvm::SmallVector<double> zeroShares;
   /// The replica of device `id` in this stage, or -1.
   int64_t replicaOf(int64_t id) const;
 };

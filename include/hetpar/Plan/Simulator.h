@@ -181,6 +181,14 @@ std::string formatBytes(double bytes);
 std::vector<int64_t> splitProportionally(int64_t total,
                                          llvm::ArrayRef<double> weights);
 
+/// ZeRO-1: each data-parallel replica's relative share of a training
+/// stage's optimizer state: the plan's `zero_shares`, else each replica's
+/// (first) device memory in bytes from `cluster` (1 each without one).
+/// Empty when the stage's `zero` is 0. The shares annotateModule writes and
+/// the simulator's memory use; hetpar-dist-reduce-gradients cuts each
+/// parameter by them with splitProportionally.
+std::vector<double> zeroStateShares(const Stage &stage, const Cluster *cluster);
+
 /// The reference plans the chosen plan is compared against: pure data
 /// parallelism, a pipeline with one stage per device, pure tensor parallelism
 /// (each built as Baselines.cpp describes), with their predictions.

@@ -290,6 +290,16 @@ def DistReduceGradientsPass
       `hetpar.grad_norm_group` (every device of the plan) and each gradient
       held by several devices a `hetpar.grad_norm_weight` of 1 over their
       count, for hetpar-train-optimizer's norm of the whole model.
+    * ZeRO-1 (a stage with `zero_shares` in the plan; docs/training.md,
+      "Sharded optimizer state"): each gradient with at least one element
+      per replica is cut by the shares (splitProportionally); a bucket of
+      such gradients, laid out replica by replica, is reduce-scattered, and
+      the result becomes this replica's shard, marked `hetpar.zero_sizes`
+      (every replica's count, in the order of the function's
+      `hetpar.zero_group`). The function gets `hetpar.grad_norm_group`: a
+      shard counts once in the norm, a whole gradient 1 over the replicas.
+    * A gradient marked `hetpar.no_gradient` (no path to the loss) is not
+      summed: it stays zero and the optimizer skips it.
 
     Errors: no plan or a bad one (PlanAnnotation.h); a plan with tensor
     parallelism (not generated yet); `device` not in the plan; a pipeline
@@ -591,6 +601,14 @@ def TrainOptimizerPass : Pass<"hetpar-train-optimizer", "mlir::ModuleOp"> {
     the group by one scalar `dist.all_reduce`: the norm of the whole model's
     gradient. A stage without gradients only counts the step (and adds 0 to
     that all-reduce).
+
+    A ZeRO-1 shard (a gradient result marked `hetpar.zero_sizes`): the
+    parameter's state globals hold this device's shard only (a vector,
+    marked `hetpar.shard_offset`), the update reads that slice of the
+    flattened parameter, and a `dist.all_gather` over `hetpar.zero_group`
+    rebuilds the whole parameter before it is stored. A gradient marked
+    `hetpar.no_gradient` (no path to the loss) gets no state and no update,
+    as PyTorch's optimizers skip a parameter whose .grad is None.
 
     Errors, at the module before anything changes (also with
     `optimizer=none`): an unknown optimizer or schedule; `lr` not positive;

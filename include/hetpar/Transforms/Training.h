@@ -47,6 +47,19 @@ inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
 /// stages read (hetpar-compile writes it from the partition;
 /// hetpar-dist-reduce-gradients sums the parameter's gradient over them).
 inline constexpr llvm::StringLiteral kSharedParamsAttr = "hetpar.shared_params";
+/// ZeRO-1 (docs/training.md, "Sharded optimizer state"). On a gradient
+/// result (hetpar-dist-reduce-gradients): the result is this replica's shard
+/// of the flattened gradient, and the attribute gives every replica's
+/// element count, in the order of the step function's kZeroGroupAttr
+/// (the stage's replicas, mesh order). hetpar-train-optimizer updates that
+/// shard of the parameter with optimizer state of the shard's size, then
+/// all-gathers the parameter.
+inline constexpr llvm::StringLiteral kZeroSizesAttr = "hetpar.zero_sizes";
+inline constexpr llvm::StringLiteral kZeroGroupAttr = "hetpar.zero_group";
+/// On an optimizer-state global of a ZeRO-1 shard: the first element of the
+/// flattened parameter (its kStateOfAttr) that the state holds. weights.json
+/// carries it as "shard_offset"; a checkpoint's layout index is built from it.
+inline constexpr llvm::StringLiteral kShardOffsetAttr = "hetpar.shard_offset";
 /// The gradient norm of a pipeline's step (clipping, the overflow test of
 /// dynamic loss scaling) is over every stage's gradients: on the step
 /// function, the devices (mesh order) whose weighted sums of squares add up

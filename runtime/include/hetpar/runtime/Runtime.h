@@ -176,6 +176,11 @@ struct WeightTensor {
   /// "constant" (also when weights.json gives none), "param", "buffer",
   /// "optimizer", "step" or "state" (docs/training.md).
   std::string role = "constant";
+  /// Optimizer state: the parameter it belongs to ("" otherwise).
+  std::string of;
+  /// ZeRO-1 optimizer state: the first element of the flattened parameter
+  /// `of` that this device's shard holds; -1 when the state is whole.
+  int64_t shardOffset = -1;
 };
 
 /// The manifest's "training" object (docs/training.md): present only in a

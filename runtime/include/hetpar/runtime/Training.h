@@ -150,10 +150,16 @@ std::string checkpointPath(const std::string &dir);
 /// stages (manifest devices[].stage), else -1.
 int64_t pipelineStageOf(const Program &program);
 
-/// The checkpoint file of `program`'s device: checkpointPath(dir), or for a
+/// Whether `program`'s device holds a ZeRO-1 shard of the optimizer state
+/// (a weights tensor with a shard offset): each device then writes and
+/// resumes its own checkpoint.
+bool shardsOptimizerState(const Program &program);
+
+/// The checkpoint file of `program`'s device: checkpointPath(dir); for a
 /// device of pipeline stage s, DIR/checkpoint.stage<s>.safetensors (each
 /// stage holds its own parameters and optimizer state; docs/training.md,
-/// "Pipeline training").
+/// "Pipeline training"); for a device with sharded optimizer state,
+/// DIR/checkpoint.device<id>.safetensors ("Sharded optimizer state").
 std::string checkpointPath(const Program &program, const std::string &dir);
 
 /// The fingerprint of a program's weights layout: the zlib CRC-32, as 8
