@@ -80,6 +80,31 @@ std::vector<double> zeroStateShares(const Stage &stage,
   return shares;
 }
 
+std::optional<std::pair<Plan, Prediction>>
+shardStateIfNeeded(const OpCatalog &catalog, mlir::func::FuncOp func,
+                   const Cluster &cluster, const Plan &plan,
+                   const Prediction &pred, const CostModel &model) {
+  if (plan.mode != Mode::Training || pred.memoryProblems.empty())
+    return std::nullopt;
+  Plan sharded = plan;
+  bool any = false;
+  for (Stage &st : sharded.stages)
+    if (st.data > 1 && st.zero == 0) {
+      st.zero = 1;
+      any = true;
+    }
+  if (!any)
+    return std::nullopt;
+  auto p = simulate(catalog, func, cluster, sharded, model, false);
+  if (!p) {
+    llvm::consumeError(p.takeError());
+    return std::nullopt;
+  }
+  if (!p->memoryProblems.empty())
+    return std::nullopt;
+  return std::make_pair(std::move(sharded), std::move(*p));
+}
+
 namespace {
 
 struct ModelOps {
@@ -344,10 +369,18 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
     if (b.prediction || !b.notApplicable.empty())
       continue;
     auto pred = simulate(catalog, func, cluster, b.plan, model, false);
-    if (pred)
-      b.prediction = std::move(*pred);
-    else
+    if (!pred) {
       b.notApplicable = llvm::toString(pred.takeError());
+      continue;
+    }
+    b.prediction = std::move(*pred);
+    // Training replicas whose optimizer state does not fit shard it.
+    if (auto zero = shardStateIfNeeded(catalog, func, cluster, b.plan,
+                                       *b.prediction, model)) {
+      b.plan = std::move(zero->first);
+      b.plan.origin += ", ZeRO-1";
+      b.prediction = std::move(zero->second);
+    }
   }
   return out;
 }

@@ -975,10 +975,17 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (!pred)
       return pred.takeError();
     Candidate c{std::move(*plan), std::move(*pred), ""};
+    // Training replicas whose optimizer state does not fit shard it.
+    if (auto zero = shardStateIfNeeded(catalog, func, cluster, c.plan,
+                                       c.prediction, model)) {
+      c.plan = std::move(zero->first);
+      c.prediction = std::move(zero->second);
+    }
     std::string shape;
     for (auto [s, stage] : llvm::enumerate(c.plan.stages))
-      shape += llvm::formatv("{0}{1}x{2}{3}", s ? " | " : "", stage.data,
-                             stage.tensor, stage.recompute ? " rc" : "");
+      shape += llvm::formatv("{0}{1}x{2}{3}{4}", s ? " | " : "", stage.data,
+                             stage.tensor, stage.recompute ? " rc" : "",
+                             stage.zero ? " zero1" : "");
     c.description = llvm::formatv("{0} stage(s) [{1}], {2} microbatch(es)",
                                   c.plan.stages.size(), shape, e.m);
     out.push_back(std::move(c));

@@ -401,8 +401,9 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
     bool last = s + 1 == plan->stages.size();
     for (auto [r, id] : llvm::enumerate(stage.devices)) {
       // Replicas of one stage with equal rows share a step, unless
-      // transfers to other stages make each device's its own.
-      if (!pipeline) {
+      // transfers to other stages, or ZeRO-1 shards of the optimizer state
+      // (each replica updates its own), make each device's its own.
+      if (!pipeline && stage.zeroShares.empty()) {
         auto [it, fresh] =
             byRows.try_emplace(stage.rows[r], out.modules.size());
         out.moduleOf.push_back(it->second);

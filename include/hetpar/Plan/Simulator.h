@@ -189,6 +189,16 @@ std::vector<int64_t> splitProportionally(int64_t total,
 /// parameter by them with splitProportionally.
 std::vector<double> zeroStateShares(const Stage &stage, const Cluster *cluster);
 
+/// Training: `plan` with ZeRO-1 on each of its data-parallel stages, and its
+/// prediction, when `pred` (the plan's own) does not fit memory and that one
+/// does; nullopt otherwise (inference, no data-parallel stage, fits already,
+/// or ZeRO-1 does not help enough). What the search and the data-parallel
+/// baseline do with a plan that does not fit.
+std::optional<std::pair<Plan, Prediction>>
+shardStateIfNeeded(const OpCatalog &catalog, mlir::func::FuncOp func,
+                   const Cluster &cluster, const Plan &plan,
+                   const Prediction &pred, const CostModel &model);
+
 /// The reference plans the chosen plan is compared against: pure data
 /// parallelism, a pipeline with one stage per device, pure tensor parallelism
 /// (each built as Baselines.cpp describes), with their predictions.
