@@ -544,7 +544,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   interruptedFolder = std::string(tmp);
   cleanupState = 0;
   installInterruptCleanup();
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     int armed = 0;
     if (!cleanupState.compare_exchange_strong(armed, 1)) {
       // The interrupt handler is removing it: wait, or exiting now would
