@@ -87,6 +87,19 @@ bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
       });
 }
 
+/// Relative shares (batch_shares, zero_shares): positive numbers.
+bool parseShares(YAMLReader &in, yaml::Node *value, const std::string &field,
+                 std::vector<double> &out) {
+  auto v = in.numbers(value, field);
+  if (!v)
+    return false;
+  for (double share : *v)
+    if (!(share > 0))
+      return in.fail(value, field, "shares must be positive");
+  out = *v;
+  return true;
+}
+
 /// One stage: its fields, then the checks that relate them.
 bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
                 Stage &stage) {
@@ -129,16 +142,8 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
           (key == "data" ? stage.data : stage.tensor) = v.value_or(1);
           return v.has_value();
         }
-        if (key == "batch_shares") {
-          auto v = in.numbers(value, f);
-          if (!v)
-            return false;
-          for (double share : *v)
-            if (!(share > 0))
-              return in.fail(value, f, "shares must be positive");
-          stage.batchShares = *v;
-          return true;
-        }
+        if (key == "batch_shares")
+          return parseShares(in, value, f, stage.batchShares);
         if (key == "shardings") {
           // A mapping from op name to sharding (free-form keys).
           auto *map = dyn_cast<yaml::MappingNode>(value);
@@ -171,16 +176,8 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
           stage.zero = static_cast<int>(v.value_or(0));
           return v.has_value();
         }
-        if (key == "zero_shares") {
-          auto v = in.numbers(value, f);
-          if (!v)
-            return false;
-          for (double share : *v)
-            if (!(share > 0))
-              return in.fail(value, f, "shares must be positive");
-          stage.zeroShares = *v;
-          return true;
-        }
+        if (key == "zero_shares")
+          return parseShares(in, value, f, stage.zeroShares);
         value->skip(); // forward_time_s / backward_time_s: outputs
         return true;
       });
