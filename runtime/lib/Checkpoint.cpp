@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace hetpar::rt {
 
@@ -111,6 +112,76 @@ json shardLayout(const Program &program) {
   return layout;
 }
 
+/// The `__metadata__.step` of the safetensors file at `path`, from its header
+/// only; "" when the file or its header cannot be read.
+std::string stepInHeader(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t n = 0;
+  if (!in.read(reinterpret_cast<char *>(&n), 8) || n > (uint64_t(1) << 27))
+    return "";
+  std::string header(n, '\0');
+  if (!in.read(header.data(), std::streamsize(n)))
+    return "";
+  json j = json::parse(header, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("__metadata__") ||
+      !j["__metadata__"].is_object() || !j["__metadata__"].contains("step") ||
+      !j["__metadata__"]["step"].is_string())
+    return "";
+  return j["__metadata__"]["step"].get<std::string>();
+}
+
+/// A folder of the other kind of checkpoint (one file per device, or one per
+/// stage or run) is named as such, not as a missing file.
+Status checkCheckpointKind(const Program &program, const std::string &dir,
+                           const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return Status::ok();
+  bool perDevice = false;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    perDevice |= name.rfind("checkpoint.device", 0) == 0;
+  }
+  if (shardsOptimizerState(program) == perDevice)
+    return Status::ok(); // reading `path` names what is missing
+  return Status::error(
+      "cannot resume from '" + dir + "': " +
+      (perDevice ? "it holds a ZeRO-1 run's per-device checkpoints "
+                   "(checkpoint.device<id>.safetensors), and this program "
+                   "keeps whole optimizer state"
+                 : "this program shards its optimizer state (ZeRO-1) and "
+                   "reads its device's checkpoint.device<id>.safetensors, "
+                   "but the folder holds none") +
+      "; resuming under another sharding is not implemented yet");
+}
+
+/// ZeRO-1: every device resumes its own file, so the files in the folder
+/// must be of one step: a set left by runs of different lengths, or by a
+/// run killed while its devices wrote, would mix states. Each device
+/// checks every other device's file header.
+Status checkPeerSteps(const Program &program, const std::string &dir,
+                      const std::string &path, const std::string &step) {
+  if (!shardsOptimizerState(program))
+    return Status::ok();
+  for (const DeviceInfo &d : program.devices()) {
+    std::string peer =
+        (std::filesystem::path(dir) /
+         ("checkpoint.device" + std::to_string(d.id) + ".safetensors"))
+            .string();
+    if (peer == path || !std::filesystem::exists(peer))
+      continue;
+    std::string other = stepInHeader(peer);
+    if (other != step)
+      return Status::error(
+          path + " is of step " + step + " but " + peer + " is " +
+          (other.empty() ? "unreadable" : "of step " + other) +
+          ": the devices' checkpoints in '" + dir +
+          "' are not one checkpoint (resume from a folder one run wrote)");
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 std::string checkpointPath(const std::string &dir) {
@@ -203,6 +274,8 @@ Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
 
 Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
   std::string path = checkpointPath(program, dir);
+  if (Status kind = checkCheckpointKind(program, dir, path); !kind.isOk())
+    return kind;
   SafetensorsFile file;
   Status s = readSafetensors(path, file);
   if (!s.isOk())
@@ -241,6 +314,8 @@ Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
     if (!s.isOk())
       return s;
   }
+  if (Status peers = checkPeerSteps(program, dir, path, text); !peers.isOk())
+    return peers;
   step = value;
   return Status::ok();
 }

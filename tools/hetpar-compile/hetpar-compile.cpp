@@ -352,6 +352,9 @@ static int planModel(ModuleOp module,
                   chosen->prediction->memoryProblems.front());
     plan = chosen->plan;
     plan.origin = "baseline: " + baselinePlan;
+    if (llvm::any_of(plan.stages,
+                     [](const hetpar::Stage &st) { return st.zero; }))
+      plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
     prediction = chosen->prediction;
   } else {
     if (!(searchBudget > 0) || !std::isfinite(searchBudget))
@@ -456,6 +459,12 @@ static int planModel(ModuleOp module,
 
   // --zero-stage applies to every data-parallel stage of the plan, whose
   // prediction then holds each replica's share of the optimizer state.
+  if (zeroStage > 0 && llvm::none_of(plan.stages, [](const hetpar::Stage &st) {
+        return st.data > 1;
+      }))
+    return fail("--zero-stage 1 shards the optimizer state over a stage's "
+                "data-parallel replicas, and the plan has none (" +
+                plan.origin + ")");
   bool zeroed = false;
   for (hetpar::Stage &st : plan.stages)
     if (zeroStage > 0 && st.data > 1 && st.zero != zeroStage) {
@@ -881,6 +890,11 @@ int main(int argc, char **argv) {
   if (zeroStage > 0 && mode != hetpar::Mode::Training)
     return fail("--zero-stage shards optimizer state: it needs --mode "
                 "training");
+  if (zeroStage > 0 && planPath.empty() && clusterPath.empty() &&
+      baselinePlan.empty())
+    return fail("--zero-stage shards optimizer state over data-parallel "
+                "replicas: it needs --cluster (with --plan or --baseline, "
+                "or the search)");
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   for (const std::string &t : targets)

@@ -270,12 +270,20 @@ int runTraining(const std::string &outDir, const std::string &backend,
   if (s.isOk() && evaluates)
     s = openEvaluation(*program, opts, eval);
   int64_t first = 0;
-  if (s.isOk())
+  bool ownFile = false;
+  if (s.isOk()) {
     s = startStep(*program, opts, first);
+    // ZeRO-1: each device resumes its own file, which only it reads.
+    ownFile = !s.isOk() && shardsOptimizerState(*program);
+  }
   // The data, the checkpoint to resume and the trainer's checks are every
   // process's alike (the same files): the reporting process says what is
   // wrong once and fails the job; the others end quietly with status 0 (a
   // non-zero status would make mpirun end the reporter before it printed).
+  // A device's own checkpoint is its to report.
+  if (ownFile && !reports(*program))
+    return fail("device " + std::to_string(program->deviceId()) + ": " +
+                s.message());
   if (!s.isOk())
     return reports(*program) ? fail(s.message()) : 0;
   const TrainingInfo &info = program->training();
