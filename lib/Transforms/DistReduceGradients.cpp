@@ -351,13 +351,10 @@ void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
 }
 
 void ReplicaStep::markZeroNormGroup(ArrayRef<Gradient> grads) {
-  if (!pipeline()) {
-    func->setAttr(train::kNormGroupAttr, b.getDenseI64ArrayAttr(group));
-    for (const Gradient &gr : grads)
-      func.setResultAttr(
-          gr.result, train::kNormWeightAttr,
-          b.getF64FloatAttr(1.0 / static_cast<double>(stage->data)));
-  }
+  // One stage: the plan's devices are the group, each gradient held by its
+  // replicas (a pipeline's step was marked already).
+  if (!pipeline())
+    markNormGroup(grads);
   for (const Gradient &gr : grads)
     if (func.getResultAttr(gr.result, train::kZeroSizesAttr))
       func.removeResultAttr(gr.result, StringAttr::get(func.getContext(),

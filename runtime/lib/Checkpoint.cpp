@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace hetpar::rt {
 
@@ -94,13 +95,16 @@ Status validate(Program &program, const std::string &path,
 /// the shards of all devices' files join into whole state.
 json shardLayout(const Program &program) {
   json layout = json::object();
+  std::map<std::string, const WeightTensor *> byName;
+  for (const WeightTensor &w : program.weightTensors())
+    byName[w.name] = &w;
   for (const WeightTensor &w : program.weightTensors()) {
     if (w.shardOffset < 0)
       continue;
+    auto param = byName.find(w.of);
     std::vector<int64_t> shape;
-    for (const WeightTensor &p : program.weightTensors())
-      if (p.name == w.of)
-        shape = p.shape;
+    if (param != byName.end())
+      shape = param->second->shape;
     int64_t elements = 1;
     for (int64_t d : w.shape)
       elements *= d;
