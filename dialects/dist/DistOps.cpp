@@ -356,6 +356,16 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+LogicalResult GradAllReduceOp::verify() {
+  auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
+  if (failed(c))
+    return failure();
+  if (c->in != c->out)
+    return emitOpError() << "result type " << c->out
+                         << " differs from the operand type " << c->in;
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
   if (failed(c))
@@ -447,6 +457,7 @@ HETPAR_COLLECTIVE_SYMBOLS(AllGatherOp)
 HETPAR_COLLECTIVE_SYMBOLS(ReduceScatterOp)
 HETPAR_COLLECTIVE_SYMBOLS(AllToAllOp)
 HETPAR_COLLECTIVE_SYMBOLS(BroadcastOp)
+HETPAR_COLLECTIVE_SYMBOLS(GradAllReduceOp)
 #undef HETPAR_COLLECTIVE_SYMBOLS
 
 //===----------------------------------------------------------------------===//

@@ -40,6 +40,10 @@ private:
   LogicalResult differentiate(Operation *op, OpBuilder &b);
   void differentiateSend(dist::SendOp send, OpBuilder &b);
   void differentiateRecv(dist::RecvOp recv, OpBuilder &b);
+  LogicalResult differentiateCollective(Operation *op, OpBuilder &b);
+  /// Replaces every dist.grad_all_reduce by its operand once the backward
+  /// pass is built.
+  void eraseGroupEntries();
   void accumulate(Value v, Value grad, OpBuilder &b);
   /// The gradient of the loss itself: 1, or the global the function's
   /// hetpar.loss_scale names. Null after an error.
@@ -58,11 +62,12 @@ private:
 };
 
 LogicalResult Differentiator::findActive(ArrayRef<Value> roots) {
-  // Forward: values that depend on a parameter or on a received activation
-  // (which depends on an earlier stage's parameters).
+  // Forward: values that depend on a parameter or on a received or
+  // broadcast activation (which depends on an earlier stage's parameters).
   llvm::DenseSet<Value> fromParam;
   for (Operation &op : func.getBody().front()) {
-    bool dep = llvm::isa<dist::RecvOp>(op);
+    // A broadcast's result is the root's operand, whatever this device's.
+    bool dep = llvm::isa<dist::RecvOp, dist::BroadcastOp>(op);
     if (auto load = llvm::dyn_cast<ml_program::GlobalLoadOp>(op)) {
       auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(
           load, load.getGlobalAttr());
@@ -148,7 +153,87 @@ void Differentiator::differentiateRecv(dist::RecvOp recv, OpBuilder &b) {
       b.getI64IntegerAttr(recv.getTag() + dist::kGradientTagOffset));
 }
 
+/// A zero tensor of `x`'s type.
+static Value zerosLike(OpBuilder &b, Location loc, Value x) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  return onnx::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
+}
+
+/// The collectives of a tensor-parallel forward pass (hetpar-dist-partition).
+/// A replicated value's gradient is whole on every device of the group, so
+/// the gradient of a summing all-reduce is the result's (Megatron's g), that
+/// of an all-gather this device's slice of the result's, that of a
+/// broadcast the result's on the root, and that of a dist.grad_all_reduce
+/// (Megatron's f) the result's summed over the group.
+/// The last runs on every device of the group whenever its operand depends
+/// on a parameter, with zeros where no gradient reaches the result, so that
+/// the devices' collectives match.
+LogicalResult Differentiator::differentiateCollective(Operation *op,
+                                                      OpBuilder &b) {
+  Value x = op->getOperand(0), dy = grads.lookup(op->getResult(0));
+  if (!active.contains(x))
+    return success();
+  Location loc = op->getLoc();
+  if (auto entry = llvm::dyn_cast<dist::GradAllReduceOp>(op)) {
+    auto sum = dist::AllReduceOp::create(
+        b, loc, x.getType(), dy ? dy : zerosLike(b, loc, x),
+        entry.getMeshAttr(), entry.getDevicesAttr(), b.getStringAttr("sum"));
+    // On zeros it still runs where the other devices' runs: in the
+    // backward part of a pipeline's schedule.
+    sum->setAttr(train::kBackwardAttr, b.getUnitAttr());
+    accumulate(x, sum, b);
+    return success();
+  }
+  if (!dy)
+    return success();
+  auto device = func->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
+  if (auto broadcast = llvm::dyn_cast<dist::BroadcastOp>(op)) {
+    // The root's operand is the value (the others' is ignored).
+    if (device && device.getInt() == broadcast.getRoot())
+      accumulate(x, dy, b);
+    return success();
+  }
+  if (auto reduce = llvm::dyn_cast<dist::AllReduceOp>(op)) {
+    if (reduce.getReduction() != "sum")
+      return op->emitError() << "no gradient rule for an all-reduce of '"
+                             << reduce.getReduction()
+                             << "' (a split ReduceMax/Min/Prod): it lies "
+                                "between a parameter and the loss";
+    accumulate(x, dy, b);
+    return success();
+  }
+  auto gather = llvm::cast<dist::AllGatherOp>(op);
+  ArrayRef<int64_t> group = gather.getDevices(), sizes = gather.getSizes();
+  auto at = device ? llvm::find(group, device.getInt()) : group.end();
+  if (at == group.end())
+    return op->emitError("the all-gather's group does not hold the "
+                         "function's dist.device");
+  int64_t from = 0;
+  for (int64_t k = 0; k < at - group.begin(); ++k)
+    from += sizes[k];
+  int64_t dim = static_cast<int64_t>(gather.getDim());
+  GradientBuilder g(b, loc, {});
+  accumulate(x,
+             g.make<onnx::SliceOp>(dy, g.i64s({from}),
+                                   g.i64s({from + sizes[at - group.begin()]}),
+                                   g.i64s({dim}), Value()),
+             b);
+  return success();
+}
+
+void Differentiator::eraseGroupEntries() {
+  for (auto entry :
+       llvm::make_early_inc_range(func.getOps<dist::GradAllReduceOp>())) {
+    entry.getResult().replaceAllUsesWith(entry.getInput());
+    entry.erase();
+  }
+}
+
 LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
+  if (llvm::isa<dist::GradAllReduceOp, dist::AllReduceOp, dist::AllGatherOp,
+                dist::BroadcastOp>(op))
+    return differentiateCollective(op, b);
   if (auto send = llvm::dyn_cast<dist::SendOp>(op)) {
     if (isFloatTensor(send.getInput()))
       differentiateSend(send, b);
@@ -236,7 +321,11 @@ LogicalResult Differentiator::run() {
   for (auto g : module.getOps<ml_program::GlobalOp>())
     if (train::roleOf(g) == "param")
       params.push_back(g);
-  bool transfers = !sends.empty() || !func.getOps<dist::RecvOp>().empty();
+  // A pipeline stage's device: it sends or receives activations, or (a
+  // tensor-parallel group's device other than the first) gets them by a
+  // broadcast.
+  bool transfers = !sends.empty() || !func.getOps<dist::RecvOp>().empty() ||
+                   !func.getOps<dist::BroadcastOp>().empty();
   if (params.empty() && !transfers)
     return func.emitError("nothing to train: no parameter global "
                           "(run hetpar-train-lift-params first)");
@@ -250,12 +339,16 @@ LogicalResult Differentiator::run() {
     roots.push_back(loss);
   for (dist::SendOp send : sends)
     roots.push_back(send.getInput());
+  // A group entry's backward all-reduce runs on every device of the group.
+  for (auto entry : func.getOps<dist::GradAllReduceOp>())
+    roots.push_back(entry.getInput());
   if (failed(findActive(roots)))
     return failure();
   // Every op on a path needs a rule: check them all before building anything,
   // so that a failure leaves the function as it was.
   for (Operation &op : func.getBody().front()) {
-    if (llvm::isa<GradientOpInterface>(op) ||
+    if (llvm::isa<GradientOpInterface, dist::GradAllReduceOp, dist::AllReduceOp,
+                  dist::AllGatherOp, dist::BroadcastOp>(op) ||
         llvm::none_of(op.getResults(),
                       [&](Value r) { return active.contains(r); }) ||
         llvm::none_of(op.getOperands(),
@@ -322,6 +415,7 @@ LogicalResult Differentiator::run() {
   func.setFunctionType(
       FunctionType::get(func.getContext(), func.getArgumentTypes(), types));
   func.setAllResultAttrs(resultAttrs);
+  eraseGroupEntries();
   return success();
 }
 

@@ -146,8 +146,9 @@ LogicalResult StageSchedule::checkState() {
 }
 
 /// An op's part: the latest of its operands' and its own. Arguments, the
-/// seed and forward transfers are forward; transfers of gradients (tags from
-/// dist::kGradientTagOffset) are backward.
+/// seed, forward transfers and collectives are forward; transfers of
+/// gradients (tags from dist::kGradientTagOffset) and ops marked
+/// train::kBackwardAttr are backward.
 void StageSchedule::classify() {
   auto transferPart = [](int64_t tag) {
     return tag >= dist::kGradientTagOffset ? Part::Backward : Part::Forward;
@@ -158,6 +159,14 @@ void StageSchedule::classify() {
       part = transferPart(recv.getTag());
     if (auto send = llvm::dyn_cast<dist::SendOp>(op))
       part = transferPart(send.getTag());
+    // A collective runs per microbatch on every device of its group, also
+    // where its operand here is a constant (a broadcast's on a device other
+    // than the root, an all-reduce of zero gradients).
+    if (llvm::isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+                  dist::AllToAllOp, dist::BroadcastOp>(op))
+      part = Part::Forward;
+    if (op->hasAttr(train::kBackwardAttr))
+      part = Part::Backward;
     for (Value in : op->getOperands()) {
       // The seed runs once, but what it reaches is per microbatch (it is
       // scaled by the microbatch's weight).

@@ -42,6 +42,12 @@ inline constexpr llvm::StringLiteral kEvalBindAttr = "hetpar.bind_weight";
 /// hetpar-onnx-differentiate for hetpar-dist-pipeline-schedule, which scales
 /// it by each microbatch's weight and removes the mark.
 inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
+/// On a collective of the backward pass whose operand does not come from the
+/// backward pass (hetpar-onnx-differentiate's all-reduce of zeros where no
+/// gradient reaches a dist.grad_all_reduce on this device): it runs in each
+/// microbatch's backward part of a pipeline's schedule, as the group's other
+/// devices run theirs.
+inline constexpr llvm::StringLiteral kBackwardAttr = "hetpar.backward";
 /// On a pipeline device's training module: {parameter name: the devices of
 /// every stage that reads it, in mesh order} for each parameter that several
 /// stages read (hetpar-compile writes it from the partition;
@@ -60,6 +66,14 @@ inline constexpr llvm::StringLiteral kZeroGroupAttr = "hetpar.zero_group";
 /// flattened parameter (its kStateOfAttr) that the state holds. weights.json
 /// carries it as "shard_offset"; a checkpoint's layout index is built from it.
 inline constexpr llvm::StringLiteral kShardOffsetAttr = "hetpar.shard_offset";
+/// Tensor parallelism (docs/training.md, "Tensor-parallel training"): on a
+/// parameter's constant (hetpar-dist-partition, training) and then its
+/// global (hetpar-train-lift-params), a #dist.sharding that splits one
+/// dimension over the tensor-parallel group: this device holds its extent
+/// of that dimension (the group's devices in order, each its `sizes` entry);
+/// the other dimensions are whole. weights.json carries it as
+/// "tensor_shard"; a checkpoint's layout index is built from it.
+inline constexpr llvm::StringLiteral kTensorShardAttr = "hetpar.tensor_shard";
 /// The gradient norm of a pipeline's step (clipping, the overflow test of
 /// dynamic loss scaling) is over every stage's gradients: on the step
 /// function, the devices (mesh order) whose weighted sums of squares add up

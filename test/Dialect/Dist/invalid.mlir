@@ -684,3 +684,12 @@ func.func @f(%x: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.batch_dim = -1 : i64
 func.func @f(%x: tensor<2x4xf32> {dist.batch = 0 : i64}) {
   return
 }
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{result type 'tensor<8x2xf32>' differs from the operand type 'tensor<8x4xf32>'}}
+  %r = dist.grad_all_reduce %x on @m [0, 1] : tensor<8x4xf32> -> tensor<8x2xf32>
+  return
+}

@@ -35,6 +35,8 @@ func.func @device_1(%x: tensor<8x62xf32>, %p: tensor<8x32xf32>) -> tensor<8x126x
     attributes {dist.device = 1 : i64} {
   // CHECK: dist.all_reduce %{{.*}} on @cluster [0, 1] reduction "sum" : tensor<8x32xf32> -> tensor<8x32xf32>
   %r = dist.all_reduce %p on @cluster [0, 1] reduction "sum" : tensor<8x32xf32> -> tensor<8x32xf32>
+  // CHECK: dist.grad_all_reduce %{{.*}} on @cluster [0, 1]  : tensor<8x32xf32> -> tensor<8x32xf32>
+  %f = dist.grad_all_reduce %p on @cluster [0, 1] : tensor<8x32xf32> -> tensor<8x32xf32>
   // CHECK: dist.all_gather %{{.*}} on @cluster [0, 1] dim 1 sizes [64, 62] : tensor<8x62xf32> -> tensor<8x126xf32>
   %g = dist.all_gather %x on @cluster [0, 1] dim 1 sizes [64, 62] : tensor<8x62xf32> -> tensor<8x126xf32>
   // CHECK: dist.reduce_scatter %{{.*}} on @cluster [0, 1] reduction "sum" dim 1 sizes [64, 62] : tensor<8x126xf32> -> tensor<8x62xf32>

@@ -130,6 +130,26 @@ def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast", (ins I64Attr:$root),
   let summary = "Broadcast from one device of a group";
 }
 
+def Dist_GradAllReduceOp : Dist_CollectiveOp<"grad_all_reduce", (ins), "", [{
+    Identity in the forward pass; in the backward pass the gradient of the
+    result is all-reduced (summed) over the group to become the operand's.
+    hetpar-dist-partition (training) puts it where a value that is
+    replicated over a tensor-parallel group enters work that differs per
+    device (the input of a column-parallel matmul, a replicated parameter
+    sliced on the device): each device's backward computes only its part of
+    that value's gradient. This is Megatron-LM's `f` (copy to the
+    tensor-parallel region); the all-reduce that combines partial sums is its
+    `g`, whose gradient is the identity. hetpar-onnx-differentiate builds the
+    all-reduce, zeros where no gradient reaches the result (every device of
+    the group runs it), and replaces the op by its operand; code generation
+    never sees it.
+
+    Constraints: the result type equals the operand type.
+  }]> {
+  let summary = "Identity whose gradient is all-reduced over the group "
+                "(Megatron's f)";
+}
+
 def Dist_SendOp : Dist_Op<"send",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Send a tensor to one device (the sending half of a transfer)";
