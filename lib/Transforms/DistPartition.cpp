@@ -31,6 +31,7 @@
 #include "hetpar/Plan/Simulator.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
+#include "hetpar/Transforms/Training.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -74,6 +75,9 @@ struct Local {
   int64_t granule = 1, outer = 1;
   SmallVector<int64_t> starts, sizes;
   std::string reduction; // Partial: sum, max, min, prod
+  // Partial: what the op adds once to the sum (addedOperand), added after
+  // the all-reduce by every device; null when nothing.
+  Value addend;
   bool sameSplit(const Local &o) const {
     if (kind != o.kind)
       return false;
@@ -87,6 +91,13 @@ struct Local {
         return false;
     return true;
   }
+};
+
+/// An op's tensor-parallel split: the factor of its sharding rule that its
+/// hetpar.sharding splits (-1: none), and each device's units of it.
+struct TensorSplit {
+  int factor = -1;
+  SmallVector<int64_t> starts, sizes;
 };
 
 std::string describeOp(Operation *op) {
@@ -113,7 +124,9 @@ std::string reductionOf(Operation *op) {
 }
 
 /// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
-/// contraction split, only the group's first device adds it.
+/// contraction split, every device computes the sum's part without it and
+/// adds it after the all-reduce (Local::addend), so that the devices' graphs
+/// (and their backward passes) have one shape.
 std::optional<unsigned> addedOperand(Operation *op) {
   std::string type = onnx::getONNXOpType(op);
   if ((type == "Gemm" || type == "Conv") && op->getNumOperands() == 3)
@@ -142,6 +155,9 @@ private:
     func::FuncOp fn;
     DenseMap<Value, Local> values;
     DenseMap<Value, Value> replicated; // cache of makeReplicated
+    // Training: the dist.grad_all_reduce of a local value, and the shard of
+    // a parameter (an initializer) that this device holds.
+    DenseMap<Value, Value> entered, paramShards;
   };
   LogicalResult partitionDevice(Device &d);
   LogicalResult localResults(Device &d, ArrayRef<Type> argTypes,
@@ -152,11 +168,39 @@ private:
                            Operation *user, unsigned operand);
   LogicalResult partitionOp(Device &d, Operation *op,
                             SmallVectorImpl<Local> &results);
+  FailureOr<TensorSplit> tensorSplit(Operation *op, int64_t t);
+  /// Operand `c` that `op` adds once to its sum (addedOperand), as a value
+  /// to add to the all-reduced result: Gemm's C times beta, Conv's bias
+  /// [M] as [1, M, 1, ...].
+  Value prepareAddend(Operation *op, Value c);
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);
   LogicalResult placeDropout(Device &d, Operation *op, onnx::DropoutOp local,
                              const Local &out);
+
+  // --- training (a plan of mode "training") ------------------------------
+  /// Parameters that stay whole on every device of a stage: read with two
+  /// tensor-parallel layouts, in chunks, or by several stages.
+  void findWholeParameters();
+  /// `local` through a dist.grad_all_reduce over the device's group (once per
+  /// value): where a replicated value enters per-device work, its gradient
+  /// is summed over the group.
+  Value enterGroup(Device &d, Location loc, Value local);
+  /// Whether `global` may need a gradient: a float value that is not a
+  /// constant other than an initializer.
+  bool mayNeedGradient(Value global) const;
+  /// Device `d`'s shard of parameter `global` in layout `tp`, sliced now and
+  /// still named as the initializer (train::kTensorShardAttr), or null when
+  /// `global` is not a parameter that training shards.
+  Value parameterShard(Device &d, Value global, const Local &tp);
+  /// `global` as it arrives from an earlier stage (`l`: its batch layout,
+  /// and on the replica's first device the received value), broadcast from
+  /// that device to the group (dist.broadcast: the gradient goes back from
+  /// there alone).
+  Value receiveInGroup(Device &d, Location loc, Value global, const Local &l);
+  bool usedByStage(Value v, int stage) const;
+  bool usedByLaterStage(Value v, int stage) const;
 
   // --- IR helpers -------------------------------------------------------
   RankedTensorType localType(Device &d, Value global, const Local &l);
@@ -214,6 +258,11 @@ private:
   DenseMap<Value, int64_t> exitTag;
   SmallVector<Value> exits; // in tag order
   bool isBatchInput(BlockArgument a) const;
+  /// A training plan: gradients must be able to flow back (markers, named
+  /// parameter shards).
+  bool training = false;
+  /// findWholeParameters: per stage, the parameters kept whole.
+  llvm::DenseSet<std::pair<int, Value>> wholeParams;
 };
 
 //===----------------------------------------------------------------------===//
@@ -241,6 +290,7 @@ LogicalResult Partitioner::readPlan() {
            << "' (a training plan's devices are partitioned with local-io "
               "and trained with hetpar-dist-reduce-gradients, "
               "docs/training.md)";
+  training = plan->mode == "training";
   microbatches = plan->microbatches;
   batch = plan->batch;
   microbatchRows = plan->microbatchRows;
@@ -488,6 +538,10 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
         b, loc, cur.value.getType(), cur.value,
         FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
         b.getStringAttr(cur.reduction));
+    if (cur.addend)
+      cur.value = onnx::AddOp::create(b, loc, cur.value.getType(), cur.value,
+                                      cur.addend);
+    cur.addend = Value();
     cur.kind = Local::Replicated;
   } else if (cur.kind == Local::Split) {
     SmallVector<int64_t> sizes;
@@ -497,6 +551,14 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
     cur.kind = Local::Replicated;
   }
   if (tp.kind == Local::Split) {
+    if (Value shard = parameterShard(d, global, tp)) {
+      Local out = tp;
+      out.value = shard;
+      out.batch = cur.batch;
+      return out;
+    }
+    if (training && mayNeedGradient(global))
+      cur.value = enterGroup(d, loc, cur.value);
     cur.value =
         slice(loc, cur.value, tp.dim, tp.outer, tp.starts[d.rank] * tp.granule,
               tp.sizes[d.rank] * tp.granule);
@@ -522,6 +584,141 @@ FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
     return failure();
   d.replicated[global] = out->value;
   return out->value;
+}
+
+/// The tensor-parallel layout of an operand or result whose dimensions
+/// hold `dims` of `rule`'s factors: split where the split factor lies,
+/// replicated when it holds none of it.
+static Local tensorLayout(const ShardingRule &rule, const DimFactors &dims,
+                          const TensorSplit &split) {
+  Local out;
+  if (split.factor < 0)
+    return out;
+  if (auto p = ShardingRule::placement(dims, split.factor, rule.factors)) {
+    out.kind = Local::Split;
+    out.dim = p->dim;
+    out.granule = p->granule;
+    out.outer = p->outer;
+    out.starts = split.starts;
+    out.sizes = split.sizes;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Training: where gradients are summed over the group, parameter shards
+//===----------------------------------------------------------------------===//
+
+/// The float initializer `v` is, or null.
+static onnx::ConstantOp floatInitializer(Value v) {
+  auto c = v.getDefiningOp<onnx::ConstantOp>();
+  if (!c || !c->hasAttr(onnx::kInitializerAttrName) ||
+      !llvm::isa<FloatType>(c.getType().getElementType()))
+    return nullptr;
+  return c;
+}
+
+void Partitioner::findWholeParameters() {
+  DenseMap<Value, int> readBy; // parameter -> its stage, -1 for several
+  DenseMap<std::pair<int, Value>, Local> layoutOf;
+  for (auto [s, st] : llvm::enumerate(stages))
+    for (Operation *op : st.ops) {
+      int index = catalog->index.lookup(op);
+      const std::optional<ShardingRule> &rule = catalog->rules[index];
+      FailureOr<TensorSplit> split = TensorSplit();
+      if (st.tensor > 1)
+        split = tensorSplit(op, st.tensor); // errors again in partitionOp
+      for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+        if (!floatInitializer(v))
+          continue;
+        auto [stage, fresh] = readBy.try_emplace(v, static_cast<int>(s));
+        if (!fresh && stage->second != static_cast<int>(s))
+          stage->second = -1;
+        Local want;
+        if (succeeded(split) && rule && k < rule->operands.size())
+          want = tensorLayout(*rule, rule->operands[k], *split);
+        auto key = std::make_pair(static_cast<int>(s), v);
+        auto [seen, first] = layoutOf.try_emplace(key, want);
+        if ((!first && !seen->second.sameSplit(want)) || want.outer > 1)
+          wholeParams.insert(key);
+      }
+    }
+  for (auto [v, stage] : readBy)
+    if (stage < 0)
+      for (int s = 0; s < static_cast<int>(stages.size()); ++s)
+        wholeParams.insert({s, v});
+}
+
+Value Partitioner::enterGroup(Device &d, Location loc, Value local) {
+  if (d.group.size() < 2)
+    return local;
+  auto [it, fresh] = d.entered.try_emplace(local, Value());
+  if (!fresh)
+    return it->second;
+  it->second = dist::GradAllReduceOp::create(b, loc, local.getType(), local,
+                                             FlatSymbolRefAttr::get(ctx, kMesh),
+                                             b.getDenseI64ArrayAttr(d.group));
+  return it->second;
+}
+
+bool Partitioner::mayNeedGradient(Value global) const {
+  auto t = llvm::dyn_cast<RankedTensorType>(global.getType());
+  if (!t || !llvm::isa<FloatType>(t.getElementType()))
+    return false;
+  auto c = global.getDefiningOp<onnx::ConstantOp>();
+  return !c || c->hasAttr(onnx::kInitializerAttrName);
+}
+
+Value Partitioner::parameterShard(Device &d, Value global, const Local &tp) {
+  onnx::ConstantOp param = floatInitializer(global);
+  if (!training || !param || tp.outer != 1 ||
+      wholeParams.contains({d.stage, global}))
+    return Value();
+  if (Value shard = d.paramShards.lookup(global))
+    return shard;
+  auto sliced =
+      sliceElements(param.getValue(), tp.dim, 1, tp.starts[d.rank] * tp.granule,
+                    tp.sizes[d.rank] * tp.granule);
+  if (failed(sliced))
+    return Value();
+  SmallVector<int64_t> sizes;
+  for (int64_t n : tp.sizes)
+    sizes.push_back(n * tp.granule);
+  auto shard = onnx::ConstantOp::create(b, param.getLoc(), *sliced);
+  shard->setAttr(onnx::kInitializerAttrName,
+                 param->getAttr(onnx::kInitializerAttrName));
+  shard->setAttr(train::kTensorShardAttr,
+                 dist::ShardingAttr::get(ctx,
+                                         FlatSymbolRefAttr::get(ctx, kMesh),
+                                         d.group, tp.dim, sizes, StringAttr()));
+  d.paramShards[global] = shard;
+  return shard;
+}
+
+Value Partitioner::receiveInGroup(Device &d, Location loc, Value global,
+                                  const Local &l) {
+  Value mine = l.value;
+  if (!mine) {
+    RankedTensorType t = localType(d, global, l);
+    mine = onnx::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
+  }
+  return dist::BroadcastOp::create(
+      b, loc, mine.getType(), mine, FlatSymbolRefAttr::get(ctx, kMesh),
+      b.getDenseI64ArrayAttr(d.group), b.getI64IntegerAttr(d.group.front()));
+}
+
+bool Partitioner::usedByStage(Value v, int stage) const {
+  return llvm::any_of(stages[stage].ops, [&](Operation *op) {
+    return llvm::is_contained(op->getOperands(), v);
+  });
+}
+
+bool Partitioner::usedByLaterStage(Value v, int stage) const {
+  for (int s = stage + 1; s < static_cast<int>(stages.size()); ++s)
+    if (usedByStage(v, s))
+      return true;
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -564,14 +761,82 @@ LogicalResult Partitioner::placeDropout(Device &d, Operation *op,
   return success();
 }
 
+Value Partitioner::prepareAddend(Operation *op, Value c) {
+  Location loc = op->getLoc();
+  auto ct = llvm::cast<RankedTensorType>(c.getType());
+  if (auto conv = llvm::dyn_cast<onnx::ConvOp>(op)) {
+    int64_t rank =
+        llvm::cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    SmallVector<int64_t> shape(rank, 1);
+    shape[1] = ct.getDimSize(0);
+    return reshape(loc, c, shape);
+  }
+  auto beta = op->getAttrOfType<FloatAttr>("beta");
+  if (!beta || beta.getValueAsDouble() == 1.0)
+    return c;
+  Value scale = onnx::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({}, ct.getElementType()),
+          b.getFloatAttr(ct.getElementType(), beta.getValueAsDouble())));
+  return onnx::MulOp::create(b, loc, ct, c, scale);
+}
+
+/// The tensor-parallel split that `op`'s hetpar.sharding names (none
+/// without one), checked against its sharding rule and a group of `t`.
+FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
+  int index = catalog->index.lookup(op);
+  const std::optional<ShardingRule> &rule = catalog->rules[index];
+  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
+  TensorSplit split;
+  if (!sharding)
+    return split;
+  auto dimAttr = sharding.getAs<IntegerAttr>("dim");
+  auto parts = sharding.getAs<DenseI64ArrayAttr>("parts");
+  if (!dimAttr || !parts || static_cast<int64_t>(parts.size()) != t)
+    return op->emitError()
+           << "partition: hetpar.sharding of op " << describeOp(op)
+           << " needs dim and one part per device of its group of " << t;
+  if (!rule)
+    return op->emitError() << "partition: op " << describeOp(op)
+                           << " is sharded but has no sharding rule";
+  // The factor the sharding names, as the simulator resolves it.
+  OpSharding named;
+  named.dim = dimAttr.getInt();
+  named.parts.assign(parts.asArrayRef().begin(), parts.asArrayRef().end());
+  auto resolved = resolveSharding(*catalog, index, &named, t);
+  if (!resolved)
+    return op->emitError() << "partition: "
+                           << llvm::toString(resolved.takeError());
+  split.factor = resolved->factor;
+  int64_t at = 0;
+  for (int64_t p : parts.asArrayRef()) {
+    if (p < 1)
+      return op->emitError() << "partition: hetpar.sharding of op "
+                             << describeOp(op) << " has a part < 1";
+    split.starts.push_back(at);
+    split.sizes.push_back(p);
+    at += p;
+  }
+  const auto &factor = rule->factors[split.factor];
+  if (at != factor.size)
+    return op->emitError() << "partition: the parts of op " << describeOp(op)
+                           << " add up to " << at
+                           << " but the factor they split has " << factor.size;
+  if (factor.kind == FactorKind::Reduction && reductionOf(op).empty())
+    return op->emitError() << "partition: the partial results of op "
+                           << describeOp(op)
+                           << " split along its reduction do not combine "
+                              "by an elementwise sum, max, min or product";
+  return split;
+}
+
 LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
                                        SmallVectorImpl<Local> &results) {
   int index = catalog->index.lookup(op);
   const std::optional<ShardingRule> &rule = catalog->rules[index];
-  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
   int64_t t = d.group.size();
 
-  // The batch factor, from the operands that carry the batch.
   // The batch factor: the batch analysis's (Batch.h), which the operands'
   // batch layouts must match.
   SmallVector<Local> operands;
@@ -597,66 +862,21 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
   int64_t perSample = opBatch.units, within = opBatch.within;
 
   // The tensor-parallel factor, as resolveSharding names it.
-  int ft = -1;
-  SmallVector<int64_t> starts, sizes;
-  std::string collective = "none";
-  if (sharding) {
-    auto dimAttr = sharding.getAs<IntegerAttr>("dim");
-    auto parts = sharding.getAs<DenseI64ArrayAttr>("parts");
-    if (auto c = sharding.getAs<StringAttr>("collective"))
-      collective = c.str();
-    if (!dimAttr || !parts || static_cast<int64_t>(parts.size()) != t)
-      return op->emitError()
-             << "partition: hetpar.sharding of op " << describeOp(op)
-             << " needs dim and one part per device of its group of " << t;
-    if (!rule)
-      return op->emitError() << "partition: op " << describeOp(op)
-                             << " is sharded but has no sharding rule";
-    // The factor the sharding names, as the simulator resolves it.
-    OpSharding named;
-    named.dim = dimAttr.getInt();
-    named.parts.assign(parts.asArrayRef().begin(), parts.asArrayRef().end());
-    auto resolved = resolveSharding(*catalog, index, &named, t);
-    if (!resolved)
-      return op->emitError()
-             << "partition: " << llvm::toString(resolved.takeError());
-    ft = resolved->factor;
-    int64_t at = 0;
-    for (int64_t p : parts.asArrayRef()) {
-      if (p < 1)
-        return op->emitError() << "partition: hetpar.sharding of op "
-                               << describeOp(op) << " has a part < 1";
-      starts.push_back(at);
-      sizes.push_back(p);
-      at += p;
-    }
-    if (at != rule->factors[ft].size)
-      return op->emitError()
-             << "partition: the parts of op " << describeOp(op) << " add up to "
-             << at << " but the factor they split has "
-             << rule->factors[ft].size;
-    if (rule->factors[ft].kind == FactorKind::Reduction &&
-        reductionOf(op).empty())
-      return op->emitError()
-             << "partition: the partial results of op " << describeOp(op)
-             << " split along its reduction do not combine "
-                "by an elementwise sum, max, min or product";
-  }
+  FailureOr<TensorSplit> split = tensorSplit(op, t);
+  if (failed(split))
+    return failure();
+  int ft = split->factor;
   auto layoutIn = [&](const DimFactors &dims, Local &out) {
-    out = Local();
+    out = tensorLayout(*rule, dims, *split);
     if (fb >= 0)
       if (auto p = ShardingRule::placement(dims, fb, rule->factors))
         out.batch = BatchDim{p->dim, perSample * p->granule, within * p->outer};
-    if (ft >= 0)
-      if (auto p = ShardingRule::placement(dims, ft, rule->factors)) {
-        out.kind = Local::Split;
-        out.dim = p->dim;
-        out.granule = p->granule;
-        out.outer = p->outer;
-        out.starts = starts;
-        out.sizes = sizes;
-      }
   };
+
+  bool reductionSplit =
+      ft >= 0 && rule->factors[ft].kind == FactorKind::Reduction;
+  std::optional<unsigned> added =
+      reductionSplit ? addedOperand(op) : std::nullopt;
 
   // Operands in the layouts the op needs.
   IRMapping mapping;
@@ -671,18 +891,24 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     auto got = convert(d, v, operands[k], want.batch, want, op, k);
     if (failed(got))
       return failure();
-    mapping.map(v, got->value);
+    // A replicated operand of work split over the group: each device's
+    // backward gives only its part of the operand's gradient.
+    Value value = got->value;
+    if (training && ft >= 0 && t > 1 && want.kind != Local::Split &&
+        !(added && k == *added) && mayNeedGradient(v))
+      value = enterGroup(d, op->getLoc(), value);
+    mapping.map(v, value);
   }
 
   // The local op.
   Operation *local = b.clone(*op, mapping);
   for (llvm::StringRef name : {"hetpar.stage", "hetpar.sharding"})
     local->removeAttr(name);
-  bool reductionSplit =
-      ft >= 0 && rule->factors[ft].kind == FactorKind::Reduction;
-  if (reductionSplit && d.rank > 0)
-    if (auto k = addedOperand(op))
-      local->eraseOperand(*k);
+  Value addend;
+  if (added) {
+    addend = prepareAddend(op, local->getOperand(*added));
+    local->eraseOperand(*added);
+  }
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
     Local l;
     if (rule && k < rule->results.size())
@@ -694,6 +920,8 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     if (reductionSplit && l.kind != Local::Split) {
       l.kind = Local::Partial;
       l.reduction = reductionOf(op);
+      if (k == 0)
+        l.addend = addend;
     }
     if (auto rt = llvm::dyn_cast<RankedTensorType>(r.getType()))
       local->getResult(k).setType(localType(d, r, l));
@@ -787,8 +1015,13 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
     lo = offsetOf(dst);
     hi = lo + rowsOf(dst);
   }
-  // Spread the senders over the ranks of each replica.
+  // Training: the first device of each receiving replica receives and
+  // broadcasts to its tensor-parallel group (receiveInGroup), so that one
+  // gradient travels back.
   const StageInfo &toStage = stages[dst.stage];
+  if (training && dst.rank != 0)
+    return {};
+  // Spread the senders over the ranks of each replica.
   int64_t index = llvm::find(toStage.devices, to) - toStage.devices.begin();
   SmallVector<Piece> out;
   for (int64_t r = 0; r < from.data; ++r) {
@@ -935,8 +1168,11 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
   for (auto &[v, parts] : received) {
     Local l;
     l.batch = exitBatch.lookup(v);
-    l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
-                      : parts.front();
+    if (!parts.empty())
+      l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
+                        : parts.front();
+    if (training && d.group.size() > 1)
+      l.value = receiveInGroup(d, loc, v, l);
     d.values[v] = l;
   }
 
@@ -966,12 +1202,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
     if (s != d.stage)
       continue;
     for (const Device &other : devices) {
-      if (other.stage <= d.stage)
-        continue;
-      bool uses = llvm::any_of(stages[other.stage].ops, [&](Operation *op) {
-        return llvm::is_contained(op->getOperands(), v);
-      });
-      if (!uses)
+      if (other.stage <= d.stage || !usedByStage(v, other.stage))
         continue;
       for (const Piece &p : piecesTo(v, s, other.id, exitTag.lookup(v)))
         if (p.from == d.id)
@@ -986,15 +1217,29 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
         llvm::is_contained(outputSenders(v, j), d.id))
       sends.push_back(
           {v, Piece{d.id, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
+  // Training: every device of the group passes what leaves the stage
+  // through dist.grad_all_reduce, so that the gradient that comes back to
+  // the device that sends it reaches the whole group.
+  DenseMap<Value, Value> leaving;
+  if (training && d.group.size() > 1)
+    for (Value v : exits) {
+      if (stageOfValue(v) != d.stage || !mayNeedGradient(v) ||
+          !usedByLaterStage(v, d.stage))
+        continue;
+      auto whole = makeReplicated(d, v);
+      if (failed(whole))
+        return failure();
+      leaving[v] = enterGroup(d, loc, *whole);
+    }
   // All values first, then the sends back to back (one exchange step).
   SmallVector<std::pair<Value, Piece>> ready;
   for (auto &[v, p] : sends) {
     auto whole = makeReplicated(d, v);
     if (failed(whole))
       return failure();
-    Value piece = *whole;
+    Value piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
     if (auto bd = exitBatch.lookup(v); bd && p.hi > p.lo)
-      piece = slice(loc, *whole, bd->dim, bd->outer,
+      piece = slice(loc, piece, bd->dim, bd->outer,
                     (p.lo - offsetOf(d)) * bd->granule,
                     (p.hi - p.lo) * bd->granule);
     ready.push_back({piece, p});
@@ -1084,6 +1329,8 @@ LogicalResult Partitioner::run() {
   if (failed(readPlan()))
     return failure();
   catalog.emplace(func);
+  if (training)
+    findWholeParameters();
   // Devices in plan order (the mesh order, so the process ranks).
   for (auto [s, st] : llvm::enumerate(stages))
     for (auto [k, id] : llvm::enumerate(st.devices)) {

@@ -152,6 +152,8 @@ struct TrainLiftParamsPass
           /*is_mutable=*/true, c.getValue(), top.getStringAttr("private"));
       global->setAttr(train::kRoleAttr,
                       top.getStringAttr(buffer ? "buffer" : "param"));
+      if (Attribute shard = c->getAttr(train::kTensorShardAttr))
+        global->setAttr(train::kTensorShardAttr, shard);
       symbols.insert(global); // renames on a clash with another symbol
       OpBuilder b(c);
       auto load = ml_program::GlobalLoadOp::create(

@@ -1,5 +1,34 @@
 // RUN: hetpar-opt %s --split-input-file --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
 // RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
+// RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
+
+// A training plan with tensor parallelism (docs/training.md, "Tensor-parallel
+// training"). The replicated input of the column-parallel Gemm enters the
+// group through dist.grad_all_reduce (its gradient is summed in the backward
+// pass). w1 and b1 become this device's shards at compile time, still named
+// as their initializers and marked with their split. w2 is read split by the
+// row-parallel Gemm and whole by the last MatMul, so it stays whole and is
+// sliced at run time, after its own dist.grad_all_reduce. b2, which the
+// row-parallel Gemm adds once, is added after the all-reduce by both
+// devices, so that their graphs have one shape.
+// TRAIN-LABEL: func.func @device_0(
+// TRAIN: %[[X:.*]] = dist.grad_all_reduce %arg0 on @mesh [0, 1]
+// TRAIN: %[[W1:.*]] = onnx.Constant {hetpar.tensor_shard = #dist.sharding<@mesh, [0, 1] split 0 sizes [3, 1]>, onnx.initializer = "w1"} {{.*}} : tensor<3x3xf32>
+// TRAIN: %[[B1:.*]] = onnx.Constant {hetpar.tensor_shard = #dist.sharding<@mesh, [0, 1] split 0 sizes [3, 1]>, onnx.initializer = "b1"} {{.*}} : tensor<3xf32>
+// TRAIN: onnx.Gemm(%[[X]], %[[W1]], %[[B1]])
+// TRAIN: %[[W2:.*]] = onnx.Constant {onnx.initializer = "w2"} {{.*}} : tensor<4x4xf32>
+// TRAIN: %[[B2:.*]] = onnx.Constant {onnx.initializer = "b2"}
+// TRAIN: %[[W2E:.*]] = dist.grad_all_reduce %[[W2]] on @mesh [0, 1]
+// TRAIN: onnx.Slice(%[[W2E]],
+// TRAIN: %[[S:.*]] = onnx.Gemm(%{{.*}}, %{{.*}}) {transB = 1 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+// TRAIN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction "sum"
+// TRAIN: %[[Y:.*]] = onnx.Add(%[[R]], %[[B2]])
+// TRAIN: onnx.MatMul(%[[Y]], %[[W2]])
+// TRAIN-LABEL: func.func @device_1(
+// TRAIN: onnx.Constant {hetpar.tensor_shard = #dist.sharding<@mesh, [0, 1] split 0 sizes [3, 1]>, onnx.initializer = "w1"} {{.*}} : tensor<1x3xf32>
+// TRAIN: onnx.Gemm(%{{.*}}, %{{.*}}) {transB = 1 : i64} : (tensor<2x1xf32>, tensor<4x1xf32>) -> tensor<2x4xf32>
+// TRAIN: dist.all_reduce
+// TRAIN: onnx.Add
 
 // local-io (a data-parallel training step is built from each device's
 // function): each device takes its own rows (5 and 3), slices nothing, and

@@ -354,6 +354,21 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     on a replica's rows gets their `element_offset`, so that it draws the
     masks one device would.
 
+    A training plan (mode "training", with `local-io`) also prepares the
+    backward pass (docs/training.md, "Tensor-parallel training"): a value
+    replicated over a tensor-parallel group that enters work split over it
+    (the input of a column-parallel op, a whole parameter sliced at run
+    time) goes through `dist.grad_all_reduce` (Megatron's f); a parameter
+    that every op of the stage reads in one split is sliced at compile time
+    and keeps its initializer name, with `hetpar.tensor_shard` (the
+    `#dist.sharding` of its split); one read in two layouts, or by two
+    stages, stays whole. What a Gemm or Conv with a split contraction adds
+    once (C, the bias) is added after the all-reduce, on every device, in
+    inference too. Between stages, the first device of each receiving
+    replica receives and broadcasts to its group, and every device of a
+    sending group passes what leaves through `dist.grad_all_reduce`, so that
+    one gradient travels back and reaches the whole group.
+
     Fails with an error at the op when a plan cannot be applied: an op
     without a sharding rule whose operand carries a split batch, a sharding
     whose parts do not add up to the factor it splits, a contraction split
