@@ -645,6 +645,36 @@ static FailureOr<std::vector<char>> initialBytes(ml_program::GlobalOp g) {
   return getElementsBytes(elements);
 }
 
+/// weights.json's "tensor_shard" of a parameter global of `type` that holds
+/// device `self`'s part of `shard` (docs/training.md, "Tensor-parallel
+/// training"): {"dim", "start", "size", "shape": the whole parameter's
+/// shape}.
+static llvm::json::Object tensorShardJson(dist::ShardingAttr shard,
+                                          int64_t self, RankedTensorType type) {
+  int64_t dim = shard.getSplitDim(), start = 0, size = 0;
+  for (auto [id, n] : llvm::zip(shard.getDevices(), shard.getSizes())) {
+    if (id == self) {
+      size = n;
+      break;
+    }
+    start += n;
+  }
+  llvm::json::Array shape;
+  for (auto [k, e] : llvm::enumerate(type.getShape())) {
+    int64_t whole = e;
+    if (static_cast<int64_t>(k) == dim) {
+      whole = 0;
+      for (int64_t n : shard.getSizes())
+        whole += n;
+    }
+    shape.push_back(whole);
+  }
+  return llvm::json::Object{{"dim", dim},
+                            {"start", start},
+                            {"size", size},
+                            {"shape", std::move(shape)}};
+}
+
 LogicalResult Emitter::planGlobals() {
   auto module = func->getParentOfType<ModuleOp>();
   if (!module)
@@ -668,6 +698,15 @@ LogicalResult Emitter::planGlobals() {
       extra["slot"] = slot.getValue().str();
     if (auto at = g->getAttrOfType<IntegerAttr>(train::kShardOffsetAttr))
       extra["shard_offset"] = at.getInt();
+    if (auto shard =
+            g->getAttrOfType<dist::ShardingAttr>(train::kTensorShardAttr)) {
+      auto self = func->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
+      if (!self)
+        return g.emitError() << "global @" << g.getSymName()
+                             << " is a tensor-parallel shard, but the "
+                                "function has no dist.device";
+      extra["tensor_shard"] = tensorShardJson(shard, self.getInt(), type);
+    }
     globalOffset[g] =
         appendWeight(g.getSymName(), type.getElementType(), type.getShape(),
                      std::move(*bytes), std::move(extra));

@@ -29,19 +29,20 @@ int PlanAnnotation::stageOf(int64_t id) const {
 
 std::string trainingPlanProblem(llvm::ArrayRef<int64_t> tensorOfStage,
                                 bool sixteenBit) {
-  for (auto [s, tensor] : llvm::enumerate(tensorOfStage))
-    if (tensor != 1)
-      return llvm::formatv("training programs are generated for data and "
-                           "pipeline parallelism so far; stage {0} of this "
-                           "plan has tensor parallelism of {1} "
-                           "(docs/training.md, \"Data-parallel training\" "
-                           "and \"Pipeline training\")",
-                           s, tensor)
-          .str();
-  if (sixteenBit && tensorOfStage.size() > 1)
+  if (!sixteenBit)
+    return "";
+  if (tensorOfStage.size() > 1)
     return "16-bit training (--dtype bfloat16 or float16) of a pipeline plan "
            "is not supported yet (16-bit stages and their transfers); train "
            "it in float32";
+  for (auto [s, tensor] : llvm::enumerate(tensorOfStage))
+    if (tensor != 1)
+      return llvm::formatv("16-bit training (--dtype bfloat16 or float16) of "
+                           "a tensor-parallel plan is not supported yet (stage "
+                           "{0} has tensor parallelism of {1}); train it in "
+                           "float32",
+                           s, tensor)
+          .str();
   return "";
 }
 

@@ -82,9 +82,9 @@ private:
   /// `weight`), or before the return with `atEnd` or when every gradient
   /// is a constant.
   void setInsertionAfter(ArrayRef<Gradient> bucket, Value weight, bool atEnd);
-  /// The norm of a ZeRO-1 step adds its replicas' sums of squares: a
-  /// sharded gradient counts once, a replicated one 1/data per replica.
-  void markZeroNormGroup(ArrayRef<Gradient> grads);
+  /// Whether the gradient's parameter is a tensor-parallel shard
+  /// (train::kTensorShardAttr).
+  bool isTensorShard(const Gradient &gr);
 
   ModuleOp module;
   func::FuncOp func;
@@ -115,7 +115,12 @@ LogicalResult ReplicaStep::readReplica() {
   stage = &plan.stages[s];
   isLast = s + 1 == static_cast<int>(plan.stages.size());
   replica = stage->replicaOf(device);
-  group.assign(stage->devices.begin(), stage->devices.end());
+  // The replicas of this device's tensor-parallel rank: the devices that
+  // hold the same shards.
+  int64_t rank = (llvm::find(stage->devices, device) - stage->devices.begin()) %
+                 stage->tensor;
+  for (int64_t r = 0; r < stage->data; ++r)
+    group.push_back(stage->devices[r * stage->tensor + rank]);
   // A pipeline stage's step covers every microbatch
   // (hetpar-dist-pipeline-schedule).
   int64_t rows = stage->rows[replica] * (pipeline() ? plan.microbatches : 1);
@@ -350,15 +355,14 @@ void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
   func->setAttr(train::kZeroGroupAttr, b.getDenseI64ArrayAttr(group));
 }
 
-void ReplicaStep::markZeroNormGroup(ArrayRef<Gradient> grads) {
-  // One stage: the plan's devices are the group, each gradient held by its
-  // replicas (a pipeline's step was marked already).
-  if (!pipeline())
-    markNormGroup(grads);
-  for (const Gradient &gr : grads)
-    if (func.getResultAttr(gr.result, train::kZeroSizesAttr))
-      func.removeResultAttr(gr.result, StringAttr::get(func.getContext(),
-                                                       train::kNormWeightAttr));
+bool ReplicaStep::isTensorShard(const Gradient &gr) {
+  auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
+      gr.result, train::kGradientOfAttr);
+  auto global =
+      param ? SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(func,
+                                                                         param)
+            : ml_program::GlobalOp();
+  return global && global->hasAttr(train::kTensorShardAttr);
 }
 
 void ReplicaStep::addMesh() {
@@ -442,28 +446,35 @@ void ReplicaStep::reduceSharedParameters(SmallVectorImpl<Gradient> &grads) {
   }
 }
 
-/// The step's gradient norm is over every stage (train::kNormGroupAttr):
-/// all the plan's devices, each gradient weighted by 1 over the devices that
-/// will hold it after the reductions (its stage's replicas, or every device
-/// of the stages that share it).
+/// The step's gradient norm is over every device of the plan
+/// (train::kNormGroupAttr), each gradient weighted by 1 over the devices
+/// that hold the same values after the reductions: its stage's replicas
+/// (one for a ZeRO-1 shard) times its tensor-parallel group (one for a
+/// parameter shard), or every device of the stages that share it. Called
+/// after the reductions, on every gradient of the step.
 void ReplicaStep::markNormGroup(ArrayRef<Gradient> grads) {
   SmallVector<int64_t> all;
   for (const StageAnnotation &st : plan.stages)
     llvm::append_range(all, st.devices);
   func->setAttr(train::kNormGroupAttr, b.getDenseI64ArrayAttr(all));
   auto shared = module->getAttrOfType<DictionaryAttr>(train::kSharedParamsAttr);
+  auto weightName = StringAttr::get(func.getContext(), train::kNormWeightAttr);
   for (const Gradient &gr : grads) {
     auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
         gr.result, train::kGradientOfAttr);
-    int64_t copies = stage->data;
+    bool zeroShard = bool(func.getResultAttr(gr.result, train::kZeroSizesAttr));
+    int64_t copies =
+        (zeroShard ? 1 : stage->data) * (isTensorShard(gr) ? 1 : stage->tensor);
     if (auto devices = shared && param
                            ? llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
                                  shared.get(param.getValue()))
                            : DenseI64ArrayAttr())
       copies = devices.size();
     if (copies > 1)
-      func.setResultAttr(gr.result, train::kNormWeightAttr,
+      func.setResultAttr(gr.result, weightName,
                          b.getF64FloatAttr(1.0 / static_cast<double>(copies)));
+    else
+      func.removeResultAttr(gr.result, weightName);
   }
 }
 
@@ -498,8 +509,6 @@ void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
   }
   flush(0);
   flush(1);
-  if (!stage->zeroShares.empty())
-    markZeroNormGroup(grads);
 }
 
 LogicalResult ReplicaStep::run() {
@@ -521,10 +530,11 @@ LogicalResult ReplicaStep::run() {
              << device
              << (isLast ? " is on the last stage but returns none"
                         : " is not on the last stage but returns one");
-    markNormGroup(*grads);
+    SmallVector<Gradient> all = *grads;
     reduceSharedParameters(*grads);
     if (stage->data > 1)
       reduceGradients(*grads, Value());
+    markNormGroup(all);
     Value loss = pipelineLoss(isLast ? ret.getOperand(0) : Value());
     if (isLast) {
       ret.setOperand(0, loss);
@@ -544,8 +554,13 @@ LogicalResult ReplicaStep::run() {
     func.setAllResultAttrs(attrs);
     return success();
   }
-  if (stage->data == 1)
+  // Tensor parallelism or ZeRO-1: the norm adds every device's part.
+  bool normGroup = stage->tensor > 1 || !stage->zeroShares.empty();
+  if (stage->data == 1) {
+    if (normGroup)
+      markNormGroup(*grads);
     return success();
+  }
   if (ret.getNumOperands() == 0)
     return func.emitError("the training step returns no loss");
   FailureOr<LossWeighting> how =
@@ -562,6 +577,8 @@ LogicalResult ReplicaStep::run() {
                                 weigh(g, ret.getOperand(0), weight)));
   }
   reduceGradients(*grads, weight);
+  if (normGroup)
+    markNormGroup(*grads);
   return success();
 }
 

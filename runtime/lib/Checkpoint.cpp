@@ -89,29 +89,50 @@ Status validate(Program &program, const std::string &path,
   return Status::ok();
 }
 
-/// The layout index of a device's ZeRO-1 checkpoint: for each sharded
-/// tensor, {"of": parameter, "shape": the parameter's shape, "offset": its
-/// first element of the flattened parameter, "elements": how many}, so that
-/// the shards of all devices' files join into whole state.
+/// The layout index of a device's checkpoint (docs/training.md, "Checkpoint
+/// layout"): for each tensor that is a shard, {"of": its parameter, "shape":
+/// the whole tensor's shape}, with "slice": {"dim", "start", "size"} for a
+/// tensor-parallel shard (a parameter's, or its optimizer state's of the
+/// same shape) and "offset", "elements" for a ZeRO-1 range of the (sliced)
+/// tensor's flattened elements, so that the shards of all devices' files
+/// join into whole tensors.
 json shardLayout(const Program &program) {
   json layout = json::object();
   std::map<std::string, const WeightTensor *> byName;
   for (const WeightTensor &w : program.weightTensors())
     byName[w.name] = &w;
   for (const WeightTensor &w : program.weightTensors()) {
-    if (w.shardOffset < 0)
+    const WeightTensor *param = &w;
+    if (!w.of.empty()) {
+      auto it = byName.find(w.of);
+      param = it == byName.end() ? nullptr : it->second;
+    }
+    bool sliced = param && param->tensorDim >= 0 && param->shape == w.shape;
+    if (w.shardOffset < 0 && !sliced)
       continue;
-    auto param = byName.find(w.of);
-    std::vector<int64_t> shape;
-    if (param != byName.end())
-      shape = param->second->shape;
-    int64_t elements = 1;
-    for (int64_t d : w.shape)
-      elements *= d;
-    layout[w.name] = {{"of", w.of},
-                      {"shape", shape},
-                      {"offset", w.shardOffset},
-                      {"elements", elements}};
+    json entry = {{"of", w.of.empty() ? w.name : w.of},
+                  {"shape", !param   ? std::vector<int64_t>()
+                            : sliced ? param->wholeShape
+                                     : param->shape}};
+    if (sliced)
+      entry["slice"] = {{"dim", param->tensorDim},
+                        {"start", param->tensorStart},
+                        {"size", param->shape[param->tensorDim]}};
+    if (w.shardOffset >= 0) {
+      int64_t elements = 1;
+      for (int64_t d : w.shape)
+        elements *= d;
+      entry["offset"] = w.shardOffset;
+      entry["elements"] = elements;
+      // A ZeRO-1 range of a tensor-parallel shard of the parameter.
+      if (param && param->tensorDim >= 0) {
+        entry["shape"] = param->wholeShape;
+        entry["slice"] = {{"dim", param->tensorDim},
+                          {"start", param->tensorStart},
+                          {"size", param->shape[param->tensorDim]}};
+      }
+    }
+    layout[w.name] = std::move(entry);
   }
   return layout;
 }
@@ -147,16 +168,17 @@ Status checkCheckpointKind(const Program &program, const std::string &dir,
     std::string name = e.path().filename().string();
     perDevice |= name.rfind("checkpoint.device", 0) == 0;
   }
-  if (shardsOptimizerState(program) == perDevice)
+  if (holdsShards(program) == perDevice)
     return Status::ok(); // reading `path` names what is missing
   return Status::error(
       "cannot resume from '" + dir + "': " +
-      (perDevice ? "it holds a ZeRO-1 run's per-device checkpoints "
-                   "(checkpoint.device<id>.safetensors), and this program "
-                   "keeps whole optimizer state"
-                 : "this program shards its optimizer state (ZeRO-1) and "
-                   "reads its device's checkpoint.device<id>.safetensors, "
-                   "but the folder holds none") +
+      (perDevice ? "it holds a sharded run's per-device checkpoints "
+                   "(checkpoint.device<id>.safetensors, ZeRO-1 or tensor "
+                   "parallelism), and this program keeps whole tensors"
+                 : "this program holds shards (ZeRO-1 optimizer state or "
+                   "tensor-parallel parameters) and reads its device's "
+                   "checkpoint.device<id>.safetensors, but the folder holds "
+                   "none") +
       "; resuming under another sharding is not implemented yet");
 }
 
@@ -166,7 +188,7 @@ Status checkCheckpointKind(const Program &program, const std::string &dir,
 /// checks every other device's file header.
 Status checkPeerSteps(const Program &program, const std::string &dir,
                       const std::string &path, const std::string &step) {
-  if (!shardsOptimizerState(program))
+  if (!holdsShards(program))
     return Status::ok();
   for (const DeviceInfo &d : program.devices()) {
     std::string peer =
@@ -202,15 +224,15 @@ int64_t pipelineStageOf(const Program &program) {
   return stages > 1 ? stage : -1;
 }
 
-bool shardsOptimizerState(const Program &program) {
+bool holdsShards(const Program &program) {
   for (const WeightTensor &w : program.weightTensors())
-    if (w.shardOffset >= 0)
+    if (w.shardOffset >= 0 || w.tensorDim >= 0)
       return true;
   return false;
 }
 
 std::string checkpointPath(const Program &program, const std::string &dir) {
-  if (shardsOptimizerState(program))
+  if (holdsShards(program))
     return (std::filesystem::path(dir) /
             ("checkpoint.device" + std::to_string(program.deviceId()) +
              ".safetensors"))
@@ -266,7 +288,7 @@ Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
                    {"model", program.training().model},
                    {"program", programFingerprint(program.weightTensors())},
                    {"crc32", crcs.dump()}};
-  if (shardsOptimizerState(program))
+  if (holdsShards(program))
     file.metadata["layout"] = shardLayout(program).dump();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

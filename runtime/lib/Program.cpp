@@ -191,6 +191,28 @@ uint32_t crc32Of(const uint8_t *data, uint64_t n) {
   return uint32_t(crc32_z(crc, data, z_size_t(n)));
 }
 
+/// weights.json's "tensor_shard" of `w` ({"dim", "start", "size", "shape"}:
+/// `w` is indices [start, start + size) of dimension dim of a tensor of
+/// `shape`): checked against w's own shape, stored in `w`.
+static void parseTensorShard(const Node &shard, WeightTensor &w) {
+  uint64_t dim = shard.field("dim").u64();
+  uint64_t start = shard.field("start").u64();
+  uint64_t size = shard.field("size").u64();
+  std::vector<int64_t> whole = shard.field("shape").shape();
+  bool fits = whole.size() == w.shape.size() && dim < whole.size() &&
+              int64_t(size) == w.shape[dim] && start <= uint64_t(whole[dim]) &&
+              size <= uint64_t(whole[dim]) - start;
+  for (size_t k = 0; fits && k < whole.size(); ++k)
+    fits = k == dim || whole[k] == w.shape[k];
+  if (!fits)
+    shard.error("does not describe tensor '" + w.name + "' " +
+                formatShape(w.shape) + " as a slice of dimension " +
+                std::to_string(dim) + " of " + formatShape(whole));
+  w.tensorDim = int64_t(dim);
+  w.tensorStart = int64_t(start);
+  w.wholeShape = std::move(whole);
+}
+
 /// A tensor of a weights index with the CRC-32 of its bytes.
 struct IndexedTensor {
   WeightTensor tensor;
@@ -251,9 +273,14 @@ parseWeightsIndex(const json &index, const std::string &indexPath,
         t.field("shard_offset").error("is not an element offset");
       shardOffset = int64_t(v);
     }
-    out.push_back({{info.name, info.dtype, info.shape, offset, size, role, of,
-                    shardOffset},
-                   uint32_t(crc)});
+    WeightTensor w{info.name, info.dtype, info.shape, offset,
+                   size,      role,       of,         shardOffset};
+    if (t.has("tensor_shard")) {
+      if (role != "param" && role != "buffer")
+        t.field("tensor_shard").error("belongs to a param or buffer");
+      parseTensorShard(t.field("tensor_shard"), w);
+    }
+    out.push_back({std::move(w), uint32_t(crc)});
   }
   return out;
 }

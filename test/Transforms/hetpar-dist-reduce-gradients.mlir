@@ -5,6 +5,7 @@
 // RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 --hetpar-train-optimizer | FileCheck %s --check-prefix=ZEROOPT
+// RUN: hetpar-opt %t/tensor.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=3 | FileCheck %s --check-prefix=TENSOR
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-reduce-gradients=device=1 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-reduce-gradients --verify-diagnostics
 
@@ -139,17 +140,29 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
   }
 }
 
-//--- errors.mlir
-// expected-error @+1 {{hetpar-dist-reduce-gradients: training programs are generated for data and pipeline parallelism so far; stage 0 of this plan has tensor parallelism of 2}}
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 1 : i64, tensor = 2 : i64}]}} {
-  func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
-    %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
-    return %0 : tensor<f32>
+//--- tensor.mlir
+// Data x tensor parallelism: replica r of two holds devices 2r and 2r + 1.
+// Device 3 (replica 1, rank 1) sums its gradients with device 1, the other
+// replica's rank 1, which holds the same shards. The norm group is every
+// device: @w's gradient is a tensor-parallel shard, held by the 2 replicas
+// (weight 1/2); @b's is whole, held by all 4 devices (weight 1/4).
+// TENSOR: func.func @main({{.*}}) -> (tensor<f32>, tensor<3xf32> {hetpar.grad_norm_weight = 5.000000e-01 : f64, {{.*}}}, tensor<f32> {hetpar.grad_norm_weight = 2.500000e-01 : f64, {{.*}}}) attributes {dist.device = 3 : i64, hetpar.grad_norm_group = array<i64: 0, 1, 2, 3>}
+// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction "sum" : tensor<f32> -> tensor<f32>
+module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1, 2, 3>, data = 2 : i64, tensor = 2 : i64}]}} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "param", hetpar.tensor_shard = #dist.sharding<@mesh, [2, 3] split 0 sizes [3, 3]>}
+  ml_program.global private mutable @b(dense<0.5> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<3xf32>
+    %b = ml_program.global_load @b : tensor<f32>
+    %0 = onnx.Mul(%x, %w) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %1 = onnx.Add(%0, %b) : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
+    return %2 : tensor<f32>
   }
 }
 
-// -----
-
+//--- errors.mlir
 // expected-error @+1 {{device 1 is not in the plan}}
 module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 2>, data = 2 : i64, tensor = 1 : i64}]}} {
   func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {

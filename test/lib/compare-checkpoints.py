@@ -7,50 +7,23 @@ Every tensor of A must be in B with the same shape and dtype and within ATOL
 (absolute); tensors only in B (e.g. gradient accumulation buffers) are
 listed and skipped. A and B may each be several files, joined by commas (a
 pipeline's stage checkpoints, each holding its own stage's tensors): their
-unions are compared. A ZeRO-1 run's device checkpoints
-(checkpoint.device<id>.safetensors) hold shards of the optimizer state: their
-__metadata__.layout index (docs/training.md, "Sharded optimizer state") joins
-the shards of every file into whole tensors, which must cover each parameter
-exactly once. Prints the largest difference; exits 1 on a failure."""
-import json
-import struct
+unions are compared. The device checkpoints (checkpoint.device<id>.safetensors)
+of a ZeRO-1 or tensor-parallel run hold shards: their __metadata__.layout
+index (docs/training.md, "Checkpoint layout") joins the shards of every file
+into whole tensors, which must cover each tensor; where several files hold
+the same part (the data-parallel replicas of a tensor-parallel shard), they
+must hold the same values. Prints the largest difference; exits 1 on a failure."""
 import sys
 
 import numpy as np
 
-from safetensors_reader import read_safetensors
+from safetensors_reader import read_checkpoints
 
-
-
-def read_layout(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    meta = json.loads(data[8:8 + n]).get("__metadata__", {})
-    return json.loads(meta["layout"]) if "layout" in meta else {}
-
-
-def read_union(paths):
-    out, shards = {}, {}
-    for path in paths.split(","):
-        tensors = read_safetensors(path)
-        for name, entry in read_layout(path).items():
-            shards.setdefault(name, []).append((entry, tensors.pop(name)))
-        out.update(tensors)
-    for name, pieces in shards.items():
-        shape = pieces[0][0]["shape"]
-        whole = np.full(int(np.prod(shape)), np.nan, np.float64)
-        covered = np.zeros(whole.size, np.int64)
-        for entry, x in pieces:
-            at, n = entry["offset"], entry["elements"]
-            whole[at:at + n] = x.ravel()
-            covered[at:at + n] += 1
-        if not np.all(covered == 1):
-            sys.exit("%s: the shards of %s do not cover it exactly once" % (paths, name))
-        out[name] = whole.astype(pieces[0][1].dtype).reshape(shape)
-    return out
-
-
-a, b, atol = read_union(sys.argv[1]), read_union(sys.argv[2]), float(sys.argv[3])
+try:
+    a, b = read_checkpoints(sys.argv[1].split(",")), read_checkpoints(sys.argv[2].split(","))
+except ValueError as e:
+    sys.exit(str(e))
+atol = float(sys.argv[3])
 ok, worst, where = True, 0.0, ""
 for name, x in sorted(a.items()):
     y = b.get(name)

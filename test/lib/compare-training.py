@@ -31,7 +31,7 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from safetensors_reader import read_safetensors  # noqa: E402
+from safetensors_reader import read_checkpoints  # noqa: E402
 
 # AdamW moves an element by lr * m / (sqrt(v) + eps), about lr * g / (|g| + eps)
 # on step 1 (eps 1e-8): where |g| is near eps the move depends on the last bits of
@@ -68,14 +68,16 @@ def main():
         a.atol = given.get("atol", 1e-5 if a.mode == "grad" else 5e-5)
     if a.rtol is None:
         a.rtol = given.get("rtol", 1e-4)
-    # A folder: the union of its files (a pipeline writes one per stage).
-    ck = {}
+    # A folder: its files joined (a pipeline writes one per stage, a sharded
+    # run one per device).
+    paths = [a.checkpoint]
     if os.path.isdir(a.checkpoint):
-        for f in sorted(os.listdir(a.checkpoint)):
-            if f.endswith(".safetensors"):
-                ck.update(read_safetensors(os.path.join(a.checkpoint, f)))
-    else:
-        ck = read_safetensors(a.checkpoint)
+        paths = [os.path.join(a.checkpoint, f) for f in sorted(os.listdir(a.checkpoint))
+                 if f.endswith(".safetensors")]
+    try:
+        ck = read_checkpoints(paths)
+    except ValueError as e:
+        sys.exit(str(e))
     model = onnx.load(a.model, load_external_data=False)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     ok, worst = True, (0.0, "")

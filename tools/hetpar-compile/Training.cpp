@@ -401,9 +401,10 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
     bool last = s + 1 == plan->stages.size();
     for (auto [r, id] : llvm::enumerate(stage.devices)) {
       // Replicas of one stage with equal rows share a step, unless
-      // transfers to other stages, or ZeRO-1 shards of the optimizer state
-      // (each replica updates its own), make each device's its own.
-      if (!pipeline && stage.zeroShares.empty()) {
+      // transfers to other stages, ZeRO-1 shards of the optimizer state
+      // (each replica updates its own) or tensor parallelism (each device
+      // holds its own shards and groups) make each device's its own.
+      if (!pipeline && stage.zeroShares.empty() && stage.tensor == 1) {
         auto [it, fresh] =
             byRows.try_emplace(stage.rows[r], out.modules.size());
         out.moduleOf.push_back(it->second);

@@ -53,7 +53,7 @@ mlir::FailureOr<int64_t> replicaMicrobatches(mlir::ModuleOp planned,
 /// device's rows in, the last stage's outputs out, transfers between
 /// stages), and each device's function becomes its own module through the
 /// training pipeline with that device's ReplicaStep. Errors (emitted): a
-/// plan with tensor parallelism, a bad plan, whatever the partition and the
+/// plan trainingProblem refuses, a bad plan, whatever the partition and the
 /// training passes refuse, an initializer of `trained` that is neither a
 /// global nor a named constant of a step.
 struct ReplicaSteps {

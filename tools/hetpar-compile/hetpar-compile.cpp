@@ -426,8 +426,8 @@ static int planModel(ModuleOp module,
     }
   }
 
-  // Training programs are generated for data and pipeline parallelism
-  // (docs/training.md): a searched plan beyond that gives way to the
+  // A searched training plan that trainingPlanProblem refuses (16-bit with
+  // tensor parallelism or stages, docs/training.md) gives way to the
   // data-parallel baseline, and the user is told.
   llvm::SmallVector<int64_t> tensors;
   for (const hetpar::Stage &st : plan.stages)
@@ -735,7 +735,9 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   std::vector<const hetpar::codegen::DeviceProgram *> perDevice;
   std::vector<int64_t> ids;
   for (auto [s, stage] : llvm::enumerate(plan->stages))
-    for (auto [r, id] : llvm::enumerate(stage.devices)) {
+    for (auto [k, id] : llvm::enumerate(stage.devices)) {
+      // The devices of a replica (its tensor-parallel group) read its rows.
+      int64_t r = static_cast<int64_t>(k) / stage.tensor;
       perDevice.push_back(&programs[steps->moduleOf[ids.size()]]);
       ids.push_back(id);
       files.stages.push_back(static_cast<int64_t>(s));
@@ -750,8 +752,13 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
   // The evaluation step reads every parameter from the reporting device's
-  // weights, which a pipeline spreads over its stages.
-  if (evalProgram && !pipeline)
+  // weights, which a pipeline spreads over its stages and tensor
+  // parallelism over its groups.
+  bool tensorParallel =
+      llvm::any_of(plan->stages, [](const hetpar::StageAnnotation &st) {
+        return st.tensor > 1;
+      });
+  if (evalProgram && !pipeline && !tensorParallel)
     files.evalProgram = &*evalProgram;
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           perDevice, ids, outputPath, modelPath, opts, llvm::errs(), files))
@@ -765,8 +772,10 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
     llvm::outs() << llvm::formatv(
         "training programs: {0} data-parallel replica(s), rows per microbatch "
         "{1:$[:]}",
-        stage.devices.size(),
-        llvm::make_range(stage.rows.begin(), stage.rows.end()));
+        stage.data, llvm::make_range(stage.rows.begin(), stage.rows.end()));
+    if (stage.tensor > 1)
+      llvm::outs() << llvm::formatv(", {0} tensor-parallel devices each",
+                                    stage.tensor);
     if (!pipeline)
       llvm::outs() << llvm::formatv(", {0} microbatch(es) per step",
                                     plan->microbatches);

@@ -4,6 +4,7 @@
 
 #include "hetpar/runtime/Training.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -31,9 +32,9 @@ bool reports(const Program &program) {
 
 /// Whether this process writes checkpoints: the reporter, and in a pipeline
 /// the first device of every other stage (each stage's replicas hold the
-/// same weights, its own); with ZeRO-1, every device.
+/// same weights, its own); with ZeRO-1 or tensor parallelism, every device.
 bool writesCheckpoints(const Program &program) {
-  if (shardsOptimizerState(program))
+  if (holdsShards(program))
     return true; // each device its own shard of the optimizer state
   int64_t stage = pipelineStageOf(program);
   if (stage < 0)
@@ -259,6 +260,21 @@ int runTraining(const std::string &outDir, const std::string &backend,
                       "not supported yet (each stage writes its own "
                       "parameters to DIR/checkpoint.stage<s>.safetensors "
                       "with --checkpoint DIR)");
+  // Tensor parallelism: each device holds shards of the parameters.
+  const auto &weights = program->weightTensors();
+  bool tensorShards =
+      std::any_of(weights.begin(), weights.end(),
+                  [](const WeightTensor &w) { return w.tensorDim >= 0; });
+  if (s.isOk() && tensorShards && !opts.evalData.empty())
+    s = Status::error("--eval-data: the evaluation step of a tensor-parallel "
+                      "plan is not generated yet (each device holds shards "
+                      "of the parameters)");
+  if (s.isOk() && tensorShards && !opts.exportOnnx.empty())
+    s = Status::error("--export-onnx: exporting a tensor-parallel plan's "
+                      "model is not supported yet (each device writes its "
+                      "shards to DIR/checkpoint.device<id>.safetensors with "
+                      "--checkpoint DIR, with the layout index that joins "
+                      "them)");
   if (s.isOk())
     s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
@@ -273,8 +289,9 @@ int runTraining(const std::string &outDir, const std::string &backend,
   bool ownFile = false;
   if (s.isOk()) {
     s = startStep(*program, opts, first);
-    // ZeRO-1: each device resumes its own file, which only it reads.
-    ownFile = !s.isOk() && shardsOptimizerState(*program);
+    // Shards (ZeRO-1, tensor parallelism): each device resumes its own file,
+    // which only it reads.
+    ownFile = !s.isOk() && holdsShards(*program);
   }
   // The data, the checkpoint to resume and the trainer's checks are every
   // process's alike (the same files): the reporting process says what is

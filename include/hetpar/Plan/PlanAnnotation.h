@@ -53,7 +53,7 @@ struct PlanAnnotation {
   /// The stage that holds device `id`, or -1.
   int stageOf(int64_t id) const;
   /// Why training programs cannot be generated for this plan ("" when they
-  /// can: data parallelism and pipeline stages, without tensor
+  /// can: any plan in float32; 16-bit ones of one stage without tensor
   /// parallelism). The one answer of
   /// hetpar-compile and hetpar-dist-reduce-gradients.
   /// `sixteenBit`: the step computes in bfloat16 or float16.

@@ -181,6 +181,12 @@ struct WeightTensor {
   /// ZeRO-1 optimizer state: the first element of the flattened parameter
   /// `of` that this device's shard holds; -1 when the state is whole.
   int64_t shardOffset = -1;
+  /// Tensor parallelism (weights.json "tensor_shard"; a param or buffer):
+  /// this tensor is indices [tensorStart, tensorStart + shape[tensorDim]) of
+  /// dimension `tensorDim` of the whole parameter, of shape `wholeShape`.
+  /// tensorDim is -1 when the tensor is whole.
+  int64_t tensorDim = -1, tensorStart = 0;
+  std::vector<int64_t> wholeShape;
 };
 
 /// The manifest's "training" object (docs/training.md): present only in a

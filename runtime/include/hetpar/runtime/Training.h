@@ -150,10 +150,11 @@ std::string checkpointPath(const std::string &dir);
 /// stages (manifest devices[].stage), else -1.
 int64_t pipelineStageOf(const Program &program);
 
-/// Whether `program`'s device holds a ZeRO-1 shard of the optimizer state
-/// (a weights tensor with a shard offset): each device then writes and
-/// resumes its own checkpoint.
-bool shardsOptimizerState(const Program &program);
+/// Whether `program`'s device holds shards that other devices do not: a
+/// ZeRO-1 shard of the optimizer state (a weights tensor with a shard
+/// offset) or tensor-parallel parameter shards (a "tensor_shard"). Each
+/// device then writes and resumes its own checkpoint.device<id>.
+bool holdsShards(const Program &program);
 
 /// The checkpoint file of `program`'s device: checkpointPath(dir); for a
 /// device of pipeline stage s, DIR/checkpoint.stage<s>.safetensors (each
