@@ -1,0 +1,361 @@
+//===- PartitionDevice.cpp - one device's program -------------------------===//
+//
+// One device's function of hetpar-dist-partition (Partitioner.h): its
+// inputs, what it receives from earlier stages, its stage's ops, what it
+// sends on, and its outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "Partitioner.h"
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::partition;
+
+//===----------------------------------------------------------------------===//
+// Transfers between stages
+//===----------------------------------------------------------------------===//
+
+SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
+                                                      int64_t to, int64_t tag) {
+  const Device &dst = *deviceById[to];
+  const StageInfo &from = stages[s];
+  bool hasBatch = exitBatch.lookup(global).has_value();
+  int64_t lo = 0, hi = microbatchRows;
+  if (hasBatch && dst.stage >= 0) {
+    lo = offsetOf(dst);
+    hi = lo + rowsOf(dst);
+  }
+  // Training: the first device of each receiving replica receives and
+  // broadcasts to its tensor-parallel group (receiveInGroup), so that one
+  // gradient travels back.
+  const StageInfo &toStage = stages[dst.stage];
+  if (training && dst.rank != 0)
+    return {};
+  // Spread the senders over the ranks of each replica.
+  int64_t index = llvm::find(toStage.devices, to) - toStage.devices.begin();
+  SmallVector<Piece> out;
+  for (int64_t r = 0; r < from.data; ++r) {
+    int64_t a = hasBatch ? from.offsets[r] : 0;
+    int64_t e = hasBatch ? a + from.rows[r] : microbatchRows;
+    int64_t plo = std::max(lo, a), phi = std::min(hi, e);
+    if (plo >= phi)
+      continue;
+    int64_t sender = from.devices[r * from.tensor + index % from.tensor];
+    out.push_back({sender, to, plo, phi, tag});
+    if (!hasBatch)
+      break;
+  }
+  return out;
+}
+
+Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
+                        int64_t from, int64_t tag) {
+  Local shape;
+  shape.batch = exitBatch.lookup(global);
+  RankedTensorType t = localType(d, global, shape);
+  SmallVector<int64_t> dims(t.getShape());
+  if (shape.batch)
+    dims[shape.batch->dim] = shape.batch->outer * rows * shape.batch->granule;
+  return dist::RecvOp::create(
+      b, loc, RankedTensorType::get(dims, t.getElementType()),
+      FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(from),
+      b.getI64IntegerAttr(tag));
+}
+
+SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
+  const StageInfo &from = stages[stageOfValue(v)];
+  bool hasBatch = exitBatch.lookup(v).has_value();
+  SmallVector<int64_t> out;
+  for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r)
+    out.push_back(from.devices[r * from.tensor + j % from.tensor]);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// One device's program
+//===----------------------------------------------------------------------===//
+
+/// local-io: a device of the last stage returns its own value of every graph
+/// output, its replica's rows where the output carries the batch, replicated
+/// over the replica's tensor-parallel devices; a device of an earlier stage
+/// returns nothing. Error: an output computed before the last stage (a
+/// pipeline's training step attaches its loss to the last stage's outputs).
+LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
+                                        SmallVectorImpl<Value> &results) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  int last = static_cast<int>(stages.size()) - 1;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (last > 0 && stageOfValue(v) != last)
+      return func.emitError()
+             << "partition: local-io over " << stages.size()
+             << " stages needs every graph output computed by the last stage; "
+                "output "
+             << j << " is computed by "
+             << (stageOfValue(v) < 0
+                     ? std::string("no stage (an input or a "
+                                   "constant)")
+                     : "stage " + std::to_string(stageOfValue(v)));
+  SmallVector<Type> types;
+  if (d.stage != last) {
+    d.fn.setType(b.getFunctionType(argTypes, types));
+    return success();
+  }
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    auto whole = makeReplicated(d, v);
+    if (failed(whole))
+      return failure();
+    results.push_back(*whole);
+    types.push_back(whole->getType());
+  }
+  d.fn.setType(b.getFunctionType(argTypes, types));
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto name = func.getResultAttr(j, "onnx.name"))
+      d.fn.setResultAttr(j, "onnx.name", name);
+    if (auto bd = d.values.lookup(v).batch)
+      d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+  }
+  return success();
+}
+
+/// The device's function, with every graph input at microbatch size (the
+/// replica's rows with local-io) and its local values: `argTypes` gets the
+/// inputs' types.
+void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
+  Location loc = func.getLoc();
+  for (BlockArgument a : func.getArguments()) {
+    auto t = llvm::cast<RankedTensorType>(a.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    if (isBatchInput(a))
+      shape[0] = localIO ? rowsOf(d) : microbatchRows;
+    argTypes.push_back(RankedTensorType::get(shape, t.getElementType()));
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  d.fn = func::FuncOp::create(b, loc, ("device_" + llvm::Twine(d.id)).str(),
+                              b.getFunctionType(argTypes, {}));
+  d.fn->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(d.id));
+  Block *entry = d.fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (auto [k, a] : llvm::enumerate(func.getArguments())) {
+    if (auto name = func.getArgAttr(k, "onnx.name"))
+      d.fn.setArgAttr(k, "onnx.name", name);
+    Local l;
+    l.value = entry->getArgument(k);
+    if (isBatchInput(a)) {
+      d.fn.setArgAttr(k, "dist.batch_dim", b.getI64IntegerAttr(0));
+      if (!localIO)
+        l.value = slice(loc, l.value, 0, 1, offsetOf(d), rowsOf(d));
+      l.batch = BatchDim{0, 1, 1};
+    }
+    d.values[a] = l;
+  }
+}
+
+/// Receives what earlier stages computed for this stage's ops, in tag
+/// order, as the senders send (each pair of devices matches its messages in
+/// order).
+void Partitioner::receiveFromEarlierStages(Device &d) {
+  Location loc = func.getLoc();
+  const StageInfo &st = stages[d.stage];
+  SmallVector<std::pair<Value, SmallVector<Value>>> received;
+  llvm::DenseSet<Value> neededSet;
+  SmallVector<Value> needed;
+  for (Operation *op : st.ops)
+    for (Value v : op->getOperands())
+      if (int s = stageOfValue(v);
+          s >= 0 && s < d.stage && neededSet.insert(v).second)
+        needed.push_back(v);
+  llvm::sort(needed, [&](Value x, Value y) {
+    return exitTag.lookup(x) < exitTag.lookup(y);
+  });
+  for (Value v : needed) {
+    SmallVector<Value> parts;
+    for (const Piece &p : piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)))
+      parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag));
+    received.push_back({v, parts});
+  }
+  for (auto &[v, parts] : received) {
+    Local l;
+    l.batch = exitBatch.lookup(v);
+    if (!parts.empty())
+      l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
+                        : parts.front();
+    if (training && d.group.size() > 1)
+      l.value = receiveInGroup(d, loc, v, l);
+    d.values[v] = l;
+  }
+}
+
+/// Sends what later stages (and, without local-io, the root's outputs)
+/// need, replicated in the replica, all values first and then the sends back
+/// to back (one exchange step).
+LogicalResult Partitioner::sendToLaterStages(Device &d) {
+  Location loc = func.getLoc();
+  int last = static_cast<int>(stages.size()) - 1;
+  int64_t root = stages[last].devices.front();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  // Send what later stages and the outputs need, replicated in the replica.
+  // Each piece: the value it cuts from and the piece (an output's holds the
+  // whole value, rows 0..0).
+  SmallVector<std::pair<Value, Piece>> sends;
+  for (Value v : exits) {
+    int s = stageOfValue(v);
+    if (s != d.stage)
+      continue;
+    for (const Device &other : devices) {
+      if (other.stage <= d.stage || !usedByStage(v, other.stage))
+        continue;
+      for (const Piece &p : piecesTo(v, s, other.id, exitTag.lookup(v)))
+        if (p.from == d.id)
+          sends.push_back({v, p});
+    }
+  }
+  // Outputs computed here go to the root (a tag per output after the
+  // exits').
+  int64_t outputTag = static_cast<int64_t>(exits.size());
+  for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+    if (!localIO && stageOfValue(v) == d.stage && d.id != root &&
+        llvm::is_contained(outputSenders(v, j), d.id))
+      sends.push_back(
+          {v, Piece{d.id, root, 0, 0, outputTag + static_cast<int64_t>(j)}});
+  // Training: every device of the group passes what leaves the stage
+  // through dist.grad_all_reduce, so that the gradient that comes back to
+  // the device that sends it reaches the whole group.
+  DenseMap<Value, Value> leaving;
+  if (training && d.group.size() > 1)
+    for (Value v : exits) {
+      if (stageOfValue(v) != d.stage || !mayNeedGradient(v) ||
+          !usedByLaterStage(v, d.stage))
+        continue;
+      auto whole = makeReplicated(d, v);
+      if (failed(whole))
+        return failure();
+      leaving[v] = enterGroup(d, loc, *whole);
+    }
+  // All values first, then the sends back to back (one exchange step).
+  SmallVector<std::pair<Value, Piece>> ready;
+  for (auto &[v, p] : sends) {
+    auto whole = makeReplicated(d, v);
+    if (failed(whole))
+      return failure();
+    Value piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
+    if (auto bd = exitBatch.lookup(v); bd && p.hi > p.lo)
+      piece = slice(loc, piece, bd->dim, bd->outer,
+                    (p.lo - offsetOf(d)) * bd->granule,
+                    (p.hi - p.lo) * bd->granule);
+    ready.push_back({piece, p});
+  }
+  for (auto &[piece, p] : ready)
+    dist::SendOp::create(b, loc, piece, FlatSymbolRefAttr::get(ctx, kMesh),
+                         b.getI64IntegerAttr(p.to), b.getI64IntegerAttr(p.tag));
+  return success();
+}
+
+/// The root's outputs: its own values and what the other devices send,
+/// joined along the batch; sets the function's type.
+LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
+                                             SmallVectorImpl<Value> &results) {
+  Location loc = func.getLoc();
+  Block *entry = &d.fn.getBody().front();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  int64_t outputTag = static_cast<int64_t>(exits.size());
+  SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    int s = stageOfValue(v);
+    SmallVector<Value> parts;
+    if (s < 0) {
+      // A graph input or a constant returned as is.
+      auto l = lookup(d, v);
+      if (failed(l))
+        return failure();
+      Value whole = l->value;
+      if (auto a = llvm::dyn_cast<BlockArgument>(v))
+        whole = entry->getArgument(a.getArgNumber());
+      parts.push_back(whole);
+    } else {
+      SmallVector<int64_t> senders = outputSenders(v, j);
+      for (auto [r, sender] : llvm::enumerate(senders)) {
+        if (sender == d.id) {
+          auto rv = makeReplicated(d, v);
+          if (failed(rv))
+            return failure();
+          parts.push_back(*rv);
+          continue;
+        }
+        parts.push_back(recv(loc, d, v, stages[s].rows[r], sender,
+                             outputTag + static_cast<int64_t>(j)));
+      }
+    }
+    pending.push_back({static_cast<unsigned>(j), parts});
+  }
+  SmallVector<Type> resultTypes;
+  for (auto &[j, parts] : pending) {
+    Value v = ret.getOperand(j);
+    auto bd =
+        stageOfValue(v) >= 0 ? exitBatch.lookup(v) : std::optional<BatchDim>();
+    Value whole = bd ? concat(loc, parts, bd->dim, bd->outer) : parts.front();
+    results.push_back(whole);
+    resultTypes.push_back(whole.getType());
+  }
+  d.fn.setType(b.getFunctionType(argTypes, resultTypes));
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto name = func.getResultAttr(j, "onnx.name"))
+      d.fn.setResultAttr(j, "onnx.name", name);
+    std::optional<BatchDim> bd;
+    if (stageOfValue(v) >= 0)
+      bd = exitBatch.lookup(v);
+    else if (auto a = llvm::dyn_cast<BlockArgument>(v); a && isBatchInput(a))
+      bd = BatchDim{0, 1, 1};
+    if (bd && bd->outer != 1)
+      return ret.emitError()
+             << "partition: output " << j
+             << " holds the batch in chunks of a merged dimension; the "
+                "runtime joins microbatches along one whole dimension";
+    if (bd)
+      d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+  }
+  return success();
+}
+
+LogicalResult Partitioner::partitionDevice(Device &d) {
+  int last = static_cast<int>(stages.size()) - 1;
+  bool isRoot = d.id == stages[last].devices.front();
+  SmallVector<Type> argTypes;
+  createFunction(d, argTypes);
+  receiveFromEarlierStages(d);
+  // The stage's ops.
+  for (Operation *op : stages[d.stage].ops) {
+    SmallVector<Local> results;
+    if (failed(partitionOp(d, op, results)))
+      return failure();
+    for (auto [k, r] : llvm::enumerate(op->getResults())) {
+      if (k == 0 && failed(applyCollective(d, op, results[k], r)))
+        return failure();
+      d.values[r] = results[k];
+    }
+  }
+  // Where the batch lies in what leaves the stage (the same on every device
+  // of the stage): the receivers' types need it.
+  for (Value v : exits)
+    if (stageOfValue(v) == d.stage)
+      exitBatch[v] = d.values[v].batch;
+  if (failed(sendToLaterStages(d)))
+    return failure();
+  SmallVector<Value> results;
+  if (localIO) {
+    if (failed(localResults(d, argTypes, results)))
+      return failure();
+  } else if (isRoot && failed(joinOutputsAtRoot(d, argTypes, results))) {
+    return failure();
+  }
+  Location loc = func.getLoc();
+  Block *entry = &d.fn.getBody().front();
+  func::ReturnOp::create(b, loc, results);
+  // Constants cloned before they were sliced, slices nothing read.
+  SmallVector<Operation *> ops;
+  for (Operation &op : *entry)
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}

@@ -1,0 +1,281 @@
+//===- PartitionLayouts.cpp - local values of hetpar-dist-partition -------===//
+//
+// The IR helpers and the layout conversions of hetpar-dist-partition
+// (Partitioner.h): a value's local form on a device, and the slices and
+// collectives that bring it to the layout an op needs.
+//
+//===----------------------------------------------------------------------===//
+#include "Partitioner.h"
+
+#include "hetpar/Support/ShapeUtils.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::partition;
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType Partitioner::localType(Device &d, Value global,
+                                        const Local &l) {
+  auto t = llvm::cast<RankedTensorType>(global.getType());
+  SmallVector<int64_t> shape(t.getShape());
+  if (l.batch)
+    shape[l.batch->dim] = l.batch->outer * rowsOf(d) * l.batch->granule;
+  if (l.kind == Local::Split)
+    shape[l.dim] = l.outer * l.sizes[d.rank] * l.granule;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+Value Partitioner::i64Const(Location loc, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getI64Type());
+  return onnx::ConstantOp::create(b, loc,
+                                  DenseIntElementsAttr::get(type, values));
+}
+
+Value Partitioner::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  if (t.getShape() == shape)
+    return x;
+  return onnx::ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+      i64Const(loc, shape));
+}
+
+Value Partitioner::transpose(Location loc, Value x, ArrayRef<int64_t> perm) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  return onnx::TransposeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+      b.getDenseI64ArrayAttr(perm));
+}
+
+/// `shape` with dimension `dim` cut into `outer` chunks: [.., outer, n/outer,
+/// ..].
+static SmallVector<int64_t> chunked(ArrayRef<int64_t> shape, int dim,
+                                    int64_t outer) {
+  SmallVector<int64_t> out(shape.begin(), shape.begin() + dim);
+  out.push_back(outer);
+  out.push_back(shape[dim] / outer);
+  out.append(shape.begin() + dim + 1, shape.end());
+  return out;
+}
+
+Value Partitioner::slice(Location loc, Value x, int dim, int64_t outer,
+                         int64_t start, int64_t size) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  if (start == 0 && outer * size == t.getDimSize(dim))
+    return x;
+  // A constant is sliced now: each device's program holds its shard only.
+  if (ElementsAttr attr = getConstantElements(x)) {
+    auto sliced = sliceElements(attr, dim, outer, start, size);
+    if (succeeded(sliced))
+      return onnx::ConstantOp::create(b, x.getLoc(), *sliced);
+  }
+  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
+  int at = outer > 1 ? dim + 1 : dim;
+  auto inType = llvm::cast<RankedTensorType>(in.getType());
+  SmallVector<int64_t> shape(inType.getShape());
+  shape[at] = size;
+  // One statement each: the order of the constants must not depend on the
+  // compiler's order of evaluating arguments.
+  Value begin = i64Const(loc, {start});
+  Value end = i64Const(loc, {start + size});
+  Value axes = i64Const(loc, {at});
+  Value out = onnx::SliceOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), in, begin, end,
+      axes, Value());
+  SmallVector<int64_t> merged(t.getShape());
+  merged[dim] = outer * size;
+  return reshape(loc, out, merged);
+}
+
+Value Partitioner::concat(Location loc, ArrayRef<Value> pieces, int dim,
+                          int64_t outer) {
+  if (pieces.size() == 1)
+    return pieces.front();
+  SmallVector<Value> in;
+  int64_t total = 0;
+  for (Value p : pieces) {
+    auto t = llvm::cast<RankedTensorType>(p.getType());
+    total += t.getDimSize(dim);
+    in.push_back(outer > 1 ? reshape(loc, p, chunked(t.getShape(), dim, outer))
+                           : p);
+  }
+  auto t0 = llvm::cast<RankedTensorType>(in.front().getType());
+  int at = outer > 1 ? dim + 1 : dim;
+  SmallVector<int64_t> shape(t0.getShape());
+  shape[at] = total / outer;
+  Value out = onnx::ConcatOp::create(
+      b, loc, RankedTensorType::get(shape, t0.getElementType()), in, at);
+  SmallVector<int64_t> merged(
+      llvm::cast<RankedTensorType>(pieces.front().getType()).getShape());
+  merged[dim] = total;
+  return reshape(loc, out, merged);
+}
+
+Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
+                             int64_t outer, ArrayRef<int64_t> sizes) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
+  int at = outer > 1 ? dim + 1 : dim;
+  auto inType = llvm::cast<RankedTensorType>(in.getType());
+  // The collective gathers along the outermost dimension that is not 1
+  // (contiguous blocks per device); move `at` there first.
+  bool leading = llvm::all_of(inType.getShape().take_front(at),
+                              [](int64_t e) { return e == 1; });
+  SmallVector<int64_t> perm, inverse(inType.getRank());
+  if (!leading) {
+    perm.push_back(at);
+    for (int64_t k = 0; k < inType.getRank(); ++k)
+      if (k != at)
+        perm.push_back(k);
+    for (auto [k, p] : llvm::enumerate(perm))
+      inverse[p] = k;
+    in = transpose(loc, in, perm);
+  }
+  int g = leading ? at : 0;
+  auto gt = llvm::cast<RankedTensorType>(in.getType());
+  SmallVector<int64_t> shape(gt.getShape());
+  shape[g] = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
+  Value out = dist::AllGatherOp::create(
+      b, loc, RankedTensorType::get(shape, gt.getElementType()), in,
+      FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+      b.getI64IntegerAttr(g), b.getDenseI64ArrayAttr(sizes));
+  if (!leading)
+    out = transpose(loc, out, inverse);
+  SmallVector<int64_t> merged(t.getShape());
+  merged[dim] = outer * shape[g];
+  return reshape(loc, out, merged);
+}
+
+//===----------------------------------------------------------------------===//
+// Values and layouts
+//===----------------------------------------------------------------------===//
+
+FailureOr<Local> Partitioner::lookup(Device &d, Value global) {
+  if (auto it = d.values.find(global); it != d.values.end())
+    return it->second;
+  Operation *def = global.getDefiningOp();
+  if (def && isa<onnx::ConstantOp, onnx::NoValueOp>(def)) {
+    Local l;
+    l.value = b.clone(*def)->getResult(0);
+    // Constants go first in the function: slices of them fold at compile
+    // time, and every later user finds them.
+    d.values[global] = l;
+    return l;
+  }
+  return func.emitError() << "internal error: device " << d.id
+                          << " has no local value for an operand";
+}
+
+/// Brings `cur` (the local form of `global`) to the layouts an op needs: the
+/// batch where `batch` says (or none), and the tensor-parallel layout of
+/// `tp`.
+FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
+                                      std::optional<BatchDim> batch,
+                                      const Local &tp, Operation *user,
+                                      unsigned operand) {
+  Location loc = user->getLoc();
+  if (!llvm::isa<RankedTensorType>(global.getType()))
+    return cur;
+  // The batch.
+  if (cur.batch != batch) {
+    if (cur.batch)
+      return user->emitError()
+             << "partition: op " << describeOp(user) << " reads operand "
+             << operand << " with its batch in another dimension than the "
+             << "operand has it (or not at all), which no collective fixes";
+    // A value without the batch that the op reads along the batch (a
+    // constant of batch size): only the whole batch runs at once.
+    if (microbatches > 1)
+      return user->emitError()
+             << "partition: operand " << operand << " of op "
+             << describeOp(user)
+             << " has the batch size in a dimension but does not come from "
+                "the inputs, so it cannot be split into microbatches";
+    cur.value = slice(loc, cur.value, batch->dim, batch->outer,
+                      offsetOf(d) * batch->granule, rowsOf(d) * batch->granule);
+    cur.batch = batch;
+  }
+  if (cur.sameSplit(tp))
+    return cur;
+  // Tensor parallelism: first to replicated, then to the split wanted.
+  if (cur.kind == Local::Partial) {
+    cur.value = dist::AllReduceOp::create(
+        b, loc, cur.value.getType(), cur.value,
+        FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+        b.getStringAttr(cur.reduction));
+    if (cur.addend)
+      cur.value = onnx::AddOp::create(b, loc, cur.value.getType(), cur.value,
+                                      cur.addend);
+    cur.addend = Value();
+    cur.kind = Local::Replicated;
+  } else if (cur.kind == Local::Split) {
+    SmallVector<int64_t> sizes;
+    for (int64_t s : cur.sizes)
+      sizes.push_back(s * cur.granule);
+    cur.value = allGather(loc, d, cur.value, cur.dim, cur.outer, sizes);
+    cur.kind = Local::Replicated;
+  }
+  if (tp.kind == Local::Split) {
+    if (Value shard = parameterShard(d, global, tp)) {
+      Local out = tp;
+      out.value = shard;
+      out.batch = cur.batch;
+      return out;
+    }
+    if (training && mayNeedGradient(global))
+      cur.value = enterGroup(d, loc, cur.value);
+    cur.value =
+        slice(loc, cur.value, tp.dim, tp.outer, tp.starts[d.rank] * tp.granule,
+              tp.sizes[d.rank] * tp.granule);
+    Local out = tp;
+    out.value = cur.value;
+    out.batch = cur.batch;
+    return out;
+  }
+  return cur;
+}
+
+FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
+  if (auto it = d.replicated.find(global); it != d.replicated.end())
+    return it->second;
+  auto cur = lookup(d, global);
+  if (failed(cur))
+    return failure();
+  Local want;
+  Operation *at =
+      global.getDefiningOp() ? global.getDefiningOp() : func.getOperation();
+  auto out = convert(d, global, *cur, cur->batch, want, at, 0);
+  if (failed(out))
+    return failure();
+  d.replicated[global] = out->value;
+  return out->value;
+}
+
+/// The tensor-parallel layout of an operand or result whose dimensions
+/// hold `dims` of `rule`'s factors: split where the split factor lies,
+/// replicated when it holds none of it.
+Local hetpar::partition::tensorLayout(const ShardingRule &rule,
+                                      const DimFactors &dims,
+                                      const TensorSplit &split) {
+  Local out;
+  if (split.factor < 0)
+    return out;
+  if (auto p = ShardingRule::placement(dims, split.factor, rule.factors)) {
+    out.kind = Local::Split;
+    out.dim = p->dim;
+    out.granule = p->granule;
+    out.outer = p->outer;
+    out.starts = split.starts;
+    out.sizes = split.sizes;
+  }
+  return out;
+}

@@ -1,0 +1,234 @@
+//===- Partitioner.h - hetpar-dist-partition's state ----------*- C++ -*-===//
+//
+// The one class behind hetpar-dist-partition (DistPartition.cpp describes
+// the pass), shared by the files that implement it: DistPartition.cpp (the
+// plan, one op, the module), PartitionLayouts.cpp (local values and their
+// conversions), PartitionDevice.cpp (one device's program and the
+// transfers between stages), PartitionTraining.cpp (what a training plan
+// adds for its backward pass). Private to lib/Transforms.
+//
+//===----------------------------------------------------------------------===//
+#ifndef HETPAR_LIB_TRANSFORMS_PARTITIONER_H
+#define HETPAR_LIB_TRANSFORMS_PARTITIONER_H
+
+#include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Plan/Sharding.h"
+#include "hetpar/Plan/Simulator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hetpar::partition {
+
+using namespace mlir;
+
+inline constexpr llvm::StringLiteral kMesh = "mesh";
+
+/// One pipeline stage of the plan, with each replica's rows of a microbatch.
+struct StageInfo : StageAnnotation {
+  std::vector<Operation *> ops;
+  StageInfo(StageAnnotation st) : StageAnnotation(std::move(st)) {}
+};
+
+/// A value on one device: its local SSA value and its layouts.
+struct Local {
+  Value value;
+  std::optional<BatchDim> batch;
+  enum Kind { Replicated, Split, Partial } kind = Replicated;
+  // Split: dimension `dim` in `outer` chunks; rank t holds factor units
+  // [starts[t], starts[t] + sizes[t]) of each, `granule` indices per unit.
+  int dim = -1;
+  int64_t granule = 1, outer = 1;
+  SmallVector<int64_t> starts, sizes;
+  std::string reduction; // Partial: sum, max, min, prod
+  // Partial: what the op adds once to the sum (addedOperand), added after
+  // the all-reduce by every device; null when nothing.
+  Value addend;
+  bool sameSplit(const Local &o) const {
+    if (kind != o.kind)
+      return false;
+    if (kind != Split)
+      return true;
+    if (dim != o.dim || outer != o.outer || starts.size() != o.starts.size())
+      return false;
+    for (size_t t = 0; t < starts.size(); ++t)
+      if (starts[t] * granule != o.starts[t] * o.granule ||
+          sizes[t] * granule != o.sizes[t] * o.granule)
+        return false;
+    return true;
+  }
+};
+
+/// An op's tensor-parallel split: the factor of its sharding rule that its
+/// hetpar.sharding splits (-1: none), and each device's units of it.
+struct TensorSplit {
+  int factor = -1;
+  SmallVector<int64_t> starts, sizes;
+};
+
+std::string describeOp(Operation *op);
+
+/// The reduction that combines partial results of `op` split along a
+/// reduction factor, or "" when partial results do not combine elementwise.
+std::string reductionOf(Operation *op);
+
+/// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
+/// contraction split, every device computes the sum's part without it and
+/// adds it after the all-reduce (Local::addend), so that the devices' graphs
+/// (and their backward passes) have one shape.
+std::optional<unsigned> addedOperand(Operation *op);
+
+/// The tensor-parallel layout of an operand or result whose dimensions
+/// hold `dims` of `rule`'s factors: split where the split factor lies,
+/// replicated when it holds none of it.
+Local tensorLayout(const ShardingRule &rule, const DimFactors &dims,
+                   const TensorSplit &split);
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, func::FuncOp func, bool localIO)
+      : module(module), func(func), ctx(module.getContext()), b(ctx),
+        localIO(localIO) {}
+
+  LogicalResult run();
+
+private:
+  // --- the plan ---------------------------------------------------------
+  LogicalResult readPlan();
+  InFlightDiagnostic error(Operation *at) { return at->emitError(); }
+
+  // --- one device -------------------------------------------------------
+  struct Device {
+    int64_t id;
+    int stage, replica, rank;
+    SmallVector<int64_t> group; // the replica's devices
+    func::FuncOp fn;
+    DenseMap<Value, Local> values;
+    DenseMap<Value, Value> replicated; // cache of makeReplicated
+    // Training: the dist.grad_all_reduce of a local value, and the shard of
+    // a parameter (an initializer) that this device holds.
+    DenseMap<Value, Value> entered, paramShards;
+  };
+  LogicalResult partitionDevice(Device &d);
+  void createFunction(Device &d, SmallVectorImpl<Type> &argTypes);
+  void receiveFromEarlierStages(Device &d);
+  LogicalResult sendToLaterStages(Device &d);
+  LogicalResult joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
+                                  SmallVectorImpl<Value> &results);
+  LogicalResult localResults(Device &d, ArrayRef<Type> argTypes,
+                             SmallVectorImpl<Value> &results);
+  FailureOr<Local> lookup(Device &d, Value global);
+  FailureOr<Local> convert(Device &d, Value global, Local cur,
+                           std::optional<BatchDim> batch, const Local &tp,
+                           Operation *user, unsigned operand);
+  LogicalResult partitionOp(Device &d, Operation *op,
+                            SmallVectorImpl<Local> &results);
+  FailureOr<TensorSplit> tensorSplit(Operation *op, int64_t t);
+  /// Operand `c` that `op` adds once to its sum (addedOperand), as a value
+  /// to add to the all-reduced result: Gemm's C times beta, Conv's bias
+  /// [M] as [1, M, 1, ...].
+  Value prepareAddend(Operation *op, Value c);
+  FailureOr<Value> makeReplicated(Device &d, Value global);
+  LogicalResult applyCollective(Device &d, Operation *op, Local &result,
+                                Value global);
+  LogicalResult placeDropout(Device &d, Operation *op, onnx::DropoutOp local,
+                             const Local &out);
+
+  // --- training (a plan of mode "training") ------------------------------
+  /// Parameters that stay whole on every device of a stage: read with two
+  /// tensor-parallel layouts, in chunks, or by several stages.
+  void findWholeParameters();
+  /// `local` through a dist.grad_all_reduce over the device's group (once per
+  /// value): where a replicated value enters per-device work, its gradient
+  /// is summed over the group.
+  Value enterGroup(Device &d, Location loc, Value local);
+  /// Whether `global` may need a gradient: a float value that is not a
+  /// constant other than an initializer.
+  bool mayNeedGradient(Value global) const;
+  /// Device `d`'s shard of parameter `global` in layout `tp`, sliced now and
+  /// still named as the initializer (train::kTensorShardAttr), or null when
+  /// `global` is not a parameter that training shards.
+  Value parameterShard(Device &d, Value global, const Local &tp);
+  /// `global` as it arrives from an earlier stage (`l`: its batch layout,
+  /// and on the replica's first device the received value), broadcast from
+  /// that device to the group (dist.broadcast: the gradient goes back from
+  /// there alone).
+  Value receiveInGroup(Device &d, Location loc, Value global, const Local &l);
+  bool usedByStage(Value v, int stage) const;
+  bool usedByLaterStage(Value v, int stage) const;
+
+  // --- IR helpers -------------------------------------------------------
+  RankedTensorType localType(Device &d, Value global, const Local &l);
+  Value i64Const(Location loc, ArrayRef<int64_t> values);
+  Value slice(Location loc, Value x, int dim, int64_t outer, int64_t start,
+              int64_t size);
+  Value concat(Location loc, ArrayRef<Value> pieces, int dim, int64_t outer);
+  Value reshape(Location loc, Value x, ArrayRef<int64_t> shape);
+  Value transpose(Location loc, Value x, ArrayRef<int64_t> perm);
+  Value allGather(Location loc, Device &d, Value x, int dim, int64_t outer,
+                  ArrayRef<int64_t> sizes);
+  int64_t rowsOf(const Device &d) const {
+    return stages[d.stage].rows[d.replica];
+  }
+  int64_t offsetOf(const Device &d) const {
+    return stages[d.stage].offsets[d.replica];
+  }
+
+  // --- transfers --------------------------------------------------------
+  struct Piece {
+    int64_t from, to; // device ids
+    int64_t lo, hi;   // rows of the microbatch (all when no batch)
+    int64_t tag;
+  };
+  /// A dist.recv of `global` as it leaves its stage (replicated in the
+  /// replica), with `rows` samples of the batch when it carries one.
+  Value recv(Location loc, Device &d, Value global, int64_t rows, int64_t from,
+             int64_t tag);
+  /// The devices that send graph output `j` (value `v`) to the root: one per
+  /// replica of its stage when it carries the batch (in replica order), else
+  /// one; spread over the ranks of each replica.
+  SmallVector<int64_t> outputSenders(Value v, size_t j);
+  /// The pieces that carry `global` (produced in stage `s`) to device `to`.
+  SmallVector<Piece> piecesTo(Value global, int s, int64_t to, int64_t tag);
+  int stageOfValue(Value v) const;
+
+  ModuleOp module;
+  func::FuncOp func;
+  MLIRContext *ctx;
+  OpBuilder b;
+  /// Inputs of the replica's rows, local outputs (the local-io option).
+  bool localIO;
+  std::vector<StageInfo> stages;
+  int64_t microbatches = 1, batch = 0, microbatchRows = 0;
+  /// Microbatches or data parallelism: the batch is split.
+  bool splitsBatch = false;
+  DenseMap<Operation *, int> stageOf;
+  /// The ops' sharding rules and their resolution, shared with the
+  /// simulator (Sharding.h).
+  std::optional<OpCatalog> catalog;
+  std::vector<Device> devices;
+  DenseMap<int64_t, Device *> deviceById;
+  /// Values that leave their stage: where the batch lies, and their tag.
+  DenseMap<Value, std::optional<BatchDim>> exitBatch;
+  DenseMap<Value, int64_t> exitTag;
+  SmallVector<Value> exits; // in tag order
+  bool isBatchInput(BlockArgument a) const;
+  /// A training plan: gradients must be able to flow back (markers, named
+  /// parameter shards).
+  bool training = false;
+  /// findWholeParameters: per stage, the parameters kept whole.
+  llvm::DenseSet<std::pair<int, Value>> wholeParams;
+};
+
+} // namespace hetpar::partition
+
+#endif // HETPAR_LIB_TRANSFORMS_PARTITIONER_H
