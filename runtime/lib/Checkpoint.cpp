@@ -5,7 +5,7 @@
 // version, step, model, program (fingerprint) and crc32.
 //
 //===----------------------------------------------------------------------===//
-#include "hetpar/runtime/Training.h"
+#include "Internal.h"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -90,47 +90,25 @@ Status validate(Program &program, const std::string &path,
 }
 
 /// The layout index of a device's checkpoint (docs/training.md, "Checkpoint
-/// layout"): for each tensor that is a shard, {"of": its parameter, "shape":
-/// the whole tensor's shape}, with "slice": {"dim", "start", "size"} for a
-/// tensor-parallel shard (a parameter's, or its optimizer state's of the
-/// same shape) and "offset", "elements" for a ZeRO-1 range of the (sliced)
-/// tensor's flattened elements, so that the shards of all devices' files
-/// join into whole tensors.
+/// layout"): for each tensor that is a shard (placementOf), {"of": its
+/// parameter, "shape": the whole tensor's shape}, with "slice": {"dim",
+/// "start", "size"} for a tensor-parallel slice and "offset", "elements" for
+/// a ZeRO-1 range of the (sliced) tensor's flattened elements, so that the
+/// shards of all devices' files join into whole tensors (joinCheckpoint).
 json shardLayout(const Program &program) {
   json layout = json::object();
-  std::map<std::string, const WeightTensor *> byName;
-  for (const WeightTensor &w : program.weightTensors())
-    byName[w.name] = &w;
   for (const WeightTensor &w : program.weightTensors()) {
-    const WeightTensor *param = &w;
-    if (!w.of.empty()) {
-      auto it = byName.find(w.of);
-      param = it == byName.end() ? nullptr : it->second;
-    }
-    bool sliced = param && param->tensorDim >= 0 && param->shape == w.shape;
-    if (w.shardOffset < 0 && !sliced)
+    TensorPlacement p = placementOf(program.weightTensors(), w);
+    if (p.sliceDim < 0 && p.offset < 0)
       continue;
     json entry = {{"of", w.of.empty() ? w.name : w.of},
-                  {"shape", !param   ? std::vector<int64_t>()
-                            : sliced ? param->wholeShape
-                                     : param->shape}};
-    if (sliced)
-      entry["slice"] = {{"dim", param->tensorDim},
-                        {"start", param->tensorStart},
-                        {"size", param->shape[param->tensorDim]}};
-    if (w.shardOffset >= 0) {
-      int64_t elements = 1;
-      for (int64_t d : w.shape)
-        elements *= d;
-      entry["offset"] = w.shardOffset;
-      entry["elements"] = elements;
-      // A ZeRO-1 range of a tensor-parallel shard of the parameter.
-      if (param && param->tensorDim >= 0) {
-        entry["shape"] = param->wholeShape;
-        entry["slice"] = {{"dim", param->tensorDim},
-                          {"start", param->tensorStart},
-                          {"size", param->shape[param->tensorDim]}};
-      }
+                  {"shape", p.wholeShape}};
+    if (p.sliceDim >= 0)
+      entry["slice"] = {
+          {"dim", p.sliceDim}, {"start", p.sliceStart}, {"size", p.sliceSize}};
+    if (p.offset >= 0) {
+      entry["offset"] = p.offset;
+      entry["elements"] = p.elements;
     }
     layout[w.name] = std::move(entry);
   }
@@ -140,46 +118,9 @@ json shardLayout(const Program &program) {
 /// The `__metadata__.step` of the safetensors file at `path`, from its header
 /// only; "" when the file or its header cannot be read.
 std::string stepInHeader(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  uint64_t n = 0;
-  if (!in.read(reinterpret_cast<char *>(&n), 8) || n > (uint64_t(1) << 27))
-    return "";
-  std::string header(n, '\0');
-  if (!in.read(header.data(), std::streamsize(n)))
-    return "";
-  json j = json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("__metadata__") ||
-      !j["__metadata__"].is_object() || !j["__metadata__"].contains("step") ||
-      !j["__metadata__"]["step"].is_string())
-    return "";
-  return j["__metadata__"]["step"].get<std::string>();
-}
-
-/// A folder of the other kind of checkpoint (one file per device, or one per
-/// stage or run) is named as such, not as a missing file.
-Status checkCheckpointKind(const Program &program, const std::string &dir,
-                           const std::string &path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(path, ec))
-    return Status::ok();
-  bool perDevice = false;
-  for (const auto &e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    perDevice |= name.rfind("checkpoint.device", 0) == 0;
-  }
-  if (holdsShards(program) == perDevice)
-    return Status::ok(); // reading `path` names what is missing
-  return Status::error(
-      "cannot resume from '" + dir + "': " +
-      (perDevice ? "it holds a sharded run's per-device checkpoints "
-                   "(checkpoint.device<id>.safetensors, ZeRO-1 or tensor "
-                   "parallelism), and this program keeps whole tensors"
-                 : "this program holds shards (ZeRO-1 optimizer state or "
-                   "tensor-parallel parameters) and reads its device's "
-                   "checkpoint.device<id>.safetensors, but the folder holds "
-                   "none") +
-      "; resuming under another sharding is not implemented yet");
+  std::map<std::string, std::string> meta = detail::headerMetadata(path);
+  auto it = meta.find("step");
+  return it == meta.end() ? std::string() : it->second;
 }
 
 /// ZeRO-1: every device resumes its own file, so the files in the folder
@@ -298,15 +239,48 @@ Status saveCheckpoint(Program &program, const std::string &dir, int64_t step) {
   return writeSafetensors(checkpointPath(program, dir), file);
 }
 
-Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
-  std::string path = checkpointPath(program, dir);
-  if (Status kind = checkCheckpointKind(program, dir, path); !kind.isOk())
-    return kind;
+namespace {
+
+/// Errors unless the step counter among `tensors` (the program's role "step"
+/// tensor) holds `step`; `where` names the file(s) in the message.
+Status checkStepCounter(const Program &program,
+                        const std::vector<NamedTensor> &tensors, int64_t step,
+                        const std::string &where) {
+  for (const NamedTensor &t : tensors) {
+    int64_t counter = 0;
+    if (t.tensor.dtype == DType::Int64 && t.tensor.data.size() == 8)
+      std::memcpy(&counter, t.tensor.data.data(), 8);
+    for (const WeightTensor &w : program.weightTensors())
+      if (w.name == t.name && w.role == "step" && counter != step)
+        return Status::error(where + ": the step counter '" + t.name + "' is " +
+                             std::to_string(counter) +
+                             " but __metadata__.step is " +
+                             std::to_string(step));
+  }
+  return Status::ok();
+}
+
+/// Uploads `tensors` (each a non-constant tensor of `program`, checked).
+Status upload(Program &program, const std::vector<NamedTensor> &tensors) {
+  for (const NamedTensor &t : tensors) {
+    const WeightTensor &w = *std::find_if(
+        program.weightTensors().begin(), program.weightTensors().end(),
+        [&](const WeightTensor &x) { return x.name == t.name; });
+    if (Status s =
+            program.writeWeights(w.offset, t.tensor.data.data(), w.bytes);
+        !s.isOk())
+      return s;
+  }
+  return Status::ok();
+}
+
+/// Resumes from `path`, the file this program wrote (its fingerprint).
+Status loadOwnFile(Program &program, const std::string &dir,
+                   const std::string &path, int64_t &step) {
   SafetensorsFile file;
   Status s = readSafetensors(path, file);
-  if (!s.isOk())
-    return s;
-  s = validate(program, path, file);
+  if (s.isOk())
+    s = validate(program, path, file);
   if (!s.isOk())
     return s;
   const std::string &text = file.metadata["step"];
@@ -315,35 +289,58 @@ Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step) {
   if (text.empty() || *end || value < 0)
     return Status::error(path + ": __metadata__.step '" + text +
                          "' is not a step count");
-  for (const NamedTensor &t : file.tensors) {
-    int64_t counter = 0;
-    if (t.tensor.dtype == DType::Int64 && t.tensor.data.size() == 8)
-      std::memcpy(&counter, t.tensor.data.data(), 8);
-    auto role = [&](const std::string &name) {
-      for (const WeightTensor &w : program.weightTensors())
-        if (w.name == name)
-          return w.role;
-      return std::string();
-    };
-    if (role(t.name) == "step" && counter != value)
-      return Status::error(path + ": the step counter '" + t.name + "' is " +
-                           std::to_string(counter) +
-                           " but __metadata__.step "
-                           "is " +
-                           text);
-  }
-  for (const NamedTensor &t : file.tensors) {
-    const WeightTensor &w = *std::find_if(
-        program.weightTensors().begin(), program.weightTensors().end(),
-        [&](const WeightTensor &x) { return x.name == t.name; });
-    s = program.writeWeights(w.offset, t.tensor.data.data(), w.bytes);
-    if (!s.isOk())
-      return s;
-  }
-  if (Status peers = checkPeerSteps(program, dir, path, text); !peers.isOk())
-    return peers;
+  if (s = checkStepCounter(program, file.tensors, value, path); !s.isOk())
+    return s;
+  if (s = checkPeerSteps(program, dir, path, text); !s.isOk())
+    return s;
   step = value;
-  return Status::ok();
+  return upload(program, file.tensors);
+}
+
+/// Resumes from the checkpoint in `dir` that another plan wrote: its files
+/// joined into whole tensors, this program's part of each cut out.
+Status loadResliced(Program &program, const std::string &dir, int64_t &step,
+                    std::vector<std::string> &files) {
+  JoinedCheckpoint joined;
+  Status s = joinCheckpoint(dir, joined);
+  if (!s.isOk())
+    return s;
+  std::vector<NamedTensor> parts;
+  for (const WeightTensor *w : stateTensors(program)) {
+    NamedTensor t{w->name, {}};
+    s = cutFromJoined(joined, w->name, placementOf(program.weightTensors(), *w),
+                      w->dtype, w->shape, t.tensor);
+    if (!s.isOk())
+      return Status::error("cannot resume from '" + dir + "': " + s.message());
+    parts.push_back(std::move(t));
+  }
+  s = checkStepCounter(program, parts, joined.step, dir);
+  if (!s.isOk())
+    return s;
+  files = joined.files;
+  step = joined.step;
+  return upload(program, parts);
+}
+
+} // namespace
+
+Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step,
+                      CheckpointSource *source) {
+  std::string path = checkpointPath(program, dir);
+  std::map<std::string, std::string> meta = detail::headerMetadata(path);
+  CheckpointSource from;
+  Status s = Status::ok();
+  if (meta.count("program") &&
+      meta["program"] == programFingerprint(program.weightTensors())) {
+    from.files = {path};
+    s = loadOwnFile(program, dir, path, step);
+  } else {
+    from.resliced = true;
+    s = loadResliced(program, dir, step, from.files);
+  }
+  if (s.isOk() && source)
+    *source = std::move(from);
+  return s;
 }
 
 } // namespace hetpar::rt

@@ -6,6 +6,7 @@
 #include "hetpar/runtime/Training.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,11 @@ Status checkManifestText(const uint8_t *bytes, size_t size);
 /// throws. The fuzzing entry point (bench/fuzz/weights-index.cpp).
 Status checkWeightsIndexText(const uint8_t *text, size_t size,
                              const uint8_t *weights, uint64_t weightsBytes);
+
+/// The string values of the `__metadata__` of the safetensors file at
+/// `path`, from its header only; empty when the file or header cannot be
+/// read (the caller's reading of the whole file names what is wrong).
+std::map<std::string, std::string> headerMetadata(const std::string &path);
 
 } // namespace hetpar::rt::detail
 

@@ -768,6 +768,35 @@ Status programDevices(const std::string &outDir,
   return Status::ok();
 }
 
+Status readProgramWeights(const std::string &outDir, ProgramWeights &out) {
+  out = ProgramWeights();
+  try {
+    std::string path = joinPath(outDir, "manifest.json");
+    json doc = parseJsonFile(path);
+    parseManifestDoc(doc, path, outDir, /*countOnly=*/true, ProgramPart::Step);
+    Node root{doc, path, ""};
+    if (root.has("training"))
+      out.model = parseTraining(root.field("training")).model;
+    Node devices = root.field("devices");
+    for (size_t k = 0, n = devices.arraySize(); k < n; ++k) {
+      DeviceManifest m;
+      parseProgramEntry(devices.at(k), outDir, m);
+      std::string indexPath = joinPath(outDir, m.weightsIndex);
+      std::vector<WeightTensor> tensors;
+      for (IndexedTensor &t : parseWeightsIndex(
+               parseJsonFile(indexPath), indexPath, joinPath(outDir, m.weights),
+               m.weights, m.weightsBytes, "devices[" + std::to_string(k) + "]"))
+        tensors.push_back(std::move(t.tensor));
+      out.devices.push_back(std::move(tensors));
+    }
+  } catch (const LoadError &e) {
+    return Status::error(e.message);
+  } catch (const std::exception &e) {
+    return Status::error(e.what());
+  }
+  return Status::ok();
+}
+
 Status Program::load(const std::string &outDir, const std::string &backend,
                      std::unique_ptr<Program> &out, ProgramPart part) {
   out.reset();

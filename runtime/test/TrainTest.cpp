@@ -11,6 +11,7 @@
 #include "hetpar/runtime/Training.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <csignal>
@@ -458,20 +459,30 @@ TEST_F(TrainTest, BadCheckpointsAreRefusedBeforeUploading) {
   // Truncated.
   EXPECT_NE(refuse(good.substr(0, good.size() - 4)).find("truncated file?"),
             std::string::npos);
-  // Another program's: a different fingerprint.
+  // Another program's (a fingerprint not this program's) is resliced, and
+  // its tensors must be this program's: here 'w' is named 'v'.
   std::string fp = programFingerprint(p->weightTensors());
   std::string foreign = good;
   foreign.replace(foreign.find(fp), 8, "00000000");
-  EXPECT_NE(refuse(foreign).find("written by another program (fingerprint "
-                                 "'00000000', this program's is '" +
-                                 fp + "')"),
-            std::string::npos);
+  std::string renamed = foreign;
+  renamed.replace(renamed.find("\"w\""), 3, "\"v\"");
+  renamed.replace(renamed.find("\\\"w\\\""), 5, "\\\"v\\\"");
+  EXPECT_NE(refuse(renamed).find("has no tensor 'w'"), std::string::npos);
   // Not a checkpoint at all.
   SafetensorsFile other;
   other.tensors.push_back({"w", floats({2}, {1, 2})});
   ASSERT_TRUE(writeSafetensors(path, other).isOk());
   EXPECT_NE(refuse(readBytes(path)).find("not a HetPar checkpoint"),
             std::string::npos);
+  // The same tensors under another fingerprint: resliced, the same values.
+  writeBytes(path, foreign);
+  int64_t step = -1;
+  CheckpointSource source;
+  Status s = loadCheckpoint(*fresh, dir + "/ck", step, &source);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_TRUE(source.resliced);
+  EXPECT_EQ(step, 2);
+  EXPECT_EQ(weights(*fresh), weights(*p));
 }
 
 TEST_F(TrainTest, CheckpointHoldsTheStateOnly) {
@@ -495,3 +506,111 @@ TEST_F(TrainTest, CheckpointHoldsTheStateOnly) {
 }
 
 } // namespace
+
+namespace {
+
+/// A checkpoint file holding `values` (float32) of the tensor "t", placed in
+/// a whole 4 x 3 x 5 tensor by the layout entry `entry` (none when empty).
+void writePiece(const std::string &path, const std::vector<float> &values,
+                const std::vector<int64_t> &shape, const std::string &entry) {
+  SafetensorsFile file;
+  HostTensor t;
+  t.shape = shape;
+  t.data.resize(values.size() * 4);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  uint32_t crc = uint32_t(crc32_z(0, t.data.data(), t.data.size()));
+  file.tensors.push_back({"t", t});
+  file.metadata = {{"format", "hetpar-checkpoint"},
+                   {"version", "1"},
+                   {"step", "7"},
+                   {"crc32", "{\"t\": " + std::to_string(crc) + "}"}};
+  if (!entry.empty())
+    file.metadata["layout"] = "{\"t\": " + entry + "}";
+  ASSERT_TRUE(writeSafetensors(path, file).isOk());
+}
+
+} // namespace
+
+/// joinCheckpoint and cutFromJoined invert each other: a 4 x 3 x 5 tensor
+/// (values 0..59) cut by dimension 1 into 2 + 1 with the first slice's 40
+/// elements cut again, ZeRO-1 style, at 17; joined, it is whole; a slice of
+/// dimension 2 and a range of it come out as hand-computed.
+TEST(CheckpointJoinTest, JoinAndCutAreInverse) {
+  std::string dir = ::testing::TempDir() + "hetpar-join";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto at = [](int64_t i, int64_t j, int64_t k) {
+    return float(i * 15 + j * 5 + k);
+  };
+  std::vector<float> slice0, slice1;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 5; ++k)
+        (j < 2 ? slice0 : slice1).push_back(at(i, j, k));
+  std::string s0 =
+      R"("shape": [4, 3, 5], "slice": {"dim": 1, "start": 0, "size": 2})";
+  writePiece(dir + "/checkpoint.device0.safetensors",
+             {slice0.begin(), slice0.begin() + 17}, {17},
+             "{" + s0 + R"(, "offset": 0, "elements": 17})");
+  writePiece(dir + "/checkpoint.device1.safetensors",
+             {slice0.begin() + 17, slice0.end()}, {23},
+             "{" + s0 + R"(, "offset": 17, "elements": 23})");
+  writePiece(
+      dir + "/checkpoint.device2.safetensors", slice1, {4, 1, 5},
+      R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 2, "size": 1}})");
+  JoinedCheckpoint joined;
+  Status s = joinCheckpoint(dir, joined);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(joined.step, 7);
+  ASSERT_EQ(joined.files.size(), 3u);
+  const HostTensor &whole = joined.tensors.at("t").whole;
+  ASSERT_EQ(whole.shape, (std::vector<int64_t>{4, 3, 5}));
+  for (int64_t e = 0; e < 60; ++e)
+    EXPECT_EQ(reinterpret_cast<const float *>(whole.data.data())[e], float(e));
+
+  // Indices 1..3 of dimension 2 (4 x 3 x 3 = 36 elements), elements 5..34.
+  TensorPlacement p;
+  p.wholeShape = {4, 3, 5};
+  p.sliceDim = 2;
+  p.sliceStart = 1;
+  p.sliceSize = 3;
+  p.offset = 5;
+  p.elements = 30;
+  HostTensor cut;
+  s = cutFromJoined(joined, "t", p, DType::Float32, {30}, cut);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  std::vector<float> want;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 1; k < 4; ++k)
+        want.push_back(at(i, j, k));
+  for (int64_t e = 0; e < 30; ++e)
+    EXPECT_EQ(reinterpret_cast<const float *>(cut.data.data())[e],
+              want[size_t(5 + e)]);
+
+  // Without device 1's file, its 23 elements are missing.
+  fs::remove(dir + "/checkpoint.device1.safetensors");
+  ASSERT_TRUE(joinCheckpoint(dir, joined).isOk());
+  p = TensorPlacement();
+  p.wholeShape = {4, 3, 5};
+  s = cutFromJoined(joined, "t", p, DType::Float32, {4, 3, 5}, cut);
+  EXPECT_NE(s.message().find("does not hold all of 't'"), std::string::npos)
+      << s.message();
+  // A file that disagrees on elements another holds is not one checkpoint.
+  writePiece(
+      dir + "/checkpoint.device3.safetensors", std::vector<float>(20, -1.0f),
+      {4, 1, 5},
+      R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 2, "size": 1}})");
+  s = joinCheckpoint(dir, joined);
+  EXPECT_NE(s.message().find("hold different values of the same elements"),
+            std::string::npos)
+      << s.message();
+  // A layout entry outside the whole tensor is named.
+  writePiece(
+      dir + "/checkpoint.device3.safetensors", slice1, {4, 1, 5},
+      R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 3, "size": 1}})");
+  s = joinCheckpoint(dir, joined);
+  EXPECT_NE(s.message().find("lies outside [4,3,5]"), std::string::npos)
+      << s.message();
+  fs::remove_all(dir);
+}

@@ -7,7 +7,7 @@
 // libc and libz (scripts/gpu-check.sh carries it to bare GPU machines).
 //
 //===----------------------------------------------------------------------===//
-#include "Train.h"
+#include "Export.h"
 
 #include "onnx.pb.h"
 
@@ -100,37 +100,28 @@ Status internalize(onnx::TensorProto &t, const fs::path &dir) {
   return Status::ok();
 }
 
-/// Replaces the initializer of every param tensor with its trained values,
-/// and of every buffer (BatchNormalization's running statistics) with its
-/// values after the last step.
-Status replaceParams(rt::Program &program, onnx::GraphProto &graph,
+/// Replaces the initializer of every trained tensor (a parameter, or a
+/// buffer such as BatchNormalization's running statistics) with its values.
+Status replaceParams(const TrainedTensors &trained, onnx::GraphProto &graph,
                      const std::string &modelPath) {
-  for (const rt::WeightTensor &w : program.weightTensors()) {
-    if (w.role != "param" && w.role != "buffer")
-      continue;
+  for (const auto &[name, t] : trained) {
     onnx::TensorProto *init = nullptr;
-    for (onnx::TensorProto &t : *graph.mutable_initializer())
-      if (t.name() == w.name)
-        init = &t;
+    for (onnx::TensorProto &i : *graph.mutable_initializer())
+      if (i.name() == name)
+        init = &i;
     if (!init)
-      return Status::error(
-          modelPath + ": no initializer '" + w.name + "' for the trained " +
-          (w.role == "param" ? "parameter" : "buffer") + " of that name");
+      return Status::error(modelPath + ": no initializer '" + name +
+                           "' for the trained tensor of that name");
     std::vector<int64_t> dims(init->dims().begin(), init->dims().end());
-    if (w.dtype != rt::DType::Float32 ||
-        init->data_type() != onnx::TensorProto::FLOAT || dims != w.shape)
-      return Status::error(modelPath + ": initializer '" + w.name +
-                           "' is not float32 " + rt::formatShape(w.shape) +
-                           " like the trained " +
-                           (w.role == "param" ? "parameter" : "buffer"));
-    std::string bytes(w.bytes, '\0');
-    Status s = program.readWeights(w.offset, bytes.data(), w.bytes);
-    if (!s.isOk())
-      return s;
+    if (t.dtype != rt::DType::Float32 ||
+        init->data_type() != onnx::TensorProto::FLOAT || dims != t.shape)
+      return Status::error(modelPath + ": initializer '" + name +
+                           "' is not float32 " + rt::formatShape(t.shape) +
+                           " like the trained tensor");
     init->clear_float_data();
     init->clear_external_data();
     init->set_data_location(onnx::TensorProto::DEFAULT);
-    init->set_raw_data(std::move(bytes));
+    init->set_raw_data(std::string(t.data.begin(), t.data.end()));
   }
   return Status::ok();
 }
@@ -158,12 +149,13 @@ void externalize(onnx::GraphProto &graph, const std::string &location,
 
 } // namespace
 
-Status exportONNX(rt::Program &program, const std::string &file) {
-  const std::string &model = program.training().model;
+Status writeTrainedONNX(const std::string &outDir, const std::string &model,
+                        const TrainedTensors &trained,
+                        const std::string &file) {
   if (model.empty())
     return Status::error("--export-onnx: the program has no training.model "
                          "(the copy of its source model) in manifest.json");
-  fs::path source = fs::path(program.outDir()) / model;
+  fs::path source = fs::path(outDir) / model;
   std::string bytes;
   Status s = readWhole(source.string(), bytes);
   if (!s.isOk())
@@ -179,7 +171,7 @@ Status exportONNX(rt::Program &program, const std::string &file) {
   } catch (const std::exception &) {
     return Status::error(source.string() + ": a bad external_data entry");
   }
-  if (!(s = replaceParams(program, graph, source.string())).isOk())
+  if (!(s = replaceParams(trained, graph, source.string())).isOk())
     return s;
   std::string location = fs::path(file).filename().string() + ".data";
   std::string data;

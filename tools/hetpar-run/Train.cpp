@@ -1,5 +1,6 @@
 //===- Train.cpp - hetpar-run --train: the step loop ----------------------===//
 #include "Train.h"
+#include "Export.h"
 #include "TrainLog.h"
 
 #include "hetpar/runtime/Training.h"
@@ -7,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <unistd.h>
@@ -45,6 +48,41 @@ bool writesCheckpoints(const Program &program) {
   return false;
 }
 
+/// Refuses, before training, what the plan of `program` cannot do with
+/// `opts`; sets `joins` when --export-onnx joins the devices' checkpoints
+/// (exportJoinsCheckpoint), which the launcher does after the devices end.
+Status checkPlanOptions(Program &program, const TrainOptions &opts,
+                        bool &joins) {
+  joins = false;
+  const auto &weights = program.weightTensors();
+  bool spread =
+      pipelineStageOf(program) >= 0 ||
+      std::any_of(weights.begin(), weights.end(),
+                  [](const WeightTensor &w) { return w.tensorDim >= 0; });
+  if (spread && !opts.evalData.empty())
+    return Status::error(
+        "--eval-data: the evaluation step of a pipeline or tensor-parallel "
+        "plan is not generated yet (each device holds only its stage's "
+        "parameters or its shards of them)");
+  if (opts.exportOnnx.empty())
+    return Status::ok();
+  ProgramWeights all;
+  Status s = readProgramWeights(program.outDir(), all);
+  if (!s.isOk())
+    return s;
+  joins = exportJoinsCheckpoint(all);
+  std::string why = "--export-onnx: this plan's parameters are spread over "
+                    "its devices (pipeline stages or tensor-parallel shards), "
+                    "and the export joins their checkpoint files: ";
+  if (joins && opts.checkpointDir.empty())
+    return Status::error(why + "add --checkpoint DIR");
+  if (joins && !std::getenv(kLauncherExports))
+    return Status::error(why + "under your own launcher, export after the job "
+                               "with hetpar-run OUT --export-onnx FILE "
+                               "--resume DIR");
+  return Status::ok();
+}
+
 /// Loads the program and checks it is a training program for `opts`.
 Status loadTraining(const std::string &outDir, const std::string &backend,
                     const TrainOptions &opts, std::unique_ptr<Program> &out) {
@@ -76,10 +114,20 @@ Status loadTraining(const std::string &outDir, const std::string &backend,
 Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
   if (opts.resumeDir.empty())
     return readStepCounter(program, step);
-  Status s = loadCheckpoint(program, opts.resumeDir, step);
-  if (s.isOk() && reports(program))
-    std::cout << "resumed from " << checkpointPath(program, opts.resumeDir)
-              << " at step " << step << "\n";
+  CheckpointSource source;
+  Status s = loadCheckpoint(program, opts.resumeDir, step, &source);
+  if (!s.isOk() || !reports(program))
+    return s;
+  if (!source.resliced) {
+    std::cout << "resumed from " << source.files[0] << " at step " << step
+              << "\n";
+    return s;
+  }
+  std::cout << "resumed from " << opts.resumeDir << " at step " << step
+            << ", resliced for this plan from";
+  for (const std::string &f : source.files)
+    std::cout << " " << std::filesystem::path(f).filename().string();
+  std::cout << "\n";
   return s;
 }
 
@@ -248,33 +296,9 @@ int runTraining(const std::string &outDir, const std::string &backend,
   dataOpts.seed = opts.seed;
   std::unique_ptr<Dataset> data;
   std::unique_ptr<Trainer> trainer;
-  // A pipeline's parameters are spread over its stages: the evaluation step
-  // and the export read all of them from one device's weights.
-  bool pipeline = pipelineStageOf(*program) >= 0;
-  if (pipeline && !opts.evalData.empty())
-    s = Status::error("--eval-data: the evaluation step of a pipeline plan "
-                      "is not generated yet (each stage holds only its own "
-                      "parameters)");
-  if (s.isOk() && pipeline && !opts.exportOnnx.empty())
-    s = Status::error("--export-onnx: exporting a pipeline plan's model is "
-                      "not supported yet (each stage writes its own "
-                      "parameters to DIR/checkpoint.stage<s>.safetensors "
-                      "with --checkpoint DIR)");
-  // Tensor parallelism: each device holds shards of the parameters.
-  const auto &weights = program->weightTensors();
-  bool tensorShards =
-      std::any_of(weights.begin(), weights.end(),
-                  [](const WeightTensor &w) { return w.tensorDim >= 0; });
-  if (s.isOk() && tensorShards && !opts.evalData.empty())
-    s = Status::error("--eval-data: the evaluation step of a tensor-parallel "
-                      "plan is not generated yet (each device holds shards "
-                      "of the parameters)");
-  if (s.isOk() && tensorShards && !opts.exportOnnx.empty())
-    s = Status::error("--export-onnx: exporting a tensor-parallel plan's "
-                      "model is not supported yet (each device writes its "
-                      "shards to DIR/checkpoint.device<id>.safetensors with "
-                      "--checkpoint DIR, with the layout index that joins "
-                      "them)");
+  bool joins = false;
+  if (s.isOk())
+    s = checkPlanOptions(*program, opts, joins);
   if (s.isOk())
     s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
@@ -311,7 +335,7 @@ int runTraining(const std::string &outDir, const std::string &backend,
     if (info.microbatches > 1)
       std::cout << " (" << info.microbatches << " microbatches of "
                 << info.batchSize << ")";
-    if (pipeline) {
+    if (pipelineStageOf(*program) >= 0) {
       int64_t stages = 0;
       for (const DeviceInfo &d : program->devices())
         stages = std::max(stages, d.stage + 1);
@@ -328,7 +352,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
   }
   int rc =
       trainLoop(*program, *trainer, opts, first, evaluates ? &eval : nullptr);
-  if (rc != 0 || opts.exportOnnx.empty() || !reports(*program))
+  // A joined export is the launcher's, after every device has written.
+  if (rc != 0 || opts.exportOnnx.empty() || joins || !reports(*program))
     return rc;
   s = exportONNX(*program, opts.exportOnnx);
   if (!s.isOk())

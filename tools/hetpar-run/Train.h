@@ -54,7 +54,9 @@ int runTraining(const std::string &outDir, const std::string &backend,
 /// Atomic: both files are written to temporaries and renamed. Errors: no
 /// training.model, an unreadable or unparsable model, a param without an
 /// initializer or with another dtype or shape, I/O failures.
-rt::Status exportONNX(rt::Program &program, const std::string &file);
+/// Set by hetpar-run's own launcher (Launch.cpp) in the devices'
+/// environment: it exports the joined checkpoint after they end.
+inline constexpr const char *kLauncherExports = "HETPAR_LAUNCHER_EXPORTS";
 
 } // namespace hetpar::run
 

@@ -75,10 +75,18 @@ std::string checkTrainOptions(const TrainOptions &opts) {
              !opts.resumeDir.empty() || !opts.lossLog.empty() ||
              !opts.exportOnnx.empty() || opts.checkpointEvery > 0 ||
              !opts.evalData.empty() || opts.evalEvery > 0;
+  bool exportOnly = !opts.exportOnnx.empty() && !opts.resumeDir.empty() &&
+                    opts.dataDir.empty() && opts.steps < 0 && !opts.shuffle &&
+                    opts.batchSize < 0 && opts.checkpointDir.empty() &&
+                    opts.lossLog.empty() && opts.checkpointEvery == 0 &&
+                    opts.evalData.empty() && opts.evalEvery == 0;
+  if (!opts.enabled && exportOnly)
+    return ""; // hetpar-run OUT --export-onnx FILE --resume DIR
   if (!opts.enabled)
     return any ? "--data, --steps, --checkpoint, --resume, --loss-log, "
                  "--export-onnx, --eval-data, --shuffle and --batch-size "
-                 "need --train"
+                 "need --train (export a checkpoint with only --export-onnx "
+                 "FILE --resume DIR)"
                : "";
   if (opts.dataDir.empty())
     return "--train needs --data DIR (one .npy per program input)";

@@ -8,6 +8,7 @@
 // prints the latency. Links the runtime only (no MLIR, no LLVM, no CUDA).
 //
 //===----------------------------------------------------------------------===//
+#include "Export.h"
 #include "Launch.h"
 #include "Train.h"
 
@@ -42,7 +43,8 @@ const char *kSynopsis =
     "[--checkpoint-every K]]\n"
     "                  [--resume DIR] [--loss-log FILE] [--export-onnx "
     "FILE.onnx]\n"
-    "                  [--eval-data DIR [--eval-every K]]\n";
+    "                  [--eval-data DIR [--eval-every K]]\n"
+    "       hetpar-run OUT --export-onnx FILE.onnx --resume DIR\n";
 const char *kHelp =
     "\n"
     "Runs the program that hetpar-compile wrote to the folder OUT.\n"
@@ -78,12 +80,14 @@ const char *kHelp =
     "0)\n"
     "  --checkpoint DIR  write DIR/checkpoint.safetensors after the last step\n"
     "  --checkpoint-every K  also after every global step divisible by K\n"
-    "  --resume DIR  start from DIR/checkpoint.safetensors\n"
+    "  --resume DIR  start from the checkpoint in DIR (written by this plan,\n"
+    "                or by another plan of the model: resliced)\n"
     "  --loss-log FILE  append one JSON line per step (step, loss, seconds,\n"
     "                samples_per_s)\n"
     "  --export-onnx FILE.onnx  write the trained model (initializers of 1 "
     "MiB\n"
-    "                or more in FILE.onnx.data)\n"
+    "                or more in FILE.onnx.data); without --train, with\n"
+    "                --resume DIR: export the checkpoint in DIR\n"
     "  --eval-data DIR  after the last step, the mean loss on DIR (the files\n"
     "                of --data) in evaluation mode: running statistics, no\n"
     "                Dropout, no update\n"
@@ -593,6 +597,41 @@ int runTool(const Options &opts) {
   return 0;
 }
 
+/// hetpar-run OUT --export-onnx FILE --resume DIR: exports a checkpoint.
+int exportOnly(const std::string &outDir,
+               const hetpar::run::TrainOptions &opts) {
+  Status st =
+      hetpar::run::exportCheckpoint(outDir, opts.resumeDir, opts.exportOnnx);
+  if (!st.isOk())
+    return error(st.message());
+  std::cout << "wrote " << opts.exportOnnx << "\n";
+  return 0;
+}
+
+/// Training on several devices: one process each (launchDevices); then,
+/// when the plan's parameters are spread over them, the export of their
+/// joined checkpoint (the devices leave it to this process).
+int launchTraining(const Options &opts,
+                   const std::vector<hetpar::rt::DeviceInfo> &devices,
+                   char **argv) {
+  ProgramWeights weights;
+  bool joins = !opts.train.exportOnnx.empty() &&
+               readProgramWeights(opts.outDir, weights).isOk() &&
+               hetpar::run::exportJoinsCheckpoint(weights);
+  if (joins)
+    setenv(hetpar::run::kLauncherExports, "1", /*overwrite=*/1);
+  int rc = hetpar::run::launchDevices(devices, argv);
+  if (rc != 0 || !joins)
+    return rc;
+  Status st = hetpar::run::exportCheckpoint(
+      opts.outDir, opts.train.checkpointDir, opts.train.exportOnnx);
+  if (!st.isOk())
+    return error(st.message());
+  std::cout << "wrote " << opts.train.exportOnnx << " (joined from "
+            << opts.train.checkpointDir << ")\n";
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -605,12 +644,18 @@ int main(int argc, char **argv) {
     return rc;
   std::vector<hetpar::rt::DeviceInfo> devices;
   int64_t rank = -1;
-  if (programDevices(opts.outDir, devices, rank).isOk() && devices.size() > 1 &&
+  if (opts.train.enabled && programDevices(opts.outDir, devices, rank).isOk() &&
+      devices.size() > 1 && rank < 0)
+    return launchTraining(opts, devices, argv);
+  if (!opts.train.enabled && opts.train.exportOnnx.empty() &&
+      programDevices(opts.outDir, devices, rank).isOk() && devices.size() > 1 &&
       rank < 0)
     return hetpar::run::launchDevices(devices, argv);
   try {
     if (opts.train.enabled)
       return hetpar::run::runTraining(opts.outDir, opts.backend, opts.train);
+    if (!opts.train.exportOnnx.empty())
+      return exportOnly(opts.outDir, opts.train);
     return runTool(opts);
   } catch (const std::exception &e) {
     return error(e.what());

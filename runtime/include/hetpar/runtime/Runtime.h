@@ -189,6 +189,19 @@ struct WeightTensor {
   std::vector<int64_t> wholeShape;
 };
 
+/// What a program folder says about its weights, read without the weights
+/// data or the program libraries: the weights index (weights.json) of every
+/// device, in the manifest's order, and the training program's source model
+/// copy (training.model, relative to the folder; "" when none).
+struct ProgramWeights {
+  std::vector<std::vector<WeightTensor>> devices;
+  std::string model;
+};
+
+/// Reads the ProgramWeights of the program in `outDir`. Errors name the
+/// manifest or index and what is wrong.
+Status readProgramWeights(const std::string &outDir, ProgramWeights &out);
+
 /// The manifest's "training" object (docs/training.md): present only in a
 /// training program, whose hetpar_run is one optimizer step.
 struct TrainingInfo {

@@ -180,14 +180,77 @@ Status readStepCounter(Program &program, int64_t &step);
 /// name -> CRC-32). Creates `dir`. Atomic as writeSafetensors.
 Status saveCheckpoint(Program &program, const std::string &dir, int64_t step);
 
-/// Reads checkpointPath(program, dir) and checks, before anything is uploaded,
-/// its format and version, that the fingerprint is `program`'s (else: "written
-/// by another program"), that it holds exactly the program's non-constant
-/// tensors with their dtypes, shapes and byte counts, and every CRC-32; then
-/// uploads the tensors into the weights buffer and sets `step` to the
-/// checkpoint's step. Every failure is one error naming the file and leaves
-/// the weights untouched.
-Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step);
+/// Where `loadCheckpoint` took the tensors from.
+struct CheckpointSource {
+  std::vector<std::string> files; // the checkpoint files read
+  bool resliced = false;          // joined and recut: another plan wrote them
+};
+
+/// Resumes `program` from the checkpoint in `dir`; sets `step` to its step
+/// and, when given, `source` to the files read. Two ways:
+///  - checkpointPath(program, dir) is this program's own (its fingerprint):
+///    checks its format and version, that it holds exactly the program's
+///    non-constant tensors with their dtypes, shapes and byte counts, every
+///    CRC-32, the step counter, and (ZeRO-1, tensor parallelism) that the
+///    other devices' files are of the same step;
+///  - otherwise another plan (cluster, sharding, stages) wrote it: the
+///    folder's files of the newest step are joined (joinCheckpoint) and each
+///    of this program's non-constant tensors is cut from them by its
+///    placement (placementOf).
+/// Either way everything is checked before anything is uploaded: a failure
+/// is one error naming the file or the tensor and leaves the weights as they
+/// were.
+Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step,
+                      CheckpointSource *source = nullptr);
+
+/// Where a device's tensor lies in its whole tensor (docs/training.md,
+/// "Checkpoint layout"): the whole shape; a tensor-parallel slice, indices
+/// [sliceStart, sliceStart + sliceSize) of dimension sliceDim (-1: none);
+/// and a ZeRO-1 range, `elements` flattened elements of the (sliced) tensor
+/// from `offset` (-1: none). Neither: the tensor is whole.
+struct TensorPlacement {
+  std::vector<int64_t> wholeShape;
+  int64_t sliceDim = -1, sliceStart = 0, sliceSize = 0;
+  int64_t offset = -1, elements = 0;
+};
+
+/// The placement of `w`, one of `tensors` (a device's weights.json): a
+/// tensor-parallel parameter's slice ("tensor_shard"), which its optimizer
+/// state of the same shape shares; a ZeRO-1 state shard's range of its
+/// parameter `of` (sliced as that parameter is).
+TensorPlacement placementOf(const std::vector<WeightTensor> &tensors,
+                            const WeightTensor &w);
+
+/// The files of one checkpoint joined into whole tensors.
+struct JoinedCheckpoint {
+  struct Tensor {
+    HostTensor whole;
+    std::vector<uint8_t> covered; // per element: some file held it
+    std::string firstFile;        // the first file that held a part
+  };
+  int64_t step = 0;                 // the newest step of the folder
+  std::vector<std::string> files;   // the files of that step, joined
+  std::vector<std::string> leftOut; // files of older steps
+  std::map<std::string, Tensor> tensors;
+};
+
+/// Joins the checkpoint*.safetensors files of `dir` whose __metadata__.step
+/// is the newest (a pipeline's stage files, a sharded run's device files):
+/// each file's format, version and CRC-32s are checked, and each tensor is
+/// placed by its layout index entry (whole without one). Errors name the
+/// file: no checkpoint file, a malformed or out-of-range layout entry, two
+/// files that place one tensor in different whole shapes or dtypes, or that
+/// hold different values of the same elements. The whole of every tensor is
+/// held in memory.
+Status joinCheckpoint(const std::string &dir, JoinedCheckpoint &out);
+
+/// The part of tensor `name` of `joined` that `p` places, as a tensor of
+/// `dtype` and `shape`. Errors: no such tensor (another model or optimizer,
+/// or a missing file), a different dtype or whole shape, `shape` that `p`
+/// cannot place, or elements that no joined file held.
+Status cutFromJoined(const JoinedCheckpoint &joined, const std::string &name,
+                     const TensorPlacement &p, DType dtype,
+                     std::vector<int64_t> shape, HostTensor &out);
 
 //===----------------------------------------------------------------------===//
 // Trainer
