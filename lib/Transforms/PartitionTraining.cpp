@@ -19,15 +19,6 @@ using namespace hetpar::partition;
 // Training: where gradients are summed over the group, parameter shards
 //===----------------------------------------------------------------------===//
 
-/// The float initializer `v` is, or null.
-static onnx::ConstantOp floatInitializer(Value v) {
-  auto c = v.getDefiningOp<onnx::ConstantOp>();
-  if (!c || !c->hasAttr(onnx::kInitializerAttrName) ||
-      !llvm::isa<FloatType>(c.getType().getElementType()))
-    return nullptr;
-  return c;
-}
-
 void Partitioner::findWholeParameters() {
   DenseMap<Value, int> readBy; // parameter -> its stage, -1 for several
   DenseMap<std::pair<int, Value>, Local> layoutOf;
@@ -39,7 +30,7 @@ void Partitioner::findWholeParameters() {
       if (st.tensor > 1)
         split = tensorSplit(op, st.tensor); // errors again in partitionOp
       for (auto [k, v] : llvm::enumerate(op->getOperands())) {
-        if (!floatInitializer(v))
+        if (!train::floatInitializer(v))
           continue;
         auto [stage, fresh] = readBy.try_emplace(v, static_cast<int>(s));
         if (!fresh && stage->second != static_cast<int>(s))
@@ -80,7 +71,7 @@ bool Partitioner::mayNeedGradient(Value global) const {
 }
 
 Value Partitioner::parameterShard(Device &d, Value global, const Local &tp) {
-  onnx::ConstantOp param = floatInitializer(global);
+  onnx::ConstantOp param = train::floatInitializer(global);
   if (!training || !param || tp.outer != 1 ||
       wholeParams.contains({d.stage, global}))
     return Value();

@@ -29,15 +29,6 @@ StringAttr initializerName(Operation *op) {
             : StringAttr();
 }
 
-/// The float initializer `v` is, or null.
-onnx::ConstantOp floatInitializer(Value v) {
-  auto c = v.getDefiningOp<onnx::ConstantOp>();
-  if (!c || !initializerName(c) ||
-      !llvm::isa<FloatType>(c.getType().getElementType()))
-    return nullptr;
-  return c;
-}
-
 /// "running_var of node 'bn1' (BatchNormalization)".
 std::string describeStat(Value result) {
   auto res = llvm::cast<OpResult>(result);
@@ -62,7 +53,7 @@ struct TrainLiftParamsPass
         return WalkResult::advance();
       Value stats[2] = {bn.getInputMean(), bn.getInputVar()};
       for (unsigned k = 0; k < 2; ++k) {
-        onnx::ConstantOp c = floatInitializer(stats[k]);
+        onnx::ConstantOp c = train::floatInitializer(stats[k]);
         if (!c)
           continue; // not an initializer: the new statistics are just values
         Value result = bn.getRunningStats().size() == 2
@@ -113,7 +104,7 @@ struct TrainLiftParamsPass
     SmallVector<onnx::ConstantOp> lifted;
     bool frozeAny = false, anyParam = false;
     module.walk([&](onnx::ConstantOp c) {
-      if (!floatInitializer(c))
+      if (!train::floatInitializer(c))
         return;
       if (buffers->count(c)) {
         lifted.push_back(c);

@@ -61,3 +61,11 @@ ml_program::GlobalOp hetpar::train::getOrCreateStepGlobal(ModuleOp module,
   SymbolTable(module).insert(g); // renames on a clash with another symbol
   return g;
 }
+
+hetpar::onnx::ConstantOp hetpar::train::floatInitializer(Value v) {
+  auto c = v.getDefiningOp<hetpar::onnx::ConstantOp>();
+  if (!c || !c->hasAttr(hetpar::onnx::kInitializerAttrName) ||
+      !llvm::isa<FloatType>(c.getType().getElementType()))
+    return nullptr;
+  return c;
+}

@@ -9,6 +9,8 @@
 #ifndef HETPAR_TRANSFORMS_TRAINING_H
 #define HETPAR_TRANSFORMS_TRAINING_H
 
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -121,6 +123,11 @@ mlir::LogicalResult checkDeviceRows(mlir::func::FuncOp func, int64_t device,
 /// optimizer pass increments it; hetpar-train-dropout reads it.
 mlir::ml_program::GlobalOp getOrCreateStepGlobal(mlir::ModuleOp module,
                                                  mlir::func::FuncOp func);
+
+/// The float ONNX initializer (onnx.ConstantOp named by
+/// onnx::kInitializerAttrName, of a float element type) that `v` is, or
+/// null: what training lifts into a parameter.
+onnx::ConstantOp floatInitializer(mlir::Value v);
 
 /// The role of `global` ("" when it has none).
 inline llvm::StringRef roleOf(mlir::ml_program::GlobalOp global) {
