@@ -176,6 +176,9 @@ private:
   std::optional<std::string> literalOf(Value v) const;
 
   void planValues();
+  Operation *fusionUser(Operation *op, const llvm::DenseSet<Value> &returned);
+  bool fusionKeepsLifetimes(Operation *op, Operation *user,
+                            const llvm::DenseSet<Value> &returned);
   LogicalResult planMemory();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitElementwiseGroup(Operation *rootOp);
@@ -500,21 +503,59 @@ void Emitter::planValues() {
       aliasOf[op->getResult(0)] = root(op->getOperand(0));
   }
   // Fusion: an elementwise op whose only use is an elementwise op of the same
-  // result shape computes inside that op's kernel.
-  for (Operation *op : ops) {
-    if (!isElementwise(op) || op->getNumResults() != 1)
-      continue;
-    Value r = op->getResult(0);
-    if (returned.contains(r) || !r.hasOneUse())
-      continue;
-    Operation *user = *r.getUsers().begin();
-    if (!isElementwise(user) || shapeOf(user->getResult(0)) != shapeOf(r))
-      continue;
-    // BatchNormalization reads its statistics per channel; fuse only its X.
-    if (isa<onnx::BatchNormalizationOp>(user) && user->getOperand(0) != r)
-      continue;
-    fusedInto[op] = user;
+  // result shape computes inside that op's kernel, where that keeps no
+  // buffer alive longer.
+  for (Operation *op : ops)
+    if (Operation *user = fusionUser(op, returned);
+        user && fusionKeepsLifetimes(op, user, returned))
+      fusedInto[op] = user;
+}
+
+/// The elementwise op of the same result shape that is the only user of
+/// `op`'s one result (not a function result), when `op` is elementwise too;
+/// else null.
+Operation *Emitter::fusionUser(Operation *op,
+                               const llvm::DenseSet<Value> &returned) {
+  if (!isElementwise(op) || op->getNumResults() != 1)
+    return nullptr;
+  Value r = op->getResult(0);
+  if (returned.contains(r) || !r.hasOneUse())
+    return nullptr;
+  Operation *user = *r.getUsers().begin();
+  if (!isElementwise(user) || shapeOf(user->getResult(0)) != shapeOf(r))
+    return nullptr;
+  // BatchNormalization reads its statistics per channel; fuse only its X.
+  if (isa<onnx::BatchNormalizationOp>(user) && user->getOperand(0) != r)
+    return nullptr;
+  return user;
+}
+
+/// Whether computing `op` inside `user`'s kernel keeps every buffer for as
+/// long as it lives anyway: the ops between them are constants, views or
+/// fuse into `user` too, or every operand of `op` is read at or after
+/// `user`. Otherwise fusion would move the last read of `op`'s operands to
+/// `user`: an accumulation add(add(g0, g1), g2) over a pipeline's
+/// microbatches would keep every microbatch's gradient to the last add.
+bool Emitter::fusionKeepsLifetimes(Operation *op, Operation *user,
+                                   const llvm::DenseSet<Value> &returned) {
+  int64_t at = step.lookup(op), until = step.lookup(user);
+  bool adjacent = true;
+  for (int64_t k = at + 1; adjacent && k < until; ++k) {
+    Operation *between = ops[static_cast<size_t>(k - 1)];
+    Operation *into = fusionUser(between, returned);
+    adjacent = between->hasTrait<OpTrait::ConstantLike>() || isView(between) ||
+               (into && step.lookup(into) <= until);
   }
+  if (adjacent)
+    return true;
+  return llvm::all_of(op->getOperands(), [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->hasTrait<OpTrait::ConstantLike>())
+      return true; // an input or a constant: not in the arena
+    return llvm::any_of(v.getUsers(), [&](Operation *u) {
+      return u != op && (isa<func::ReturnOp>(u) || step.lookup(u) >= until);
+    });
+  });
 }
 
 LogicalResult Emitter::planMemory() {

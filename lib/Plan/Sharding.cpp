@@ -155,7 +155,7 @@ OpCatalog::OpCatalog(func::FuncOp func)
         rule = std::move(*r);
     rules.push_back(std::move(rule));
   }
-  readByGradient = valuesReadByGradients(ops);
+  readByGradient = valuesReadByGradients(ops, &withGradient);
   layer = assignLayers(names);
   batch = analyzeBatch(func, ops, rules);
   // Alignment of each (value, dimension) in elements, to a fixpoint: a factor

@@ -86,6 +86,79 @@ std::string groupSignature(const Cluster &cluster, llvm::ArrayRef<int> group) {
   return key;
 }
 
+/// Whether `v` has a gradient buffer of its own: a value the backward pass
+/// differentiates (OpCatalog::withGradient) that is not a view (Reshape,
+/// Flatten, Squeeze, Unsqueeze, Identity: their gradient shares the
+/// operand's buffer, as their values do).
+bool hasOwnGradient(const OpCatalog &table, Value v) {
+  if (!table.withGradient.contains(v))
+    return false;
+  Operation *def = v.getDefiningOp();
+  return !def || !llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+                            onnx::UnsqueezeOp, onnx::IdentityOp>(def);
+}
+
+/// The bytes of activation gradients live while the backward pass
+/// differentiates the op at each position of a stage (`ops`, table indices
+/// in order; `inStage` their set). The gradient of a value exists from the
+/// differentiation of its last use in the stage until that of its producer
+/// (or, for a value read from an earlier stage, of its first use, after
+/// which it is sent back); a value a later stage or the loss reads has its
+/// gradient from the start of the backward pass (the received one).
+/// Differentiating an op also writes its operands' gradients, one at a time
+/// as the generated code does: the largest is counted. Function arguments
+/// (the data) get none. `valueBytes` gives a value's bytes on the device.
+std::vector<double>
+activationGradients(const OpCatalog &table, llvm::ArrayRef<int> ops,
+                    const llvm::DenseSet<int> &inStage,
+                    llvm::function_ref<double(Value)> valueBytes) {
+  int n = static_cast<int>(ops.size());
+  llvm::DenseMap<int, int> posOf;
+  for (auto [pos, i] : llvm::enumerate(ops))
+    posOf[i] = static_cast<int>(pos);
+  // Differences: +bytes at the first position, -bytes after the last.
+  std::vector<double> flowing(n + 1, 0), written(n, 0);
+  auto liveBetween = [&](int from, int to, double bytes) {
+    if (from > to)
+      return;
+    flowing[from] += bytes;
+    flowing[to + 1] -= bytes;
+  };
+  llvm::DenseMap<Value, int> lastUse;
+  llvm::DenseMap<Value, int> received; // its first use
+  for (auto [pos, i] : llvm::enumerate(ops))
+    for (Value v : table.ops[i]->getOperands()) {
+      if (!hasOwnGradient(table, v))
+        continue;
+      lastUse[v] = static_cast<int>(pos);
+      auto r = llvm::dyn_cast<OpResult>(v);
+      auto it = r ? table.index.find(r.getOwner()) : table.index.end();
+      if (it != table.index.end() && !inStage.count(it->second))
+        received.try_emplace(v, static_cast<int>(pos));
+    }
+  for (auto [pos, i] : llvm::enumerate(ops))
+    for (Value v : table.ops[i]->getResults()) {
+      if (!hasOwnGradient(table, v))
+        continue;
+      bool out = llvm::any_of(v.getUsers(), [&](Operation *u) {
+        auto it = table.index.find(u);
+        return it == table.index.end() || !inStage.count(it->second);
+      });
+      int last = out ? n : lastUse.lookup(v);
+      liveBetween(static_cast<int>(pos), last - 1, valueBytes(v));
+    }
+  for (auto &[v, first] : received)
+    liveBetween(first, lastUse.lookup(v) - 1, valueBytes(v));
+  for (auto &[v, last] : lastUse)
+    written[last] = std::max(written[last], valueBytes(v));
+  for (int k = 1; k <= n; ++k)
+    flowing[k] += flowing[k - 1];
+  flowing.pop_back();
+  for (int k = 0; k < n; ++k)
+    flowing[k] += written[k];
+  return flowing;
+}
+
 } // namespace
 
 std::vector<std::pair<Operation *, std::string>>
@@ -110,7 +183,8 @@ listPlanOps(func::FuncOp func) {
 }
 
 std::vector<llvm::SmallVector<Value>>
-valuesReadByGradients(llvm::ArrayRef<Operation *> ops) {
+valuesReadByGradients(llvm::ArrayRef<Operation *> ops,
+                      llvm::DenseSet<Value> *activeOut) {
   std::vector<llvm::SmallVector<Value>> reads(ops.size());
   if (ops.empty())
     return reads;
@@ -163,6 +237,8 @@ valuesReadByGradients(llvm::ArrayRef<Operation *> ops) {
     }
     scratch.eraseArguments(0, scratch.getNumArguments());
   }
+  if (activeOut)
+    *activeOut = std::move(active);
   return reads;
 }
 
@@ -875,16 +951,21 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           std::vector<double> grads(n + 1, 0);
           for (int k = n - 1; k >= 0; --k)
             grads[k] = grads[k + 1] + gradFrom[k];
+          std::vector<double> flowing =
+              activationGradients(table, stageOps[s], inStage, valueBytes);
           double acts = saved, live = saved, atPeak = 0;
           for (int k = n - 1; k >= 0; --k) {
             live -= freedAfter[k + 1];
-            if (live + grads[k] > acts + atPeak) {
+            if (live + grads[k] + flowing[k] > acts + atPeak) {
               acts = live;
-              atPeak = grads[k];
+              atPeak = grads[k] + flowing[k];
             }
           }
           dp.memory.activations = saved * (inFlight - 1) + acts;
-          dp.memory.gradients = atPeak;
+          // Over several microbatches the earlier ones' gradients are summed
+          // (hetpar-dist-pipeline-schedule): a whole set beside the current
+          // microbatch's.
+          dp.memory.gradients = atPeak + (m > 1 ? paramBytes : 0);
         }
         // Whole bytes (a replica's share of a microbatch can make fractions).
         for (double *part : {&dp.memory.weights, &dp.memory.activations,

@@ -90,6 +90,9 @@ public:
   /// Per op: the values its gradient rule reads (valuesReadByGradients): what a
   /// training step keeps for the op's backward.
   std::vector<llvm::SmallVector<mlir::Value>> readByGradient;
+  /// The float values on a path from a parameter: those whose gradient a
+  /// training step computes (valuesReadByGradients).
+  llvm::DenseSet<mlir::Value> withGradient;
   /// Where the batch lies in each value and which factor of each op holds it
   /// (Batch.h): the one answer of the search, the simulator and the
   /// partition.

@@ -149,9 +149,11 @@ int inFlightMicrobatches(int stage, int stages, int microbatches,
 /// an operand on a path from a parameter (a float constant of more than one
 /// element) builds its backward ops into a scratch block, erased again; an op
 /// whose rule fails reads all its operands and results. The IR is left as it
-/// was.
+/// was. `active`, when given, receives the float values on a path from a
+/// parameter: those whose gradient the backward pass computes.
 std::vector<llvm::SmallVector<mlir::Value>>
-valuesReadByGradients(llvm::ArrayRef<mlir::Operation *> ops);
+valuesReadByGradients(llvm::ArrayRef<mlir::Operation *> ops,
+                      llvm::DenseSet<mlir::Value> *active = nullptr);
 
 /// The predicted fields of plan.json (DESIGN.md) plus the plan itself.
 llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
