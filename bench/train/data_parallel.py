@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Data-parallel training benchmark (issue 14; numbers in docs/performance.md):
+"""Multi-process training benchmark (issue 14; numbers in docs/performance.md):
 the step time of a data-parallel training program over 1, 2, 4 and 8 processes
 on the CPU backend (one MPI process per device, all on this machine), against
 PyTorch DistributedDataParallel (gloo) with the same processes, model, weights,
-data and optimizer, side by side in one run.
+data and optimizer, side by side in one run; and of the tensor-parallel and
+pipeline baselines' programs on the same devices (--plans), against the
+one-process step (PyTorch has no counterpart on the CPU that a user would pick).
 
 The model: the character-level GPT of scripts/models/export_train_models.py
 (pre-LayerNorm blocks, GELU MLP, untied head) made wider (--d, --layers,
@@ -34,6 +36,7 @@ Per process count n:
 Both sides' first losses must agree (the same model, weights and data).
 
 Usage: bench/train/data_parallel.py [--devices 1,2,4,8] [--steps 8] [--warmup 2]
+         [--plans data_parallel,tensor_parallel,pipeline]
          [--batch 32] [--d 256] [--layers 4] [--heads 8] [--work DIR] [--json FILE]
          [--build DIR]
 Needs Debian's python3-torch (the PyTorch side and the export).
@@ -85,13 +88,13 @@ def cluster_file(work, n):
     return path
 
 
-def hetpar_side(args, model, data, n):
-    prog = os.path.join(args.work, "hetpar-%d" % n)
+def hetpar_side(args, model, data, n, baseline="data_parallel"):
+    prog = os.path.join(args.work, "hetpar-%s-%d" % (baseline, n))
     cmd = [os.path.join(args.build, "bin", "hetpar-compile"), model, "--mode", "training",
            "--loss", "cross-entropy", "--labels", "labels", "--optimizer", "adamw",
            "--lr", "1e-3", "--targets", "cpu", "--eval-program=false", "-o", prog]
     if n > 1:
-        cmd += ["--cluster", cluster_file(args.work, n), "--baseline", "data_parallel"]
+        cmd += ["--cluster", cluster_file(args.work, n), "--baseline", baseline]
     t0 = time.time()
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     compile_s = time.time() - t0
@@ -102,7 +105,7 @@ def hetpar_side(args, model, data, n):
                                    "-o", plan_dir], check=True, capture_output=True)
     with open(os.path.join(plan_dir, "plan.json")) as f:
         predicted = json.load(f)["predicted_step_time_s"]
-    log = os.path.join(args.work, "hetpar-%d.log" % n)
+    log = os.path.join(args.work, "hetpar-%s-%d.log" % (baseline, n))
     share_threads(n)
     subprocess.run([os.path.join(args.build, "bin", "hetpar-run"), prog, "--backend", "cpu",
                     "--train", "--data", data, "--steps", str(args.warmup + args.steps),
@@ -189,6 +192,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--devices", default="1,2,4,8")
+    ap.add_argument("--plans", default="data_parallel,tensor_parallel,pipeline")
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--batch", type=int, default=32)
@@ -227,6 +231,23 @@ def main():
             t["first_loss"]))
         if abs(h["first_loss"] - t["first_loss"]) > 1e-3 * abs(t["first_loss"]):
             print("  the first losses differ: not the same model or data")
+    others = [p for p in args.plans.split(",") if p != "data_parallel"]
+    if others and base:
+        print("\nthe other baselines' programs on the same devices (HetPar only)")
+        print("%-16s %9s %12s %10s %13s %11s" % (
+            "plan", "processes", "HetPar ms", "vs 1 proc", "predicted ms", "loss HetPar"))
+    for plan in others:
+        for n in [int(x) for x in args.devices.split(",") if int(x) > 1]:
+            try:
+                h = hetpar_side(args, model, data, n, plan)
+            except subprocess.CalledProcessError as e:
+                why = (e.stderr or e.stdout or "").strip().splitlines()
+                print("%-16s %9d not compiled or run: %s" % (plan, n, why[-1] if why else e))
+                continue
+            rows.append({"processes": n, "plan": plan, "hetpar": h})
+            print("%-16s %9d %12.1f %9.2fx %13.3f %11.5f" % (
+                plan, n, 1e3 * h["step_s"], h["step_s"] / base, 1e3 * h["predicted_s"],
+                h["first_loss"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

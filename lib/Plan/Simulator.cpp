@@ -103,8 +103,9 @@ bool hasOwnGradient(const OpCatalog &table, Value v) {
 /// in order; `inStage` their set). The gradient of a value exists from the
 /// differentiation of its last use in the stage until that of its producer
 /// (or, for a value read from an earlier stage, of its first use, after
-/// which it is sent back); a value a later stage or the loss reads has its
-/// gradient from the start of the backward pass (the received one).
+/// which it is sent back); a value a later stage reads has its gradient from
+/// the start of the backward pass (the received one), and the gradient of
+/// what the loss reads is the loss's buffer, counted with the activations.
 /// Differentiating an op also writes its operands' gradients, one at a time
 /// as the generated code does: the largest is counted. Function arguments
 /// (the data) get none. `valueBytes` gives a value's bytes on the device.
@@ -140,9 +141,12 @@ activationGradients(const OpCatalog &table, llvm::ArrayRef<int> ops,
     for (Value v : table.ops[i]->getResults()) {
       if (!hasOwnGradient(table, v))
         continue;
+      // The loss's gradient of what the function returns is in the loss's
+      // buffer (kept with the activations); a later stage's arrives.
       bool out = llvm::any_of(v.getUsers(), [&](Operation *u) {
         auto it = table.index.find(u);
-        return it == table.index.end() || !inStage.count(it->second);
+        return !llvm::isa<func::ReturnOp>(u) &&
+               (it == table.index.end() || !inStage.count(it->second));
       });
       int last = out ? n : lastUse.lookup(v);
       liveBetween(static_cast<int>(pos), last - 1, valueBytes(v));

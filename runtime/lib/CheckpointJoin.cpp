@@ -72,8 +72,11 @@ void forEachRun(const TensorPlacement &p, int64_t pieceElements, Fn fn) {
 std::string placementProblem(const TensorPlacement &p,
                              const std::vector<int64_t> &shape) {
   const std::vector<int64_t> &whole = p.wholeShape;
+  // At most 2^40 elements (4 TiB of float32): no product overflows.
+  int64_t total = 1;
   for (int64_t d : whole)
-    if (d < 0 || d > (int64_t(1) << 40))
+    if (d < 0 || __builtin_mul_overflow(total, d, &total) ||
+        total > (int64_t(1) << 40))
       return "whole shape " + formatShape(whole) + " is not a tensor shape";
   std::vector<int64_t> sliced = whole;
   if (p.sliceDim >= 0) {

@@ -612,5 +612,12 @@ TEST(CheckpointJoinTest, JoinAndCutAreInverse) {
   s = joinCheckpoint(dir, joined);
   EXPECT_NE(s.message().find("lies outside [4,3,5]"), std::string::npos)
       << s.message();
+  // A whole shape whose element count overflows is refused, not allocated.
+  writePiece(
+      dir + "/checkpoint.device3.safetensors", slice1, {4, 1, 5},
+      R"({"shape": [4294967296, 4294967296, 5], "slice": {"dim": 1, "start": 2, "size": 1}})");
+  s = joinCheckpoint(dir, joined);
+  EXPECT_NE(s.message().find("is not a tensor shape"), std::string::npos)
+      << s.message();
   fs::remove_all(dir);
 }

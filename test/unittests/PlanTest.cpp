@@ -157,9 +157,11 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
   // Each stage's peak is while its first op is differentiated: the other
   // microbatches in flight keep all of theirs, this one what mm1 (mm2) still
   // reads, x (relu's result), beside the finished gradient of w1 (w2).
-  // Weights of stage 0: w1, 16 x 32 x 4 = 2048 bytes; gradients the same;
-  // Adam's two float32 moments 8 bytes x 512 parameters = 4096 bytes (float32
-  // parameters are their own master copy).
+  // Weights of stage 0: w1, 16 x 32 x 4 = 2048 bytes; Adam's two float32
+  // moments 8 bytes x 512 parameters = 4096 bytes (float32 parameters are
+  // their own master copy). Gradients: the sum of the earlier microbatches'
+  // w1 gradients and this one's (2 x 2048), and the gradient of mm1's result
+  // (relu's backward wrote it, mm1's reads it: 2 x 32 x 4 = 256): 4352.
   const char *base = R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
                                     {"ops": ["mm2"], "devices": [1]}],
                          "microbatches": 4, "mode": "training", "schedule": "%s"})";
@@ -172,14 +174,16 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
     const DevicePrediction &d0 = pred->devices[0];
     EXPECT_EQ(d0.id, 0);
     EXPECT_DOUBLE_EQ(d0.memory.weights, 2048);
-    EXPECT_DOUBLE_EQ(d0.memory.gradients, 2048);
+    EXPECT_DOUBLE_EQ(d0.memory.gradients, 2 * 2048 + 256);
     EXPECT_DOUBLE_EQ(d0.memory.optimizer, 4096);
     activations[k] = d0.memory.activations;
     // Stage 1: 4 microbatches in flight under GPipe, 3 x 320 + 256 bytes; 1
-    // under 1F1B, 256 bytes; with w2's gradient, 32 x 4 x 4 = 512 bytes.
+    // under 1F1B, 256 bytes; with w2's summed and current gradients, 2 x 32 x
+    // 4 x 4 = 1024 bytes, and relu's result's gradient that differentiating
+    // mm2 writes, 2 x 32 x 4 = 256 bytes.
     EXPECT_DOUBLE_EQ(pred->devices[1].memory.activations,
                      k == 0 ? 3 * 320 + 256 : 256);
-    EXPECT_DOUBLE_EQ(pred->devices[1].memory.gradients, 512);
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.gradients, 1024 + 256);
     EXPECT_TRUE(pred->memoryProblems.empty());
   }
   // Stage 0: GPipe 3 x 384 + 128 bytes, 1F1B (p - 0 = 2 in flight) 384 + 128.

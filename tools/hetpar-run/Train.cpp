@@ -344,8 +344,13 @@ int runTraining(const std::string &outDir, const std::string &backend,
                 << program->numDevices() << " devices in " << stages
                 << " pipeline stages";
     } else if (program->numDevices() > 1) {
+      const auto &weights = program->weightTensors();
+      bool shards =
+          std::any_of(weights.begin(), weights.end(),
+                      [](const WeightTensor &w) { return w.tensorDim >= 0; });
       std::cout << " over " << program->numDevices()
-                << " data-parallel devices";
+                << (shards ? " devices with tensor-parallel shards"
+                           : " data-parallel devices");
     }
     std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
               << " from step " << first << "\n";
