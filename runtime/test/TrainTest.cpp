@@ -596,28 +596,27 @@ TEST(CheckpointJoinTest, JoinAndCutAreInverse) {
   s = cutFromJoined(joined, "t", p, DType::Float32, {4, 3, 5}, cut);
   EXPECT_NE(s.message().find("does not hold all of 't'"), std::string::npos)
       << s.message();
+  // Device 3's file with `values` placed by `entry` makes the join fail
+  // with `message`.
+  auto refused = [&](const std::vector<float> &values, const char *entry,
+                     const char *message) {
+    writePiece(dir + "/checkpoint.device3.safetensors", values, {4, 1, 5},
+               entry);
+    Status st = joinCheckpoint(dir, joined);
+    EXPECT_NE(st.message().find(message), std::string::npos) << st.message();
+  };
   // A file that disagrees on elements another holds is not one checkpoint.
-  writePiece(
-      dir + "/checkpoint.device3.safetensors", std::vector<float>(20, -1.0f),
-      {4, 1, 5},
-      R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 2, "size": 1}})");
-  s = joinCheckpoint(dir, joined);
-  EXPECT_NE(s.message().find("hold different values of the same elements"),
-            std::string::npos)
-      << s.message();
+  refused(std::vector<float>(20, -1.0f),
+          R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 2, "size": 1}})",
+          "hold different values of the same elements");
   // A layout entry outside the whole tensor is named.
-  writePiece(
-      dir + "/checkpoint.device3.safetensors", slice1, {4, 1, 5},
-      R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 3, "size": 1}})");
-  s = joinCheckpoint(dir, joined);
-  EXPECT_NE(s.message().find("lies outside [4,3,5]"), std::string::npos)
-      << s.message();
+  refused(slice1,
+          R"({"shape": [4, 3, 5], "slice": {"dim": 1, "start": 3, "size": 1}})",
+          "lies outside [4,3,5]");
   // A whole shape whose element count overflows is refused, not allocated.
-  writePiece(
-      dir + "/checkpoint.device3.safetensors", slice1, {4, 1, 5},
-      R"({"shape": [4294967296, 4294967296, 5], "slice": {"dim": 1, "start": 2, "size": 1}})");
-  s = joinCheckpoint(dir, joined);
-  EXPECT_NE(s.message().find("is not a tensor shape"), std::string::npos)
-      << s.message();
+  refused(slice1,
+          R"({"shape": [4294967296, 4294967296, 5], "slice": {"dim": 1,)"
+          R"( "start": 2, "size": 1}})",
+          "is not a tensor shape");
   fs::remove_all(dir);
 }
