@@ -177,6 +177,8 @@ private:
 
   void planValues();
   Operation *fusionUser(Operation *op, const llvm::DenseSet<Value> &returned);
+  bool emittedInPlace(Operation *op);
+  std::vector<std::pair<int64_t, int64_t>> exchangeSteps();
   bool fusionKeepsLifetimes(Operation *op, Operation *user,
                             const llvm::DenseSet<Value> &returned);
   LogicalResult planMemory();
@@ -558,6 +560,34 @@ bool Emitter::fusionKeepsLifetimes(Operation *op, Operation *user,
   });
 }
 
+/// Whether the emitter writes code for `op` where it stands: not for ops
+/// fused into a later one, constants and views (whose code, if any, is their
+/// root's or none).
+bool Emitter::emittedInPlace(Operation *op) {
+  return !fusedInto.count(op) && !op->hasTrait<OpTrait::ConstantLike>() &&
+         !isView(op);
+}
+
+/// The exchange steps of the function as [first, last] steps of their send
+/// and receive ops: runs of sends and receives that no emitted op
+/// interrupts (emitOp closes the step at any other op).
+std::vector<std::pair<int64_t, int64_t>> Emitter::exchangeSteps() {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  bool open = false;
+  for (Operation *op : ops) {
+    if (isa<dist::SendOp, dist::RecvOp>(op)) {
+      int64_t at = step.lookup(op);
+      if (!open)
+        out.push_back({at, at});
+      out.back().second = at;
+      open = true;
+    } else if (emittedInPlace(op)) {
+      open = false;
+    }
+  }
+  return out;
+}
+
 LogicalResult Emitter::planMemory() {
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   int64_t endStep = static_cast<int64_t>(ops.size()) + 1;
@@ -629,6 +659,24 @@ LogicalResult Emitter::planMemory() {
   for (auto &[v, j] : outputCopies)
     if (live.count(root(v)))
       touch(root(v), live[root(v)].first, endStep);
+  // One exchange step posts its sends and receives together and waits for
+  // them at its end (hp_exchange_end): every buffer it sends from or
+  // receives into is in use over the whole step, so none of them may share
+  // memory with another (a receive into the buffer a send still reads).
+  for (auto [first, last] : exchangeSteps())
+    for (int64_t k = first; k <= last; ++k) {
+      Operation *op = ops[static_cast<size_t>(k - 1)];
+      auto inUse = [&](Value v) {
+        Value r = root(v);
+        if (live.count(r))
+          touch(r, std::min(live[r].first, first),
+                std::max(live[r].last, last));
+      };
+      if (auto send = dyn_cast<dist::SendOp>(op))
+        inUse(send.getInput());
+      else if (auto recv = dyn_cast<dist::RecvOp>(op))
+        inUse(recv.getResult());
+    }
 
   std::vector<BufferLifetime> buffers;
   std::vector<Value> values;
