@@ -323,8 +323,12 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
           op->getNumResults() != 1)
         continue;
       // A constant weight: MatMul's B, Gemm's B, Conv's W (output features in
-      // the result's last dimension, or dimension 1 for Conv).
-      if (!matchPattern(op->getOperand(1), m_Constant()))
+      // the result's last dimension, or dimension 1 for Conv), also through a
+      // Transpose (torch.onnx's nn.Linear in training mode: MatMul(x, Wᵀ)).
+      Value weight = op->getOperand(1);
+      if (auto t = weight.getDefiningOp<onnx::TransposeOp>())
+        weight = t->getOperand(0);
+      if (!matchPattern(weight, m_Constant()))
         continue;
       auto result =
           llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
