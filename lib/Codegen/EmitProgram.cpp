@@ -179,8 +179,6 @@ private:
   Operation *fusionUser(Operation *op, const llvm::DenseSet<Value> &returned);
   bool emittedInPlace(Operation *op);
   std::vector<std::pair<int64_t, int64_t>> exchangeSteps();
-  bool fusionKeepsLifetimes(Operation *op, Operation *user,
-                            const llvm::DenseSet<Value> &returned);
   LogicalResult planMemory();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitElementwiseGroup(Operation *rootOp);
@@ -505,11 +503,9 @@ void Emitter::planValues() {
       aliasOf[op->getResult(0)] = root(op->getOperand(0));
   }
   // Fusion: an elementwise op whose only use is an elementwise op of the same
-  // result shape computes inside that op's kernel, where that keeps no
-  // buffer alive longer.
+  // result shape computes inside that op's kernel.
   for (Operation *op : ops)
-    if (Operation *user = fusionUser(op, returned);
-        user && fusionKeepsLifetimes(op, user, returned))
+    if (Operation *user = fusionUser(op, returned))
       fusedInto[op] = user;
 }
 
@@ -518,7 +514,11 @@ void Emitter::planValues() {
 /// else null.
 Operation *Emitter::fusionUser(Operation *op,
                                const llvm::DenseSet<Value> &returned) {
-  if (!isElementwise(op) || op->getNumResults() != 1)
+  // A running sum over microbatches is computed where it stands: fused into
+  // the next microbatch's add it would keep every microbatch's operand alive
+  // to the last add (train::kRunningSumAttr).
+  if (!isElementwise(op) || op->getNumResults() != 1 ||
+      op->hasAttr(train::kRunningSumAttr))
     return nullptr;
   Value r = op->getResult(0);
   if (returned.contains(r) || !r.hasOneUse())
@@ -530,34 +530,6 @@ Operation *Emitter::fusionUser(Operation *op,
   if (isa<onnx::BatchNormalizationOp>(user) && user->getOperand(0) != r)
     return nullptr;
   return user;
-}
-
-/// Whether computing `op` inside `user`'s kernel keeps every buffer for as
-/// long as it lives anyway: the ops between them are constants, views or
-/// fuse into `user` too, or every operand of `op` is read at or after
-/// `user`. Otherwise fusion would move the last read of `op`'s operands to
-/// `user`: an accumulation add(add(g0, g1), g2) over a pipeline's
-/// microbatches would keep every microbatch's gradient to the last add.
-bool Emitter::fusionKeepsLifetimes(Operation *op, Operation *user,
-                                   const llvm::DenseSet<Value> &returned) {
-  int64_t at = step.lookup(op), until = step.lookup(user);
-  bool adjacent = true;
-  for (int64_t k = at + 1; adjacent && k < until; ++k) {
-    Operation *between = ops[static_cast<size_t>(k - 1)];
-    Operation *into = fusionUser(between, returned);
-    adjacent = between->hasTrait<OpTrait::ConstantLike>() || isView(between) ||
-               (into && step.lookup(into) <= until);
-  }
-  if (adjacent)
-    return true;
-  return llvm::all_of(op->getOperands(), [&](Value v) {
-    Operation *def = v.getDefiningOp();
-    if (!def || def->hasTrait<OpTrait::ConstantLike>())
-      return true; // an input or a constant: not in the arena
-    return llvm::any_of(v.getUsers(), [&](Operation *u) {
-      return u != op && (isa<func::ReturnOp>(u) || step.lookup(u) >= until);
-    });
-  });
 }
 
 /// Whether the emitter writes code for `op` where it stands: not for ops

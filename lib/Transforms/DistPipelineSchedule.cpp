@@ -366,7 +366,13 @@ void StageSchedule::addToSums(int64_t k) {
       mine = g.mul(mine, weightOf[k]);
     }
     mine = guard(k, mine);
-    sums[i] = sums[i] ? g.add(sums[i], mine) : mine;
+    if (!sums[i]) {
+      sums[i] = mine;
+      continue;
+    }
+    sums[i] = g.add(sums[i], mine);
+    if (Operation *add = sums[i].getDefiningOp())
+      add->setAttr(train::kRunningSumAttr, b.getUnitAttr());
   }
 }
 

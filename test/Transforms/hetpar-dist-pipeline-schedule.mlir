@@ -33,10 +33,10 @@
 // FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
 // FIRST-NEXT: %[[D1:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
 // FIRST-NEXT: %[[G1:.*]] = onnx.Gemm({{.*}}, %[[D1]])
-// FIRST-NEXT: %[[S1:.*]] = onnx.Add(%[[G0]], %[[G1]])
+// FIRST-NEXT: %[[S1:.*]] = onnx.Add(%[[G0]], %[[G1]]) {hetpar.running_sum}
 // FIRST-NEXT: %[[D2:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
 // FIRST-NEXT: %[[G2:.*]] = onnx.Gemm({{.*}}, %[[D2]])
-// FIRST-NEXT: %[[S2:.*]] = onnx.Add(%[[S1]], %[[G2]])
+// FIRST-NEXT: %[[S2:.*]] = onnx.Add(%[[S1]], %[[G2]]) {hetpar.running_sum}
 // FIRST-NEXT: return %[[S2]]
 
 // GPipe: every forward part, then every backward part.

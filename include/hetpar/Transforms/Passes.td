@@ -216,7 +216,10 @@ def DistPipelineSchedulePass
     * Each input holds the device's rows of every microbatch, stacked on
       axis 0 (microbatch k's are rows k * r .. (k + 1) * r - 1, r the
       device's rows of a microbatch).
-    * Gradients are summed over the microbatches. On the last stage the
+    * Gradients are summed over the microbatches as each backward part
+      ends; each add of a running sum is marked `hetpar.running_sum`, which
+      code generation never fuses into the next add (that would keep every
+      microbatch's gradients to the last one). On the last stage the
       backward seed (`hetpar.seed`) of microbatch k is scaled by its weight
       w_r / m, where w_r is the replica's part of the microbatch's loss (as
       hetpar-dist-reduce-gradients defines it) and m the microbatches: the

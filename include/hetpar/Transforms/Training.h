@@ -50,6 +50,11 @@ inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
 /// microbatch's backward part of a pipeline's schedule, as the group's other
 /// devices run theirs.
 inline constexpr llvm::StringLiteral kBackwardAttr = "hetpar.backward";
+/// On an add of a running sum over microbatches (hetpar-dist-pipeline-
+/// schedule's loss and gradient sums): code generation computes it where it
+/// stands, never fused into the next microbatch's add, so that each
+/// microbatch's gradients are freed once added rather than kept to the last.
+inline constexpr llvm::StringLiteral kRunningSumAttr = "hetpar.running_sum";
 /// On a pipeline device's training module: {parameter name: the devices of
 /// every stage that reads it, in mesh order} for each parameter that several
 /// stages read (hetpar-compile writes it from the partition;
