@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EmitGradients.h"
+#include "TraceSpans.h"
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
 #include "hetpar/Dialect/Dist/DistOps.h"
@@ -38,6 +39,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <tuple>
 
@@ -253,6 +255,12 @@ private:
   bool exchangeOpen = false; // consecutive send/recv form one exchange step
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
+  /// The measured timeline of a training step (TraceSpans.h): the spans so
+  /// far, each with its collectives' kinds, and HP_TRACE before each.
+  void traceOp(Operation *op);
+  std::string traceSpanList() const;
+  std::optional<TraceSpans> trace;
+  llvm::SmallVector<std::pair<TraceSpanKey, std::string>> spans;
 };
 } // namespace
 
@@ -1751,9 +1759,11 @@ static std::string cString(llvm::StringRef text) {
   for (char c : text) {
     if (c == '"' || c == '\\')
       out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      out += llvm::formatv("\\{0:o3}", static_cast<unsigned>(c)).str();
-    else
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "\\%03o", static_cast<unsigned>(c));
+      out += octal;
+    } else
       out += c;
   }
   return out + "\"";
@@ -1771,6 +1781,43 @@ static std::string cArray(llvm::ArrayRef<int64_t> v) {
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "}";
+}
+
+/// A new span starts where an op's span key differs from the last op's: the
+/// open exchange step ends first, so that its wait belongs to its span.
+void Emitter::traceOp(Operation *op) {
+  if (!trace->enabled() || isa<ml_program::GlobalLoadOp>(op))
+    return; // a load aliases the global: no code
+  TraceSpanKey key = trace->keyOf(op);
+  if (spans.empty() || spans.back().first != key) {
+    closeExchange();
+    line(llvm::formatv("HP_TRACE(ctx, {0});", spans.size()));
+    spans.push_back({key, ""});
+  }
+  if (key.category != TraceCategory::Collective &&
+      key.category != TraceCategory::Transfer)
+    return;
+  llvm::StringRef kind = op->getName().stripDialect();
+  std::string &detail = spans.back().second;
+  if (!llvm::is_contained(llvm::split(detail, ' '), kind))
+    detail += (detail.empty() ? "" : " ") + kind.str();
+}
+
+/// HP_TRACE_POINTS and HP_TRACE_SPANS (hetpar_trace_span's texts), or
+/// nothing without spans.
+std::string Emitter::traceSpanList() const {
+  if (spans.empty())
+    return "";
+  std::string list;
+  for (auto &[key, detail] : spans)
+    list += cString((traceCategoryName(key.category) + "\t" +
+                     llvm::Twine(key.microbatch) + "\t" + detail)
+                        .str()) +
+            ", ";
+  return llvm::formatv("#define HP_TRACE_POINTS {0}\n#define HP_TRACE_SPANS "
+                       "{1}\n",
+                       spans.size(), list)
+      .str();
 }
 
 static const char *reductionEnum(llvm::StringRef r) {
@@ -2461,6 +2508,7 @@ static std::string boundaryBytes(TypeRange types) {
 }
 
 FailureOr<DeviceProgram> Emitter::run() {
+  trace.emplace(func);
   planValues();
   // Conv's and ConvGrad's im2col scratch (the columns of one image and
   // group), sized before the arena is planned.
@@ -2520,6 +2568,7 @@ FailureOr<DeviceProgram> Emitter::run() {
     }
     if (isView(op))
       continue;
+    traceOp(op);
     if (failed(emitOp(op)))
       return failure();
   }
@@ -2539,6 +2588,8 @@ FailureOr<DeviceProgram> Emitter::run() {
     }
     emitCopy(ptr(v), dst, numelOf(v), elt);
   }
+  if (!spans.empty())
+    line(llvm::formatv("HP_TRACE(ctx, {0});", spans.size()));
   if (weightError)
     return failure();
 
@@ -2608,7 +2659,7 @@ FailureOr<DeviceProgram> Emitter::run() {
       << "#define HP_OUTPUT_BYTES " << boundaryBytes(returnOp.getOperandTypes())
       << "\n"
       << "#define HP_CHECKED_NODES " << checkedNodeList() << "\n"
-      << "#define HETPAR_DEFINE_ABI\n"
+      << traceSpanList() << "#define HETPAR_DEFINE_ABI\n"
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << kernelText
       << "static int hp_program_run(hp_ctx *ctx, char *arena, char "

@@ -74,6 +74,7 @@ private:
   LogicalResult checkState();
   void classify();
   void sinkIntoBackward();
+  void markSlot(Operation *before, Operation *end, int64_t k);
   LogicalResult findWeight();
   void hoistInvariants();
   void emitSlot(const Slot &slot);
@@ -350,6 +351,15 @@ void StageSchedule::emitSlot(const Slot &slot) {
     }
 }
 
+/// Marks the ops a slot emitted, after `before` and up to `end`, with the
+/// slot's microbatch (train::kMicrobatchIndexAttr); constants need none.
+void StageSchedule::markSlot(Operation *before, Operation *end, int64_t k) {
+  Operation *op = before ? before->getNextNode() : &end->getBlock()->front();
+  for (; op != end; op = op->getNextNode())
+    if (!op->hasTrait<OpTrait::ConstantLike>())
+      op->setAttr(train::kMicrobatchIndexAttr, b.getI64IntegerAttr(k));
+}
+
 /// A microbatch is done: its loss (weighted) and gradients join the step's.
 void StageSchedule::addToSums(int64_t k) {
   IRMapping &map = clones[k];
@@ -433,8 +443,12 @@ LogicalResult StageSchedule::run() {
   countedOf.resize(microbatches);
   sums.resize(ret.getNumOperands());
   int64_t p = static_cast<int64_t>(plan.stages.size());
-  for (const Slot &slot : scheduleSlots(plan.schedule, stage, p, microbatches))
+  for (const Slot &slot :
+       scheduleSlots(plan.schedule, stage, p, microbatches)) {
+    Operation *before = ret->getPrevNode();
     emitSlot(slot);
+    markSlot(before, ret, slot.microbatch);
+  }
   finish();
   return success();
 }

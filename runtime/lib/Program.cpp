@@ -10,8 +10,10 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <optional>
@@ -37,6 +39,10 @@ struct ProgramABIFunctions {
   decltype(&hetpar_download) download = nullptr;
   decltype(&hetpar_run) run = nullptr;
   decltype(&hetpar_error) error = nullptr;
+  // Optional (ProgramABI.h, "Trace").
+  decltype(&hetpar_trace_points) tracePoints = nullptr;
+  decltype(&hetpar_trace_span) traceSpan = nullptr;
+  decltype(&hetpar_trace) trace = nullptr;
 };
 
 namespace {
@@ -639,6 +645,7 @@ Status Program::openLibrary(const std::string &path,
   resolve(f.download, "hetpar_download");
   resolve(f.run, "hetpar_run");
   resolve(f.error, "hetpar_error");
+  readTraceSpans();
 
   const char *libBackend = f.backend();
   if (!libBackend || backend != libBackend)
@@ -1065,6 +1072,60 @@ Status Program::writeWeights(uint64_t offset, const void *src, uint64_t bytes) {
   if (bytes && abi_->upload(ctx_, static_cast<uint8_t *>(weights_) + offset,
                             src, bytes) != 0)
     return Status::error("uploading the weights failed: " +
+                         programError(*abi_, ctx_));
+  return Status::ok();
+}
+
+/// The library's trace spans, when it has the optional trace symbols. A
+/// span text that is not "CATEGORY<TAB>MICROBATCH<TAB>DETAIL" with a known
+/// category fails the load: the library is not what its ABI says.
+void Program::readTraceSpans() {
+  ProgramABIFunctions &f = *abi_;
+  f.tracePoints = reinterpret_cast<decltype(f.tracePoints)>(
+      dlsym(library_, "hetpar_trace_points"));
+  f.traceSpan = reinterpret_cast<decltype(f.traceSpan)>(
+      dlsym(library_, "hetpar_trace_span"));
+  f.trace =
+      reinterpret_cast<decltype(f.trace)>(dlsym(library_, "hetpar_trace"));
+  if (!f.tracePoints || !f.traceSpan || !f.trace)
+    return;
+  int n = f.tracePoints();
+  if (n < 0 || n > (1 << 20))
+    fail(libraryPath_ + ": hetpar_trace_points() is " + std::to_string(n));
+  static const char *const categories[] = {"forward", "backward", "optimizer",
+                                           "collective", "transfer"};
+  for (int i = 0; i < n; ++i) {
+    const char *text = f.traceSpan(i);
+    std::string t = text ? text : "";
+    size_t a = t.find('\t'),
+           b = a == std::string::npos ? a : t.find('\t', a + 1);
+    TraceSpan span;
+    if (b != std::string::npos) {
+      span.category = t.substr(0, a);
+      span.detail = t.substr(b + 1);
+      char *end = nullptr;
+      std::string mb = t.substr(a + 1, b - a - 1);
+      span.microbatch = std::strtoll(mb.c_str(), &end, 10);
+      if (mb.empty() || *end)
+        b = std::string::npos;
+    }
+    if (b == std::string::npos ||
+        std::find(std::begin(categories), std::end(categories),
+                  span.category) == std::end(categories))
+      fail(libraryPath_ + ": hetpar_trace_span(" + std::to_string(i) +
+           ") is '" + t + "', not CATEGORY<TAB>MICROBATCH<TAB>DETAIL");
+    traceSpans_.push_back(std::move(span));
+  }
+}
+
+Status Program::enableTrace() {
+  if (traceSpans_.empty())
+    return Status::error(libraryName_ +
+                         " has no trace points (only training programs have "
+                         "them; recompile older programs)");
+  traceTimes_.assign(traceSpans_.size() + 1, 0.0);
+  if (abi_->trace(ctx_, traceTimes_.data()) != 0)
+    return Status::error("turning the trace on failed: " +
                          programError(*abi_, ctx_));
   return Status::ok();
 }

@@ -51,10 +51,27 @@ Status Trainer::runMicrobatch(uint64_t index, float &loss) {
     s = program_.uploadInputs(batch_);
   if (s.isOk())
     s = program_.runDevice();
+  if (s.isOk() && tracing_) {
+    int64_t calls = program_.training().microbatches;
+    int64_t call = int64_t(index % uint64_t(calls));
+    const std::vector<double> &t = program_.lastTrace();
+    const std::vector<Program::TraceSpan> &spans = program_.traceSpans();
+    for (size_t i = 0; i < spans.size(); ++i)
+      trace_.push_back({t[i], t[i + 1], &spans[i],
+                        spans[i].microbatch >= 0 ? spans[i].microbatch
+                        : calls > 1              ? call
+                                                 : -1});
+  }
   if (s.isOk())
     s = program_.downloadOutputs(outputs_);
   if (s.isOk())
     std::memcpy(&loss, outputs_[0].data.data(), sizeof(loss));
+  return s;
+}
+
+Status Trainer::enableTrace() {
+  Status s = program_.enableTrace();
+  tracing_ = s.isOk();
   return s;
 }
 
@@ -68,6 +85,7 @@ Status Trainer::readLossScale(float &scale) {
 Status Trainer::step(uint64_t step, StepResult &r) {
   int64_t n = program_.training().microbatches;
   float before = 0;
+  trace_.clear();
   Status s = readLossScale(before);
   double sum = 0;
   for (int64_t k = 0; k < n && s.isOk(); ++k) {

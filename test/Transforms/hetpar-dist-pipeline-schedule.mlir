@@ -17,26 +17,29 @@
 // FIRST: func.func @main(%arg0: tensor<6x4xf32> {onnx.name = "x"}) -> (tensor<4x2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"})
 // FIRST: ml_program.global_load @w
 // FIRST-NOT: ml_program.global_load
-// FIRST: onnx.Slice(%arg0, {{.*}}) : (tensor<6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4xf32>
-// FIRST: onnx.MatMul
-// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
+// Each op of a slot carries its microbatch (hetpar.microbatch_index), which
+// the measured timeline names its spans by; the parameter's load, hoisted,
+// has none.
+// FIRST: onnx.Slice(%arg0, {{.*}}) {hetpar.microbatch_index = 0 : i64} : (tensor<6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4xf32>
+// FIRST: onnx.MatMul({{.*}}) {hetpar.microbatch_index = 0 : i64}
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 {hetpar.microbatch_index = 0 : i64} : tensor<2x2xf32>
 // FIRST-NEXT: onnx.Constant
 // FIRST-NEXT: onnx.Constant
 // FIRST-NEXT: onnx.Constant
-// FIRST-NEXT: onnx.Slice(%arg0, {{.*}}) -> tensor<2x4xf32>
+// FIRST-NEXT: onnx.Slice(%arg0, {{.*}}) {hetpar.microbatch_index = 1 : i64} : {{.*}} -> tensor<2x4xf32>
 // FIRST-NEXT: onnx.MatMul
-// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
-// FIRST-NEXT: %[[D0:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
-// FIRST: %[[G0:.*]] = onnx.Gemm({{.*}}, %[[D0]])
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 {hetpar.microbatch_index = 1 : i64} : tensor<2x2xf32>
+// FIRST-NEXT: %[[D0:.*]] = dist.recv on @mesh from 1 tag 16384 {hetpar.microbatch_index = 0 : i64} : tensor<2x2xf32>
+// FIRST: %[[G0:.*]] = onnx.Gemm({{.*}}, %[[D0]]) {hetpar.microbatch_index = 0 : i64
 // FIRST: onnx.Slice(%arg0, {{.*}}) -> tensor<2x4xf32>
 // FIRST-NEXT: onnx.MatMul
-// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 : tensor<2x2xf32>
-// FIRST-NEXT: %[[D1:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
+// FIRST-NEXT: dist.send %{{.*}} on @mesh to 1 tag 0 {hetpar.microbatch_index = 2 : i64} : tensor<2x2xf32>
+// FIRST-NEXT: %[[D1:.*]] = dist.recv on @mesh from 1 tag 16384 {hetpar.microbatch_index = 1 : i64} : tensor<2x2xf32>
 // FIRST-NEXT: %[[G1:.*]] = onnx.Gemm({{.*}}, %[[D1]])
-// FIRST-NEXT: %[[S1:.*]] = onnx.Add(%[[G0]], %[[G1]]) {hetpar.running_sum}
-// FIRST-NEXT: %[[D2:.*]] = dist.recv on @mesh from 1 tag 16384 : tensor<2x2xf32>
+// FIRST-NEXT: %[[S1:.*]] = onnx.Add(%[[G0]], %[[G1]]) {hetpar.microbatch_index = 1 : i64, hetpar.running_sum}
+// FIRST-NEXT: %[[D2:.*]] = dist.recv on @mesh from 1 tag 16384 {hetpar.microbatch_index = 2 : i64} : tensor<2x2xf32>
 // FIRST-NEXT: %[[G2:.*]] = onnx.Gemm({{.*}}, %[[D2]])
-// FIRST-NEXT: %[[S2:.*]] = onnx.Add(%[[S1]], %[[G2]]) {hetpar.running_sum}
+// FIRST-NEXT: %[[S2:.*]] = onnx.Add(%[[S1]], %[[G2]]) {hetpar.microbatch_index = 2 : i64, hetpar.running_sum}
 // FIRST-NEXT: return %[[S2]]
 
 // GPipe: every forward part, then every backward part.
@@ -62,11 +65,11 @@ module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode 
 // microbatches' and the gradients sent back carry the weight.
 // LAST: func.func @main(%arg0: tensor<6x2xf32> {onnx.name = "labels"}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @b, onnx.name = "b.grad"})
 // LAST: %[[SEED:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
-// LAST: %[[X0:.*]] = dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
+// LAST: %[[X0:.*]] = dist.recv on @mesh from 0 tag 0 {hetpar.microbatch_index = 0 : i64} : tensor<2x2xf32>
 // LAST: onnx.ReduceMean
-// LAST: %[[W0:.*]] = onnx.Mul(%[[SEED]], %{{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-// LAST: dist.send %{{.*}} on @mesh to 0 tag 16384 : tensor<2x2xf32>
-// LAST-NEXT: dist.recv on @mesh from 0 tag 0 : tensor<2x2xf32>
+// LAST: %[[W0:.*]] = onnx.Mul(%[[SEED]], %{{.*}}) {hetpar.microbatch_index = 0 : i64} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// LAST: dist.send %{{.*}} on @mesh to 0 tag 16384 {hetpar.microbatch_index = 0 : i64} : tensor<2x2xf32>
+// LAST-NEXT: dist.recv on @mesh from 0 tag 0 {hetpar.microbatch_index = 1 : i64} : tensor<2x2xf32>
 // LAST-COUNT-2: dist.send %{{.*}} on @mesh to 0 tag 16384
 // LAST: return
 module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode = "training", schedule = "1f1b", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}]}} {

@@ -1,6 +1,7 @@
 //===- Train.cpp - hetpar-run --train: the step loop ----------------------===//
 #include "Train.h"
 #include "Export.h"
+#include "Trace.h"
 #include "TrainLog.h"
 
 #include "hetpar/runtime/Training.h"
@@ -303,6 +304,10 @@ int runTraining(const std::string &outDir, const std::string &backend,
     s = Dataset::open(opts.dataDir, program->inputs(), dataOpts, data);
   if (s.isOk())
     s = Trainer::create(*program, *data, trainer);
+  if (s.isOk() && !opts.traceFile.empty()) {
+    removeStaleTracePart(opts.traceFile, *program);
+    s = trainer->enableTrace();
+  }
   // The evaluation step (the whole batch on one device) runs in the
   // reporting process only; the replicas' weights are its weights.
   Evaluation eval;
@@ -357,6 +362,13 @@ int runTraining(const std::string &outDir, const std::string &backend,
   }
   int rc =
       trainLoop(*program, *trainer, opts, first, evaluates ? &eval : nullptr);
+  if (rc == 0 && !opts.traceFile.empty()) {
+    s = writeTrace(opts.traceFile, *program,
+                   trainingEvents(*program, trainer->lastStepTrace()),
+                   /*summary=*/true);
+    if (!s.isOk())
+      return fail(s.message());
+  }
   // A joined export is the launcher's, after every device has written.
   if (rc != 0 || opts.exportOnnx.empty() || joins || !reports(*program))
     return rc;

@@ -29,6 +29,7 @@ struct TrainOptions {
   std::string exportOnnx;      // --export-onnx FILE.onnx
   std::string evalData;        // --eval-data DIR: held-out loss after the run
   int64_t evalEvery = 0;       // --eval-every K: also every K global steps
+  std::string traceFile;       // --trace FILE: the last step's timeline
 };
 
 /// Parses the value of training option `name` (e.g. "--steps") into `opts`;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Export.h"
 #include "Launch.h"
+#include "Trace.h"
 #include "Train.h"
 
 #include "hetpar/runtime/Runtime.h"
@@ -63,9 +64,11 @@ const char *kHelp =
     "                bools exactly; exit status 1 on a mismatch\n"
     "  --rtol R      relative tolerance of --check (default 1e-4)\n"
     "  --atol A      absolute tolerance of --check (default 1e-5)\n"
-    "  --trace FILE  write the measured timeline of the last step (each\n"
-    "                device's run per microbatch) as a Chrome trace, the\n"
-    "                format of hetpar-compile's predicted trace.json\n"
+    "  --trace FILE  write the measured timeline of the last step as a\n"
+    "                Chrome trace, the format of hetpar-compile's predicted\n"
+    "                trace.json: each device's run per microbatch; with\n"
+    "                --train its forward, backward, optimizer, collectives\n"
+    "                and transfers, and a per-device summary\n"
     "\n"
     "Training (a program compiled with --mode training; docs/training.md):\n"
     "  --train       run optimizer steps: each step copies the next batch "
@@ -269,102 +272,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/// --trace: each process writes its device's events to FILE.device-<id>; the
-/// output device (or the only one) waits for every device's part (at most
-/// 60 s), joins them into FILE in the predicted trace's format (a process per
-/// device, "F<microbatch> stage <s>" events on its compute lane, times from
-/// the earliest start) and removes the parts. Times are wall clock: on
-/// several machines they are only as aligned as the machines' clocks.
-Status writeTrace(const std::string &file, const Program &program,
-                  const std::vector<std::pair<double, double>> &timeline) {
-  auto partOf = [&](int64_t id) {
-    return file + ".device-" + std::to_string(id);
-  };
-  {
-    std::string tmp = partOf(program.deviceId()) + ".tmp";
-    std::FILE *f = std::fopen(tmp.c_str(), "w");
-    if (!f)
-      return Status::error("cannot write '" + tmp +
-                           "': " + std::strerror(errno));
-    for (auto [a, b] : timeline)
-      std::fprintf(f, "%.3f %.3f\n", a, b);
-    bool ok = std::fclose(f) == 0;
-    if (!ok || std::rename(tmp.c_str(), partOf(program.deviceId()).c_str()))
-      return Status::error("cannot write '" + partOf(program.deviceId()) + "'");
-  }
-  int64_t writer = program.outputDevice() >= 0 ? program.outputDevice()
-                                               : program.devices()[0].id;
-  if (program.deviceId() != writer)
-    return Status::ok();
-  std::vector<std::vector<std::pair<double, double>>> parts;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (const Program::DeviceInfo &d : program.devices()) {
-    std::vector<std::pair<double, double>> events;
-    for (;;) {
-      if (std::FILE *f = std::fopen(partOf(d.id).c_str(), "r")) {
-        double a, b;
-        while (std::fscanf(f, "%lf %lf", &a, &b) == 2)
-          events.push_back({a, b});
-        std::fclose(f);
-        break;
-      }
-      if (std::chrono::steady_clock::now() > deadline)
-        return Status::error("--trace: device " + std::to_string(d.id) +
-                             " wrote no '" + partOf(d.id) + "' within 60 s");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    parts.push_back(std::move(events));
-  }
-  double origin = std::numeric_limits<double>::infinity();
-  for (auto &events : parts)
-    for (auto [a, b] : events)
-      origin = std::min(origin, a);
-  std::string tmp = file + ".tmp";
-  std::FILE *f = std::fopen(tmp.c_str(), "w");
-  if (!f)
-    return Status::error("cannot write '" + tmp + "': " + std::strerror(errno));
-  std::fprintf(f, "{\"traceEvents\":[");
-  bool first = true;
-  auto sep = [&] {
-    if (!first)
-      std::fprintf(f, ",");
-    first = false;
-  };
-  for (size_t k = 0; k < parts.size(); ++k) {
-    const Program::DeviceInfo &d = program.devices()[k];
-    std::string label = "device " + std::to_string(d.id) +
-                        (d.kind.empty() ? "" : " (" + d.kind + ")");
-    sep();
-    std::fprintf(f,
-                 "{\"args\":{\"name\":\"%s\"},\"name\":\"process_name\","
-                 "\"ph\":\"M\",\"pid\":%lld}",
-                 label.c_str(), (long long)d.id);
-    sep();
-    std::fprintf(f,
-                 "{\"args\":{\"name\":\"compute\"},\"name\":\"thread_"
-                 "name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0}",
-                 (long long)d.id);
-    for (size_t mb = 0; mb < parts[k].size(); ++mb) {
-      sep();
-      std::fprintf(f,
-                   "{\"name\":\"F%zu stage %lld\",\"cat\":\"forward\","
-                   "\"ph\":\"X\",\"pid\":%lld,\"tid\":0,\"ts\":%.3f,"
-                   "\"dur\":%.3f}",
-                   mb, (long long)std::max<int64_t>(d.stage, 0),
-                   (long long)d.id, parts[k][mb].first - origin,
-                   parts[k][mb].second - parts[k][mb].first);
-    }
-  }
-  std::fprintf(f, "],\"displayTimeUnit\":\"ms\"}\n");
-  bool ok = std::fclose(f) == 0;
-  if (!ok || std::rename(tmp.c_str(), file.c_str()))
-    return Status::error("cannot write '" + file + "'");
-  for (const Program::DeviceInfo &d : program.devices())
-    std::remove(partOf(d.id).c_str());
-  std::cout << "wrote the measured timeline to " << file << "\n";
-  return Status::ok();
-}
-
 /// Writes `outputs` as DIR/output_0.npy, output_1.npy, ...: all of them to
 /// temporary files first (.output_K.npy.new), renamed over the old ones only
 /// when every one was written, so that a full or read-only file system
@@ -412,9 +319,7 @@ int runTool(const Options &opts) {
   // A part left by an earlier --trace run must not be taken for this one's
   // (every device takes part in a step before the output device ends it).
   if (!opts.traceFile.empty())
-    std::remove(
-        (opts.traceFile + ".device-" + std::to_string(program->deviceId()))
-            .c_str());
+    hetpar::run::removeStaleTracePart(opts.traceFile, *program);
   // A partitioned program: one device returns the graph's outputs and alone
   // reports, writes and checks them; the others only run.
   bool partitioned = program->outputDevice() >= 0;
@@ -523,7 +428,9 @@ int runTool(const Options &opts) {
     device.push_back(deviceTime);
   }
   if (!opts.traceFile.empty()) {
-    Status ts = writeTrace(opts.traceFile, *program, timeline);
+    Status ts = hetpar::run::writeTrace(
+        opts.traceFile, *program,
+        hetpar::run::inferenceEvents(*program, timeline), /*summary=*/false);
     if (!ts.isOk())
       return error(ts.message());
   }
@@ -652,8 +559,10 @@ int main(int argc, char **argv) {
       rank < 0)
     return hetpar::run::launchDevices(devices, argv);
   try {
-    if (opts.train.enabled)
+    if (opts.train.enabled) {
+      opts.train.traceFile = opts.traceFile;
       return hetpar::run::runTraining(opts.outDir, opts.backend, opts.train);
+    }
     if (!opts.train.exportOnnx.empty())
       return exportOnly(opts.outDir, opts.train);
     return runTool(opts);

@@ -216,6 +216,10 @@ def DistPipelineSchedulePass
     * Each input holds the device's rows of every microbatch, stacked on
       axis 0 (microbatch k's are rows k * r .. (k + 1) * r - 1, r the
       device's rows of a microbatch).
+    * Every op a slot emits (constants aside) carries its microbatch,
+      `hetpar.microbatch_index` (i64), by which the measured timeline of
+      `hetpar-run --train --trace` names its spans; ops that run once per
+      step have none.
     * Gradients are summed over the microbatches as each backward part
       ends; each add of a running sum is marked `hetpar.running_sum`, which
       code generation never fuses into the next add (that would keep every

@@ -55,6 +55,12 @@ inline constexpr llvm::StringLiteral kBackwardAttr = "hetpar.backward";
 /// stands, never fused into the next microbatch's add, so that each
 /// microbatch's gradients are freed once added rather than kept to the last.
 inline constexpr llvm::StringLiteral kRunningSumAttr = "hetpar.running_sum";
+/// On each op of a pipeline microbatch's forward or backward slot (set by
+/// hetpar-dist-pipeline-schedule): the microbatch, an i64 from 0. Ops that
+/// run once per step (hoisted invariants, the optimizer) have none. The
+/// measured timeline (hetpar-run --train --trace) names its spans by it.
+inline constexpr llvm::StringLiteral kMicrobatchIndexAttr =
+    "hetpar.microbatch_index";
 /// On a pipeline device's training module: {parameter name: the devices of
 /// every stage that reads it, in mesh order} for each parameter that several
 /// stages read (hetpar-compile writes it from the partition;

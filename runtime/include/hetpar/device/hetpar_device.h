@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__CUDACC__)
 #define HP_CUDA 1
@@ -288,11 +289,45 @@ struct hp_ctx {
   const char *what;
   /// Device memory for the run's first out-of-range index (hp_index_fault).
   hp_index_error *index_error;
+  /// The measured timeline (hetpar_trace): when set, each HP_TRACE(ctx, i)
+  /// of a run writes the wall-clock time of trace point i, in microseconds
+  /// since the epoch, into trace[i] (HP_TRACE_POINTS + 1 entries).
+  double *trace;
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
+  /// One event per trace point and one at the run's start (created by
+  /// hetpar_trace), and the host's wall clock when that one was recorded.
+  cudaEvent_t *trace_events;
+  double trace_start_us;
 #endif
 };
+
+/// Wall-clock time in microseconds since the epoch (CLOCK_REALTIME, so that
+/// the processes of one job share a time line).
+static inline double hp_wall_us() {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/// Trace point i of the generated code: the start of span i, or the end of
+/// the last span for i == HP_TRACE_POINTS (hetpar_trace). Costs one branch
+/// when tracing is off. On CUDA an event on the stream, converted to wall
+/// time once the run has finished.
+#if HP_CUDA
+#define HP_TRACE(ctx, i)                                                       \
+  do {                                                                         \
+    if ((ctx)->trace_events)                                                   \
+      cudaEventRecord((ctx)->trace_events[i], (ctx)->stream);                  \
+  } while (0)
+#else
+#define HP_TRACE(ctx, i)                                                       \
+  do {                                                                         \
+    if ((ctx)->trace)                                                          \
+      (ctx)->trace[i] = hp_wall_us();                                          \
+  } while (0)
+#endif
 
 struct hp_dims {
   int64_t v[HP_MAX_RANK];
@@ -2998,6 +3033,12 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 
 #if defined(HETPAR_DEFINE_ABI) && !defined(HETPAR_DEVICE_ABI_DEFINED)
 #define HETPAR_DEVICE_ABI_DEFINED
+// The generated code's trace points and their spans (HP_TRACE); a program
+// without them (inference) defines neither macro.
+#ifndef HP_TRACE_POINTS
+#define HP_TRACE_POINTS 0
+#define HP_TRACE_SPANS
+#endif
 static int hp_program_run(hp_ctx *ctx, char *arena, char *weights,
                           const void *const *inputs, void *const *outputs);
 
@@ -3016,6 +3057,18 @@ uint64_t hetpar_output_bytes(int i) {
   static const uint64_t bytes[] = {HP_OUTPUT_BYTES 0};
   return i >= 0 && i < HP_NUM_OUTPUTS ? bytes[i] : 0;
 }
+
+#if HP_CUDA
+/// Destroys the trace events of hetpar_trace.
+static void hp_trace_release(hp_ctx *ctx) {
+  if (!ctx->trace_events)
+    return;
+  for (int i = 0; i < HP_TRACE_POINTS + 2; ++i)
+    cudaEventDestroy(ctx->trace_events[i]);
+  free(ctx->trace_events);
+  ctx->trace_events = NULL;
+}
+#endif
 
 void *hetpar_create(char *err, size_t errlen) {
   hp_ctx *ctx = (hp_ctx *)calloc(1, sizeof(hp_ctx));
@@ -3095,6 +3148,7 @@ void hetpar_destroy(void *p) {
     MPI_Finalize();
 #endif
 #if HP_CUDA
+  hp_trace_release(ctx);
   cudaFree(ctx->index_error);
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);
@@ -3191,6 +3245,10 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
              cudaGetErrorString(e));
     return 1;
   }
+  if (ctx->trace_events) {
+    ctx->trace_start_us = hp_wall_us();
+    cudaEventRecord(ctx->trace_events[HP_TRACE_POINTS + 1], ctx->stream);
+  }
 #else
   memset(ctx->index_error, 0, sizeof *ctx->index_error);
 #endif
@@ -3212,9 +3270,58 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
 #else
   found = *ctx->index_error;
 #endif
+#if HP_CUDA
+  // The run has finished (cudaStreamSynchronize above): each trace point's
+  // event, as wall time from the run's start event.
+  if (ctx->trace_events && ctx->trace)
+    for (int i = 0; i <= HP_TRACE_POINTS; ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ctx->trace_events[HP_TRACE_POINTS + 1],
+                           ctx->trace_events[i]);
+      ctx->trace[i] = ctx->trace_start_us + 1e3 * (double)ms;
+    }
+#endif
   return hp_report_index_error(ctx, found);
 }
 
 const char *hetpar_error(void *p) { return ((hp_ctx *)p)->error; }
+
+// The measured timeline (ProgramABI.h, "Trace").
+int hetpar_trace_points(void) { return HP_TRACE_POINTS; }
+
+const char *hetpar_trace_span(int i) {
+  static const char *const spans[] = {HP_TRACE_SPANS ""};
+  return i >= 0 && i < HP_TRACE_POINTS ? spans[i] : NULL;
+}
+
+int hetpar_trace(void *p, double *times_us) {
+  hp_ctx *ctx = (hp_ctx *)p;
+#if HP_CUDA
+  if (times_us && !ctx->trace_events && HP_TRACE_POINTS > 0) {
+    const int n = HP_TRACE_POINTS + 2;
+    cudaEvent_t *events = (cudaEvent_t *)calloc(n, sizeof(cudaEvent_t));
+    if (!events) {
+      snprintf(ctx->error, sizeof ctx->error, "out of host memory");
+      return 1;
+    }
+    for (int i = 0; i < n; ++i) {
+      cudaError_t e = cudaEventCreate(&events[i]);
+      if (e != cudaSuccess) {
+        for (int j = 0; j < i; ++j)
+          cudaEventDestroy(events[j]);
+        free(events);
+        snprintf(ctx->error, sizeof ctx->error, "cudaEventCreate: %s",
+                 cudaGetErrorString(e));
+        return 1;
+      }
+    }
+    ctx->trace_events = events;
+  }
+  if (!times_us)
+    hp_trace_release(ctx);
+#endif
+  ctx->trace = times_us;
+  return 0;
+}
 }
 #endif // HETPAR_DEFINE_ABI

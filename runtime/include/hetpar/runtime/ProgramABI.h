@@ -65,6 +65,22 @@ int hetpar_run(void *ctx, void *arena, void *weights, const void *const *inputs,
                void *const *outputs);
 const char *hetpar_error(void *ctx);
 
+/* Trace (the measured timeline of hetpar-run --trace). Optional: a library
+ * without these symbols has no trace points. The generated code of a
+ * training step is cut into spans, consecutive ops of one category:
+ *   hetpar_trace_points(): the number of spans N (0: none).
+ *   hetpar_trace_span(i): span i (i < N) as "CATEGORY<TAB>MICROBATCH<TAB>
+ *     DETAIL": CATEGORY is forward, backward, optimizer, collective or
+ *     transfer; MICROBATCH the pipeline microbatch, -1 outside one; DETAIL
+ *     the collectives' kinds, or empty. NULL otherwise.
+ *   hetpar_trace(ctx, times_us): from the next hetpar_run on, each run
+ *     writes N + 1 wall-clock times (microseconds since the epoch) into
+ *     times_us: span i runs from times_us[i] to times_us[i + 1]. NULL
+ *     stops. The array must stay valid while tracing is on. */
+int hetpar_trace_points(void);
+const char *hetpar_trace_span(int i);
+int hetpar_trace(void *ctx, double *times_us);
+
 #ifdef __cplusplus
 }
 #endif

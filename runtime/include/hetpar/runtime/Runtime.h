@@ -349,9 +349,28 @@ public:
   /// outputs, with their dtypes and shapes).
   Status downloadOutputs(std::vector<HostTensor> &outputs);
 
+  /// One span of the program's measured timeline (ProgramABI.h, "Trace"):
+  /// its category (forward, backward, optimizer, collective, transfer), its
+  /// pipeline microbatch (-1 outside one) and its collectives' kinds.
+  struct TraceSpan {
+    std::string category;
+    int64_t microbatch = -1;
+    std::string detail;
+  };
+  /// The program's spans; empty when it has no trace points (inference, or
+  /// a library without the trace symbols).
+  const std::vector<TraceSpan> &traceSpans() const { return traceSpans_; }
+  /// Turns the trace points on: from the next runDevice on, lastTrace()
+  /// holds the run's traceSpans().size() + 1 times (wall clock, us since
+  /// the epoch); span i runs from [i] to [i + 1]. Errors when the program
+  /// has no spans.
+  Status enableTrace();
+  const std::vector<double> &lastTrace() const { return traceTimes_; }
+
 private:
   Program();
   Status openLibrary(const std::string &path, const std::string &backend);
+  void readTraceSpans();
   Status setUp(const std::string &outDir, const std::string &weightsFile,
                const std::string &weightsIndex);
   void *allocDevice(uint64_t bytes);
@@ -375,6 +394,8 @@ private:
   std::string outDir_;
   TrainingInfo training_;
   std::vector<WeightTensor> weightTensors_;
+  std::vector<TraceSpan> traceSpans_;
+  std::vector<double> traceTimes_;
 };
 
 } // namespace hetpar::rt

@@ -282,6 +282,20 @@ public:
   /// hetpar_run once (the last call updates the weights in place).
   Status step(uint64_t step, StepResult &result);
 
+  /// One span of a step's measured timeline: wall-clock start and end (us
+  /// since the epoch), the program's span, and its microbatch: the span's
+  /// own in a pipeline's step, the call's index when the step accumulates
+  /// several calls, else -1.
+  struct TracedSpan {
+    double start = 0, end = 0;
+    const Program::TraceSpan *span = nullptr;
+    int64_t microbatch = -1;
+  };
+  /// Records the spans of every following step (Program::enableTrace);
+  /// lastStepTrace() holds the last step's.
+  Status enableTrace();
+  const std::vector<TracedSpan> &lastStepTrace() const { return trace_; }
+
 private:
   Trainer(Program &program, Dataset &data) : program_(program), data_(data) {}
   Status runMicrobatch(uint64_t index, float &loss);
@@ -291,6 +305,8 @@ private:
   Dataset &data_;
   std::vector<HostTensor> batch_, outputs_;
   const WeightTensor *lossScale_ = nullptr;
+  bool tracing_ = false;
+  std::vector<TracedSpan> trace_;
 };
 
 //===----------------------------------------------------------------------===//
