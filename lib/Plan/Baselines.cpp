@@ -127,6 +127,33 @@ ModelOps collect(const OpCatalog &catalog) {
   return m;
 }
 
+/// The tensor-parallel baseline splits `op` (a MatMul, or a Gemm without
+/// transB) by output column, and its weight is Transpose(W) (torch.onnx's
+/// nn.Linear in training mode): the Transpose is split by the same columns
+/// (its last dimension, collective none), so that each device transposes
+/// only its columns and the partition slices W itself into a parameter
+/// shard per device rather than keeping all of W on each. Not when the
+/// Transpose has other users (a tied weight) or no name in the catalog.
+void shardTransposedWeight(const OpCatalog &catalog, Operation *op,
+                           onnx::TransposeOp transpose,
+                           llvm::ArrayRef<int64_t> columns, Stage &s) {
+  auto transB = op->getAttrOfType<IntegerAttr>("transB");
+  bool readsB = llvm::isa<onnx::MatMulOp>(op) ||
+                (llvm::isa<onnx::GemmOp>(op) && (!transB || !transB.getInt()));
+  if (!readsB || !transpose->hasOneUse())
+    return;
+  auto it = catalog.index.find(transpose);
+  auto type = llvm::dyn_cast<RankedTensorType>(transpose.getType());
+  if (it == catalog.index.end() || catalog.names[it->second].empty() || !type ||
+      type.getRank() != 2)
+    return;
+  OpSharding sh;
+  sh.dim = 1;
+  sh.parts.assign(columns.begin(), columns.end());
+  sh.collective = "none";
+  s.shardings[catalog.names[it->second]] = std::move(sh);
+}
+
 /// Seconds for `device` to run ops [from, to) on `batchShare` of the batch,
 /// forward plus backward in training.
 double rangeTime(const ModelOps &m, size_t from, size_t to,
@@ -326,8 +353,9 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       // the result's last dimension, or dimension 1 for Conv), also through a
       // Transpose (torch.onnx's nn.Linear in training mode: MatMul(x, Wᵀ)).
       Value weight = op->getOperand(1);
-      if (auto t = weight.getDefiningOp<onnx::TransposeOp>())
-        weight = t->getOperand(0);
+      auto transpose = weight.getDefiningOp<onnx::TransposeOp>();
+      if (transpose)
+        weight = transpose->getOperand(0);
       if (!matchPattern(weight, m_Constant()))
         continue;
       auto result =
@@ -353,6 +381,8 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       sh.parts.assign(columns.begin(), columns.end());
       sh.collective = "all_gather";
       s.shardings[m.names[i]] = std::move(sh);
+      if (transpose)
+        shardTransposedWeight(catalog, op, transpose, columns, s);
     }
     if (s.shardings.empty()) {
       b.notApplicable =
