@@ -11,7 +11,10 @@
 # baseline over all eight devices (uneven shards by device speed). Then searches
 # the best training plan at 64x64 on the same cluster and prints it with its
 # alternatives and the baselines (build/example-plan/), and evaluates the
-# hand-written 2-stage plan (build/example-given-plan/).
+# hand-written 2-stage plan (build/example-given-plan/). Then trains it on one
+# device (300 steps, a held-out loss, an ONNX export) and with the searched
+# plan over an A100 and three T4s as one process per device, beside one
+# device at the same batch.
 # Usage: scripts/run-example.sh [MODEL.onnx [--input-shape NAME=DxD ...]]
 #   (with a model: only its summary)
 set -euo pipefail
@@ -77,4 +80,46 @@ held = {r["step"]: r["eval_loss"] for r in rows if "eval_loss" in r}
 for k in (1, 50, 100, 150, 200, 250, 300):
     print("step %3d: loss %.3f%s" % (k, losses[k - 1],
           ", held-out %.3f" % held[k] if k in held else ""))
+PY
+echo
+# Distributed training with the searched plan (docs/training.md): the same
+# GPT-2 at 128x32 on examples/clusters/a100-t4x3-pcie.yaml (an A100 and three
+# T4s on PCIe). The search picks four data-parallel replicas with the batch
+# split by speed (59:23:23:23); hetpar-run trains them 300 steps as one
+# process per device on the CPU backend, beside one device at the same batch,
+# and prints both loss curves, the predicted step time (on the cluster's GPUs)
+# beside the measured one (here: 2 CPU cores standing in for four devices),
+# and the measured timeline of the last step (--trace).
+cluster=$root/examples/clusters/a100-t4x3-pcie.yaml
+train_opts=(--input-shape input_ids=128x32 --mode training --loss cross-entropy
+  --labels labels --optimizer adamw --lr 3e-3 --lr-schedule warmup-cosine
+  --warmup-steps 20 --total-steps 300 --clip-grad-norm 1.0 --targets cpu
+  --eval-program=false)
+"$build/bin/hetpar-compile" "$model" "${train_opts[@]}" --cluster "$cluster" \
+  -o "$build/example-train-cluster"
+"$build/bin/hetpar-compile" "$model" "${train_opts[@]}" \
+  -o "$build/example-train-one" > /dev/null
+run_opts=(--backend cpu --train --data "$build/example-train-data" --steps 300
+  --shuffle --seed 1)
+"$build/bin/hetpar-run" "$build/example-train-one" "${run_opts[@]}" \
+  --loss-log "$build/example-train-one-loss.jsonl" > /dev/null
+"$build/bin/hetpar-run" "$build/example-train-cluster" "${run_opts[@]}" \
+  --loss-log "$build/example-train-cluster-loss.jsonl" \
+  --trace "$build/example-train-cluster-trace.json" 2>&1 | grep -v '^step '
+"$python" - "$build/example-train-one-loss.jsonl" \
+  "$build/example-train-cluster-loss.jsonl" \
+  "$build/example-train-cluster/plan.json" <<'PY'
+import json, statistics, sys
+def losses(path):
+    return [json.loads(l) for l in open(path) if '"loss"' in l]
+one, plan = losses(sys.argv[1]), losses(sys.argv[2])
+print("step  one device  searched plan")
+for k in (1, 50, 100, 150, 200, 250, 300):
+    print("%4d  %10.5f  %13.5f" % (k, one[k - 1]["loss"], plan[k - 1]["loss"]))
+rel = max(abs(a["loss"] - b["loss"]) / abs(a["loss"]) for a, b in zip(one, plan))
+print("largest relative loss difference over %d steps: %.2g" % (len(plan), rel))
+predicted = json.load(open(sys.argv[3]))["predicted_step_time_s"]
+measured = statistics.median(128 / r["samples_per_s"] for r in plan[10:])
+print("step time: predicted %.3f ms on the cluster's GPUs; measured %.1f ms "
+      "here (median, CPU backend)" % (predicted * 1e3, measured * 1e3))
 PY
