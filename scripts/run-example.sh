@@ -102,7 +102,7 @@ train_opts=(--input-shape input_ids=128x32 --mode training --loss cross-entropy
 run_opts=(--backend cpu --train --data "$build/example-train-data" --steps 300
   --shuffle --seed 1)
 "$build/bin/hetpar-run" "$build/example-train-one" "${run_opts[@]}" \
-  --loss-log "$build/example-train-one-loss.jsonl" > /dev/null
+  --loss-log "$build/example-train-one-loss.jsonl" 2>&1 | grep -v '^step '
 "$build/bin/hetpar-run" "$build/example-train-cluster" "${run_opts[@]}" \
   --loss-log "$build/example-train-cluster-loss.jsonl" \
   --trace "$build/example-train-cluster-trace.json" 2>&1 | grep -v '^step '

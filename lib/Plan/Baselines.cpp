@@ -127,20 +127,48 @@ ModelOps collect(const OpCatalog &catalog) {
   return m;
 }
 
-/// The tensor-parallel baseline splits `op` (a MatMul, or a Gemm without
-/// transB) by output column, and its weight is Transpose(W) (torch.onnx's
-/// nn.Linear in training mode): the Transpose is split by the same columns
-/// (its last dimension, collective none), so that each device transposes
-/// only its columns and the partition slices W itself into a parameter
-/// shard per device rather than keeping all of W on each. Not when the
-/// Transpose has other users (a tied weight) or no name in the catalog.
-void shardTransposedWeight(const OpCatalog &catalog, Operation *op,
-                           onnx::TransposeOp transpose,
-                           llvm::ArrayRef<int64_t> columns, Stage &s) {
+/// The weight of a matrix product: its constant B (MatMul, Gemm) or W (Conv),
+/// also through a Transpose (torch.onnx's nn.Linear in training mode:
+/// MatMul(x, Wᵀ)); null when it is not a constant.
+Value productWeight(Operation *op, onnx::TransposeOp &transpose) {
+  Value weight = op->getOperand(1);
+  transpose = weight.getDefiningOp<onnx::TransposeOp>();
+  if (transpose)
+    weight = transpose->getOperand(0);
+  return matchPattern(weight, m_Constant()) ? weight : Value();
+}
+
+/// Whether `op` reads its B as is: a MatMul, or a Gemm without transB.
+bool readsB(Operation *op) {
   auto transB = op->getAttrOfType<IntegerAttr>("transB");
-  bool readsB = llvm::isa<onnx::MatMulOp>(op) ||
-                (llvm::isa<onnx::GemmOp>(op) && (!transB || !transB.getInt()));
-  if (!readsB || !transpose->hasOneUse())
+  return llvm::isa<onnx::MatMulOp>(op) ||
+         (llvm::isa<onnx::GemmOp>(op) && (!transB || !transB.getInt()));
+}
+
+/// Whether the sharding rule of catalog op `index` splits result dimension
+/// `dim` by a parallel factor of `size` (an op whose rule keeps it whole, or
+/// splits an outer factor only, stays replicated).
+bool splitsResultDim(const OpCatalog &catalog, int index, int64_t dim,
+                     int64_t size) {
+  const std::optional<ShardingRule> &rule = catalog.rules[index];
+  if (!rule || rule->results.empty() ||
+      static_cast<int64_t>(rule->results[0].size()) <= dim ||
+      rule->results[0][dim].empty())
+    return false;
+  const ShardingFactor &f = rule->factors[rule->results[0][dim].front()];
+  return f.kind == FactorKind::Parallel && f.size == size;
+}
+
+/// The Transpose of a split product's weight (Transpose(W) read as B) split
+/// along result dimension `dim` with the product, so that the partition
+/// slices W itself into a parameter shard per device rather than keeping
+/// all of W on each. Not when it has other users (a tied weight), no name,
+/// or is not 2-D.
+void shardTransposedWeight(const OpCatalog &catalog, Operation *op,
+                           onnx::TransposeOp transpose, int64_t dim,
+                           llvm::ArrayRef<int64_t> parts,
+                           llvm::StringMap<OpSharding> &shardings) {
+  if (!transpose || !readsB(op) || !transpose->hasOneUse())
     return;
   auto it = catalog.index.find(transpose);
   auto type = llvm::dyn_cast<RankedTensorType>(transpose.getType());
@@ -148,10 +176,136 @@ void shardTransposedWeight(const OpCatalog &catalog, Operation *op,
       type.getRank() != 2)
     return;
   OpSharding sh;
-  sh.dim = 1;
-  sh.parts.assign(columns.begin(), columns.end());
+  sh.dim = dim;
+  sh.parts.assign(parts.begin(), parts.end());
   sh.collective = "none";
-  s.shardings[catalog.names[it->second]] = std::move(sh);
+  shardings[catalog.names[it->second]] = std::move(sh);
+}
+
+/// Megatron's pairing (Shoeybi et al., "Megatron-LM", 2019, section 3: the
+/// MLP's first GEMM split by columns, the second by rows, no communication
+/// between them): from column-parallel product `a`, the elementwise ops its
+/// output flows through (bias, GELU's Erf composite, ReLU; each splitting
+/// the same last dimension, every other operand a constant) up to one
+/// product with a constant weight that reads the result as its activation
+/// and contracts over the split dimension. No value of the set may leave it
+/// otherwise. Empty when there is no such partner: `a` then gathers its
+/// output.
+struct RowPartner {
+  Operation *product = nullptr;
+  llvm::SetVector<Operation *> between;
+};
+std::optional<RowPartner> findRowPartner(const OpCatalog &catalog,
+                                         Operation *a) {
+  auto out = llvm::cast<RankedTensorType>(a->getResult(0).getType());
+  int64_t dim = out.getRank() - 1, size = out.getShape()[dim];
+  RowPartner p;
+  llvm::SmallVector<Value> work{a->getResult(0)};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user == p.product || p.between.contains(user))
+        continue;
+      auto it = catalog.index.find(user);
+      if (it == catalog.index.end() || !catalog.work[it->second])
+        return std::nullopt;
+      onnx::TransposeOp t;
+      if (catalog.work[it->second]->cls == OpClass::MatMul) {
+        if (p.product || user->getOperand(0) != v ||
+            llvm::isa<onnx::ConvOp>(user) || !productWeight(user, t))
+          return std::nullopt;
+        p.product = user;
+        continue;
+      }
+      auto type =
+          user->getNumResults() == 1
+              ? llvm::dyn_cast<RankedTensorType>(user->getResult(0).getType())
+              : nullptr;
+      if (catalog.work[it->second]->cls != OpClass::Elementwise || !type ||
+          type != out || !splitsResultDim(catalog, it->second, dim, size) ||
+          p.between.size() >= 32)
+        return std::nullopt;
+      p.between.insert(user);
+      work.push_back(user->getResult(0));
+    }
+  }
+  if (!p.product)
+    return std::nullopt;
+  // Every operand inside the set comes from `a`, the set, or a constant.
+  for (Operation *op : p.between)
+    for (Value in : op->getOperands())
+      if (in.getDefiningOp() != a && !p.between.contains(in.getDefiningOp()) &&
+          !matchPattern(in, m_Constant()))
+        return std::nullopt;
+  return p;
+}
+
+/// The tensor-parallel baseline's shardings: each matrix product with a
+/// constant weight split along its output features (or a Conv's channels)
+/// in proportion to device speed, its output gathered; where Megatron's
+/// pairing applies (findRowPartner), the output stays split through the
+/// elementwise ops, and the partner product is split by rows (its
+/// contraction) and all-reduced instead.
+llvm::StringMap<OpSharding>
+tensorParallelShardings(const OpCatalog &catalog, const ModelOps &m,
+                        llvm::ArrayRef<double> speed) {
+  llvm::StringMap<OpSharding> shardings;
+  llvm::DenseSet<Operation *> rowParallel;
+  auto nameOf = [&](Operation *op) {
+    return catalog.names[catalog.index.lookup(op)];
+  };
+  for (auto [i, op] : llvm::enumerate(m.ops)) {
+    if (m.work[i].cls != OpClass::MatMul || op->getNumOperands() < 2 ||
+        op->getNumResults() != 1 || rowParallel.contains(op))
+      continue;
+    onnx::TransposeOp transpose;
+    if (!productWeight(op, transpose))
+      continue;
+    auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!result || result.getRank() < 2)
+      continue;
+    int64_t dim = llvm::isa<onnx::ConvOp>(op) ? 1 : result.getRank() - 1;
+    // The outermost factor of that dimension is what a sharding of it
+    // splits (a grouped Conv's groups).
+    const std::optional<ShardingRule> &rule = catalog.rules[m.index[i]];
+    if (!rule || rule->results.empty() || rule->results[0][dim].empty())
+      continue;
+    const ShardingFactor &factor = rule->factors[rule->results[0][dim].front()];
+    if (factor.kind != FactorKind::Parallel)
+      continue;
+    std::vector<int64_t> columns = splitProportionally(factor.size, speed);
+    if (columns.empty())
+      continue;
+    OpSharding sh;
+    sh.dim = dim;
+    sh.parts.assign(columns.begin(), columns.end());
+    sh.collective = "all_gather";
+    std::optional<RowPartner> partner;
+    if (!llvm::isa<onnx::ConvOp>(op) && factor.size == result.getShape()[dim])
+      partner = findRowPartner(catalog, op);
+    if (partner) {
+      sh.collective = "none";
+      for (Operation *e : partner->between) {
+        OpSharding es;
+        es.dim = dim;
+        es.parts = sh.parts;
+        shardings[nameOf(e)] = std::move(es);
+      }
+      OpSharding row;
+      row.dim = -1;
+      row.parts = sh.parts;
+      row.collective = "all_reduce";
+      shardings[nameOf(partner->product)] = std::move(row);
+      rowParallel.insert(partner->product);
+      onnx::TransposeOp rowTranspose;
+      productWeight(partner->product, rowTranspose);
+      shardTransposedWeight(catalog, partner->product, rowTranspose, 0, columns,
+                            shardings);
+    }
+    shardings[m.names[i]] = std::move(sh);
+    shardTransposedWeight(catalog, op, transpose, 1, columns, shardings);
+  }
+  return shardings;
 }
 
 /// Seconds for `device` to run ops [from, to) on `batchShare` of the batch,
@@ -345,45 +499,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
     s.tensor = n;
     s.firstOp = m.names.front();
     s.lastOp = m.names.back();
-    for (auto [i, op] : llvm::enumerate(m.ops)) {
-      if (m.work[i].cls != OpClass::MatMul || op->getNumOperands() < 2 ||
-          op->getNumResults() != 1)
-        continue;
-      // A constant weight: MatMul's B, Gemm's B, Conv's W (output features in
-      // the result's last dimension, or dimension 1 for Conv), also through a
-      // Transpose (torch.onnx's nn.Linear in training mode: MatMul(x, Wᵀ)).
-      Value weight = op->getOperand(1);
-      auto transpose = weight.getDefiningOp<onnx::TransposeOp>();
-      if (transpose)
-        weight = transpose->getOperand(0);
-      if (!matchPattern(weight, m_Constant()))
-        continue;
-      auto result =
-          llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
-      if (!result || result.getRank() < 2)
-        continue;
-      int64_t dim = llvm::isa<onnx::ConvOp>(op) ? 1 : result.getRank() - 1;
-      // The outermost factor of that dimension is what a sharding of it
-      // splits (a grouped Conv's groups); an op whose rule keeps it whole
-      // stays replicated.
-      const std::optional<ShardingRule> &rule = catalog.rules[m.index[i]];
-      if (!rule || rule->results.empty() || rule->results[0][dim].empty())
-        continue;
-      const ShardingFactor &factor =
-          rule->factors[rule->results[0][dim].front()];
-      if (factor.kind != FactorKind::Parallel)
-        continue;
-      std::vector<int64_t> columns = splitProportionally(factor.size, speed);
-      if (columns.empty())
-        continue;
-      OpSharding sh;
-      sh.dim = dim;
-      sh.parts.assign(columns.begin(), columns.end());
-      sh.collective = "all_gather";
-      s.shardings[m.names[i]] = std::move(sh);
-      if (transpose)
-        shardTransposedWeight(catalog, op, transpose, columns, s);
-    }
+    s.shardings = tensorParallelShardings(catalog, m, speed);
     if (s.shardings.empty()) {
       b.notApplicable =
           llvm::formatv("no matrix product has a constant weight with at "
