@@ -29,6 +29,12 @@ Per process count n:
   Threads: each process of either side gets max(1, cores / n) OpenMP and
     OpenBLAS threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS; and
     torch.set_num_threads), as hetpar-run gives its processes by itself.
+  Communication: "comm+wait" is the last step's collectives and transfers
+    (waiting for a peer included, which on the CPU backend is where a
+    pipeline's bubble shows) on the device with the most, from hetpar-run
+    --trace; its "predicted" is the predicted step less that device's
+    compute in hetpar-compile's trace.json (collectives, transfers and the
+    bubble), the most of any device.
   Predicted: plan.json's predicted_step_time_s for the same plan on C_n. The
     "CPU" kind is a placeholder (0.1 TFLOP/s, 20 GB/s; not calibrated with
     hetpar-profile on this machine), so the prediction is printed for the record,
@@ -44,6 +50,7 @@ Needs Debian's python3-torch (the PyTorch side and the export).
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -107,15 +114,46 @@ def hetpar_side(args, model, data, n, baseline="data_parallel"):
         predicted = json.load(f)["predicted_step_time_s"]
     log = os.path.join(args.work, "hetpar-%s-%d.log" % (baseline, n))
     share_threads(n)
-    subprocess.run([os.path.join(args.build, "bin", "hetpar-run"), prog, "--backend", "cpu",
-                    "--train", "--data", data, "--steps", str(args.warmup + args.steps),
-                    "--loss-log", log], check=True, capture_output=True, text=True)
+    run = subprocess.run([os.path.join(args.build, "bin", "hetpar-run"), prog, "--backend",
+                          "cpu", "--train", "--data", data, "--steps",
+                          str(args.warmup + args.steps), "--loss-log", log, "--trace",
+                          prog + "-trace.json"], check=True, capture_output=True, text=True)
     with open(log) as f:
         entries = [json.loads(line) for line in f]
     times = [args.batch / e["samples_per_s"] for e in entries[args.warmup:]]
     return {"step_s": statistics.median(times), "min_s": min(times),
             "first_loss": entries[0]["loss"], "predicted_s": predicted,
-            "compile_s": compile_s}
+            "compile_s": compile_s, "comm_s": measured_comm(run.stdout),
+            "predicted_comm_s": predicted_comm(os.path.join(plan_dir, "trace.json"))}
+
+
+def measured_comm(stdout):
+    """The last step's collectives and transfers (waiting for a peer
+    included: a pipeline's bubble on the CPU backend), seconds, the most of
+    any device, from hetpar-run --trace's summary."""
+    most = 0.0
+    for line in stdout.splitlines():
+        m = re.search(r"collective ([0-9.]+), transfer ([0-9.]+)", line)
+        if m:
+            most = max(most, (float(m.group(1)) + float(m.group(2))) / 1e3)
+    return most
+
+
+def predicted_comm(trace):
+    """The predicted step's collectives, transfers and idle time within the
+    step (the bubble), seconds, the most of any device, from
+    hetpar-compile's trace.json (lane 0 is compute)."""
+    if not os.path.exists(trace):
+        return 0.0
+    with open(trace) as f:
+        doc = json.load(f)
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    step = doc.get("otherData", {}).get("predicted_step_time_s", 0.0)
+    most = 0.0
+    for pid in {e["pid"] for e in events}:
+        compute = sum(e["dur"] for e in events if e["pid"] == pid and e["tid"] == 0) / 1e6
+        most = max(most, step - compute)
+    return most
 
 
 def torch_worker(rank, n, model_path, data, args, queue):
@@ -212,9 +250,9 @@ def main():
     rows = []
     print("data-parallel training, char GPT d=%d layers=%d, batch %d x %d, AdamW, %d cores"
           % (args.d, args.layers, args.batch, SEQ, os.cpu_count() or 1))
-    print("%-9s %12s %10s %14s %10s %13s %11s %11s" % (
+    print("%-9s %12s %10s %14s %10s %13s %11s %11s %14s %14s" % (
         "processes", "HetPar ms", "vs 1 proc", "PyTorch DDP ms", "HetPar/PT",
-        "predicted ms", "loss HetPar", "loss torch"))
+        "predicted ms", "loss HetPar", "loss torch", "comm+wait ms", "predicted ms"))
     base = None
     for n in [int(x) for x in args.devices.split(",")]:
         if args.batch % n:
@@ -225,17 +263,18 @@ def main():
         base = base or h["step_s"]
         row = {"processes": n, "hetpar": h, "torch": t}
         rows.append(row)
-        print("%-9d %12.1f %9.2fx %14.1f %9.2fx %13.3f %11.5f %11.5f" % (
+        print("%-9d %12.1f %9.2fx %14.1f %9.2fx %13.3f %11.5f %11.5f %14.1f %14.3f" % (
             n, 1e3 * h["step_s"], h["step_s"] / base, 1e3 * t["step_s"],
             h["step_s"] / t["step_s"], 1e3 * h["predicted_s"], h["first_loss"],
-            t["first_loss"]))
+            t["first_loss"], 1e3 * h["comm_s"], 1e3 * h["predicted_comm_s"]))
         if abs(h["first_loss"] - t["first_loss"]) > 1e-3 * abs(t["first_loss"]):
             print("  the first losses differ: not the same model or data")
     others = [p for p in args.plans.split(",") if p != "data_parallel"]
     if others and base:
         print("\nthe other baselines' programs on the same devices (HetPar only)")
-        print("%-16s %9s %12s %10s %13s %11s" % (
-            "plan", "processes", "HetPar ms", "vs 1 proc", "predicted ms", "loss HetPar"))
+        print("%-16s %9s %12s %10s %13s %11s %14s %14s" % (
+            "plan", "processes", "HetPar ms", "vs 1 proc", "predicted ms", "loss HetPar",
+            "comm+wait ms", "predicted ms"))
     for plan in others:
         for n in [int(x) for x in args.devices.split(",") if int(x) > 1]:
             try:
@@ -245,9 +284,9 @@ def main():
                 print("%-16s %9d not compiled or run: %s" % (plan, n, why[-1] if why else e))
                 continue
             rows.append({"processes": n, "plan": plan, "hetpar": h})
-            print("%-16s %9d %12.1f %9.2fx %13.3f %11.5f" % (
+            print("%-16s %9d %12.1f %9.2fx %13.3f %11.5f %14.1f %14.3f" % (
                 plan, n, 1e3 * h["step_s"], h["step_s"] / base, 1e3 * h["predicted_s"],
-                h["first_loss"]))
+                h["first_loss"], 1e3 * h["comm_s"], 1e3 * h["predicted_comm_s"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

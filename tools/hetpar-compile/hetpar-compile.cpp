@@ -355,7 +355,12 @@ static int planModel(ModuleOp module,
     if (llvm::any_of(plan.stages,
                      [](const hetpar::Stage &st) { return st.zero; }))
       plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
-    prediction = chosen->prediction;
+    // Simulated again with its timeline: the baselines are compared without
+    // one, and trace.json would be empty.
+    auto traced = hetpar::simulate(module, *cluster, plan, **model);
+    if (!traced)
+      return fail(llvm::toString(traced.takeError()));
+    prediction = std::move(*traced);
   } else {
     if (!(searchBudget > 0) || !std::isfinite(searchBudget))
       return fail("--search-budget must be a positive number of seconds");
@@ -454,7 +459,10 @@ static int planModel(ModuleOp module,
         problem);
     plan = dp->plan;
     plan.origin = "baseline: data_parallel (training code generation)";
-    prediction = dp->prediction;
+    auto traced = hetpar::simulate(module, *cluster, plan, **model);
+    if (!traced)
+      return fail(llvm::toString(traced.takeError()));
+    prediction = std::move(*traced);
   }
 
   // --zero-stage applies to every data-parallel stage of the plan, whose
