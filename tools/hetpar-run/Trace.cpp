@@ -22,11 +22,9 @@ std::string partOf(const std::string &file, int64_t id) {
   return file + ".device-" + std::to_string(id);
 }
 
+/// This device's stage for span names: 0 outside a pipeline.
 int64_t stageOf(const Program &program) {
-  for (const Program::DeviceInfo &d : program.devices())
-    if (d.id == program.deviceId())
-      return std::max<int64_t>(d.stage, 0);
-  return 0;
+  return std::max<int64_t>(rt::pipelineStageOf(program), 0);
 }
 
 /// Writes the part atomically (a temporary renamed), one line per event:
