@@ -145,18 +145,26 @@ bool readsB(Operation *op) {
          (llvm::isa<onnx::GemmOp>(op) && (!transB || !transB.getInt()));
 }
 
-/// Whether the sharding rule of catalog op `index` splits result dimension
-/// `dim` by a parallel factor of `size` (an op whose rule keeps it whole, or
-/// splits an outer factor only, stays replicated).
-bool splitsResultDim(const OpCatalog &catalog, int index, int64_t dim,
-                     int64_t size) {
+/// The parallel factor that a sharding of result dimension `dim` of catalog
+/// op `index` splits (the dimension's outermost factor: a grouped Conv's
+/// groups), or null when the op's rule keeps it whole.
+const ShardingFactor *splitFactor(const OpCatalog &catalog, int index,
+                                  int64_t dim) {
   const std::optional<ShardingRule> &rule = catalog.rules[index];
   if (!rule || rule->results.empty() ||
       static_cast<int64_t>(rule->results[0].size()) <= dim ||
       rule->results[0][dim].empty())
-    return false;
+    return nullptr;
   const ShardingFactor &f = rule->factors[rule->results[0][dim].front()];
-  return f.kind == FactorKind::Parallel && f.size == size;
+  return f.kind == FactorKind::Parallel ? &f : nullptr;
+}
+
+/// Whether a sharding of result dimension `dim` of catalog op `index` splits
+/// all of it, `size` (not an outer factor only).
+bool splitsResultDim(const OpCatalog &catalog, int index, int64_t dim,
+                     int64_t size) {
+  const ShardingFactor *f = splitFactor(catalog, index, dim);
+  return f && f->size == size;
 }
 
 /// The Transpose of a split product's weight (Transpose(W) read as B) split
@@ -265,15 +273,10 @@ tensorParallelShardings(const OpCatalog &catalog, const ModelOps &m,
     if (!result || result.getRank() < 2)
       continue;
     int64_t dim = llvm::isa<onnx::ConvOp>(op) ? 1 : result.getRank() - 1;
-    // The outermost factor of that dimension is what a sharding of it
-    // splits (a grouped Conv's groups).
-    const std::optional<ShardingRule> &rule = catalog.rules[m.index[i]];
-    if (!rule || rule->results.empty() || rule->results[0][dim].empty())
+    const ShardingFactor *factor = splitFactor(catalog, m.index[i], dim);
+    if (!factor)
       continue;
-    const ShardingFactor &factor = rule->factors[rule->results[0][dim].front()];
-    if (factor.kind != FactorKind::Parallel)
-      continue;
-    std::vector<int64_t> columns = splitProportionally(factor.size, speed);
+    std::vector<int64_t> columns = splitProportionally(factor->size, speed);
     if (columns.empty())
       continue;
     OpSharding sh;
@@ -281,7 +284,7 @@ tensorParallelShardings(const OpCatalog &catalog, const ModelOps &m,
     sh.parts.assign(columns.begin(), columns.end());
     sh.collective = "all_gather";
     std::optional<RowPartner> partner;
-    if (!llvm::isa<onnx::ConvOp>(op) && factor.size == result.getShape()[dim])
+    if (!llvm::isa<onnx::ConvOp>(op) && factor->size == result.getShape()[dim])
       partner = findRowPartner(catalog, op);
     if (partner) {
       sh.collective = "none";
