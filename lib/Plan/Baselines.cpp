@@ -393,7 +393,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
   OpCatalog catalog(func);
   ModelOps m = collect(catalog);
   bool training = mode == Mode::Training;
-  int64_t batch = batchSize(func);
+  int64_t batch = catalog.batch.samples;
   std::vector<int> ids;
   std::vector<const Device *> devices;
   std::vector<double> speed;

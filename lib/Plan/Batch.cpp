@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Plan/Batch.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,25 +90,10 @@ OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
   return out;
 }
 
-} // namespace
-
-BatchAnalysis
-hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
-                     llvm::ArrayRef<std::optional<ShardingRule>> rules) {
-  BatchAnalysis a;
+/// Carries the batch seeded in `a.values` through `ops` in program order.
+void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
+               llvm::ArrayRef<std::optional<ShardingRule>> rules) {
   a.ops.assign(ops.size(), OpBatch());
-  auto fn = llvm::dyn_cast<func::FuncOp>(func);
-  if (!fn || fn.getNumArguments() == 0)
-    return a;
-  auto first = llvm::dyn_cast<RankedTensorType>(fn.getArgument(0).getType());
-  if (!first || first.getRank() == 0 || first.isDynamicDim(0) ||
-      first.getDimSize(0) < 2)
-    return a;
-  a.size = first.getDimSize(0);
-  for (BlockArgument arg : fn.getArguments())
-    if (auto t = llvm::dyn_cast<RankedTensorType>(arg.getType());
-        t && t.getRank() >= 1 && t.getDimSize(0) == a.size)
-      a.values[arg] = BatchDim{0, 1, 1};
   for (auto [i, op] : llvm::enumerate(ops)) {
     OpBatch &ob = a.ops[i];
     ob = analyzeOp(op, rules[i], a);
@@ -138,5 +124,93 @@ hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
     for (auto &[r, bd] : placed)
       a.values[r] = bd;
   }
+}
+
+/// The extent of dimension `dim` of argument `arg`, or -1 when it has no
+/// such static dimension.
+int64_t extentOf(BlockArgument arg, int64_t dim) {
+  auto t = llvm::dyn_cast<RankedTensorType>(arg.getType());
+  if (!t || dim < 0 || dim >= t.getRank() || t.isDynamicDim(dim))
+    return -1;
+  return t.getDimSize(dim);
+}
+
+/// The argument attribute `dist.batch_dim` of `arg`, if any.
+std::optional<int64_t> givenBatchDim(BlockArgument arg) {
+  auto fn = llvm::cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (auto attr = fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                   dist::kBatchDimAttrName))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+/// The analysis with the batch seeded in dimension `dim` of the first
+/// argument, and in every other argument with the same extent in its
+/// `dist.batch_dim`, or in `dim` when it has none.
+BatchAnalysis
+seedAndPropagate(func::FuncOp fn, int64_t dim, llvm::ArrayRef<Operation *> ops,
+                 llvm::ArrayRef<std::optional<ShardingRule>> rules) {
+  BatchAnalysis a;
+  a.ops.assign(ops.size(), OpBatch());
+  int64_t extent = extentOf(fn.getArgument(0), dim);
+  if (extent < 0)
+    return a;
+  a.seedDim = static_cast<int>(dim);
+  a.samples = extent;
+  if (extent < 2)
+    return a;
+  a.size = extent;
+  for (BlockArgument arg : fn.getArguments()) {
+    int64_t d = givenBatchDim(arg).value_or(dim);
+    if (extentOf(arg, d) == extent)
+      a.values[arg] = BatchDim{static_cast<int>(d), 1, 1};
+  }
+  propagate(a, ops, rules);
   return a;
+}
+
+} // namespace
+
+BatchAnalysis
+hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
+                     llvm::ArrayRef<std::optional<ShardingRule>> rules) {
+  auto fn = llvm::dyn_cast<func::FuncOp>(func);
+  auto none = [&] {
+    BatchAnalysis a;
+    a.ops.assign(ops.size(), OpBatch());
+    return a;
+  };
+  if (!fn || fn.getNumArguments() == 0)
+    return none();
+  if (auto given = givenBatchDim(fn.getArgument(0))) {
+    BatchAnalysis a = seedAndPropagate(fn, *given, ops, rules);
+    a.seedGiven = true;
+    return a;
+  }
+  // A vector input is one sample.
+  auto t = llvm::dyn_cast<RankedTensorType>(fn.getArgument(0).getType());
+  if (!t || t.getRank() < 2)
+    return none();
+  BatchAnalysis a = seedAndPropagate(fn, 0, ops, rules);
+  if (a.size == 0 || a.firstError < 0)
+    return a;
+  // Dimension 0 is mixed: a sequence-first export holds the batch further in.
+  for (int64_t dim = 1; dim < t.getRank(); ++dim) {
+    if (extentOf(fn.getArgument(0), dim) < 2)
+      continue;
+    BatchAnalysis other = seedAndPropagate(fn, dim, ops, rules);
+    if (other.firstError < 0)
+      return other;
+  }
+  return a;
+}
+
+std::string hetpar::describeBatchSeed(Operation *func, const BatchAnalysis &a) {
+  auto fn = llvm::dyn_cast<func::FuncOp>(func);
+  if (!fn || a.seedDim < 0)
+    return "no input";
+  std::string input = "input 0";
+  if (auto name = fn.getArgAttrOfType<StringAttr>(0, "onnx.name"))
+    input = "input '" + name.str() + "'";
+  return "dimension " + std::to_string(a.seedDim) + " of " + input;
 }

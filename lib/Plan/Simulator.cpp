@@ -43,15 +43,6 @@ using namespace mlir;
 
 namespace hetpar {
 
-int64_t batchSize(func::FuncOp func) {
-  if (func.getNumArguments() > 0)
-    if (auto t =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        t && t.getRank() >= 2 && !t.isDynamicDim(0))
-      return t.getDimSize(0);
-  return 1;
-}
-
 std::string formatBytes(double bytes) {
   const char *units[] = {"B", "kB", "MB", "GB", "TB"};
   int u = 0;
@@ -484,7 +475,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
 
   Prediction pred;
   pred.warnings = std::move(warnings);
-  pred.batch = batchSize(func);
+  pred.batch = table.batch.samples;
   pred.dtype = table.dtype;
 
   // --- Work of each op ---

@@ -127,7 +127,7 @@ public:
       : func(func), catalog(catalog), cluster(cluster), model(model),
         options(options), start(start), units(makeUnits(catalog)) {
     training = options.mode == Mode::Training;
-    batch = batchSize(func);
+    batch = catalog.batch.samples;
     // Devices node by node, the fastest nodes first (a node's speed: that of
     // its slowest device on this model); nodes of equal speed keep the
     // cluster's order, so racks stay together.
@@ -1037,9 +1037,9 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   if (catalog.size() == 0)
     return fail("the model has no ops to place (its outputs are inputs or "
                 "constants)");
-  if (batchSize(func) == 0)
-    return fail("the batch (dimension 0 of the first input) is 0: there is "
-                "nothing to plan");
+  if (catalog.batch.samples == 0)
+    return fail("the batch (" + describeBatchSeed(func, catalog.batch) +
+                ") is 0: there is nothing to plan");
   for (size_t i = 0; i < catalog.size(); ++i)
     if (!catalog.work[i])
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "

@@ -112,7 +112,8 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
     if (auto name = func.getResultAttr(j, "onnx.name"))
       d.fn.setResultAttr(j, "onnx.name", name);
     if (auto bd = d.values.lookup(v).batch)
-      d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+      d.fn.setResultAttr(j, dist::kBatchDimAttrName,
+                         b.getI64IntegerAttr(bd->dim));
   }
   return success();
 }
@@ -126,7 +127,7 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
     auto t = llvm::cast<RankedTensorType>(a.getType());
     SmallVector<int64_t> shape(t.getShape());
     if (isBatchInput(a))
-      shape[0] = localIO ? rowsOf(d) : microbatchRows;
+      shape[catalog->batch.of(a)->dim] = localIO ? rowsOf(d) : microbatchRows;
     argTypes.push_back(RankedTensorType::get(shape, t.getElementType()));
   }
   b.setInsertionPointToEnd(module.getBody());
@@ -141,10 +142,11 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
     Local l;
     l.value = entry->getArgument(k);
     if (isBatchInput(a)) {
-      d.fn.setArgAttr(k, "dist.batch_dim", b.getI64IntegerAttr(0));
+      int dim = catalog->batch.of(a)->dim;
+      d.fn.setArgAttr(k, dist::kBatchDimAttrName, b.getI64IntegerAttr(dim));
       if (!localIO)
-        l.value = slice(loc, l.value, 0, 1, offsetOf(d), rowsOf(d));
-      l.batch = BatchDim{0, 1, 1};
+        l.value = slice(loc, l.value, dim, 1, offsetOf(d), rowsOf(d));
+      l.batch = BatchDim{dim, 1, 1};
     }
     d.values[a] = l;
   }
@@ -304,14 +306,15 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
     if (stageOfValue(v) >= 0)
       bd = exitBatch.lookup(v);
     else if (auto a = llvm::dyn_cast<BlockArgument>(v); a && isBatchInput(a))
-      bd = BatchDim{0, 1, 1};
+      bd = catalog->batch.of(a);
     if (bd && bd->outer != 1)
       return ret.emitError()
              << "partition: output " << j
              << " holds the batch in chunks of a merged dimension; the "
                 "runtime joins microbatches along one whole dimension";
     if (bd)
-      d.fn.setResultAttr(j, "dist.batch_dim", b.getI64IntegerAttr(bd->dim));
+      d.fn.setResultAttr(j, dist::kBatchDimAttrName,
+                         b.getI64IntegerAttr(bd->dim));
   }
   return success();
 }

@@ -229,10 +229,11 @@ func.func @f(%x: tensor<4x3x8xf32>) -> tensor<12x8xf32> {
 // the batch is 2 samples) seeds the batch like any input whose first
 // dimension is the batch's size; the op's rule has no dimension for it, so the
 // op cannot split the batch (ONNX test_reshape_reduced_dims, which crashed the
-// analysis).
+// analysis). The batch is given in dimension 0 (`dist.batch_dim`), so the
+// analysis does not look for it in another dimension.
 TEST_F(Fixture, BatchSeededIntoAnOperandReadWhole) {
   auto m = parse(R"(
-func.func @f(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) -> tensor<2x12xf32> {
+func.func @f(%x: tensor<2x3x4xf32> {dist.batch_dim = 0 : i64}, %s: tensor<2xi64>) -> tensor<2x12xf32> {
   %y = onnx.Reshape(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x12xf32> loc("r")
   return %y : tensor<2x12xf32>
 }
@@ -243,6 +244,48 @@ func.func @f(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>) -> tensor<2x12xf32> {
   EXPECT_NE(catalog.batch.ops[0].error.find("mixes the batch of operand 1"),
             std::string::npos)
       << catalog.batch.ops[0].error;
+}
+
+// A sequence-first input [L, N, E]: the model reduces over dimension 0 (the
+// sequence), so the analysis finds the batch in dimension 1, in every input
+// whose dimension 1 has the batch's extent; `dist.batch_dim` overrides it.
+TEST_F(Fixture, BatchFoundInASequenceFirstInput) {
+  const char *ir = R"(
+func.func @f(%x: tensor<6x4x8xf32>ATTR, %m: tensor<5x4x8xf32>) -> tensor<4x8xf32> {
+  %a = onnx.Constant dense<[0]> : tensor<1xi64>
+  %s = onnx.ReduceSum(%x, %a) {keepdims = 0 : i64} : (tensor<6x4x8xf32>, tensor<1xi64>) -> tensor<4x8xf32> loc("sum")
+  %t = onnx.ReduceMax(%m, %a) {keepdims = 0 : i64} : (tensor<5x4x8xf32>, tensor<1xi64>) -> tensor<4x8xf32> loc("max")
+  %y = onnx.Add(%s, %t) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc("add")
+  return %y : tensor<4x8xf32>
+}
+)";
+  auto withAttr = [&](const std::string &attr) {
+    std::string text = ir;
+    return text.replace(text.find("ATTR"), 4, attr);
+  };
+  auto found = parse(withAttr(""));
+  ASSERT_TRUE(found);
+  OpCatalog catalog(funcOf(*found));
+  const BatchAnalysis &b = catalog.batch;
+  EXPECT_EQ(b.firstError, -1);
+  EXPECT_EQ(b.seedDim, 1);
+  EXPECT_FALSE(b.seedGiven);
+  EXPECT_EQ(b.size, 4);
+  func::FuncOp fn = funcOf(*found);
+  EXPECT_EQ(b.of(fn.getArgument(0)), (BatchDim{1, 1, 1}));
+  EXPECT_EQ(b.of(fn.getArgument(1)), (BatchDim{1, 1, 1}));
+  EXPECT_EQ(describeBatchSeed(fn, b), "dimension 1 of input 0");
+
+  auto given =
+      parse(withAttr(" {dist.batch_dim = 0 : i64, onnx.name = \"x\"}"));
+  ASSERT_TRUE(given);
+  OpCatalog forced(funcOf(*given));
+  EXPECT_TRUE(forced.batch.seedGiven);
+  EXPECT_EQ(forced.batch.seedDim, 0);
+  EXPECT_EQ(forced.batch.size, 6);
+  EXPECT_EQ(forced.batch.firstError, forced.byName.lookup("sum"));
+  EXPECT_EQ(describeBatchSeed(funcOf(*given), forced.batch),
+            "dimension 0 of input 'x'");
 }
 
 // An op that reduces over the batch: the analysis names it, the simulator

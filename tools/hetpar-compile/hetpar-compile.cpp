@@ -38,6 +38,7 @@
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
+#include "BatchDims.h"
 #include "Training.h"
 #include "hetpar/Plan/PlanAnnotation.h"
 #include "hetpar/Transforms/Training.h"
@@ -73,6 +74,15 @@ static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
     cl::value_desc("NAME=DxD..."), cl::cat(category));
+
+static cl::list<std::string> batchDims(
+    "batch-dim",
+    cl::desc("Where the batch lies in a graph input: NAME=AXIS (repeatable). "
+             "Default: dimension 0 of the first input, or, when the model "
+             "mixes that dimension, the dimension the batch analysis finds "
+             "(a sequence-first export); other inputs carry it where their "
+             "extent matches"),
+    cl::value_desc("NAME=AXIS"), cl::cat(category));
 
 enum class EmitKind { None, MLIR, MLIRBytecode, Summary, Kernels };
 static cl::opt<EmitKind> emit(
@@ -966,6 +976,9 @@ int main(int argc, char **argv) {
   auto module = hetpar::importONNXModel(modelPath, &context, options);
   if (!module)
     return 1;
+  if (llvm::Error err = hetpar::tools::applyBatchDims(
+          *module, batchDims, mode == hetpar::Mode::Training))
+    return fail(llvm::toString(std::move(err)));
 
   if (codegen && planned && mode == hetpar::Mode::Training)
     trainedInitializers = hetpar::tools::trainableInitializers(*module);
@@ -1015,6 +1028,9 @@ int main(int argc, char **argv) {
                         extra);
   }
 
+  if ((planOnly || (codegen && planned)) && mode == hetpar::Mode::Training)
+    if (llvm::Error err = hetpar::tools::checkTrainingBatchDim(*module))
+      return fail(llvm::toString(std::move(err)));
   // The planner reads the dtype from the module (docs/search.md): one fact
   // for the search, the simulator and the cost model.
   if (planOnly || (codegen && planned))

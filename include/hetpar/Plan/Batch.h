@@ -1,13 +1,18 @@
 //===- Batch.h - where the batch lies in every value -------------*- C++
 //-*-===//
 //
-// The one batch analysis of the planner (docs/partition.md, "The batch"): the
-// batch is the first input's first dimension; every input of that size there
-// carries it, and the ops' sharding rules (ShardingRuleOpInterface) carry it
-// on to their results. The search (which factors tensor parallelism may split,
-// whether data parallelism and microbatches are possible), the simulator and
-// hetpar-dist-partition all read it from here, so that they give the same
-// answer.
+// The one batch analysis of the planner (docs/partition.md, "The batch"). The
+// batch is seeded at the graph inputs: where `dist.batch_dim` on a function
+// argument says (hetpar-compile --batch-dim NAME=AXIS), or else in the first
+// input's first dimension, or, when the model mixes that dimension's indices
+// and another dimension of the first input is carried through every op (a
+// sequence-first [L, N, E] export), in that one (analyzeBatch). The ops'
+// sharding rules
+// (ShardingRuleOpInterface) carry it on to their results. The search (the
+// batch size, which factors tensor parallelism may split, whether data
+// parallelism and microbatches are possible), the simulator, the baselines
+// and hetpar-dist-partition all read it from here, so that they give the
+// same answer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_PLAN_BATCH_H
@@ -55,9 +60,17 @@ struct OpBatch {
 
 /// The batch analysis of a function's ops (OpCatalog's order and rules).
 struct BatchAnalysis {
-  /// The batch: the first input's first dimension; 0 when that is not a
+  /// The batch: the extent of the seeded dimension; 0 when that is not a
   /// static dimension of at least 2 (a single sample is never split).
   int64_t size = 0;
+  /// The extent of the seeded dimension as the planner counts samples: the
+  /// batch, 1 for a single sample or a model without inputs, 0 for an empty
+  /// batch.
+  int64_t samples = 1;
+  /// The first input's dimension where the batch was seeded (-1: none).
+  int seedDim = -1;
+  /// True when the seed came from `dist.batch_dim`, false when found here.
+  bool seedGiven = false;
   std::vector<OpBatch> ops;
   llvm::DenseMap<mlir::Value, BatchDim> values;
   /// The first op whose rule cannot split the batch, or -1: data
@@ -73,10 +86,22 @@ struct BatchAnalysis {
 };
 
 /// Computes the analysis over `ops` (in program order) with their sharding
-/// rules (`rules[i]` of `ops[i]`, none when the op has no rule).
+/// rules (`rules[i]` of `ops[i]`, none when the op has no rule). The seed is
+/// the first input: in its `dist.batch_dim` when it has one; otherwise, when
+/// it has rank 2 or more (a vector input is one sample), in its dimension 0,
+/// unless some op cannot split that one and another dimension d of it
+/// (extent at least 2) is carried through every op, tried in order: then in
+/// d. Every other input carries the batch where its own `dist.batch_dim`
+/// says, or else in the seed's dimension, when its extent there is the
+/// batch's.
 BatchAnalysis analyzeBatch(mlir::Operation *func,
                            llvm::ArrayRef<mlir::Operation *> ops,
                            llvm::ArrayRef<std::optional<ShardingRule>> rules);
+
+/// Where the analysis seeded the batch, for messages: "dimension 1 of input
+/// 'tokens'" (the input's `onnx.name`, else its position), or "no input" when
+/// it seeded none.
+std::string describeBatchSeed(mlir::Operation *func, const BatchAnalysis &a);
 
 } // namespace hetpar
 

@@ -170,11 +170,6 @@ void writeTraceJSON(llvm::raw_ostream &os, const Prediction &p,
 std::vector<std::pair<mlir::Operation *, std::string>>
 listPlanOps(mlir::func::FuncOp func);
 
-/// Samples per step: dimension 0 of the function's first input when that input
-/// has rank 2 or more and a static dimension 0; 1 otherwise (a vector input is
-/// one sample).
-int64_t batchSize(mlir::func::FuncOp func);
-
 /// "1.23 GB", "456 B": SI units, as cluster files give memory.
 std::string formatBytes(double bytes);
 
