@@ -285,6 +285,37 @@ bool divisible(int64_t x, int64_t y) {
   return y != 0 && !(x == std::numeric_limits<int64_t>::min() && y == -1);
 }
 
+/// `data` with update element i combined into element targets[i], in order
+/// (ScatterND, ScatterElements): replaced (`reduction` none) or added,
+/// multiplied, maxed or minned. std::nullopt when an integer overflows.
+std::optional<ConstTensor> scatter(ConstTensor data, const ConstTensor &updates,
+                                   ArrayRef<int64_t> targets,
+                                   StringRef reduction) {
+  for (auto [i, t] : llvm::enumerate(targets)) {
+    if (data.isFloat) {
+      double &d = data.fps[t], u = updates.fps[i];
+      d = reduction == "add"   ? d + u
+          : reduction == "mul" ? d * u
+          : reduction == "max" ? std::max(d, u)
+          : reduction == "min" ? std::min(d, u)
+                               : u;
+      continue;
+    }
+    int64_t &d = data.ints[t], u = updates.ints[i];
+    if (reduction == "add"   ? __builtin_add_overflow(d, u, &d)
+        : reduction == "mul" ? __builtin_mul_overflow(d, u, &d)
+                             : false)
+      return std::nullopt;
+    if (reduction == "max")
+      d = std::max(d, u);
+    else if (reduction == "min")
+      d = std::min(d, u);
+    else if (reduction == "none")
+      d = u;
+  }
+  return data;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -705,4 +736,63 @@ OpFoldResult NonZeroOp::fold(FoldAdaptor a) {
   if (out.size() != rt.getNumElements())
     return {};
   return makeConst(rt, out);
+}
+
+OpFoldResult ScatterNDOp::fold(FoldAdaptor a) {
+  RankedTensorType rt = foldableType(getResult());
+  auto data = readConst(a.getData());
+  auto indices = readConst(a.getIndices());
+  auto updates = readConst(a.getUpdates());
+  if (!rt || !data || !indices || !updates || indices->shape.empty() ||
+      data->isFloat != updates->isFloat)
+    return {};
+  int64_t k = indices->shape.back();
+  ArrayRef<int64_t> shape = data->shape;
+  if (k < 1 || k > static_cast<int64_t>(shape.size()))
+    return {};
+  int64_t slice = getNumElements(shape.drop_front(k)).value_or(0);
+  SmallVector<int64_t> targets;
+  for (size_t t = 0; t + k <= indices->ints.size(); t += k) {
+    SmallVector<int64_t> pos(shape.size(), 0);
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = indices->ints[t + j], dim = shape[j];
+      if (v < -dim || v >= dim)
+        return {};
+      pos[j] = v < 0 ? v + dim : v;
+    }
+    int64_t base = ravel(pos, shape);
+    for (int64_t e = 0; e < slice; ++e)
+      targets.push_back(base + e);
+  }
+  if (static_cast<int64_t>(targets.size()) != updates->size())
+    return {};
+  auto out = scatter(*data, *updates, targets, getReduction());
+  return out ? OpFoldResult(makeConst(rt, *out)) : OpFoldResult();
+}
+
+OpFoldResult ScatterElementsOp::fold(FoldAdaptor a) {
+  RankedTensorType rt = foldableType(getResult());
+  auto data = readConst(a.getData());
+  auto indices = readConst(a.getIndices());
+  auto updates = readConst(a.getUpdates());
+  if (!rt || !data || !indices || !updates ||
+      data->isFloat != updates->isFloat ||
+      indices->shape.size() != data->shape.size() ||
+      indices->size() != updates->size())
+    return {};
+  auto axis = normalizeAxis(getAxis(), data->shape.size());
+  if (!axis)
+    return {};
+  int64_t dim = data->shape[*axis];
+  SmallVector<int64_t> targets;
+  for (int64_t i = 0; i < indices->size(); ++i) {
+    SmallVector<int64_t> pos = unravel(i, indices->shape);
+    int64_t v = indices->ints[i];
+    if (v < -dim || v >= dim)
+      return {};
+    pos[*axis] = v < 0 ? v + dim : v;
+    targets.push_back(ravel(pos, data->shape));
+  }
+  auto out = scatter(*data, *updates, targets, getReduction());
+  return out ? OpFoldResult(makeConst(rt, *out)) : OpFoldResult();
 }

@@ -2069,3 +2069,133 @@ LogicalResult SGDOptimizerOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   r.append(getMomentumBuffer() ? 2 : 1, getParam().getType());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// GatherND, ScatterND, ScatterElements
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A `reduction` attribute of the scatter ops: none, add, mul, max or min.
+LogicalResult checkReduction(Operation *op, StringRef reduction) {
+  if (llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return success();
+  return op->emitOpError() << "reduction '" << reduction
+                           << "' is not none, add, mul, max or min";
+}
+
+/// Index tuples of `k` entries (the last axis of `indices`), entry j indexing
+/// axis `first` + j of `data`: a constant entry outside [-extent, extent) is an
+/// error here; one from data is checked when the program runs.
+LogicalResult checkIndexTuples(Operation *op, Value indices, const Shape &data,
+                               int64_t first, int64_t k) {
+  auto values = getConstantIntValues(indices);
+  if (!values)
+    return success();
+  for (auto [n, v] : llvm::enumerate(*values)) {
+    int64_t axis = first + static_cast<int64_t>(n) % k, dim = data[axis];
+    if (!isDynamic(dim) && (v < -dim || v >= dim))
+      return op->emitOpError() << "index " << v << " is out of range for axis "
+                               << axis << " of extent " << dim;
+  }
+  return success();
+}
+
+/// Two extents that must agree where both are known.
+bool mismatch(int64_t a, int64_t b) {
+  return !isDynamic(a) && !isDynamic(b) && a != b;
+}
+
+} // namespace
+
+LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getData());
+  auto x = shapeOf(getData()), idx = shapeOf(getIndices());
+  if (!x || !idx || idx->empty() || isDynamic(idx->back())) {
+    r.push_back(tensorOf(std::nullopt, elt));
+    return success();
+  }
+  int64_t b = getBatchDims(), k = idx->back();
+  int64_t rx = x->size(), ri = idx->size();
+  if (b < 0 || b >= std::min(rx, ri))
+    return emitOpError() << "batch_dims " << b << " must lie in [0, "
+                         << std::min(rx, ri) - 1 << "]";
+  if (k < 1 || k > rx - b)
+    return emitOpError() << "index tuples of " << k
+                         << " entries for data of rank " << rx
+                         << " and batch_dims " << b << " (at most " << rx - b
+                         << ")";
+  for (int64_t i = 0; i < b; ++i)
+    if (mismatch((*x)[i], (*idx)[i]))
+      return emitOpError() << "batch axis " << i << " has extent " << (*x)[i]
+                           << " in data but " << (*idx)[i] << " in indices";
+  if (failed(checkIndexTuples(*this, getIndices(), *x, b, k)))
+    return failure();
+  Shape out(idx->begin(), idx->end() - 1);
+  out.append(x->begin() + b + k, x->end());
+  r.push_back(tensorOf(out, elt));
+  return success();
+}
+
+LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkReduction(*this, getReduction())))
+    return failure();
+  auto x = shapeOf(getData()), idx = shapeOf(getIndices()),
+       upd = shapeOf(getUpdates());
+  if (elementTypeOf(getData()) != elementTypeOf(getUpdates()))
+    return emitOpError() << "updates must have the data's element type";
+  if (x && idx && !idx->empty() && !isDynamic(idx->back())) {
+    int64_t k = idx->back(), rx = x->size();
+    if (k < 1 || k > rx)
+      return emitOpError() << "index tuples of " << k
+                           << " entries for data of rank " << rx;
+    Shape want(idx->begin(), idx->end() - 1);
+    want.append(x->begin() + k, x->end());
+    if (upd && (upd->size() != want.size() ||
+                llvm::any_of(llvm::zip(*upd, want), [](auto p) {
+                  return mismatch(std::get<0>(p), std::get<1>(p));
+                })))
+      return emitOpError() << "updates have shape " << formatShape(*upd)
+                           << ", not " << formatShape(want);
+    if (failed(checkIndexTuples(*this, getIndices(), *x, 0, k)))
+      return failure();
+  }
+  r.push_back(getData().getType());
+  return success();
+}
+
+LogicalResult ScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkReduction(*this, getReduction())))
+    return failure();
+  auto x = shapeOf(getData()), idx = shapeOf(getIndices()),
+       upd = shapeOf(getUpdates());
+  if (elementTypeOf(getData()) != elementTypeOf(getUpdates()))
+    return emitOpError() << "updates must have the data's element type";
+  if (idx && upd &&
+      (idx->size() != upd->size() ||
+       llvm::any_of(llvm::zip(*idx, *upd), [](auto p) {
+         return mismatch(std::get<0>(p), std::get<1>(p));
+       })))
+    return emitOpError() << "indices " << formatShape(*idx) << " and updates "
+                         << formatShape(*upd) << " must have one shape";
+  if (x && idx) {
+    if (x->size() != idx->size() || x->empty())
+      return emitOpError() << "data and indices must have the same rank >= 1";
+    auto axis = checkAxis(*this, getAxis(), x->size());
+    if (failed(axis))
+      return failure();
+    for (auto [d, e] : llvm::zip(*x, *idx))
+      if (!isDynamic(d) && !isDynamic(e) && e > d)
+        return emitOpError() << "indices " << formatShape(*idx)
+                             << " are larger than data " << formatShape(*x);
+    int64_t dim = (*x)[*axis];
+    if (auto values = getConstantIntValues(getIndices());
+        values && !isDynamic(dim))
+      for (int64_t v : *values)
+        if (v < -dim || v >= dim)
+          return emitOpError() << "index " << v << " is out of range for axis "
+                               << *axis << " of extent " << dim;
+  }
+  r.push_back(getData().getType());
+  return success();
+}

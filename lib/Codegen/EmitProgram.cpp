@@ -32,6 +32,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -338,6 +339,18 @@ static std::string dims(llvm::ArrayRef<int64_t> v) {
   if (v.empty())
     s += "0";
   return s + "}}";
+}
+
+/// The `reduction` of ScatterND/ScatterElements as hp_scatter_combine's
+/// code (0 none, 1 add, 2 mul, 3 max, 4 min; the op's verifier allows no
+/// other).
+static int scatterReduction(llvm::StringRef reduction) {
+  return llvm::StringSwitch<int>(reduction)
+      .Case("add", 1)
+      .Case("mul", 2)
+      .Case("max", 3)
+      .Case("min", 4)
+      .Default(0);
 }
 
 static std::string floatLiteral(double v, bool isDouble) {
@@ -2343,6 +2356,60 @@ LogicalResult Emitter::emitOp(Operation *op) {
             storageType(eltOf(data)), storageType(eltOf(idx)), numelOf(out),
             s.size(), axis, dims(shapeOf(idx)), dims(stridesOf(s)), s[axis],
             ptr(data), ptr(idx), ptr(out), indexCheck(o)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::GatherNDOp o) {
+        Value data = o->getOperand(0), idx = o->getOperand(1);
+        llvm::ArrayRef<int64_t> s = shapeOf(data), is = shapeOf(idx);
+        int64_t b = o.getBatchDims(), k = is.back();
+        llvm::SmallVector<int64_t> st = stridesOf(s);
+        int64_t groups = numel(s.take_front(b));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_gather_nd<{0}>, {1}, {2}, {3}, {4}, {5}, {6}, "
+            "{7}, {8}, {9}, {10}, {11});",
+            storageType(eltOf(data)), numelOf(out), k, dims(s.slice(b, k)),
+            dims(llvm::ArrayRef(st).slice(b, k)),
+            numel(is.drop_back()) / std::max<int64_t>(groups, 1),
+            numel(s.drop_front(b + k)), numel(s.drop_front(b)), ptr(data),
+            ptr(idx), ptr(out), indexCheck(o)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::ScatterNDOp o) {
+        Value data = o->getOperand(0), idx = o->getOperand(1),
+              upd = o->getOperand(2);
+        llvm::ArrayRef<int64_t> s = shapeOf(data), is = shapeOf(idx);
+        int64_t k = is.back();
+        llvm::SmallVector<int64_t> st = stridesOf(s);
+        emitCopy(ptr(data), ptr(out), numelOf(data), eltOf(data));
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_scatter_nd<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+            "{7}, {8}, {9}, {10}, {11});",
+            storageType(eltOf(data)), accType(eltOf(data)),
+            numel(s.drop_front(k)), k, dims(s.take_front(k)),
+            dims(llvm::ArrayRef(st).take_front(k)), numel(is.drop_back()),
+            scatterReduction(o.getReduction()), ptr(idx), ptr(upd), ptr(out),
+            indexCheck(o)));
+        ++program.libraryCalls;
+        return success();
+      })
+      .Case([&](onnx::ScatterElementsOp o) {
+        Value data = o->getOperand(0), idx = o->getOperand(1),
+              upd = o->getOperand(2);
+        llvm::ArrayRef<int64_t> s = shapeOf(data), us = shapeOf(upd);
+        int64_t axis = axisOf(data, o.getAxis());
+        emitCopy(ptr(data), ptr(out), numelOf(data), eltOf(data));
+        if (us[axis] == 0)
+          return success();
+        line(llvm::formatv(
+            "hp_launch(ctx, hp_scatter_elements<{0}, {1}, {2}>, {3}, {4}, "
+            "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+            storageType(eltOf(data)), accType(eltOf(data)),
+            storageType(eltOf(idx)), numelOf(upd) / us[axis], s.size(), axis,
+            dims(us), dims(stridesOf(s)), s[axis],
+            scatterReduction(o.getReduction()), ptr(idx), ptr(upd), ptr(out),
+            indexCheck(o)));
         ++program.libraryCalls;
         return success();
       })

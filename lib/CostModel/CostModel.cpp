@@ -97,7 +97,8 @@ static OpClass classify(Operation *op) {
       .Case<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
             onnx::UnsqueezeOp, onnx::IdentityOp, onnx::TransposeOp,
             onnx::ConcatOp, onnx::SplitOp, onnx::SliceOp, onnx::GatherOp,
-            onnx::GatherElementsOp, onnx::ExpandOp, onnx::TileOp, onnx::PadOp,
+            onnx::GatherElementsOp, onnx::GatherNDOp, onnx::ScatterNDOp,
+            onnx::ScatterElementsOp, onnx::ExpandOp, onnx::TileOp, onnx::PadOp,
             onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp, onnx::RangeOp,
             onnx::TriluOp, onnx::NonZeroOp, onnx::DropoutOp>(
           [](auto) { return OpClass::DataMovement; })

@@ -361,6 +361,11 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
     return resultsOf(
         ctx.buildDefault("BatchNormalization", {"spatial", "is_test"}));
   };
+  // Scatter (opsets 9 and 10, deprecated) is ScatterElements without
+  // `reduction`.
+  m["Scatter"] = [](NodeContext &ctx) {
+    return resultsOf(ctx.buildDefault("ScatterElements"));
+  };
   m["Clip"] = importClip;
   m["PRelu"] = importPRelu;
   m["Slice"] = importSlice;

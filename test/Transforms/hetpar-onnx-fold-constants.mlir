@@ -238,3 +238,39 @@ func.func @narrow_and_scalar() -> (tensor<i32>, tensor<1x1xi64>, tensor<1x0xi64>
   %2 = onnx.NonZero(%zero) : (tensor<i64>) -> tensor<1x0xi64>
   return %0, %1, %2 : tensor<i32>, tensor<1x1xi64>, tensor<1x0xi64>
 }
+
+// -----
+
+// ScatterND of constants (the attention mask torchvision's Swin builds with
+// slice assignments): rows [1] and [-1] of a 3x2 zero matrix become [5, 6]
+// and [7, 8]; with reduction add the repeated row 0 sums both updates.
+// CHECK-LABEL: func.func @scatter_nd
+// CHECK-DAG: onnx.Constant dense<{{\[}}[0.000000e+00, 0.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00]]> : tensor<3x2xf32>
+// CHECK-DAG: onnx.Constant dense<{{\[}}[12, 14], [0, 0], [0, 0]]> : tensor<3x2xi64>
+// CHECK-NOT: onnx.ScatterND
+func.func @scatter_nd() -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %data = onnx.Constant dense<0.0> : tensor<3x2xf32>
+  %idx = onnx.Constant dense<[[1], [-1]]> : tensor<2x1xi64>
+  %upd = onnx.Constant dense<[[5.0, 6.0], [7.0, 8.0]]> : tensor<2x2xf32>
+  %0 = onnx.ScatterND(%data, %idx, %upd) : (tensor<3x2xf32>, tensor<2x1xi64>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %idata = onnx.Constant dense<0> : tensor<3x2xi64>
+  %same = onnx.Constant dense<[[0], [0]]> : tensor<2x1xi64>
+  %iupd = onnx.Constant dense<[[5, 6], [7, 8]]> : tensor<2x2xi64>
+  %1 = onnx.ScatterND(%idata, %same, %iupd) {reduction = "add"} : (tensor<3x2xi64>, tensor<2x1xi64>, tensor<2x2xi64>) -> tensor<3x2xi64>
+  return %0, %1 : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+// ScatterElements along axis 1 of [[1, 2, 3]]: index 2 then -1 (the same
+// element), reduction max keeps the larger update, 9; index 0 takes 4.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK: %[[C:.*]] = onnx.Constant dense<{{\[}}[4, 2, 9]]> : tensor<1x3xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @scatter_elements() -> tensor<1x3xi64> {
+  %data = onnx.Constant dense<[[1, 2, 3]]> : tensor<1x3xi64>
+  %idx = onnx.Constant dense<[[2, -1, 0]]> : tensor<1x3xi64>
+  %upd = onnx.Constant dense<[[9, 8, 4]]> : tensor<1x3xi64>
+  %0 = onnx.ScatterElements(%data, %idx, %upd) {axis = 1 : i64, reduction = "max"} : (tensor<1x3xi64>, tensor<1x3xi64>, tensor<1x3xi64>) -> tensor<1x3xi64>
+  return %0 : tensor<1x3xi64>
+}

@@ -1203,3 +1203,69 @@ func.func @unsqueeze_rank_over_64(%x: tensor<2x3xf32>, %a: tensor<63xi64>) {
   %0 = onnx.Unsqueeze(%x, %a) : (tensor<2x3xf32>, tensor<63xi64>) -> tensor<*xf32>
   return
 }
+
+// -----
+
+func.func @gather_nd_tuple(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) {
+  // expected-error @+1 {{index tuples of 3 entries for data of rank 2 and batch_dims 0 (at most 2)}}
+  %0 = onnx.GatherND(%x, %i) : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_batch(%x: tensor<2x3xf32>, %i: tensor<5x1xi64>) {
+  // expected-error @+1 {{batch axis 0 has extent 2 in data but 5 in indices}}
+  %0 = onnx.GatherND(%x, %i) {batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<5x1xi64>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_constant(%x: tensor<2x3xf32>) {
+  %i = onnx.Constant dense<[[1, 3]]> : tensor<1x2xi64>
+  // expected-error @+1 {{index 3 is out of range for axis 1 of extent 3}}
+  %0 = onnx.GatherND(%x, %i) : (tensor<2x3xf32>, tensor<1x2xi64>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{updates have shape 2x4, not 2x3}}
+  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_reduction(%x: tensor<4xf32>, %i: tensor<1x1xi64>, %u: tensor<1xf32>) {
+  // expected-error @+1 {{reduction 'sum' is not none, add, mul, max or min}}
+  %0 = onnx.ScatterND(%x, %i, %u) {reduction = "sum"} : (tensor<4xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_constant(%x: tensor<4xf32>, %u: tensor<1xf32>) {
+  %i = onnx.Constant dense<[[-5]]> : tensor<1x1xi64>
+  // expected-error @+1 {{index -5 is out of range for axis 0 of extent 4}}
+  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<4xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_shapes(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x2xf32>) {
+  // expected-error @+1 {{indices 2x3 and updates 2x2 must have one shape}}
+  %0 = onnx.ScatterElements(%x, %i, %u) : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x2xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_larger(%x: tensor<2x3xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{indices 2x4 are larger than data 2x3}}
+  %0 = onnx.ScatterElements(%x, %i, %u) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<2x3xf32>
+  return
+}

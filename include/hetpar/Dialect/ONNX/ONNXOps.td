@@ -904,6 +904,67 @@ def ONNX_GatherElementsOp : ONNX_Op<"GatherElements", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+def ONNX_GatherNDOp : ONNX_Op<"GatherND", [Pure]> {
+  let summary = "ONNX GatherND: slices of data at index tuples";
+  let description = [{
+    With b = `batch_dims`, data [B..., D...] and indices [B..., M..., k] (B the b
+    shared batch axes): out[B..., M...] is the slice data[B..., i_1, ..., i_k, ...] for
+    the index tuple (i_1 .. i_k) at indices[B..., M..., :]; the result is
+    [B..., M..., D_(b+k)...]. Negative indices count from the end.
+
+    Constraints: indices have rank >= 1, b < min(rank of data, rank of indices),
+    1 <= k <= rank(data) - b, the first b extents of data and indices agree; a
+    constant index lies in [-extent, extent) of its axis.
+  }];
+  let arguments = (ins ONNX_Tensor:$data, ONNX_I64Tensor:$indices,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$batch_dims);
+  let results = (outs ONNX_Tensor:$output);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_ScatterNDOp : ONNX_Op<"ScatterND", [Pure]> {
+  let summary = "ONNX ScatterND: data with slices replaced or combined at index tuples";
+  let description = [{
+    data [D...], indices [M..., k], updates [M..., D_k...]: the output is data with,
+    for each index tuple (i_1 .. i_k) at indices[M..., :], the slice
+    data[i_1, ..., i_k, ...] replaced by (`reduction` none) or combined with (add,
+    mul, max, min) updates[M..., ...]. Updates apply in the indices' row-major
+    order, so a repeated tuple keeps its last update (none) or combines them all.
+    Negative indices count from the end.
+
+    Constraints: 1 <= k <= rank(data); updates have shape [M..., D_k...];
+    `reduction` is none, add, mul, max or min; a constant index lies in
+    [-extent, extent) of its axis.
+  }];
+  let arguments = (ins ONNX_Tensor:$data, ONNX_I64Tensor:$indices, ONNX_Tensor:$updates,
+                   DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs ONNX_Tensor:$output);
+  let hasFolder = 1;
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
+def ONNX_ScatterElementsOp : ONNX_Op<"ScatterElements", [Pure]> {
+  let summary = "ONNX ScatterElements: data with elements replaced or combined";
+  let description = [{
+    The output is data with, for each element u of updates at position p, the
+    element at p with p[axis] replaced by indices[p] replaced by u (`reduction`
+    none) or combined with it (add, mul, max, min). Updates apply in row-major order
+    along `axis`, so a repeated index keeps its last update (none) or combines them
+    all. Negative indices count from the end.
+
+    Constraints: data, indices and updates have the same rank >= 1; indices and
+    updates have the same shape, no larger than data's in any axis; `axis` is in
+    [-rank, rank); `reduction` is none, add, mul, max or min; a constant index lies
+    in [-extent, extent) of `axis`.
+  }];
+  let arguments = (ins ONNX_Tensor:$data, ONNX_IndexTensor:$indices, ONNX_Tensor:$updates,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$axis,
+                   DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs ONNX_Tensor:$output);
+  let hasFolder = 1;
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 def ONNX_ExpandOp : ONNX_Op<"Expand", [Pure]> {
   let summary = "ONNX Expand: broadcast to a shape";
   let description = [{

@@ -509,6 +509,110 @@ HP_KERNEL(hp_gather_grad, int64_t axisDim, int64_t nIdx, int64_t inner,
   }
 }
 
+/// Index tuple `t` (k entries at idx[t * k]) of the axes with extents `dims`
+/// and strides `strides` (elements): the offset it names, or -1 when an entry
+/// lies outside [-extent, extent), which `report` reports as checked node
+/// `node`.
+HP_HD int64_t hp_tuple_offset(int k, const hp_dims &dims,
+                              const hp_dims &strides, const int64_t *idx,
+                              int64_t t, bool report, hp_index_error *err,
+                              int node) {
+  int64_t off = 0;
+  for (int j = 0; j < k; ++j) {
+    int64_t v = idx[t * k + j], n = dims.v[j], c = v < 0 ? v + n : v;
+    if (c < 0 || c >= n) {
+      if (report)
+        hp_index_fault(err, node, (long long)v, -n, n, t * k + j);
+      return -1;
+    }
+    off += c * strides.v[j];
+  }
+  return off;
+}
+
+/// Combines update `u` into `d` as a scatter's `reduction`: 0 none (replace),
+/// 1 add, 2 mul, 3 max, 4 min, computed in the accumulation type A.
+template <typename T, typename A>
+HP_HD void hp_scatter_combine(T &d, T u, int reduction) {
+  A a = (A)d, b = (A)u;
+  d = reduction == 0   ? u
+      : reduction == 1 ? (T)(a + b)
+      : reduction == 2 ? (T)(a * b)
+      : reduction == 3 ? (a < b ? u : d)
+                       : (b < a ? u : d);
+}
+
+/// GatherND: data viewed as [groups, ...] with `groupStride` elements per
+/// batch group (batch_dims), indices as [groups * tuples, k]; out is
+/// [groups * tuples, slice]. The tuple's k entries index the axes with
+/// extents `dims` and strides `strides`; a tuple with an entry out of range
+/// gives zeros and is reported as checked node `node`.
+template <typename T>
+HP_KERNEL(hp_gather_nd, int k, hp_dims dims, hp_dims strides, int64_t tuples,
+          int64_t slice, int64_t groupStride, const T *data, const int64_t *idx,
+          T *out, hp_index_error *err, int node) {
+  HP_FOR(i) {
+    int64_t s = i % slice, t = i / slice;
+    int64_t off = hp_tuple_offset(k, dims, strides, idx, t, s == 0, err, node);
+    out[i] = off < 0 ? T(0) : data[(t / tuples) * groupStride + off + s];
+  }
+}
+
+/// ScatterND into `out` (a copy of data): for each of `tuples` index tuples
+/// in order, the slice of `slice` elements at the tuple's offset combines
+/// with the tuple's updates (hp_scatter_combine). One iteration per slice
+/// element runs the tuples in order, so repeated tuples apply in the
+/// indices' order on every backend, without atomics. A tuple out of range is
+/// skipped and reported as checked node `node`.
+template <typename T, typename A>
+HP_KERNEL(hp_scatter_nd, int k, hp_dims dims, hp_dims strides, int64_t tuples,
+          int reduction, const int64_t *idx, const T *upd, T *out,
+          hp_index_error *err, int node) {
+  HP_FOR_W(s, tuples) {
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t off =
+          hp_tuple_offset(k, dims, strides, idx, t, s == 0, err, node);
+      if (off >= 0)
+        hp_scatter_combine<T, A>(out[off + s], upd[t * hp_n + s], reduction);
+    }
+  }
+}
+
+/// ScatterElements into `out` (a copy of data): updates and indices have
+/// extents `udims`; the update at position p goes to p with p[axis] replaced
+/// by its index (hp_scatter_combine). One iteration per position of the
+/// updates without `axis` runs along the axis in order, so repeated indices
+/// apply in order on every backend. An index outside [-axisDim, axisDim) is
+/// skipped and reported as checked node `node`.
+template <typename T, typename A, typename I>
+HP_KERNEL(hp_scatter_elements, int rank, int axis, hp_dims udims,
+          hp_dims dataStrides, int64_t axisDim, int reduction, const I *idx,
+          const T *upd, T *out, hp_index_error *err, int node) {
+  HP_FOR_W(c, udims.v[axis]) {
+    int64_t rem = c, base = 0, ubase = 0, us = 1, axisStride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (d == axis) {
+        axisStride = us;
+      } else {
+        int64_t coord = rem % udims.v[d];
+        rem /= udims.v[d];
+        base += coord * dataStrides.v[d];
+        ubase += coord * us;
+      }
+      us *= udims.v[d];
+    }
+    for (int64_t a = 0; a < udims.v[axis]; ++a) {
+      int64_t u = ubase + a * axisStride, v = (int64_t)idx[u];
+      int64_t j = v < 0 ? v + axisDim : v;
+      if (j >= 0 && j < axisDim)
+        hp_scatter_combine<T, A>(out[base + j * dataStrides.v[axis]], upd[u],
+                                 reduction);
+      else
+        hp_index_fault(err, node, (long long)v, -axisDim, axisDim, u);
+    }
+  }
+}
+
 /// One AdamW step per element, as torch.optim.AdamW (decoupled weight decay,
 /// bias correction): `lr`, `step` (the step number after this update, >= 1)
 /// and `scale` (gradient clipping / loss scaling) are device scalars computed
