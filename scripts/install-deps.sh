@@ -24,6 +24,9 @@ PACKAGES=(
   python3-onnx python3-numpy
   # the digits training tests (scikit-learn ships the digits dataset)
   python3-sklearn
+  # the real-export tests export torchvision and nn.Transformer models
+  # (test/E2E/Inputs/make_exports.py)
+  python3-torch python3-torchvision
   # libFuzzer harnesses (bench/fuzz, test/Fuzz) and the sanitizer build
   # (run-tests.sh --sanitize; its generated programs use clang's OpenMP)
   clang-22 libclang-rt-22-dev libomp-22-dev

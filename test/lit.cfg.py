@@ -58,6 +58,12 @@ import subprocess
 if shutil.which("unshare") and subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0:
     config.available_features.add("unshare")
 
+# Debian's python3-torch and python3-torchvision (install-deps.sh): the
+# real-export tests (test/E2E/real-exports.test) export their models with them.
+python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+if subprocess.run([python, "-c", "import torch, torchvision"], capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+
 # The sanitizer build (HETPAR_SANITIZE): Open MPI's own leaks are suppressed
 # (test/lsan.supp), its plugins stay loaded so that the leak reports can name
 # them, and stacks are unwound fully (Open MPI has no frame pointers).

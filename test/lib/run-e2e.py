@@ -12,8 +12,12 @@ Usage:
   run-e2e.py --bin BUILD/bin --work DIR --model NAME:MODEL.onnx:SHAPES
              [--inputs DIR] [--reference DIR] --cluster FILE ...
              [--plan search | baseline:NAME | FILE.json] ... [--budget S]
+  run-e2e.py ... --models-file DIR/models.txt [--family REGEX] ...
 
 SHAPES are --input-shape specs joined by ';' (empty for a static model).
+--models-file adds the static models that test/E2E/Inputs/make_exports.py
+wrote (DIR/NAME.onnx for each line "NAME FAMILY SHAPES" of the file), those
+whose FAMILY matches --family when it is given.
 Inputs: --inputs DIR holds input_<i>.npy; otherwise they are made here from
 the model's input types (seeded: normal floats; integers from 0 to
 --int-high; inputs named *mask* all ones but the last position of odd rows). The reference: --reference DIR holds output_<i>.npy (ONNX
@@ -23,6 +27,7 @@ real-model tests check against ONNX Runtime) gives it.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -30,9 +35,9 @@ import numpy as np
 import onnx
 
 
-# The device programs' C++ is built at -O1: these runs check values, not
-# speed, and -O2's optimization was about a third of a program's build.
-OPT_LEVEL = "--opt-level=1"
+# The device programs' C++ is built at -O1 by default (--opt-level): these
+# runs check values, not speed, and -O2's optimization was about a third of a
+# program's build.
 
 
 def run(cmd, **kw):
@@ -70,6 +75,19 @@ def make_inputs(model_path, shapes, out_dir, int_high):
     return paths
 
 
+def exported_models(path, family):
+    """--model specs of the static exports listed in `path` (make_exports.py's
+    models.txt), those whose family matches the regex `family`."""
+    folder = os.path.dirname(os.path.abspath(path))
+    specs = []
+    with open(path) as f:
+        for line in f:
+            name, fam, _ = line.split()
+            if family is None or re.search(family, fam):
+                specs.append(f"{name}:{os.path.join(folder, name + '.onnx')}:")
+    return specs
+
+
 def describe_plan(plan):
     stages = " | ".join(
         f"{len(s.get('ops', []))} ops on {s['data']}x{s['tensor']} "
@@ -83,7 +101,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--model", action="append", required=True)
+    ap.add_argument("--model", action="append", default=[])
+    ap.add_argument("--models-file")
+    ap.add_argument("--family")
     ap.add_argument("--cluster", action="append", required=True)
     ap.add_argument("--plan", action="append", default=None)
     ap.add_argument("--inputs")
@@ -92,7 +112,15 @@ def main():
     ap.add_argument("--budget", default="5")
     ap.add_argument("--rtol", default="1e-3")
     ap.add_argument("--atol", default="1e-4")
+    ap.add_argument("--opt-level", default="1",
+                    help="-O level of the device programs' builds (0 halves "
+                         "a small model's build)")
     args = ap.parse_args()
+    opt_level = f"--opt-level={args.opt_level}"
+    if args.models_file:
+        args.model += exported_models(args.models_file, args.family)
+    if not args.model:
+        ap.error("no models: give --model or --models-file")
     plans = args.plan or ["search"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -119,7 +147,7 @@ def main():
         if not reference:
             reference = base + "-reference"
             r = run([compile_, path, *shape_args, "--targets=cpu",
-                     OPT_LEVEL, "-o", base + "-single"])
+                     opt_level, "-o", base + "-single"])
             if r.returncode == 0:
                 r = run([run_, base + "-single", "--backend", "cpu",
                          "--inputs", ",".join(inputs), "--outputs", reference])
@@ -138,7 +166,7 @@ def main():
                 elif plan != "search":
                     how = ["--plan", plan]
                 r = run([compile_, path, *shape_args, "--cluster", cluster,
-                         *how, "--targets=cpu", OPT_LEVEL, "-o", out])
+                         *how, "--targets=cpu", opt_level, "-o", out])
                 label = f"{name:9} {cname:22} {os.path.basename(plan):26}"
                 if r.returncode:
                     print(f"{label} COMPILE FAILED\n{r.stdout}")
