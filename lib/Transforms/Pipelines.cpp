@@ -17,6 +17,7 @@ void hetpar::buildToStaticPipeline(OpPassManager &pm,
     pm.addPass(createSetInputShapesPass(shapes));
   }
   pm.addNestedPass<func::FuncOp>(createInferShapesPass());
+  pm.addNestedPass<func::FuncOp>(createDecomposeRecurrencePass());
   pm.addNestedPass<func::FuncOp>(createEraseIdentityPass());
   GreedyRewriteConfig config;
   // Keeping initializers: no folding either (a Transpose of a weight would
@@ -36,6 +37,7 @@ void hetpar::registerAllHetParPasses() {
   PassPipelineRegistration<ToStaticPipelineOptions>(
       "hetpar-onnx-to-static",
       "Make an imported model fully static: input shapes, shape inference with "
-      "folding, Identity/Dropout removal, canonicalization, static check",
+      "folding, LSTM/GRU/RNN unrolling, Identity/Dropout removal, "
+      "canonicalization, static check",
       buildToStaticPipeline);
 }

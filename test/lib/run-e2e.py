@@ -17,7 +17,8 @@ Usage:
 SHAPES are --input-shape specs joined by ';' (empty for a static model).
 --models-file adds the static models that test/E2E/Inputs/make_exports.py
 wrote (DIR/NAME.onnx for each line "NAME FAMILY SHAPES" of the file), those
-whose FAMILY matches --family when it is given.
+whose FAMILY matches --family when it is given; each model's inputs and
+reference are DIR/NAME/input_<i>.npy and output_0.npy (PyTorch's).
 Inputs: --inputs DIR holds input_<i>.npy; otherwise they are made here from
 the model's input types (seeded: normal floats; integers from 0 to
 --int-high; inputs named *mask* all ones but the last position of odd rows). The reference: --reference DIR holds output_<i>.npy (ONNX
@@ -79,13 +80,14 @@ def exported_models(path, family):
     """--model specs of the static exports listed in `path` (make_exports.py's
     models.txt), those whose family matches the regex `family`."""
     folder = os.path.dirname(os.path.abspath(path))
-    specs = []
+    specs, io = [], {}
     with open(path) as f:
         for line in f:
             name, fam, _ = line.split()
             if family is None or re.search(family, fam):
                 specs.append(f"{name}:{os.path.join(folder, name + '.onnx')}:")
-    return specs
+                io[name] = os.path.join(folder, name)
+    return specs, io
 
 
 def describe_plan(plan):
@@ -117,8 +119,10 @@ def main():
                          "a small model's build)")
     args = ap.parse_args()
     opt_level = f"--opt-level={args.opt_level}"
+    model_io = {}  # per model: a folder with its inputs and reference
     if args.models_file:
-        args.model += exported_models(args.models_file, args.family)
+        specs, model_io = exported_models(args.models_file, args.family)
+        args.model += specs
     if not args.model:
         ap.error("no models: give --model or --models-file")
     plans = args.plan or ["search"]
@@ -136,14 +140,15 @@ def main():
         shapes = [s for s in shapes.split(";") if s]
         shape_args = [f"--input-shape={s}" for s in shapes]
         base = os.path.join(args.work, name)
-        if args.inputs:
+        inputs_dir = model_io.get(name, args.inputs)
+        if inputs_dir:
             inputs = sorted(
-                (os.path.join(args.inputs, f) for f in os.listdir(args.inputs)
+                (os.path.join(inputs_dir, f) for f in os.listdir(inputs_dir)
                  if f.startswith("input_") and f.endswith(".npy")),
                 key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
         else:
             inputs = make_inputs(path, shapes, base + "-inputs", args.int_high)
-        reference = args.reference
+        reference = model_io.get(name, args.reference)
         if not reference:
             reference = base + "-reference"
             r = run([compile_, path, *shape_args, "--targets=cpu",

@@ -54,6 +54,26 @@ def FoldConstantsPass : Pass<"hetpar-onnx-fold-constants"> {
   }];
 }
 
+def DecomposeRecurrencePass : Pass<"hetpar-onnx-decompose-rnn", "mlir::func::FuncOp"> {
+  let summary = "Unroll LSTM, GRU and RNN over their static sequence";
+  let description = [{
+    Replaces each `onnx.Generic` LSTM, GRU or RNN (default domain) whose operands
+    have static shapes by the ops of ONNX's equations (Operators.md, opset 14):
+    the input sequence times W once (MatMul), then per time step the hidden
+    state times R, the gates (Slice), their activations, and the state update;
+    Y, Y_h and Y_c are joined with Unsqueeze and Concat. Both layouts, all three
+    directions, initial states, biases, LSTM peepholes, `clip`, GRU's
+    `linear_before_reset` and the activations Sigmoid, Tanh and Relu are
+    handled. `sequence_lens` from data runs forward only: a sample's state
+    stops at its end and its Y is 0 after it (constant lengths equal to the
+    sequence are dropped).
+
+    Errors, at the node: `input_forget`, `activation_alpha`/`activation_beta`,
+    other activations, and a backward direction with `sequence_lens` that may
+    be shorter than the sequence.
+  }];
+}
+
 def EraseIdentityPass : Pass<"hetpar-onnx-erase-identity", "mlir::func::FuncOp"> {
   let summary = "Remove Identity and inference-time Dropout";
   let description = [{

@@ -6,12 +6,15 @@ static shapes.
 The families are the ones issue 13 names: torchvision ViT, Swin, ConvNeXt,
 MobileNetV2/V3, EfficientNet, RegNet, ResNet/ResNeXt, DenseNet, ShuffleNet,
 SqueezeNet, MNASNet; nn.TransformerEncoder, nn.TransformerDecoder and
-nn.Transformer with batch_first both ways. Widths and depths are cut down
+nn.Transformer with batch_first both ways; LSTM and bidirectional GRU
+text classifiers. Widths and depths are cut down
 (the builders' own configuration arguments) so that a test builds and runs
 each in seconds; the layers, and so the ONNX graphs' patterns, are the
 library's.
 
-Writes DIR/NAME.onnx for each model and DIR/models.txt, one line per model:
+Writes DIR/NAME.onnx for each model, DIR/NAME/input_<i>.npy (the example
+inputs) and DIR/NAME/output_0.npy (PyTorch's output on them, the reference),
+and DIR/models.txt, one line per model:
 "NAME FAMILY INPUT=SHAPE[;INPUT=SHAPE...]" (the first input's first dimension
 is the batch unless FAMILY ends in "-seqfirst", where it is the second).
 Deterministic (torch.manual_seed(0) before each model).
@@ -21,6 +24,8 @@ Usage: /usr/bin/python3 make_exports.py DIR [NAME ...]
 import os
 import sys
 import warnings
+
+import numpy as np
 
 import torch
 from torch import nn
@@ -152,6 +157,28 @@ class Seq2Seq(nn.Module):
         return self.model(source, target)
 
 
+class Recurrent(nn.Module):
+    """A text classifier: embedding, a 2-layer nn.LSTM or nn.GRU, the last
+    step's features through a Linear."""
+
+    def __init__(self, cell, bidirectional):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.rnn = cell(16, 24, num_layers=2, batch_first=True,
+                        bidirectional=bidirectional)
+        self.head = nn.Linear(48 if bidirectional else 24, 10)
+
+    def forward(self, tokens):
+        out, _ = self.rnn(self.embed(tokens))
+        return self.head(out[:, -1])
+
+
+def recurrent(cell, bidirectional):
+    def make():
+        return Recurrent(cell, bidirectional), {"tokens": ((BATCH, 8), torch.int64)}
+    return make
+
+
 def seq(batch_first, *dims):
     """A [N, L, ...] shape, or [L, N, ...] when sequence-first."""
     n, l = BATCH, dims[0]
@@ -203,6 +230,8 @@ MODELS = {
     "decoder-sf": ("attention-seqfirst", decoder(False)),
     "transformer-bf": ("attention", transformer(True)),
     "transformer-sf": ("attention-seqfirst", transformer(False)),
+    "lstm": ("recurrent", recurrent(nn.LSTM, False)),
+    "gru-bidirectional": ("recurrent", recurrent(nn.GRU, True)),
 }
 
 
@@ -225,6 +254,14 @@ def export(name, out_dir):
         torch.onnx.export(model, args, path, input_names=list(inputs),
                           output_names=["output"], opset_version=17,
                           do_constant_folding=True)
+    # PyTorch's outputs on the example inputs: the reference of every plan.
+    io_dir = os.path.join(out_dir, name)
+    os.makedirs(io_dir, exist_ok=True)
+    with torch.no_grad():
+        outputs = model(*args)
+    for i, a in enumerate(args):
+        np.save(os.path.join(io_dir, f"input_{i}.npy"), a.numpy())
+    np.save(os.path.join(io_dir, "output_0.npy"), outputs.numpy())
     shapes = ";".join(
         name_ + "=" + "x".join(str(d) for d in (spec[0] if isinstance(spec[0], tuple) else spec))
         for name_, spec in inputs.items())
