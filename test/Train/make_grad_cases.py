@@ -537,6 +537,71 @@ def build_cases():
             {"X": rn(g, 3, 5, 7), "pads": i64(*pads), "value": np.array(0.3, np.float32)},
             [node("Pad", ["X", "pads", "value"], mode="constant")], pad_fn(pads))
 
+    # ---- recurrent ops (unrolled by hetpar-onnx-decompose-rnn), ONNX's equations in torch ----
+    Tn, Bn, In, Hn = 3, 2, 4, 3
+    sig = torch.sigmoid
+
+    def lstm(T):
+        W, R, b, p = T["W"][0], T["R"][0], T["B"][0], T["P"][0]
+        h, c = T["H0"][0], T["C0"][0]
+        ys = []
+        for t in range(Tn):
+            gates = T["X"][t] @ W.T + h @ R.T + b[:4 * Hn] + b[4 * Hn:]
+            i, o, f, cc = gates.split(Hn, -1)  # ONNX's gate order: i, o, f, c
+            i = sig(i + p[:Hn] * c)
+            f = sig(f + p[2 * Hn:] * c)
+            c = f * c + i * torch.tanh(cc)
+            o = sig(o + p[Hn:2 * Hn] * c)
+            h = o * torch.tanh(c)
+            ys.append(h)
+        return [torch.stack(ys)[:, None], h[None], c[None]]
+    g = rng_for("lstm")
+    add("lstm", "LSTM", f"X[{Tn},{Bn},{In}] hidden_size={Hn}, forward, bias B, initial_h H0, initial_c C0, peepholes P; outputs Y, Y_h, Y_c",
+        {"X": rn(g, Tn, Bn, In), "W": rn(g, 1, 4 * Hn, In) * 0.5, "R": rn(g, 1, 4 * Hn, Hn) * 0.5,
+         "B": rn(g, 1, 8 * Hn) * 0.5, "H0": rn(g, 1, Bn, Hn), "C0": rn(g, 1, Bn, Hn),
+         "P": rn(g, 1, 3 * Hn) * 0.5},
+        [node("LSTM", ["X", "W", "R", "B", "", "H0", "C0", "P"], ["Y", "Y_h", "Y_c"],
+              hidden_size=Hn)], lstm, outs=("Y", "Y_h", "Y_c"))
+
+    def gru(T):
+        W, R, b = T["W"][0], T["R"][0], T["B"][0]
+        wb, rb = b[:3 * Hn], b[3 * Hn:]
+        h, ys = T["H0"][0], [None] * Tn
+        for t in reversed(range(Tn)):
+            xw = T["X"][t] @ W.T + wb
+            hr = h @ R[:2 * Hn].T + rb[:2 * Hn]
+            z = sig(xw[:, :Hn] + hr[:, :Hn])
+            r = sig(xw[:, Hn:2 * Hn] + hr[:, Hn:])
+            cand = torch.tanh(xw[:, 2 * Hn:] + (r * h) @ R[2 * Hn:].T + rb[2 * Hn:])
+            h = (1 - z) * cand + z * h
+            ys[t] = h
+        return [torch.stack(ys)[:, None], h[None]]
+    g = rng_for("gru")
+    add("gru", "GRU", f"X[{Tn},{Bn},{In}] hidden_size={Hn}, reverse, linear_before_reset=0, bias B, initial_h H0; outputs Y, Y_h",
+        {"X": rn(g, Tn, Bn, In), "W": rn(g, 1, 3 * Hn, In) * 0.5, "R": rn(g, 1, 3 * Hn, Hn) * 0.5,
+         "B": rn(g, 1, 6 * Hn) * 0.5, "H0": rn(g, 1, Bn, Hn)},
+        [node("GRU", ["X", "W", "R", "B", "", "H0"], ["Y", "Y_h"], hidden_size=Hn,
+              direction="reverse")], gru, outs=("Y", "Y_h"))
+
+    def rnn(T):
+        ys, hs = [], []
+        for d in range(2):
+            W, R, b = T["W"][d], T["R"][d], T["B"][d]
+            h = torch.zeros(Bn, Hn, dtype=W.dtype)
+            out = [None] * Tn
+            for t in (range(Tn) if d == 0 else reversed(range(Tn))):
+                h = torch.tanh(T["X"][:, t] @ W.T + h @ R.T + b[:Hn] + b[Hn:])
+                out[t] = h
+            ys.append(torch.stack(out, 1))  # [B, T, H]
+            hs.append(h)
+        return [torch.stack(ys, 2), torch.stack(hs, 1)]  # [B, T, 2, H], [B, 2, H]
+    g = rng_for("rnn")
+    add("rnn_bidirectional", "RNN", f"X[{Bn},{Tn},{In}] (layout 1) hidden_size={Hn}, bidirectional, bias B; outputs Y, Y_h",
+        {"X": rn(g, Bn, Tn, In), "W": rn(g, 2, Hn, In) * 0.5, "R": rn(g, 2, Hn, Hn) * 0.5,
+         "B": rn(g, 2, 2 * Hn) * 0.5},
+        [node("RNN", ["X", "W", "R", "B"], ["Y", "Y_h"], hidden_size=Hn,
+              direction="bidirectional", layout=1)], rnn, outs=("Y", "Y_h"))
+
     # ---- fused patterns as torch 1.13 exports them (constants are Constant nodes) -------------
     g = rng_for("rmsnorm")
     def rms(T):
