@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "hetpar/Search/Search.h"
-#include "hetpar/Transforms/Passes.h"
+#include "hetpar/Search/Passes.h"
 
 #include <cmath>
 
 namespace hetpar {
 #define GEN_PASS_DEF_SEARCHPLANPASS
-#include "hetpar/Transforms/Passes.h.inc"
+#include "hetpar/Search/Passes.h.inc"
 } // namespace hetpar
 
 using namespace mlir;

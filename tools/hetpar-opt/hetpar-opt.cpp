@@ -9,6 +9,7 @@
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
 #include "hetpar/Import/ONNXImporter.h"
+#include "hetpar/Search/Passes.h"
 #include "hetpar/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,8 @@ int main(int argc, char **argv) {
   registry.insert<hetpar::dist::DistDialect>();
   mlir::registerTransformsPasses();
   hetpar::registerAllHetParPasses();
+  // Policy (the search) apart from mechanism: its own library and registry.
+  hetpar::registerHetParSearchPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "HetPar optimizer driver\n", registry));
 }

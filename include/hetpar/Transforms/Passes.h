@@ -45,8 +45,9 @@ struct ToStaticPipelineOptions
 void buildToStaticPipeline(mlir::OpPassManager &pm,
                            const ToStaticPipelineOptions &options);
 
-/// Registers every HetPar pass and pipeline with the global registry (for
-/// hetpar-opt and plugins).
+/// Registers every mechanism pass and pipeline of this library with the
+/// global registry (for hetpar-opt and plugins); the search's passes register
+/// with hetpar::registerHetParSearchPasses (hetpar/Search/Passes.h).
 void registerAllHetParPasses();
 
 #define GEN_PASS_REGISTRATION
