@@ -2199,3 +2199,101 @@ LogicalResult ScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   r.push_back(getData().getType());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+LogicalResult ResizeOp::getAxes(SmallVectorImpl<int64_t> &extents,
+                                SmallVectorImpl<double> &scales,
+                                std::string &reason) {
+  auto x = shapeOf(getX());
+  if (!x || llvm::any_of(*x, isDynamic)) {
+    reason = "X has no static shape";
+    return failure();
+  }
+  int64_t rank = x->size();
+  SmallVector<int64_t> axes;
+  if (auto given = getAxes())
+    for (int64_t a : *given) {
+      auto n = normalizeAxis(a, rank);
+      if (!n) {
+        reason = "axis " + std::to_string(a) + " is out of range";
+        return failure();
+      }
+      axes.push_back(*n);
+    }
+  else
+    for (int64_t a = 0; a < rank; ++a)
+      axes.push_back(a);
+  extents.assign(x->begin(), x->end());
+  scales.assign(rank, 1.0);
+  std::optional<SmallVector<double>> scaleValues;
+  if (getScales() &&
+      llvm::cast<ShapedType>(getScales().getType()).getNumElements() != 0) {
+    ElementsAttr c = getConstantElements(getScales());
+    auto v = c ? readFloatElements(c) : std::nullopt;
+    if (!v) {
+      reason = "scales are not constants";
+      return failure();
+    }
+    scaleValues = SmallVector<double>(v->begin(), v->end());
+  }
+  std::optional<SmallVector<int64_t>> sizeValues;
+  if (!scaleValues && getSizes()) {
+    sizeValues = getConstantIntValues(getSizes());
+    if (!sizeValues) {
+      reason = "sizes are not constants";
+      return failure();
+    }
+  }
+  if (!scaleValues && !sizeValues) {
+    reason = "neither scales nor sizes is given";
+    return failure();
+  }
+  size_t n = scaleValues ? scaleValues->size() : sizeValues->size();
+  if (n != axes.size()) {
+    reason = std::to_string(n) + " scales or sizes for " +
+             std::to_string(axes.size()) + " axes";
+    return failure();
+  }
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (scaleValues) {
+      double s = (*scaleValues)[i];
+      if (!(s > 0)) {
+        reason = "scale " + std::to_string(s) + " is not positive";
+        return failure();
+      }
+      scales[a] = s;
+      extents[a] = static_cast<int64_t>(std::floor((*x)[a] * s));
+    } else {
+      int64_t e = (*sizeValues)[i];
+      if (e < 1) {
+        reason = "size " + std::to_string(e) + " is not positive";
+        return failure();
+      }
+      extents[a] = e;
+      scales[a] = static_cast<double>(e) / static_cast<double>((*x)[a]);
+    }
+  }
+  return success();
+}
+
+LogicalResult ResizeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getX());
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, getMode()))
+    return emitOpError() << "mode '" << getMode()
+                         << "' is not nearest, linear or cubic";
+  SmallVector<int64_t> extents;
+  SmallVector<double> scales;
+  std::string reason;
+  if (failed(getAxes(extents, scales, reason))) {
+    // Unknown until the scales or sizes are constants; X's rank stays.
+    auto x = shapeOf(getX());
+    r.push_back(tensorOf(
+        x ? std::optional<Shape>(dynamicShape(x->size())) : std::nullopt, elt));
+    return success();
+  }
+  r.push_back(RankedTensorType::get(extents, elt));
+  return success();
+}

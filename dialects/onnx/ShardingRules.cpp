@@ -400,6 +400,23 @@ HETPAR_AXIS_RULE(ChangedAxesRule, {
   }
 })
 
+/// Resize: the resized axes are whole (an output index reads input indices
+/// around its mapped coordinate); an axis that keeps its extent under a
+/// constant scale of 1 (the batch and channels of an image resize) is
+/// parallel. With scales from data every listed axis is whole.
+HETPAR_AXIS_RULE(ResizeRule, {
+  SmallVector<int64_t> extents, whole;
+  SmallVector<double> scales;
+  std::string reason;
+  if (failed(o.getAxes(extents, scales, reason)))
+    return changedDims(in[0], {}); // unknown: everything whole
+  for (int64_t d = 0; d < static_cast<int64_t>(in[0].size()); ++d)
+    if (extents[d] != in[0][d] || scales[d] != 1.0 ||
+        o.getCoordinateTransformationMode() == "tf_crop_and_resize")
+      whole.push_back(d);
+  return whole;
+})
+
 /// Pooling with windows (spatial axes whole) and global pooling (spatial axes
 /// reduced: a partial sum, or max, then all-reduce).
 HETPAR_AXIS_RULE(PoolRule, {
@@ -826,6 +843,7 @@ void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
       *ctx);
   LayerNormalizationGradOp::attachInterface<LayerNormGradRule>(*ctx);
   attachAll<ChangedAxesRule, SliceOp, PadOp, TileOp, TriluOp>(ctx);
+  ResizeOp::attachInterface<ResizeRule<ResizeOp>>(*ctx);
   attachAll<PoolRule, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp,
             GlobalMaxPoolOp>(ctx);
   InstanceNormalizationOp::attachInterface<

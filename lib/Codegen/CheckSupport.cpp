@@ -80,6 +80,43 @@ static std::string unsupportedReason(Operation *op) {
           return "pads or axes that are not constants";
         return "";
       })
+      .Case([](onnx::ResizeOp o) -> std::string {
+        if (o.getAntialias())
+          return "antialias";
+        if (o.getKeepAspectRatioPolicy() != "stretch")
+          return ("keep_aspect_ratio_policy '" + o.getKeepAspectRatioPolicy() +
+                  "'")
+              .str();
+        auto isF32 = [](Value v) {
+          return llvm::cast<ShapedType>(v.getType()).getElementType().isF32();
+        };
+        if (o.getCoordinateTransformationMode() == "tf_crop_and_resize" &&
+            (!o.getRoi() ||
+             (!getConstantElements(o.getRoi()) && !isF32(o.getRoi()))))
+          return "tf_crop_and_resize without a float32 or constant roi";
+        if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                                 "pytorch_half_pixel", "align_corners",
+                                 "asymmetric", "tf_crop_and_resize",
+                                 "tf_half_pixel_for_nn"},
+                                o.getCoordinateTransformationMode()))
+          return ("coordinate_transformation_mode '" +
+                  o.getCoordinateTransformationMode() + "'")
+              .str();
+        if (!llvm::is_contained(
+                {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+                o.getNearestMode()))
+          return ("nearest_mode '" + o.getNearestMode() + "'").str();
+        llvm::SmallVector<int64_t> extents;
+        llvm::SmallVector<double> scales;
+        std::string reason;
+        // Scales or sizes from data: the static result type gives the
+        // extents, the kernel reads float32 scales (sizes need no values).
+        if (failed(o.getAxes(extents, scales, reason)) &&
+            !(StringRef(reason).ends_with("are not constants") &&
+              (!o.getScales() || isF32(o.getScales()))))
+          return reason;
+        return "";
+      })
       .Case([](onnx::SliceOp o) -> std::string {
         if (!isConstant(o.getStarts()) || !isConstant(o.getEnds()) ||
             !isConstant(o.getAxes()) || !isConstant(o.getSteps()))

@@ -193,6 +193,7 @@ private:
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
+  LogicalResult emitResize(onnx::ResizeOp op, Value out);
   LogicalResult emitCollective(Operation *op);
   void closeExchange();
   LogicalResult emitPool(Operation *op, bool isMax);
@@ -1622,6 +1623,106 @@ LogicalResult Emitter::emitPoolGrad(Operation *op) {
 /// elements. Axes are letters, "..." expands to right-aligned broadcast axes;
 /// a letter repeated in one term (a diagonal) adds its strides. The implicit
 /// output is "..." then the letters used once, in alphabetical order.
+/// Resize: the axes' geometry from the op (ResizeOp::getAxes, one answer for
+/// shape inference, the support check and this) as an hp_resize_axes
+/// literal. With scales or roi from data, the output extents come from the
+/// static result type and the kernel reads the values (sizes need none: a
+/// scale is then output over input extent). An axis is resized unless it
+/// keeps its extent under a constant scale of 1 and a transform that then
+/// maps every coordinate to itself (all but tf_crop_and_resize).
+LogicalResult Emitter::emitResize(onnx::ResizeOp op, Value out) {
+  Value x = op.getX();
+  llvm::ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = static_cast<int64_t>(in.size());
+  llvm::SmallVector<int64_t> axes, listPos(rank, 0);
+  if (auto given = op.getAxes())
+    for (int64_t a : *given)
+      axes.push_back(a < 0 ? a + rank : a);
+  else
+    for (int64_t a = 0; a < rank; ++a)
+      axes.push_back(a);
+  for (auto [k, a] : llvm::enumerate(axes))
+    listPos[a] = static_cast<int64_t>(k);
+  llvm::SmallVector<int64_t> extents;
+  llvm::SmallVector<double> scales;
+  std::string reason;
+  std::string scalesPtr = "(const float *)0", roiPtr = "(const float *)0";
+  bool constant = succeeded(op.getAxes(extents, scales, reason));
+  if (!constant) {
+    extents.assign(shapeOf(out).begin(), shapeOf(out).end());
+    scales.assign(rank, 1.0);
+    bool fromScales =
+        op.getScales() &&
+        llvm::cast<ShapedType>(op.getScales().getType()).getNumElements();
+    for (int64_t a : axes)
+      scales[a] = static_cast<double>(extents[a]) / in[a];
+    if (fromScales)
+      scalesPtr = "(const float *)" + ptr(op.getScales());
+  }
+  StringRef transform = op.getCoordinateTransformationMode();
+  bool crop = transform == "tf_crop_and_resize";
+  llvm::SmallVector<double> roiStart(rank, 0.0), roiEnd(rank, 1.0);
+  if (crop) {
+    auto roi = readFloatElements(getConstantElements(op.getRoi()));
+    if (!roi) {
+      roiPtr = "(const float *)" + ptr(op.getRoi());
+    } else if (roi->size() != 2 * axes.size()) {
+      return op.emitError("Resize: roi needs 2 entries per resized axis");
+    } else {
+      for (auto [i, a] : llvm::enumerate(axes)) {
+        roiStart[a] = (*roi)[i];
+        roiEnd[a] = (*roi)[i + axes.size()];
+      }
+    }
+  }
+  llvm::SmallVector<int64_t> active(rank, 0);
+  for (int64_t a : axes)
+    active[a] = !constant || crop || extents[a] != in[a] || scales[a] != 1.0;
+  auto list = [](llvm::ArrayRef<double> v) {
+    std::string s;
+    for (double e : v)
+      s += (s.empty() ? "" : ", ") + floatLiteral(e, true);
+    return "{" + (s.empty() ? std::string("0") : s) + "}";
+  };
+  auto ints = [](llvm::ArrayRef<int64_t> v) {
+    std::string s;
+    for (int64_t e : v)
+      s += (s.empty() ? "" : ", ") + std::to_string(e);
+    return "{" + (s.empty() ? std::string("0") : s) + "}";
+  };
+  std::string axesLiteral = "hp_resize_axes{" + ints(in) + ", " +
+                            ints(extents) + ", " + ints(stridesOf(in)) + ", " +
+                            ints(active) + ", " + list(scales) + ", " +
+                            list(roiStart) + ", " + list(roiEnd) + "}";
+  int mode = llvm::StringSwitch<int>(op.getMode())
+                 .Case("linear", 1)
+                 .Case("cubic", 2)
+                 .Default(0);
+  int nearest = llvm::StringSwitch<int>(op.getNearestMode())
+                    .Case("round_prefer_ceil", 1)
+                    .Case("floor", 2)
+                    .Case("ceil", 3)
+                    .Default(0);
+  int coord = llvm::StringSwitch<int>(transform)
+                  .Case("half_pixel_symmetric", 1)
+                  .Case("pytorch_half_pixel", 2)
+                  .Case("align_corners", 3)
+                  .Case("asymmetric", 4)
+                  .Case("tf_crop_and_resize", 5)
+                  .Case("tf_half_pixel_for_nn", 6)
+                  .Default(0);
+  line(llvm::formatv(
+      "hp_launch(ctx, hp_resize<{0}>, {1}, {2}, {3}, {4}, "
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, "
+      "{15});",
+      storageType(eltOf(x)), numelOf(out), rank, axesLiteral, mode, coord,
+      nearest, floatLiteral(op.getCubicCoeffA(), true), op.getExcludeOutside(),
+      floatLiteral(op.getExtrapolationValue(), true), scalesPtr, roiPtr,
+      dims(listPos), axes.size(), ptr(x), ptr(out)));
+  ++program.libraryCalls;
+  return success();
+}
+
 LogicalResult Emitter::emitEinsum(onnx::EinsumOp op) {
   std::string eq;
   for (char c : op.getEquation())
@@ -2413,6 +2514,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         ++program.libraryCalls;
         return success();
       })
+      .Case([&](onnx::ResizeOp o) { return emitResize(o, out); })
       .Case([&](onnx::TransposeOp o) {
         Value in = o->getOperand(0);
         llvm::ArrayRef<int64_t> s = shapeOf(in);

@@ -98,9 +98,10 @@ static OpClass classify(Operation *op) {
             onnx::UnsqueezeOp, onnx::IdentityOp, onnx::TransposeOp,
             onnx::ConcatOp, onnx::SplitOp, onnx::SliceOp, onnx::GatherOp,
             onnx::GatherElementsOp, onnx::GatherNDOp, onnx::ScatterNDOp,
-            onnx::ScatterElementsOp, onnx::ExpandOp, onnx::TileOp, onnx::PadOp,
-            onnx::ShapeOp, onnx::SizeOp, onnx::ConstantOfShapeOp, onnx::RangeOp,
-            onnx::TriluOp, onnx::NonZeroOp, onnx::DropoutOp>(
+            onnx::ScatterElementsOp, onnx::ResizeOp, onnx::ExpandOp,
+            onnx::TileOp, onnx::PadOp, onnx::ShapeOp, onnx::SizeOp,
+            onnx::ConstantOfShapeOp, onnx::RangeOp, onnx::TriluOp,
+            onnx::NonZeroOp, onnx::DropoutOp>(
           [](auto) { return OpClass::DataMovement; })
       .Case<onnx::MaxPoolOp, onnx::AveragePoolOp, onnx::GenericOp>(
           [](auto) { return OpClass::Other; })

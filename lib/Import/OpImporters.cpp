@@ -361,6 +361,22 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
     return resultsOf(
         ctx.buildDefault("BatchNormalization", {"spatial", "is_test"}));
   };
+  // Upsample (opsets 7 to 9, deprecated) is Resize with the asymmetric
+  // transform (out[i] = in[i / scale]) and, for nearest, rounding down.
+  m["Upsample"] = [](NodeContext &ctx) -> FailureOr<SmallVector<Value>> {
+    auto attrs = ctx.convertAttributes({"scales"});
+    if (failed(attrs))
+      return failure();
+    Builder &b = ctx.builder();
+    attrs->push_back(b.getNamedAttr("coordinate_transformation_mode",
+                                    b.getStringAttr("asymmetric")));
+    attrs->push_back(b.getNamedAttr("nearest_mode", b.getStringAttr("floor")));
+    if (ctx.inputs.size() < 2)
+      return ctx.error() << "Upsample before opset 9 (scales as an "
+                            "attribute) is not supported";
+    return resultsOf(ctx.buildNative(
+        "Resize", {ctx.inputs[0], Value(), ctx.inputs[1]}, *attrs, 1));
+  };
   // Scatter (opsets 9 and 10, deprecated) is ScatterElements without
   // `reduction`.
   m["Scatter"] = [](NodeContext &ctx) {

@@ -399,6 +399,18 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
       split.push_back(localShape(k)[*axis]);
     local->setOperand(1, i64Const(op->getLoc(), split));
   }
+  // A Resize to `sizes`: the local extents of the axes it lists.
+  if (auto resize = llvm::dyn_cast<onnx::ResizeOp>(local);
+      resize && resize.getSizes() &&
+      llvm::cast<ShapedType>(resize.getSizes().getType()).getNumElements()) {
+    SmallVector<int64_t> sizes, shape = localShape(0);
+    if (auto axes = resize.getAxes())
+      for (int64_t a : *axes)
+        sizes.push_back(shape[a < 0 ? a + shape.size() : a]);
+    else
+      sizes = shape;
+    resize.getSizesMutable().assign(i64Const(op->getLoc(), sizes));
+  }
   // A grouped Conv with some of the groups: C = group * W[1] locally too.
   if (auto conv = llvm::dyn_cast<onnx::ConvOp>(local);
       conv && conv.getGroup() != 1) {

@@ -1269,3 +1269,21 @@ func.func @scatter_elements_larger(%x: tensor<2x3xf32>, %i: tensor<2x4xi64>, %u:
   %0 = onnx.ScatterElements(%x, %i, %u) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x1x2x2xf32>) {
+  %s = onnx.Constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  // expected-error @+1 {{mode 'area' is not nearest, linear or cubic}}
+  %0 = onnx.Resize(%x) scales(%s) {mode = "area"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales(%x: tensor<1x1x2x2xf32>) {
+  %s = onnx.Constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  // expected-error @+1 {{result #0 has type 'tensor<1x1x3x4xf32>' but its shape rule gives 'tensor<1x1x4x4xf32>'}}
+  %0 = onnx.Resize(%x) scales(%s) : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x3x4xf32>
+  return
+}

@@ -5,7 +5,8 @@ static shapes.
 
 The families are the ones issue 13 names: torchvision ViT, Swin, ConvNeXt,
 MobileNetV2/V3, EfficientNet, RegNet, ResNet/ResNeXt, DenseNet, ShuffleNet,
-SqueezeNet, MNASNet; nn.TransformerEncoder, nn.TransformerDecoder and
+SqueezeNet, MNASNet; the LR-ASPP segmentation head and a U-Net
+(nearest and bilinear upsampling: Resize); nn.TransformerEncoder, nn.TransformerDecoder and
 nn.Transformer with batch_first both ways; LSTM and bidirectional GRU
 text classifiers. Widths and depths are cut down
 (the builders' own configuration arguments) so that a test builds and runs
@@ -29,6 +30,7 @@ import numpy as np
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 import torchvision
 from torchvision import models as tvm
 from torchvision.models import convnext, efficientnet, regnet, resnet
@@ -110,6 +112,52 @@ def squeezenet():
 
 def mnasnet():
     return tvm.mnasnet0_5(num_classes=10), {"image": IMAGE}
+
+
+class UNet(nn.Module):
+    """A two-level U-Net: max-pool down, nn.Upsample (nearest) and
+    F.interpolate (bilinear, with and without align_corners) up, skip
+    connections joined with torch.cat."""
+
+    def __init__(self):
+        super().__init__()
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+        self.down1, self.down2, self.mid = block(3, 8), block(8, 16), block(16, 16)
+        self.up2, self.up1 = block(32, 8), block(16, 8)
+        self.pool = nn.MaxPool2d(2)
+        self.upsample = nn.Upsample(scale_factor=2, mode="nearest")
+        self.head = nn.Conv2d(8, 5, 1)
+
+    def forward(self, image):
+        d1 = self.down1(image)
+        d2 = self.down2(self.pool(d1))
+        m = self.mid(self.pool(d2))
+        u2 = self.up2(torch.cat([self.upsample(m), d2], 1))
+        u1 = F.interpolate(u2, scale_factor=2, mode="bilinear", align_corners=False)
+        u1 = self.up1(torch.cat([u1, d1], 1))
+        return F.interpolate(self.head(u1), size=(40, 40), mode="bilinear",
+                             align_corners=True)
+
+
+def unet():
+    return UNet(), {"image": IMAGE}
+
+
+class Segmentation(nn.Module):
+    """A torchvision segmentation model's "out" map (they return a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, image):
+        return self.model(image)["out"]
+
+
+def lraspp():
+    return Segmentation(tvm.segmentation.lraspp_mobilenet_v3_large(
+        num_classes=5, weights=None, weights_backbone=None)), {"image": IMAGE}
 
 
 class Encoder(nn.Module):
@@ -223,6 +271,8 @@ MODELS = {
     "shufflenet-v2": ("conv", shufflenet),
     "squeezenet": ("conv", squeezenet),
     "mnasnet": ("conv", mnasnet),
+    "unet": ("conv", unet),
+    "lraspp": ("conv", lraspp),
     "encoder-bf": ("attention", encoder(True)),
     "encoder-sf": ("attention-seqfirst", encoder(False)),
     "encoder-prenorm-bf": ("attention", encoder(True, norm_first=True)),

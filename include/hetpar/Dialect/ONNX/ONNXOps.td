@@ -965,6 +965,50 @@ def ONNX_ScatterElementsOp : ONNX_Op<"ScatterElements", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+def ONNX_ResizeOp : ONNX_Op<"Resize", [Pure, AttrSizedOperandSegments]> {
+  let summary = "ONNX Resize: nearest, linear or cubic interpolation";
+  let description = [{
+    Resizes X to the extents `sizes` gives, or floor(extent * scale) with `scales`
+    (for the axes `axes`, default all). Each output coordinate maps back to an input
+    coordinate by `coordinate_transformation_mode` (half_pixel, half_pixel_symmetric,
+    pytorch_half_pixel, align_corners, asymmetric, tf_crop_and_resize with `roi`),
+    and the value is the nearest input element (`nearest_mode`), the N-linear
+    interpolation, or the cubic one (coefficient `cubic_coeff_a`, `exclude_outside`);
+    coordinates outside the input read its edge, or `extrapolation_value` under
+    tf_crop_and_resize.
+
+    Constraints: exactly one of `scales` (float32, positive) and `sizes` (int64,
+    positive) per resized axis; `mode` is nearest, linear or cubic; the modes and
+    policies are ONNX's (opset 19).
+  }];
+  let arguments = (ins ONNX_Tensor:$X, Optional<ONNX_Tensor>:$roi,
+                   Optional<ONNX_Tensor>:$scales, Optional<ONNX_I64Tensor>:$sizes,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$antialias,
+                   OptionalAttr<DenseI64ArrayAttr>:$axes,
+                   DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
+                   DefaultValuedAttr<ONNX_FloatAttr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$exclude_outside,
+                   DefaultValuedAttr<ONNX_FloatAttr, "0.0">:$extrapolation_value,
+                   DefaultValuedStrAttr<StrAttr, "stretch">:$keep_aspect_ratio_policy,
+                   DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
+                   DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode);
+  let results = (outs ONNX_Tensor:$Y);
+  let assemblyFormat = [{
+    `(` $X `)` (`roi` `(` $roi^ `)`)? (`scales` `(` $scales^ `)`)? (`sizes` `(` $sizes^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Per axis of X (static extents): the output extent and the scale the
+    /// coordinate transforms use (`scales`' entry, or output over input
+    /// extent with `sizes`); axes not resized keep their extent and scale 1.
+    /// Fails, with the reason, when scales/sizes are not constants or
+    /// break the constraints.
+    ::llvm::LogicalResult getAxes(::llvm::SmallVectorImpl<int64_t> &extents,
+                                  ::llvm::SmallVectorImpl<double> &scales,
+                                  std::string &reason);
+  }];
+}
+
 def ONNX_ExpandOp : ONNX_Op<"Expand", [Pure]> {
   let summary = "ONNX Expand: broadcast to a shape";
   let description = [{
