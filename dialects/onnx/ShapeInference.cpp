@@ -2106,6 +2106,24 @@ bool mismatch(int64_t a, int64_t b) {
   return !isDynamic(a) && !isDynamic(b) && a != b;
 }
 
+/// Two shapes that differ in rank or in an extent both know.
+bool shapesDisagree(const Shape &a, const Shape &b) {
+  return a.size() != b.size() || llvm::any_of(llvm::zip(a, b), [](auto p) {
+           return mismatch(std::get<0>(p), std::get<1>(p));
+         });
+}
+
+/// The checks every scatter shares: its `reduction`, and updates of the
+/// data's element type.
+LogicalResult checkScatter(Operation *op, StringRef reduction, Value data,
+                           Value updates) {
+  if (failed(checkReduction(op, reduction)))
+    return failure();
+  if (elementTypeOf(data) != elementTypeOf(updates))
+    return op->emitOpError() << "updates must have the data's element type";
+  return success();
+}
+
 } // namespace
 
 LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
@@ -2138,12 +2156,10 @@ LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
-  if (failed(checkReduction(*this, getReduction())))
+  if (failed(checkScatter(*this, getReduction(), getData(), getUpdates())))
     return failure();
   auto x = shapeOf(getData()), idx = shapeOf(getIndices()),
        upd = shapeOf(getUpdates());
-  if (elementTypeOf(getData()) != elementTypeOf(getUpdates()))
-    return emitOpError() << "updates must have the data's element type";
   if (x && idx && !idx->empty() && !isDynamic(idx->back())) {
     int64_t k = idx->back(), rx = x->size();
     if (k < 1 || k > rx)
@@ -2151,10 +2167,7 @@ LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                            << " entries for data of rank " << rx;
     Shape want(idx->begin(), idx->end() - 1);
     want.append(x->begin() + k, x->end());
-    if (upd && (upd->size() != want.size() ||
-                llvm::any_of(llvm::zip(*upd, want), [](auto p) {
-                  return mismatch(std::get<0>(p), std::get<1>(p));
-                })))
+    if (upd && shapesDisagree(*upd, want))
       return emitOpError() << "updates have shape " << formatShape(*upd)
                            << ", not " << formatShape(want);
     if (failed(checkIndexTuples(*this, getIndices(), *x, 0, k)))
@@ -2165,17 +2178,11 @@ LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 }
 
 LogicalResult ScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
-  if (failed(checkReduction(*this, getReduction())))
+  if (failed(checkScatter(*this, getReduction(), getData(), getUpdates())))
     return failure();
   auto x = shapeOf(getData()), idx = shapeOf(getIndices()),
        upd = shapeOf(getUpdates());
-  if (elementTypeOf(getData()) != elementTypeOf(getUpdates()))
-    return emitOpError() << "updates must have the data's element type";
-  if (idx && upd &&
-      (idx->size() != upd->size() ||
-       llvm::any_of(llvm::zip(*idx, *upd), [](auto p) {
-         return mismatch(std::get<0>(p), std::get<1>(p));
-       })))
+  if (idx && upd && shapesDisagree(*idx, *upd))
     return emitOpError() << "indices " << formatShape(*idx) << " and updates "
                          << formatShape(*upd) << " must have one shape";
   if (x && idx) {
