@@ -96,15 +96,10 @@ std::optional<unsigned> hetpar::partition::addedOperand(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult Partitioner::readPlan() {
-  // The batch: the first input's first dimension (docs/plan-format.md),
-  // unless the annotation names it.
-  std::optional<int64_t> firstDim;
-  if (func.getNumArguments())
-    if (auto first =
-            llvm::dyn_cast<RankedTensorType>(func.getArgument(0).getType());
-        first && first.getRank() && first.hasStaticShape())
-      firstDim = first.getDimSize(0);
-  FailureOr<PlanAnnotation> plan = readPlanAnnotation(module, firstDim);
+  // The batch: the batch analysis's (docs/partition.md, "The batch"), the
+  // one the search and the simulator count, unless the annotation names it.
+  FailureOr<PlanAnnotation> plan =
+      readPlanAnnotation(module, catalog->batch.samples);
   if (failed(plan))
     return failure();
   // A training plan's forward graph is partitioned with local-io; its
@@ -462,9 +457,9 @@ LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult Partitioner::run() {
+  catalog.emplace(func);
   if (failed(readPlan()))
     return failure();
-  catalog.emplace(func);
   if (training)
     findWholeParameters();
   // Devices in plan order (the mesh order, so the process ranks).

@@ -124,6 +124,34 @@ func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx
 
 // -----
 
+// Data parallel 3:1 over a batch in dimension 1 of the input ([L, N, E], as
+// sequence-first exports give it; the batch analysis finds it there, as
+// ReduceSum mixes dimension 0), and a Resize to `sizes`: each device gets
+// its samples' slice of dimension 1, tagged dist.batch_dim = 1, and its
+// Resize the sizes of its own rows.
+module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
+    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+func.func @main(%x: tensor<5x4x6xf32> {onnx.name = "x"}) -> (tensor<4x1x2x12xf32> {onnx.name = "y"}) {
+  %a = onnx.Constant dense<[0]> : tensor<1xi64>
+  %s = onnx.ReduceSum(%x, %a) {hetpar.stage = 0 : i64, keepdims = 0 : i64} : (tensor<5x4x6xf32>, tensor<1xi64>) -> tensor<4x6xf32>
+  %shape = onnx.Constant dense<[4, 1, 1, 6]> : tensor<4xi64>
+  %r = onnx.Reshape(%s, %shape) {hetpar.stage = 0 : i64} : (tensor<4x6xf32>, tensor<4xi64>) -> tensor<4x1x1x6xf32>
+  %sizes = onnx.Constant dense<[4, 1, 2, 12]> : tensor<4xi64>
+  %y = onnx.Resize(%r) sizes(%sizes) {hetpar.stage = 0 : i64, mode = "linear"} : (tensor<4x1x1x6xf32>, tensor<4xi64>) -> tensor<4x1x2x12xf32>
+  return %y : tensor<4x1x2x12xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK-SAME: %arg0: tensor<5x4x6xf32> {dist.batch_dim = 1 : i64, onnx.name = "x"})
+// CHECK: onnx.Slice{{.*}} -> tensor<5x3x6xf32>
+// CHECK: %[[S:.*]] = onnx.Constant dense<[3, 1, 2, 12]> : tensor<4xi64>
+// CHECK: onnx.Resize(%{{.*}}) sizes(%[[S]]) {{.*}} -> tensor<3x1x2x12xf32>
+// CHECK-LABEL: func.func @device_1(
+// CHECK: onnx.Slice{{.*}} -> tensor<5x1x6xf32>
+// CHECK: onnx.Resize{{.*}} -> tensor<1x1x2x12xf32>
+
+// -----
+
 // A split output read by an unsharded op is all-gathered first; a gather
 // along an inner dimension goes through a transpose (the collective gathers
 // contiguous blocks).
