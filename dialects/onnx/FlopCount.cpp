@@ -73,7 +73,6 @@ HETPAR_ZERO(GatherElementsOp)
 HETPAR_ZERO(GatherNDOp)
 HETPAR_ZERO(ScatterNDOp)
 HETPAR_ZERO(ScatterElementsOp)
-HETPAR_ZERO(ResizeOp)
 HETPAR_ZERO(ExpandOp)
 HETPAR_ZERO(TileOp)
 HETPAR_ZERO(PadOp)
@@ -325,3 +324,21 @@ std::optional<int64_t> AveragePoolGradOp::getFlopCount() {
 HETPAR_FLOPS(AdamWOptimizerOp, scaled(numel(getParam()), 14))
 // Per element: decay and scale 3, momentum 2, update 2.
 HETPAR_FLOPS(SGDOptimizerOp, scaled(numel(getParam()), 7))
+
+/// Resize: nearest copies (0); linear and cubic take 2 and 4 taps per resized
+/// axis, a multiply and an add each, per output element (hp_resize).
+std::optional<int64_t> ResizeOp::getFlopCount() {
+  if (getMode() == "nearest")
+    return 0;
+  SmallVector<int64_t> extents;
+  SmallVector<double> scales;
+  std::string reason;
+  if (failed(getAxes(extents, scales, reason)))
+    return std::nullopt;
+  auto in = llvm::cast<RankedTensorType>(getX().getType()).getShape();
+  int64_t taps = getMode() == "linear" ? 2 : 4, perOutput = 2;
+  for (size_t d = 0; d < extents.size(); ++d)
+    if (extents[d] != in[d] || scales[d] != 1.0)
+      perOutput *= taps;
+  return scaled(numel(getY()), perOutput);
+}
