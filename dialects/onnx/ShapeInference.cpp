@@ -85,6 +85,24 @@ FailureOr<int64_t> checkAxis(Operation *op, int64_t axis, int64_t rank,
   return *n;
 }
 
+/// Index tuples of `k` entries (the last axis of `indices`), entry j indexing
+/// axis `first` + j of `data` (k = 1: every index indexes axis `first`): a
+/// constant entry outside [-extent, extent) is an error here; one from data
+/// is checked when the program runs (docs/reliability.md).
+LogicalResult checkIndexTuples(Operation *op, Value indices, const Shape &data,
+                               int64_t first, int64_t k) {
+  auto values = getConstantIntValues(indices);
+  if (!values)
+    return success();
+  for (auto [n, v] : llvm::enumerate(*values)) {
+    int64_t axis = first + static_cast<int64_t>(n) % k, dim = data[axis];
+    if (!isDynamic(dim) && (v < -dim || v >= dim))
+      return op->emitOpError() << "index " << v << " is out of range for axis "
+                               << axis << " of extent " << dim;
+  }
+  return success();
+}
+
 /// Normalizes a list of axes (distinct, in range).
 FailureOr<SmallVector<int64_t>> checkAxes(Operation *op, ArrayRef<int64_t> axes,
                                           int64_t rank) {
@@ -1481,13 +1499,8 @@ LogicalResult GatherOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto axis = checkAxis(*this, getAxis(), x->size());
   if (failed(axis))
     return failure();
-  int64_t dim = (*x)[*axis];
-  if (auto values = getConstantIntValues(getIndices());
-      values && !isDynamic(dim))
-    for (int64_t v : *values)
-      if (v < -dim || v >= dim)
-        return emitOpError() << "index " << v << " is out of range for axis "
-                             << *axis << " of extent " << dim;
+  if (failed(checkIndexTuples(*this, getIndices(), *x, *axis, 1)))
+    return failure();
   Shape out(x->begin(), x->begin() + *axis);
   out.append(idx->begin(), idx->end());
   out.append(x->begin() + *axis + 1, x->end());
@@ -1507,15 +1520,8 @@ LogicalResult GatherElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   auto axis = checkAxis(*this, getAxis(), x->size());
   if (failed(axis))
     return failure();
-  // A constant index out of range is an error here, as Gather's; one from
-  // data is checked when the program runs (docs/reliability.md).
-  int64_t dim = (*x)[*axis];
-  if (auto values = getConstantIntValues(getIndices());
-      values && !isDynamic(dim))
-    for (int64_t v : *values)
-      if (v < -dim || v >= dim)
-        return emitOpError() << "index " << v << " is out of range for axis "
-                             << *axis << " of extent " << dim;
+  if (failed(checkIndexTuples(*this, getIndices(), *x, *axis, 1)))
+    return failure();
   r.push_back(tensorOf(idx, elt));
   return success();
 }
@@ -2084,23 +2090,6 @@ LogicalResult checkReduction(Operation *op, StringRef reduction) {
                            << "' is not none, add, mul, max or min";
 }
 
-/// Index tuples of `k` entries (the last axis of `indices`), entry j indexing
-/// axis `first` + j of `data`: a constant entry outside [-extent, extent) is an
-/// error here; one from data is checked when the program runs.
-LogicalResult checkIndexTuples(Operation *op, Value indices, const Shape &data,
-                               int64_t first, int64_t k) {
-  auto values = getConstantIntValues(indices);
-  if (!values)
-    return success();
-  for (auto [n, v] : llvm::enumerate(*values)) {
-    int64_t axis = first + static_cast<int64_t>(n) % k, dim = data[axis];
-    if (!isDynamic(dim) && (v < -dim || v >= dim))
-      return op->emitOpError() << "index " << v << " is out of range for axis "
-                               << axis << " of extent " << dim;
-  }
-  return success();
-}
-
 /// Two extents that must agree where both are known.
 bool mismatch(int64_t a, int64_t b) {
   return !isDynamic(a) && !isDynamic(b) && a != b;
@@ -2195,13 +2184,8 @@ LogicalResult ScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &r) {
       if (!isDynamic(d) && !isDynamic(e) && e > d)
         return emitOpError() << "indices " << formatShape(*idx)
                              << " are larger than data " << formatShape(*x);
-    int64_t dim = (*x)[*axis];
-    if (auto values = getConstantIntValues(getIndices());
-        values && !isDynamic(dim))
-      for (int64_t v : *values)
-        if (v < -dim || v >= dim)
-          return emitOpError() << "index " << v << " is out of range for axis "
-                               << *axis << " of extent " << dim;
+    if (failed(checkIndexTuples(*this, getIndices(), *x, *axis, 1)))
+      return failure();
   }
   r.push_back(getData().getType());
   return success();
