@@ -333,13 +333,16 @@ static std::string strAttr(Operation *op, llvm::StringRef name,
 }
 
 /// "{{a, b, c}}" for an hp_dims argument.
-static std::string dims(llvm::ArrayRef<int64_t> v) {
-  std::string s = "hp_dims{{";
+/// "{1, 2, 3}" ("{0}" when empty): a C array initializer.
+static std::string braced(llvm::ArrayRef<int64_t> v) {
+  std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + std::to_string(v[i]);
-  if (v.empty())
-    s += "0";
-  return s + "}}";
+  return s + (v.empty() ? "0}" : "}");
+}
+
+static std::string dims(llvm::ArrayRef<int64_t> v) {
+  return "hp_dims{" + braced(v) + "}";
 }
 
 /// The `reduction` of ScatterND/ScatterElements as hp_scatter_combine's
@@ -1684,15 +1687,9 @@ LogicalResult Emitter::emitResize(onnx::ResizeOp op, Value out) {
       s += (s.empty() ? "" : ", ") + floatLiteral(e, true);
     return "{" + (s.empty() ? std::string("0") : s) + "}";
   };
-  auto ints = [](llvm::ArrayRef<int64_t> v) {
-    std::string s;
-    for (int64_t e : v)
-      s += (s.empty() ? "" : ", ") + std::to_string(e);
-    return "{" + (s.empty() ? std::string("0") : s) + "}";
-  };
-  std::string axesLiteral = "hp_resize_axes{" + ints(in) + ", " +
-                            ints(extents) + ", " + ints(stridesOf(in)) + ", " +
-                            ints(active) + ", " + list(scales) + ", " +
+  std::string axesLiteral = "hp_resize_axes{" + braced(in) + ", " +
+                            braced(extents) + ", " + braced(stridesOf(in)) +
+                            ", " + braced(active) + ", " + list(scales) + ", " +
                             list(roiStart) + ", " + list(roiEnd) + "}";
   int mode = llvm::StringSwitch<int>(op.getMode())
                  .Case("linear", 1)
