@@ -52,6 +52,16 @@ if getattr(config, "openblas_lib_dir", ""):
     config.available_features.add("openblas-openmp")
     config.substitutions.append(("%openblas_lib_dir", config.openblas_lib_dir))
 
+# A CPU without AVX-512-FP16 (test/Codegen/cpu-arch.test builds for a
+# Sapphire Rapids and checks that the program refuses to start here).
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu_flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if cpu_flags and "avx512_fp16" not in cpu_flags:
+    config.available_features.add("cpu-lacks-avx512fp16")
+
 # User and mount namespaces (unshare -rm): the file-system fault tests mount
 # read-only and full tmpfs file systems there without privileges.
 import subprocess

@@ -1257,7 +1257,8 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
       kernels << " '" << node << "'";
   }
   kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
-          << ") {\n  HP_FOR(i) {\n";
+          << ") {\n  " << (needCoords ? "HP_FOR(i)" : "HP_FOR_SIMD(i)")
+          << " {\n";
   if (needCoords) {
     // Coordinates of the output element, innermost first, as far out as a
     // broadcast operand needs them.
@@ -2075,7 +2076,7 @@ LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   if (op->getNumResults() > 1 && op->getResult(1))
     indices = ptr(op->getResult(1));
   line(llvm::formatv(
-      "hp_launch(ctx, hp_pool<{0}, {1}, {2}>, {3}, {4}, {5}, "
+      "hp_pool_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, "
       "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
       "{16}, {17}, {18});",
       storageType(elt), accType(elt), isMax ? "true" : "false", numel(y), nsp,

@@ -333,11 +333,21 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
   // nothing newer, and C++17's <cmath> (the special functions) costs 0.17 s
   // of the 0.25 s a one-device program's header takes to parse (GCC 12).
   auto cpuArgs = [&](auto in) {
-    std::vector<std::string> args{"-std=c++14", opt,       "-fopenmp",
-                                  "-fPIC",      "-shared", "-w",
-                                  "-x",         "c++",     "-I" + in("include"),
-                                  in(source),   "-o",      in(cpuLib),
-                                  "-lopenblas"};
+    // The kernels' math (hp_exp, hp_tanh, ...) is branch-free selects:
+    // without -fno-trapping-math GCC will not if-convert them, and so not
+    // vectorize the loops; without -fno-math-errno sqrtf and friends are
+    // calls. Neither changes a value (programs never read errno or the
+    // floating-point exception flags).
+    std::vector<std::string> args{"-std=c++14", opt, "-fno-math-errno",
+                                  "-fno-trapping-math"};
+    if (!opts.cpuArch.empty())
+      args.push_back("-march=" + opts.cpuArch);
+    for (std::string a :
+         {std::string("-fopenmp"), std::string("-fPIC"), std::string("-shared"),
+          std::string("-w"), std::string("-x"), std::string("c++"),
+          "-I" + in("include"), in(source), std::string("-o"), in(cpuLib),
+          std::string("-lopenblas")})
+      args.push_back(a);
     // OpenBLAS's OpenMP build, which shares libgomp's threads with the
     // program's loops (lib/Codegen/CMakeLists.txt).
     if (llvm::StringRef dir = HETPAR_OPENBLAS_LIB_DIR; !dir.empty()) {

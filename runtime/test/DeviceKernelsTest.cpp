@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -176,6 +177,51 @@ TEST(BatchNormTrain, StatisticsAndRunningUpdate) {
   EXPECT_NEAR(runMean[1], 0.2 * 0.9 + 11 * 0.1, 1e-6);
   EXPECT_NEAR(runVar[0], 1 * 0.9 + 1.25 * 0.1, 1e-6);
   EXPECT_NEAR(runVar[1], 2 * 0.9 + 3 * 0.1, 1e-6);
+}
+
+// The CPU's branch-free float exp, erf and tanh against double precision
+// libm (the reference), on a dense sweep of their whole range and the
+// special values.
+double ulpsOff(float got, double want) {
+  float w = (float)want;
+  double ulp = std::nextafter(std::fabs(w), HUGE_VALF) - std::fabs(w);
+  if (std::fabs(w) < 1.17549435e-38f) // subnormal: the smallest spacing
+    ulp = 1.40129846e-45;
+  return std::fabs((double)got - want) / ulp;
+}
+
+TEST(Math, ExpWithinOneUlpOverItsRange) {
+  double worst = 0;
+  float at = 0;
+  for (float x = -103.9f; x < 88.72f; x += 1.3e-4f) {
+    double e = ulpsOff(hp_exp(x), std::exp((double)x));
+    if (e > worst)
+      worst = e, at = x;
+  }
+  EXPECT_LE(worst, 1.0) << "at x = " << at;
+  EXPECT_EQ(hp_exp(0.0f), 1.0f);
+  EXPECT_EQ(hp_exp(-INFINITY), 0.0f); // masked softmax scores
+  EXPECT_EQ(hp_exp(-200.0f), 0.0f);
+  EXPECT_EQ(hp_exp(88.8f), INFINITY);
+  EXPECT_EQ(hp_exp(INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(hp_exp(NAN)));
+  EXPECT_GT(hp_exp(-100.0f), 0.0f); // subnormal, not flushed
+  EXPECT_NEAR(hp_exp(-100.0f), std::exp(-100.0), 2e-45);
+}
+
+TEST(Math, ErfAndTanhAbsoluteError) {
+  double erfWorst = 0, tanhWorst = 0;
+  for (float x = -12.0f; x < 12.0f; x += 1e-4f) {
+    erfWorst = std::max(erfWorst, std::fabs(hp_erf(x) - std::erf((double)x)));
+    tanhWorst =
+        std::max(tanhWorst, std::fabs(hp_tanh(x) - std::tanh((double)x)));
+  }
+  EXPECT_LE(erfWorst, 5e-7);
+  EXPECT_LE(tanhWorst, 5e-7);
+  EXPECT_EQ(hp_erf(0.0f), 0.0f);
+  EXPECT_EQ(hp_erf(INFINITY), 1.0f);
+  EXPECT_EQ(hp_erf(-INFINITY), -1.0f);
+  EXPECT_TRUE(std::isnan(hp_erf(NAN)));
 }
 
 } // namespace

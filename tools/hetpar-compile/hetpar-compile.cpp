@@ -227,6 +227,15 @@ static cl::opt<int> optLevel("opt-level",
                              cl::init(2), cl::value_desc("N"),
                              cl::cat(category));
 
+static cl::opt<std::string> cpuArch(
+    "cpu-arch",
+    cl::desc("The CPU build's -march: native (default; the extensions of "
+             "this machine, e.g. AVX-512) or a GCC CPU name such as x86-64, "
+             "x86-64-v3 or znver4 for a program that runs on another "
+             "machine. A program refuses to start on a CPU that lacks an "
+             "extension it was built for"),
+    cl::init("native"), cl::value_desc("ARCH"), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hetpar-compile: error: " << message << "\n";
   return 1;
@@ -604,6 +613,7 @@ codegenOptions(hetpar::FloatMode floatMode) {
   hetpar::codegen::CodegenOptions opts;
   opts.floatMode = floatMode;
   opts.optLevel = optLevel;
+  opts.cpuArch = cpuArch;
   opts.checkIndices = !uncheckedIndices;
   opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
       argv0, reinterpret_cast<void *>(&fail));
@@ -924,6 +934,12 @@ int main(int argc, char **argv) {
                 "or the search)");
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
+  if (cpuArch.empty() || !llvm::all_of(cpuArch, [](char c) {
+        return llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
+      }))
+    return fail("--cpu-arch: '" + cpuArch +
+                "' is not a CPU name (native, x86-64, x86-64-v3, znver4, "
+                "...)");
   for (const std::string &t : targets)
     if (t != "cpu" && t != "cuda" && t != "none")
       return fail("--targets: unknown target '" + t + "' (cpu, cuda, none)");

@@ -51,6 +51,12 @@ struct CodegenOptions {
   std::string nvcc;
   /// Optimization level of both builds (0-3).
   int optLevel = 2;
+  /// The CPU build's -march: "native" (the compiling machine's extensions,
+  /// AVX2 or AVX-512 where present) or a GCC/Clang CPU name such as
+  /// x86-64, x86-64-v3 or znver4 for a program built to run elsewhere. A
+  /// program refuses to start on a CPU that lacks an extension it was built
+  /// for (hetpar_create). Empty: no -march (the compiler's default).
+  std::string cpuArch = "native";
   /// Kernels that take an index from data (Gather, GatherElements, the
   /// losses' labels, ...) report the first one out of range, and hetpar_run
   /// fails naming the node and the value (docs/reliability.md). False
