@@ -224,4 +224,37 @@ TEST(Math, ErfAndTanhAbsoluteError) {
   EXPECT_TRUE(std::isnan(hp_erf(NAN)));
 }
 
+// A strided copy's neighbouring dimensions merge when they are contiguous in
+// both tensors and untiled: Llama's rotary half [2, 4, 16, 8] of a
+// [2, 4, 16, 16] tensor (source strides [1024, 256, 16, 1], destination
+// [512, 128, 8, 1]) is 128 rows of 8 (source row stride 16); a tiled
+// (mod < extent) or broadcast dimension stays apart, extents of 1 go.
+TEST(StridedCopy, CoalescesContiguousDimensions) {
+  hp_dims dims = {{2, 4, 16, 8}}, in = {{1024, 256, 16, 1}},
+          mods = {{2, 4, 16, 8}}, out = {{512, 128, 8, 1}};
+  ASSERT_EQ(hp_coalesce_copy(4, dims, in, mods, out), 2);
+  EXPECT_EQ(dims.v[0], 128);
+  EXPECT_EQ(in.v[0], 16);
+  EXPECT_EQ(out.v[0], 8);
+  EXPECT_EQ(dims.v[1], 8);
+  EXPECT_EQ(in.v[1], 1);
+
+  // Tile of a [3] over [2, 3] (mod 1 on dimension 0) and a size-1 axis.
+  hp_dims tDims = {{2, 1, 3}}, tIn = {{0, 3, 1}}, tMods = {{1, 1, 3}},
+          tOut = {{3, 3, 1}};
+  ASSERT_EQ(hp_coalesce_copy(3, tDims, tIn, tMods, tOut), 2);
+  EXPECT_EQ(tDims.v[0], 2);
+  EXPECT_EQ(tMods.v[0], 1);
+  EXPECT_EQ(tDims.v[1], 3);
+
+  // The copy itself: a [2, 3] transpose through the launcher.
+  const float src[6] = {0, 1, 2, 3, 4, 5};
+  float dst[6] = {};
+  hp_copy_launch<float>(nullptr, 6, 2, hp_dims{{3, 2}}, hp_dims{{1, 3}},
+                        hp_dims{{3, 2}}, 0, src, hp_dims{{2, 1}}, 0, dst);
+  const float want[6] = {0, 3, 1, 4, 2, 5};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(dst[i], want[i]) << "element " << i;
+}
+
 } // namespace

@@ -490,56 +490,119 @@ HP_KERNEL(hp_strided_copy, int rank, hp_dims dims, hp_dims inStrides,
   }
 }
 
-/// hp_strided_copy by rows of the innermost dimension: the index arithmetic
-/// once per row, then a strided inner loop (the CPU backend's version).
+/// Rows of the innermost dimension handled by one iteration of
+/// hp_strided_copy_rows: enough that its one set of divisions is shared.
+#define HP_COPY_CHUNK 32
+
+/// hp_strided_copy by rows of the innermost dimension (the CPU backend's
+/// version): iteration i copies the rows [i * HP_COPY_CHUNK, ...) of `rows`.
+/// The first row's coordinates take divisions, the others an odometer step,
+/// and a modulo only where a mod is smaller than its dimension (Tile); a
+/// unit-stride row is a vector loop.
 template <typename T>
 HP_KERNEL(hp_strided_copy_rows, int rank, hp_dims dims, hp_dims inStrides,
           hp_dims inMods, int64_t inOffset, const T *in, hp_dims outStrides,
-          int64_t outOffset, T *out) {
+          int64_t outOffset, T *out, int64_t rows) {
   const int last = rank - 1;
   const int64_t width = dims.v[last];
-  HP_FOR_W(row, width) {
-    int64_t rem = row, src = inOffset, dst = outOffset;
+  const int64_t is = inStrides.v[last], os = outStrides.v[last];
+  const int64_t mod = inMods.v[last];
+  HP_FOR_W(chunk, width * HP_COPY_CHUNK) {
+    const int64_t first = chunk * HP_COPY_CHUNK;
+    const int64_t end =
+        first + HP_COPY_CHUNK < rows ? first + HP_COPY_CHUNK : rows;
+    int64_t c[HP_MAX_RANK] = {0}, rem = first;
     for (int d = last - 1; d >= 0; --d) {
-      int64_t c = rem % dims.v[d];
+      c[d] = rem % dims.v[d];
       rem /= dims.v[d];
-      src += (c % inMods.v[d]) * inStrides.v[d];
-      dst += c * outStrides.v[d];
     }
-    const int64_t is = inStrides.v[last], os = outStrides.v[last];
-    const int64_t mod = inMods.v[last];
-    if (mod >= width && is == 1 && os == 1) {
-      memcpy(out + dst, in + src, width * sizeof(T));
-    } else if (mod >= width) {
-      for (int64_t c = 0; c < width; ++c)
-        out[dst + c * os] = in[src + c * is];
-    } else {
-      for (int64_t c = 0; c < width; ++c)
-        out[dst + c * os] = in[src + (c % mod) * is];
+    for (int64_t row = first; row < end; ++row) {
+      int64_t src = inOffset, dst = outOffset;
+      for (int d = 0; d < last; ++d) {
+        const int64_t m = inMods.v[d];
+        src += (c[d] < m ? c[d] : c[d] % m) * inStrides.v[d];
+        dst += c[d] * outStrides.v[d];
+      }
+      if (mod >= width && is == 1 && os == 1) {
+        const T *__restrict__ from = in + src;
+        T *__restrict__ to = out + dst;
+        HP_SIMD
+        for (int64_t k = 0; k < width; ++k)
+          to[k] = from[k];
+      } else if (mod >= width) {
+        for (int64_t k = 0; k < width; ++k)
+          out[dst + k * os] = in[src + k * is];
+      } else {
+        for (int64_t k = 0; k < width; ++k)
+          out[dst + k * os] = in[src + (k % mod) * is];
+      }
+      for (int d = last - 1; d >= 0; --d) {
+        if (++c[d] < dims.v[d])
+          break;
+        c[d] = 0;
+      }
     }
   }
 }
 
-/// Launches a strided copy of n elements: one thread per element on the GPU,
-/// one iteration per innermost row on the CPU.
+/// Merges neighbouring dimensions of a strided copy that are contiguous in
+/// both the source and the destination and not tiled (e.g. [2, 4, 16, 8]
+/// with source strides [1024, 256, 16, 1] becomes [8, 16, 8]), dropping
+/// dimensions of extent 1, so the kernels walk fewer, longer rows. Returns
+/// the new rank; a rank-0 copy stays rank 0.
+static int hp_coalesce_copy(int rank, hp_dims &dims, hp_dims &inStrides,
+                            hp_dims &inMods, hp_dims &outStrides) {
+  int r = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (dims.v[d] == 1 && rank > 1)
+      continue; // no coordinate but 0: neither stride matters
+    bool whole = inMods.v[d] >= dims.v[d];
+    if (r > 0 && whole && inMods.v[r - 1] >= dims.v[r - 1] &&
+        inStrides.v[r - 1] == inStrides.v[d] * dims.v[d] &&
+        outStrides.v[r - 1] == outStrides.v[d] * dims.v[d]) {
+      dims.v[r - 1] *= dims.v[d];
+      inMods.v[r - 1] = dims.v[r - 1];
+      inStrides.v[r - 1] = inStrides.v[d];
+      outStrides.v[r - 1] = outStrides.v[d];
+      continue;
+    }
+    dims.v[r] = dims.v[d];
+    inStrides.v[r] = inStrides.v[d];
+    inMods.v[r] = inMods.v[d];
+    outStrides.v[r] = outStrides.v[d];
+    ++r;
+  }
+  if (r == 0 && rank > 0) { // every extent was 1: one element
+    dims.v[0] = inMods.v[0] = 1;
+    r = 1;
+  }
+  return r;
+}
+
+/// Launches a strided copy of n elements after hp_coalesce_copy: one thread
+/// per element on the GPU, one iteration per HP_COPY_CHUNK innermost rows on
+/// the CPU.
 template <typename T>
 static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
                            hp_dims inStrides, hp_dims inMods, int64_t inOffset,
                            const T *in, hp_dims outStrides, int64_t outOffset,
                            T *out) {
+  if (n == 0)
+    return;
+  rank = hp_coalesce_copy(rank, dims, inStrides, inMods, outStrides);
 #if HP_CUDA
   hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods, inOffset,
             in, outStrides, outOffset, out);
 #else
-  if (n == 0)
-    return;
   if (rank == 0) { // a scalar
     hp_launch(ctx, hp_strided_copy<T>, n, rank, dims, inStrides, inMods,
               inOffset, in, outStrides, outOffset, out);
     return;
   }
-  hp_launch(ctx, hp_strided_copy_rows<T>, n / dims.v[rank - 1], rank, dims,
-            inStrides, inMods, inOffset, in, outStrides, outOffset, out);
+  int64_t rows = n / dims.v[rank - 1];
+  hp_launch(ctx, hp_strided_copy_rows<T>,
+            (rows + HP_COPY_CHUNK - 1) / HP_COPY_CHUNK, rank, dims, inStrides,
+            inMods, inOffset, in, outStrides, outOffset, out, rows);
 #endif
 }
 
