@@ -529,6 +529,12 @@ HP_KERNEL(hp_strided_copy_rows, int rank, hp_dims dims, hp_dims inStrides,
         HP_SIMD
         for (int64_t k = 0; k < width; ++k)
           to[k] = from[k];
+      } else if (is == 0 && os == 1) { // a broadcast value (a bias)
+        const T v = in[src];
+        T *__restrict__ to = out + dst;
+        HP_SIMD
+        for (int64_t k = 0; k < width; ++k)
+          to[k] = v;
       } else if (mod >= width) {
         for (int64_t k = 0; k < width; ++k)
           out[dst + k * os] = in[src + k * is];
@@ -1997,8 +2003,25 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
     const int64_t plane = row / outH, oh = row % outH;
     const int64_t planeOff = plane * inH * inW;
     const int64_t h0 = oh * stride.v[0] - padBegin.v[0];
+    const bool rowsInside =
+        h0 >= 0 && h0 + (kH - 1) * dilation.v[0] < inH && kH > 0 && kW > 0;
     for (int64_t ow = 0; ow < outW; ++ow) {
       const int64_t w0 = ow * stride.v[1] - padBegin.v[1];
+      const int64_t o = row * outW + ow;
+      if (MAX && !indices && rowsInside && w0 >= 0 &&
+          w0 + (kW - 1) * dilation.v[1] < inW) {
+        // The whole window inside: no bounds tests. The first element
+        // seeds the maximum and only a greater one replaces it, as below.
+        const T *p = in + planeOff + h0 * inW + w0;
+        Acc acc = (Acc)p[0];
+        for (int64_t kh = 0; kh < kH; ++kh, p += dilation.v[0] * inW)
+          for (int64_t kw = 0; kw < kW; ++kw) {
+            const Acc v = (Acc)p[kw * dilation.v[1]];
+            acc = v > acc ? v : acc;
+          }
+        out[o] = (T)acc;
+        continue;
+      }
       Acc acc = MAX ? hp_lowest<Acc>() : Acc(0);
       int64_t count = 0, best = -1;
       for (int64_t kh = 0; kh < kH; ++kh) {
@@ -2026,7 +2049,6 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
           ++count;
         }
       }
-      const int64_t o = row * outW + ow;
       if (MAX) {
         out[o] = (T)acc;
         if (indices)
@@ -2153,6 +2175,66 @@ HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
+/// Copies the columns [lo, hi) of one im2col row from `src` at start + ow *
+/// step, zeros the rest of the row's `width` columns. Stride 1 and 2 (the
+/// usual convolutions) are loops the compiler vectorizes.
+template <typename T>
+static inline void hp_im2col_row(T *__restrict__ dst, const T *__restrict__ src,
+                                 int64_t width, int64_t lo, int64_t hi,
+                                 int64_t start, int64_t step) {
+  for (int64_t ow = 0; ow < lo; ++ow)
+    dst[ow] = T(0);
+  const T *from = src + start;
+  if (step == 1) {
+    HP_SIMD
+    for (int64_t ow = lo; ow < hi; ++ow)
+      dst[ow] = from[ow];
+  } else if (step == 2) {
+    HP_SIMD
+    for (int64_t ow = lo; ow < hi; ++ow)
+      dst[ow] = from[2 * ow];
+  } else {
+    for (int64_t ow = lo; ow < hi; ++ow)
+      dst[ow] = from[ow * step];
+  }
+  for (int64_t ow = hi > lo ? hi : lo; ow < width; ++ow)
+    dst[ow] = T(0);
+}
+
+/// im2col of one image with two spatial dims on the CPU: one iteration per
+/// (channel, kh, kw) row block; the valid columns of the block's rows once,
+/// each output row a bounds test and hp_im2col_row. The rank-generic
+/// hp_im2col_rows spent most of its time on per-row index arithmetic and a
+/// scalar strided copy (ResNet-18/8's stride-2 stem was 40% of its run).
+template <typename T>
+HP_KERNEL(hp_im2col2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
+          hp_dims stride, hp_dims padBegin, hp_dims dilation,
+          int64_t kernelCount, int64_t inPlane, int64_t outPlane, const T *x,
+          T *cols) {
+  const int64_t inH = inSp.v[0], inW = inSp.v[1];
+  const int64_t outH = outSp.v[0], width = outSp.v[1];
+  const int64_t kW = kernel.v[1], step = stride.v[1];
+  HP_FOR_W(rk, outPlane) {
+    const int64_t k = rk % kernelCount, c = rk / kernelCount;
+    const int64_t kh = k / kW, kw = k % kW;
+    // The columns [lo, hi) that read inside the input row.
+    const int64_t start = kw * dilation.v[1] - padBegin.v[1];
+    int64_t lo = start >= 0 ? 0 : (step - 1 - start) / step;
+    int64_t hi = start >= inW ? 0 : (inW - start + step - 1) / step;
+    lo = lo < width ? lo : width;
+    hi = hi < width ? hi : width;
+    const T *plane = x + c * inPlane;
+    T *dst = cols + rk * outPlane;
+    for (int64_t oh = 0; oh < outH; ++oh, dst += width) {
+      const int64_t ih = oh * stride.v[0] - padBegin.v[0] + kh * dilation.v[0];
+      if (ih < 0 || ih >= inH)
+        hp_im2col_row(dst, plane, width, width, width, 0, step);
+      else
+        hp_im2col_row(dst, plane + ih * inW, width, lo, hi, start, step);
+    }
+  }
+}
+
 /// im2col of one image: one thread per element on the GPU, one iteration
 /// per row of output columns on the CPU.
 template <typename T>
@@ -2166,9 +2248,14 @@ static void hp_im2col_launch(hp_ctx *ctx, int nsp, hp_dims inSp, hp_dims outSp,
             outSp, kernel, stride, padBegin, dilation, kernelCount, inPlane,
             outPlane, x, cols);
 #else
-  hp_launch(ctx, hp_im2col_rows<T>, channels * kernelCount, nsp, inSp, outSp,
-            kernel, stride, padBegin, dilation, kernelCount, inPlane, outPlane,
-            x, cols);
+  if (nsp == 2)
+    hp_launch(ctx, hp_im2col2d_rows<T>, channels * kernelCount, inSp, outSp,
+              kernel, stride, padBegin, dilation, kernelCount, inPlane,
+              outPlane, x, cols);
+  else
+    hp_launch(ctx, hp_im2col_rows<T>, channels * kernelCount, nsp, inSp, outSp,
+              kernel, stride, padBegin, dilation, kernelCount, inPlane,
+              outPlane, x, cols);
 #endif
 }
 
