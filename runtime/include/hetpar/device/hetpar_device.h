@@ -446,8 +446,10 @@ static void hp_launch(hp_ctx *ctx, void (*k)(int64_t, P...), int64_t n,
 // HP_FOR whose body has no inner loop or call that stops vectorization (the
 // fused elementwise kernels): each thread's share runs as SIMD lanes, at any
 // optimization level (GCC's -O2 vectorizes only loops without a remainder).
+// The if clause names `parallel`: unnamed, OpenMP 5 applies it to the simd
+// construct too, and small loops would run scalar.
 #define HP_FOR_SIMD(i)                                                         \
-  _Pragma("omp parallel for simd schedule(static) if (hp_n >= 16384)")         \
+  _Pragma("omp parallel for simd schedule(static) if (parallel : hp_n >= 16384)") \
       for (int64_t i = 0; i < hp_n; ++i)
 // clang-format on
 #define HP_PRAGMA(x) _Pragma(#x)
