@@ -1055,6 +1055,12 @@ template <typename T, typename Acc, int OP>
 HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
           int redRank, hp_dims redDims, hp_dims redStrides, int64_t redCount,
           const T *in, T *out) {
+  // A contiguous run summed (RMSNorm's mean of squares, a row sum) is a
+  // vector loop with partial sums per lane.
+  const bool contiguousSum =
+      (OP == HP_RED_SUM || OP == HP_RED_MEAN || OP == HP_RED_SUMSQ ||
+       OP == HP_RED_L1 || OP == HP_RED_L2) &&
+      redRank == 1 && redStrides.v[0] == 1;
   HP_FOR_W(o, redCount) {
     int64_t rem = o, base = 0;
     for (int d = keptRank - 1; d >= 0; --d) {
@@ -1066,50 +1072,61 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
               : OP == HP_RED_MIN ? hp_highest<Acc>()
                                  : Acc(0);
     Acc shift = Acc(0);
-    if (OP == HP_RED_LOGSUMEXP) {
-      shift = hp_lowest<Acc>();
+    if (contiguousSum) {
+      const T *p = in + base;
+      HP_SIMD_REDUCE(+, acc)
+      for (int64_t r = 0; r < redCount; ++r) {
+        Acc x = (Acc)p[r];
+        acc += OP == HP_RED_L1                         ? hp_abs(x)
+               : OP == HP_RED_SUMSQ || OP == HP_RED_L2 ? x * x
+                                                       : x;
+      }
+    } else {
+      if (OP == HP_RED_LOGSUMEXP) {
+        shift = hp_lowest<Acc>();
+        for (int64_t r = 0; r < redCount; ++r) {
+          int64_t rr = r, off = base;
+          for (int d = redRank - 1; d >= 0; --d) {
+            off += (rr % redDims.v[d]) * redStrides.v[d];
+            rr /= redDims.v[d];
+          }
+          shift = hp_max(shift, (Acc)in[off]);
+        }
+        if (!(shift > hp_lowest<Acc>() && shift < hp_highest<Acc>()))
+          shift = Acc(0);
+      }
       for (int64_t r = 0; r < redCount; ++r) {
         int64_t rr = r, off = base;
         for (int d = redRank - 1; d >= 0; --d) {
           off += (rr % redDims.v[d]) * redStrides.v[d];
           rr /= redDims.v[d];
         }
-        shift = hp_max(shift, (Acc)in[off]);
-      }
-      if (!(shift > hp_lowest<Acc>() && shift < hp_highest<Acc>()))
-        shift = Acc(0);
-    }
-    for (int64_t r = 0; r < redCount; ++r) {
-      int64_t rr = r, off = base;
-      for (int d = redRank - 1; d >= 0; --d) {
-        off += (rr % redDims.v[d]) * redStrides.v[d];
-        rr /= redDims.v[d];
-      }
-      Acc x = (Acc)in[off];
-      switch (OP) {
-      case HP_RED_SUM:
-      case HP_RED_MEAN:
-        acc += x;
-        break;
-      case HP_RED_MAX:
-        acc = hp_max(acc, x);
-        break;
-      case HP_RED_MIN:
-        acc = hp_min(acc, x);
-        break;
-      case HP_RED_PROD:
-        acc *= x;
-        break;
-      case HP_RED_L1:
-        acc += hp_abs(x);
-        break;
-      case HP_RED_L2:
-      case HP_RED_SUMSQ:
-        acc += x * x;
-        break;
-      case HP_RED_LOGSUMEXP:
-        acc += (Acc)hp_exp((double)(x - shift));
-        break;
+        Acc x = (Acc)in[off];
+        switch (OP) {
+        case HP_RED_SUM:
+        case HP_RED_MEAN:
+          acc += x;
+          break;
+        case HP_RED_MAX:
+          acc = hp_max(acc, x);
+          break;
+        case HP_RED_MIN:
+          acc = hp_min(acc, x);
+          break;
+        case HP_RED_PROD:
+          acc *= x;
+          break;
+        case HP_RED_L1:
+          acc += hp_abs(x);
+          break;
+        case HP_RED_L2:
+        case HP_RED_SUMSQ:
+          acc += x * x;
+          break;
+        case HP_RED_LOGSUMEXP:
+          acc += (Acc)hp_exp((double)(x - shift));
+          break;
+        }
       }
     }
     if (OP == HP_RED_MEAN && redCount > 0)
