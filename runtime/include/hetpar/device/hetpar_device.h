@@ -1939,6 +1939,35 @@ HP_KERNEL(hp_cumsum, int64_t len, int64_t inner, int exclusive, int reverse,
   }
 }
 
+/// A pooling window's running result: the first maximum and its flat input
+/// offset (a later element replaces it only when greater), or the sum and
+/// the count of the positions that count for the average.
+template <typename Acc, bool MAX> struct hp_pool_state {
+  Acc acc = MAX ? hp_lowest<Acc>() : Acc(0);
+  int64_t count = 0, best = -1;
+  HP_HD void add(Acc v, int64_t at) {
+    if (MAX) {
+      if (best < 0 || v > acc) {
+        acc = v;
+        best = at;
+      }
+    } else {
+      acc += v;
+    }
+    ++count;
+  }
+  template <typename T>
+  HP_HD void store(T *out, int64_t *indices, int64_t o) const {
+    if (MAX) {
+      out[o] = (T)acc;
+      if (indices)
+        indices[o] = best;
+    } else {
+      out[o] = (T)(count ? acc / (Acc)count : Acc(0));
+    }
+  }
+};
+
 /// Pooling over `nsp` spatial dims of [N*C, spatial...]: MAX=true takes the
 /// maximum (and its flat index when indices is not null), else the average.
 /// Windows start at out*stride - padBegin and step by dilation; positions
@@ -1957,8 +1986,7 @@ HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
       oc[d] = rem % outSp.v[d];
       rem /= outSp.v[d];
     }
-    Acc acc = MAX ? hp_lowest<Acc>() : Acc(0);
-    int64_t count = 0, best = -1;
+    hp_pool_state<Acc, MAX> st;
     for (int64_t k = 0; k < kernelCount; ++k) {
       int64_t kr = k;
       bool inside = true, inPadded = true;
@@ -1973,7 +2001,7 @@ HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
       }
       if (!inside) {
         if (!MAX && countIncludePad && inPadded)
-          ++count;
+          ++st.count;
         continue;
       }
       // Flat offset inside the plane.
@@ -1986,24 +2014,9 @@ HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
         flat += c * mul;
         mul *= inSp.v[d];
       }
-      Acc x = (Acc)in[plane * inPlane + flat];
-      if (MAX) {
-        if (best < 0 || x > acc) {
-          acc = x;
-          best = plane * inPlane + flat;
-        }
-      } else {
-        acc += x;
-      }
-      ++count;
+      st.add((Acc)in[plane * inPlane + flat], plane * inPlane + flat);
     }
-    if (MAX) {
-      out[i] = (T)acc;
-      if (indices)
-        indices[i] = best;
-    } else {
-      out[i] = (T)(count ? acc / (Acc)count : Acc(0));
-    }
+    st.store(out, indices, i);
   }
 }
 
@@ -2041,8 +2054,7 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
         out[o] = (T)acc;
         continue;
       }
-      Acc acc = MAX ? hp_lowest<Acc>() : Acc(0);
-      int64_t count = 0, best = -1;
+      hp_pool_state<Acc, MAX> st;
       for (int64_t kh = 0; kh < kH; ++kh) {
         const int64_t ih = h0 + kh * dilation.v[0];
         const bool rowInside = ih >= 0 && ih < inH;
@@ -2052,29 +2064,14 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
           if (!rowInside || iw < 0 || iw >= inW) {
             if (!MAX && countIncludePad && rowPadded && iw >= -padBegin.v[1] &&
                 iw < inW + padEnd.v[1])
-              ++count;
+              ++st.count;
             continue;
           }
           const int64_t at = planeOff + ih * inW + iw;
-          const Acc v = (Acc)in[at];
-          if (MAX) {
-            if (best < 0 || v > acc) {
-              acc = v;
-              best = at;
-            }
-          } else {
-            acc += v;
-          }
-          ++count;
+          st.add((Acc)in[at], at);
         }
       }
-      if (MAX) {
-        out[o] = (T)acc;
-        if (indices)
-          indices[o] = best;
-      } else {
-        out[o] = (T)(count ? acc / (Acc)count : Acc(0));
-      }
+      st.store(out, indices, o);
     }
   }
 }
