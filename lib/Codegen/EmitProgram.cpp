@@ -190,6 +190,8 @@ private:
   LogicalResult emitMatMul(Operation *op);
   LogicalResult emitGemm(onnx::GemmOp op);
   LogicalResult emitConv(onnx::ConvOp op);
+  LogicalResult emitConv2d(onnx::ConvOp op, llvm::ArrayRef<int64_t> shape,
+                           float beta);
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
@@ -332,8 +334,7 @@ static std::string strAttr(Operation *op, llvm::StringRef name,
   return dflt.str();
 }
 
-/// "{{a, b, c}}" for an hp_dims argument.
-/// "{1, 2, 3}" ("{0}" when empty): a C array initializer.
+/// "{1, 2, 3}" ("{0}" when empty): a C array or aggregate initializer.
 static std::string braced(llvm::ArrayRef<int64_t> v) {
   std::string s = "{";
   for (size_t i = 0; i < v.size(); ++i)
@@ -341,6 +342,7 @@ static std::string braced(llvm::ArrayRef<int64_t> v) {
   return s + (v.empty() ? "0}" : "}");
 }
 
+/// "hp_dims{{a, b, c}}" for an hp_dims argument.
 static std::string dims(llvm::ArrayRef<int64_t> v) {
   return "hp_dims{" + braced(v) + "}";
 }
@@ -1472,6 +1474,13 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   }
   if (numel(y) == 0)
     return success();
+  if (nsp == 2) // hp_conv2d_shape: N, G, Cg, Mg, H, W, OH, OW, kH, kW,
+                // sH, sW, pH, pW, dH, dW.
+    return emitConv2d(op,
+                      {N, G, Cg, Mg, inSp[0], inSp[1], outSp[0], outSp[1], k[0],
+                       k[1], win.stride[0], win.stride[1], win.padBegin[0],
+                       win.padBegin[1], win.dilation[0], win.dilation[1]},
+                      beta);
   std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
   line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
   line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
@@ -1493,6 +1502,23 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   line("      return 1;");
   line("  }");
   program.libraryCalls += 2;
+  return success();
+}
+
+/// A 2-D Conv after its bias: one hp_conv2d_launch, which picks the direct
+/// kernel or im2col plus a GEMM per image and group for the backend it is
+/// built for (hetpar_device.h, hp_conv2d_direct_pays).
+LogicalResult Emitter::emitConv2d(onnx::ConvOp op,
+                                  llvm::ArrayRef<int64_t> shape, float beta) {
+  Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
+  Type elt = eltOf(Y);
+  std::string st = storageType(elt);
+  line(llvm::formatv("if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
+                     "{3}, {4}, {5}, {6}, (({0} *){7})))",
+                     st, accType(elt), braced(shape), floatLiteral(beta, false),
+                     ptr(X), ptr(W), ptr(Y), scratch(op)));
+  line("  return 1;");
+  ++program.libraryCalls;
   return success();
 }
 

@@ -257,4 +257,67 @@ TEST(StridedCopy, CoalescesContiguousDimensions) {
     EXPECT_EQ(dst[i], want[i]) << "element " << i;
 }
 
+// hp_conv2d_launch against a plain loop over ONNX Conv's definition, on both
+// of its paths: the direct kernel (depthwise, with a depth multiplier of 2)
+// and im2col plus GEMM (two input channels per group); stride 2, padding 1,
+// and beta 1 onto a bias already in y.
+std::vector<float> convReference(const hp_conv2d_shape &s,
+                                 const std::vector<float> &x,
+                                 const std::vector<float> &w, float bias) {
+  std::vector<float> y(s.N * s.G * s.Mg * s.OH * s.OW, bias);
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t m = 0; m < s.G * s.Mg; ++m)
+      for (int64_t oh = 0; oh < s.OH; ++oh)
+        for (int64_t ow = 0; ow < s.OW; ++ow) {
+          double acc = bias;
+          int64_t g = m / s.Mg;
+          for (int64_t c = 0; c < s.Cg; ++c)
+            for (int64_t kh = 0; kh < s.kH; ++kh)
+              for (int64_t kw = 0; kw < s.kW; ++kw) {
+                int64_t ih = oh * s.sH - s.pH + kh * s.dH;
+                int64_t iw = ow * s.sW - s.pW + kw * s.dW;
+                if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
+                  continue;
+                acc +=
+                    w[((m * s.Cg + c) * s.kH + kh) * s.kW + kw] *
+                    x[((n * s.G + g) * s.Cg + c) * s.H * s.W + ih * s.W + iw];
+              }
+          y[((n * s.G * s.Mg + m) * s.OH + oh) * s.OW + ow] = (float)acc;
+        }
+  return y;
+}
+
+void checkConv(const hp_conv2d_shape &s) {
+  std::vector<float> x(s.N * s.G * s.Cg * s.H * s.W),
+      w(s.G * s.Mg * s.Cg * s.kH * s.kW);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = (float)((i * 7) % 11) - 5.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = (float)((i * 5) % 7) * 0.25f - 0.75f;
+  std::vector<float> want = convReference(s, x, w, 0.5f);
+  std::vector<float> y(want.size(), 0.5f),
+      cols(s.Cg * s.kH * s.kW * s.OH * s.OW);
+  int status = hp_conv2d_launch<float, float>(nullptr, s, 1.0f, x.data(),
+                                              w.data(), y.data(), cols.data());
+  ASSERT_EQ(status, 0);
+  for (size_t i = 0; i < y.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5) << "element " << i;
+}
+
+TEST(Conv2d, DepthwiseRunsDirect) {
+  // N, G, Cg, Mg, H, W, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW
+  hp_conv2d_shape s = {2, 3, 1, 2, 5, 7, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1};
+  EXPECT_TRUE(hp_conv2d_direct_pays(s));
+  checkConv(s);
+  // Stride 1, dilation 2, a row wider than one 64-column tile.
+  hp_conv2d_shape wide = {1, 2, 1, 1, 3, 70, 3, 70, 3, 3, 1, 1, 1, 2, 1, 2};
+  checkConv(wide);
+}
+
+TEST(Conv2d, GroupsOfTwoChannelsRunIm2colGemm) {
+  hp_conv2d_shape s = {2, 2, 2, 3, 5, 7, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1};
+  EXPECT_FALSE(hp_conv2d_direct_pays(s));
+  checkConv(s);
+}
+
 } // namespace
