@@ -5,15 +5,18 @@
 # Usage: bench/peers/run.sh [ROUNDS]   (after a build; ROUNDS default 2)
 #
 # For each bundled real model at its test shape (examples/models/NAME, its
-# stored inputs) and for a GPT-2-small-shaped model (bench/import/make_gpt2.py:
-# 12 layers, hidden 768, 124M parameters) at 1 x 128 tokens:
+# stored inputs) and at a throughput shape (NAME-b32: model-dynamic.onnx with
+# the stored inputs repeated to a batch of 32), and for a GPT-2-small-shaped
+# model (bench/import/make_gpt2.py: 12 layers, hidden 768, 124M parameters) at
+# 1 x 128 and 8 x 512 tokens:
 #   hetpar   `hetpar-run OUT --backend cpu --repeat N`: the median of N runs
 #            of hetpar_run alone (no input reading), after a warm-up
 #   ort      ONNX Runtime's CPU provider on the same model file and inputs
 #            (bench/peers/ort_latency.py: N runs of session.run, median),
 #            all graph optimizations
 # both with all $(nproc) cores: OMP_NUM_THREADS for HetPar, intra-op threads
-# for ONNX Runtime. N is 200 (20 for GPT-2 small). The rounds alternate the
+# for ONNX Runtime. N is 200 (50 at batch 32, 20 for GPT-2 small at 1 x 128,
+# 3 at 8 x 512). The rounds alternate the
 # two, and the best median of the rounds counts, so a slow moment on a shared
 # machine hits both. Prints each latency and the ratio HetPar / ORT (below 1:
 # HetPar is faster), then the geometric mean of the ratios.
@@ -47,13 +50,39 @@ for m in mlp gpt2 bert llama vit resnet18; do
   repeats+=(200)
   shapes+=("")
 done
+# Throughput shapes: each input repeated along dimension 0 to a batch of 32.
+for m in mlp gpt2 bert llama vit resnet18; do
+  args=$(/usr/bin/python3 - "$root/examples/models/$m" "$work/$m-b32" <<'PY'
+import glob, sys
+import numpy as np
+import onnx
+src, dst = sys.argv[1], sys.argv[2]
+names = [i.name for i in onnx.load(src + "/model-dynamic.onnx", load_external_data=False).graph.input]
+files, shapes = [], []
+for k, path in enumerate(sorted(glob.glob(src + "/input_*.npy"))):
+    a = np.load(path)
+    a = np.concatenate([a] * (32 // a.shape[0]), axis=0)
+    np.save("%s_input_%d.npy" % (dst, k), a)
+    files.append("%s_input_%d.npy" % (dst, k))
+    shapes.append("--input-shape=%s=%s" % (names[k], "x".join(map(str, a.shape))))
+print(",".join(files), " ".join(shapes))
+PY
+  )
+  names+=("$m-b32")
+  models+=("$root/examples/models/$m/model-dynamic.onnx")
+  inputs+=("${args%% *}")
+  repeats+=(50)
+  shapes+=("${args#* }")
+done
 /usr/bin/python3 "$root/bench/import/make_gpt2.py" "$work/gpt2-small.onnx" > /dev/null
 /usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], (np.arange(128) % 50257).reshape(1, 128).astype(np.int64))' "$work/ids.npy"
-names+=(gpt2-small) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids.npy") repeats+=(20) shapes+=("input_ids=1x128")
+/usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], (np.arange(8 * 512) % 50257).reshape(8, 512).astype(np.int64))' "$work/ids-8x512.npy"
+names+=(gpt2-small) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids.npy") repeats+=(20) shapes+=("--input-shape=input_ids=1x128")
+names+=(gpt2-s-8x512) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids-8x512.npy") repeats+=(3) shapes+=("--input-shape=input_ids=8x512")
 
 for i in "${!names[@]}"; do
   "$bin/hetpar-compile" "${models[$i]}" -o "$work/${names[$i]}" --targets=cpu \
-    ${shapes[$i]:+--input-shape "${shapes[$i]}"} > /dev/null 2> "$work/compile.log" ||
+    ${shapes[$i]} > /dev/null 2> "$work/compile.log" ||
     { cat "$work/compile.log" >&2; exit 1; }
 done
 
@@ -73,11 +102,18 @@ for ((r = 0; r < rounds; ++r)); do
   done
 done
 
-printf '%-11s %12s %12s %8s\n' model hetpar-ms ort-ms ratio
-ratios=()
+printf '%-13s %12s %12s %8s\n' model hetpar-ms ort-ms ratio
+test_ratios=() big_ratios=()
 for n in "${names[@]}"; do
   ratio=$(/usr/bin/python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "${best_hp[$n]}" "${best_ort[$n]}")
-  ratios+=("$ratio")
-  printf '%-11s %12.3f %12.3f %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" "$ratio"
+  case $n in
+    *-b32 | *-8x512) big_ratios+=("$ratio") ;;
+    *) test_ratios+=("$ratio") ;;
+  esac
+  printf '%-13s %12.3f %12.3f %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" "$ratio"
 done
-/usr/bin/python3 -c 'import math, sys; r = [float(a) for a in sys.argv[1:]]; print("geometric mean of HetPar / ORT: %.2fx over %d models (best of '"$rounds"' rounds)" % (math.exp(sum(map(math.log, r)) / len(r)), len(r)))' "${ratios[@]}"
+geomean() {
+  /usr/bin/python3 -c 'import math, sys; r = [float(a) for a in sys.argv[2:]]; print("geometric mean of HetPar / ORT, %s: %.2fx over %d models (best of %s rounds)" % (sys.argv[1], math.exp(sum(map(math.log, r)) / len(r)), len(r), "'"$rounds"'"))' "$@"
+}
+geomean "test shapes and GPT-2 small at 1 x 128" "${test_ratios[@]}"
+geomean "throughput shapes (batch 32, GPT-2 small at 8 x 512)" "${big_ratios[@]}"
