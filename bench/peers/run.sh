@@ -76,9 +76,10 @@ PY
 done
 /usr/bin/python3 "$root/bench/import/make_gpt2.py" "$work/gpt2-small.onnx" > /dev/null
 /usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], (np.arange(128) % 50257).reshape(1, 128).astype(np.int64))' "$work/ids.npy"
+/usr/bin/python3 "$root/bench/import/make_gpt2.py" "$work/gpt2-small-8x512.onnx" --batch 8 --seq 512 > /dev/null
 /usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], (np.arange(8 * 512) % 50257).reshape(8, 512).astype(np.int64))' "$work/ids-8x512.npy"
-names+=(gpt2-small) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids.npy") repeats+=(20) shapes+=("--input-shape=input_ids=1x128")
-names+=(gpt2-s-8x512) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids-8x512.npy") repeats+=(3) shapes+=("--input-shape=input_ids=8x512")
+names+=(gpt2-small) models+=("$work/gpt2-small.onnx") inputs+=("$work/ids.npy") repeats+=(20) shapes+=("")
+names+=(gpt2-s-8x512) models+=("$work/gpt2-small-8x512.onnx") inputs+=("$work/ids-8x512.npy") repeats+=(3) shapes+=("")
 
 for i in "${!names[@]}"; do
   "$bin/hetpar-compile" "${models[$i]}" -o "$work/${names[$i]}" --targets=cpu \
