@@ -257,6 +257,42 @@ TEST(StridedCopy, CoalescesContiguousDimensions) {
     EXPECT_EQ(dst[i], want[i]) << "element " << i;
 }
 
+// A copy that merges into one row longer than HP_COPY_PIECE is cut into
+// pieces (each piece one iteration); a tiled copy keeps its modulo.
+TEST(StridedCopy, WideRowsInPiecesAndTiles) {
+  const int64_t rows = 3, width = 10001; // merges into one row of 30003
+  std::vector<float> src(rows * width), dst(rows * width, -1.0f);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = (float)i;
+  hp_copy_launch<float>(nullptr, rows * width, 2, hp_dims{{rows, width}},
+                        hp_dims{{width, 1}}, hp_dims{{rows, width}}, 0,
+                        src.data(), hp_dims{{width, 1}}, 0, dst.data());
+  for (size_t i = 0; i < dst.size(); ++i)
+    ASSERT_EQ(dst[i], src[i]) << "element " << i;
+
+  // Tile [5] three times along a row of 15 (mod 5 on the last dimension).
+  std::vector<float> tiled(2 * 15);
+  hp_copy_launch<float>(nullptr, 30, 2, hp_dims{{2, 15}}, hp_dims{{5, 1}},
+                        hp_dims{{2, 5}}, 0, src.data(), hp_dims{{15, 1}}, 0,
+                        tiled.data());
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 15; ++k)
+      EXPECT_EQ(tiled[r * 15 + k], src[r * 5 + k % 5]) << r << ", " << k;
+}
+
+// LogSoftmax of large logits keeps (x - max) exact: the result is within
+// float rounding of the double-precision value.
+TEST(Softmax, LogSoftmaxOfLargeLogits) {
+  const float x[4] = {10000.0f, 10001.0f, 9999.5f, 10000.25f};
+  float y[4];
+  hp_softmax_launch<float, float, true>(nullptr, 1, 4, 1, x, y);
+  double m = 10001.0, s = 0;
+  for (float v : x)
+    s += std::exp((double)v - m);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_NEAR(y[k], (double)x[k] - m - std::log(s), 2e-6) << k;
+}
+
 // hp_conv2d_launch against a plain loop over ONNX Conv's definition, on both
 // of its paths: the direct kernel (depthwise, with a depth multiplier of 2)
 // and im2col plus GEMM (two input channels per group); stride 2, padding 1,

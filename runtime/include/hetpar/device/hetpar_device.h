@@ -492,27 +492,33 @@ HP_KERNEL(hp_strided_copy, int rank, hp_dims dims, hp_dims inStrides,
   }
 }
 
-/// Rows of the innermost dimension handled by one iteration of
-/// hp_strided_copy_rows: enough that its one set of divisions is shared.
-#define HP_COPY_CHUNK 32
+/// The most elements one iteration of hp_strided_copy_rows copies: narrow
+/// rows are grouped up to it (at most 32 rows, so that one set of
+/// coordinate divisions serves many rows), wide rows are cut into pieces of
+/// it (so that one long merged row still spreads over the threads).
+#define HP_COPY_PIECE 4096
 
 /// hp_strided_copy by rows of the innermost dimension (the CPU backend's
-/// version): iteration i copies the rows [i * HP_COPY_CHUNK, ...) of `rows`.
-/// The first row's coordinates take divisions, the others an odometer step,
-/// and a modulo only where a mod is smaller than its dimension (Tile); a
-/// unit-stride row is a vector loop.
+/// version). Iteration i copies the columns [k0, k1) of the rows [first,
+/// first + chunkRows): chunks of narrow rows, or one piece of `piece`
+/// columns of a wide row. The first row's coordinates take divisions, the
+/// others an odometer step, and a modulo only where a mod is smaller than
+/// its dimension (Tile); a unit-stride row is a vector loop.
 template <typename T>
 HP_KERNEL(hp_strided_copy_rows, int rank, hp_dims dims, hp_dims inStrides,
           hp_dims inMods, int64_t inOffset, const T *in, hp_dims outStrides,
-          int64_t outOffset, T *out, int64_t rows) {
+          int64_t outOffset, T *out, int64_t rows, int64_t chunkRows,
+          int64_t piece) {
   const int last = rank - 1;
   const int64_t width = dims.v[last];
+  const int64_t pieces = (width + piece - 1) / piece;
   const int64_t is = inStrides.v[last], os = outStrides.v[last];
   const int64_t mod = inMods.v[last];
-  HP_FOR_W(chunk, width * HP_COPY_CHUNK) {
-    const int64_t first = chunk * HP_COPY_CHUNK;
-    const int64_t end =
-        first + HP_COPY_CHUNK < rows ? first + HP_COPY_CHUNK : rows;
+  HP_FOR_W(it, chunkRows * piece) {
+    const int64_t first = (it / pieces) * chunkRows;
+    const int64_t k0 = (it % pieces) * piece;
+    const int64_t k1 = k0 + piece < width ? k0 + piece : width;
+    const int64_t end = first + chunkRows < rows ? first + chunkRows : rows;
     int64_t c[HP_MAX_RANK] = {0}, rem = first;
     for (int d = last - 1; d >= 0; --d) {
       c[d] = rem % dims.v[d];
@@ -529,19 +535,19 @@ HP_KERNEL(hp_strided_copy_rows, int rank, hp_dims dims, hp_dims inStrides,
         const T *__restrict__ from = in + src;
         T *__restrict__ to = out + dst;
         HP_SIMD
-        for (int64_t k = 0; k < width; ++k)
+        for (int64_t k = k0; k < k1; ++k)
           to[k] = from[k];
       } else if (is == 0 && os == 1) { // a broadcast value (a bias)
         const T v = in[src];
         T *__restrict__ to = out + dst;
         HP_SIMD
-        for (int64_t k = 0; k < width; ++k)
+        for (int64_t k = k0; k < k1; ++k)
           to[k] = v;
       } else if (mod >= width) {
-        for (int64_t k = 0; k < width; ++k)
+        for (int64_t k = k0; k < k1; ++k)
           out[dst + k * os] = in[src + k * is];
       } else {
-        for (int64_t k = 0; k < width; ++k)
+        for (int64_t k = k0; k < k1; ++k)
           out[dst + k * os] = in[src + (k % mod) * is];
       }
       for (int d = last - 1; d >= 0; --d) {
@@ -588,8 +594,8 @@ static int hp_coalesce_copy(int rank, hp_dims &dims, hp_dims &inStrides,
 }
 
 /// Launches a strided copy of n elements after hp_coalesce_copy: one thread
-/// per element on the GPU, one iteration per HP_COPY_CHUNK innermost rows on
-/// the CPU.
+/// per element on the GPU, one iteration per HP_COPY_PIECE elements or 32
+/// rows on the CPU.
 template <typename T>
 static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
                            hp_dims inStrides, hp_dims inMods, int64_t inOffset,
@@ -607,10 +613,14 @@ static void hp_copy_launch(hp_ctx *ctx, int64_t n, int rank, hp_dims dims,
               inOffset, in, outStrides, outOffset, out);
     return;
   }
-  int64_t rows = n / dims.v[rank - 1];
+  const int64_t width = dims.v[rank - 1], rows = n / width;
+  int64_t chunkRows = HP_COPY_PIECE / width;
+  chunkRows = chunkRows < 1 ? 1 : (chunkRows > 32 ? 32 : chunkRows);
+  const int64_t piece = width < HP_COPY_PIECE ? width : HP_COPY_PIECE;
   hp_launch(ctx, hp_strided_copy_rows<T>,
-            (rows + HP_COPY_CHUNK - 1) / HP_COPY_CHUNK, rank, dims, inStrides,
-            inMods, inOffset, in, outStrides, outOffset, out, rows);
+            (rows + chunkRows - 1) / chunkRows * ((width + piece - 1) / piece),
+            rank, dims, inStrides, inMods, inOffset, in, outStrides, outOffset,
+            out, rows, chunkRows, piece);
 #endif
 }
 
@@ -1247,10 +1257,12 @@ HP_KERNEL(hp_softmax_rows, int64_t len, const T *in, T *out) {
     for (int64_t k = 0; k < len; ++k)
       s += hp_exp((Acc)x[k] - m);
     if (LOG) {
-      Acc ls = m + hp_log(s);
+      // (x - m) - log s, as hp_softmax: x - m is exact near the maximum,
+      // where x - (m + log s) would round to m's last place.
+      Acc ls = hp_log(s);
       HP_SIMD
       for (int64_t k = 0; k < len; ++k)
-        y[k] = (T)((Acc)x[k] - ls);
+        y[k] = (T)(((Acc)x[k] - m) - ls);
     } else {
       Acc inv = Acc(1) / s;
       HP_SIMD
@@ -3894,42 +3906,122 @@ static void hp_trace_release(hp_ctx *ctx) {
 /// -march of hetpar-compile --cpu-arch, "native" by default) that this CPU
 /// lacks, or NULL. Without the check, a program built on a newer machine
 /// dies of SIGILL in its first vector loop. The function itself is built
-/// for the x86-64 baseline.
-__attribute__((target("arch=x86-64"))) static const char *hp_cpu_missing() {
+/// for the x86-64 baseline and never inlined into code built for more.
+/// Clang before 18 knows neither "f16c" nor "avx512fp16" as feature names.
+#if defined(__clang__) && __clang_major__ < 18
+#define HP_ISA_NEW_NAMES 0
+#else
+#define HP_ISA_NEW_NAMES 1
+#endif
+__attribute__((target("arch=x86-64"), noinline)) static const char *
+hp_cpu_missing() {
   __builtin_cpu_init();
   struct {
     bool built;
     int has;
     const char *name;
   } const need[] = {
-#define HP_ISA(macro, feature, name)                                           \
-  {macro, __builtin_cpu_supports(feature), name},
+#define HP_ISA(feature, name) {true, __builtin_cpu_supports(feature), name},
 #ifdef __SSE4_2__
-      HP_ISA(true, "sse4.2", "SSE4.2")
+    HP_ISA("sse4.2", "SSE4.2")
 #endif
 #ifdef __AVX__
-          HP_ISA(true, "avx", "AVX")
+        HP_ISA("avx", "AVX")
 #endif
 #ifdef __AVX2__
-              HP_ISA(true, "avx2", "AVX2")
+            HP_ISA("avx2", "AVX2")
 #endif
 #ifdef __FMA__
-                  HP_ISA(true, "fma", "FMA")
+                HP_ISA("fma", "FMA")
+#endif
+#ifdef __BMI__
+                    HP_ISA("bmi", "BMI1")
+#endif
+#ifdef __BMI2__
+                        HP_ISA("bmi2", "BMI2")
+#endif
+#if defined(__F16C__) && HP_ISA_NEW_NAMES
+                            HP_ISA("f16c", "F16C")
 #endif
 #ifdef __AVX512F__
-                      HP_ISA(true, "avx512f", "AVX-512F")
+                                HP_ISA("avx512f", "AVX-512F")
+#endif
+#ifdef __AVX512CD__
+                                    HP_ISA("avx512cd", "AVX-512CD")
+#endif
+#ifdef __AVX512DQ__
+                                        HP_ISA("avx512dq", "AVX-512DQ")
 #endif
 #ifdef __AVX512BW__
-                          HP_ISA(true, "avx512bw", "AVX-512BW")
+                                            HP_ISA("avx512bw", "AVX-512BW")
 #endif
 #ifdef __AVX512VL__
-                              HP_ISA(true, "avx512vl", "AVX-512VL")
+                                                HP_ISA("avx512vl", "AVX-512VL")
 #endif
-#ifdef __AVX512FP16__
-                                  HP_ISA(true, "avx512fp16", "AVX-512-FP16")
+#ifdef __AVX512IFMA__
+                                                    HP_ISA("avx512ifma",
+                                                           "AVX-512IFMA")
+#endif
+#ifdef __AVX512VBMI__
+                                                        HP_ISA("avx512vbmi",
+                                                               "AVX-512VBMI")
+#endif
+#ifdef __AVX512VBMI2__
+                                                            HP_ISA(
+                                                                "avx512vbmi2",
+                                                                "AVX-512VBMI2")
+#endif
+#ifdef __AVX512VNNI__
+                                                                HP_ISA(
+                                                                    "avx512vnn"
+                                                                    "i",
+                                                                    "AVX-"
+                                                                    "512VNNI")
+#endif
+#ifdef __AVX512BITALG__
+                                                                    HP_ISA(
+                                                                        "avx512"
+                                                                        "bital"
+                                                                        "g",
+                                                                        "AVX-"
+                                                                        "512BIT"
+                                                                        "ALG")
+#endif
+#ifdef __AVX512VPOPCNTDQ__
+                                                                        HP_ISA(
+                                                                            "av"
+                                                                            "x5"
+                                                                            "12"
+                                                                            "vp"
+                                                                            "op"
+                                                                            "cn"
+                                                                            "td"
+                                                                            "q",
+                                                                            "AV"
+                                                                            "X-"
+                                                                            "51"
+                                                                            "2V"
+                                                                            "PO"
+                                                                            "PC"
+                                                                            "NT"
+                                                                            "D"
+                                                                            "Q")
+#endif
+#ifdef __AVX512BF16__
+                                                                            HP_ISA(
+                                                                                "avx512bf16",
+                                                                                "AVX-512-BF16")
+#endif
+#if defined(__AVX512FP16__) && HP_ISA_NEW_NAMES
+                                                                                HP_ISA(
+                                                                                    "avx512fp16",
+                                                                                    "AVX-512-FP16")
 #endif
 #undef HP_ISA
-                                      {false, 1, ""}};
+                                                                                    {false,
+                                                                                     1,
+                                                                                     ""}
+  };
   for (const auto &n : need)
     if (n.built && !n.has)
       return n.name;
