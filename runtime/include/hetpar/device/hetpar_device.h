@@ -2587,38 +2587,48 @@ template <> int hp_gemm<double, double>(HP_GEMM_PARAMS(double)) {
       "cublasDgemmStridedBatched");
 }
 #else
-/// OpenBLAS, one call per batch (row-major).
-/// Batches of small GEMMs (attention's per-head products: 64 x 64 x 16 at
-/// batch 32 x 4 heads) run one GEMM per thread. OpenBLAS ran each of them on
-/// one thread (its small-matrix kernel) while the other threads spun, a
-/// third of ViT tiny's time at batch 32. OpenBLAS's OpenMP build stays on
-/// one thread inside a parallel region. Up to 2^18 multiply-adds per GEMM
-/// (a 64^3 product) counts as small here.
-#define HP_GEMM_PARALLEL_BATCH(M, N, K, batch)                                 \
-  HP_PRAGMA(omp parallel for schedule(static) if (                             \
-      batch > 1 && (M) * (N) * (K) <= (1 << 18)))
+/// OpenBLAS, one call per batch (row-major), through `gemm(b)` for batch b.
+/// A batch of small GEMMs (attention's per-head products: 64 x 64 x 16 at
+/// batch 32 x 4 heads) runs one GEMM per thread: OpenBLAS runs each of them
+/// on one thread (its small-matrix kernel) while the other threads spin, a
+/// third of ViT tiny's time at batch 32. Up to 2^18 multiply-adds per GEMM
+/// (a 64^3 product) counts as small. Any other GEMM is called outside a
+/// parallel region: inside one, even a region of one thread, OpenBLAS's
+/// OpenMP build runs single-threaded (GPT-2 small took 3.5x as long).
+template <typename F>
+static void hp_blas_batch(int64_t M, int64_t N, int64_t K, int64_t batch,
+                          F gemm) {
+  if (batch > 1 && M * N * K <= (int64_t(1) << 18)) {
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < batch; ++b)
+      gemm(b);
+  } else {
+    for (int64_t b = 0; b < batch; ++b)
+      gemm(b);
+  }
+}
 template <> int hp_gemm<float, float>(HP_GEMM_PARAMS(float)) {
   (void)ctx;
   if (M == 0 || N == 0)
     return 0;
-  HP_GEMM_PARALLEL_BATCH(M, N, K, batch)
-  for (int64_t b = 0; b < batch; ++b)
+  hp_blas_batch(M, N, K, batch, [&](int64_t b) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
                 (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
                 (blasint)ldb, beta, C + b * sC, (blasint)ldc);
+  });
   return 0;
 }
 template <> int hp_gemm<double, double>(HP_GEMM_PARAMS(double)) {
   (void)ctx;
   if (M == 0 || N == 0)
     return 0;
-  HP_GEMM_PARALLEL_BATCH(M, N, K, batch)
-  for (int64_t b = 0; b < batch; ++b)
+  hp_blas_batch(M, N, K, batch, [&](int64_t b) {
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N,
                 (blasint)K, alpha, A + b * sA, (blasint)lda, B + b * sB,
                 (blasint)ldb, beta, C + b * sC, (blasint)ldc);
+  });
   return 0;
 }
 /// 16-bit floats on the CPU: widen each batch's matrices to float, run
