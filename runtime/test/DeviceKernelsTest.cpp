@@ -323,7 +323,9 @@ std::vector<float> convReference(const hp_conv2d_shape &s,
   return y;
 }
 
-void checkConv(const hp_conv2d_shape &s) {
+/// Runs `conv(x, w, y)` with y holding the bias 0.5 and beta 1, and checks
+/// y against convReference.
+template <typename F> void checkConvWith(const hp_conv2d_shape &s, F conv) {
   std::vector<float> x(s.N * s.G * s.Cg * s.H * s.W),
       w(s.G * s.Mg * s.Cg * s.kH * s.kW);
   for (size_t i = 0; i < x.size(); ++i)
@@ -331,13 +333,29 @@ void checkConv(const hp_conv2d_shape &s) {
   for (size_t i = 0; i < w.size(); ++i)
     w[i] = (float)((i * 5) % 7) * 0.25f - 0.75f;
   std::vector<float> want = convReference(s, x, w, 0.5f);
-  std::vector<float> y(want.size(), 0.5f),
-      cols(s.Cg * s.kH * s.kW * s.OH * s.OW);
-  int status = hp_conv2d_launch<float, float>(nullptr, s, 1.0f, x.data(),
-                                              w.data(), y.data(), cols.data());
-  ASSERT_EQ(status, 0);
+  std::vector<float> y(want.size(), 0.5f);
+  conv(x.data(), w.data(), y.data());
   for (size_t i = 0; i < y.size(); ++i)
-    EXPECT_NEAR(y[i], want[i], 1e-5) << "element " << i;
+    ASSERT_NEAR(y[i], want[i], 1e-4) << "element " << i;
+}
+
+void checkConv(const hp_conv2d_shape &s) {
+  std::vector<float> cols(s.Cg * s.kH * s.kW * s.OH * s.OW);
+  checkConvWith(s, [&](const float *x, const float *w, float *y) {
+    int status =
+        hp_conv2d_launch<float, float>(nullptr, s, 1.0f, x, w, y, cols.data());
+    ASSERT_EQ(status, 0);
+  });
+}
+
+/// hp_conv2d_tiled with a given tiling (columns per tile, im2col rows per
+/// block), so that tiles span images and sums span row blocks.
+void checkTiled(const hp_conv2d_shape &s, int64_t kb, int64_t width) {
+  int64_t total = s.N * s.OH * s.OW;
+  hp_conv2d_tiling t = {kb, width, (total + width - 1) / width};
+  checkConvWith(s, [&](const float *x, const float *w, float *y) {
+    hp_conv2d_tiled<float, float>(nullptr, s, 1.0f, x, w, y, t);
+  });
 }
 
 TEST(Conv2d, DepthwiseRunsDirect) {
@@ -354,6 +372,73 @@ TEST(Conv2d, GroupsOfTwoChannelsRunIm2colGemm) {
   hp_conv2d_shape s = {2, 2, 2, 3, 5, 7, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1};
   EXPECT_FALSE(hp_conv2d_direct_pays(s));
   checkConv(s);
+}
+
+// The tiles of hp_conv2d_tiled on each im2col path, with tiles that span
+// images (the output tile added to y) and sums split into row blocks.
+TEST(Conv2d, TilesGatherSmallPlanes) {
+  // 2 x 2 outputs per image (the tabulated gather); 12 columns in tiles of 3.
+  hp_conv2d_shape s = {3, 1, 5, 7, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1};
+  checkTiled(s, 16, 3);
+  checkTiled(s, 45, 12);
+}
+
+TEST(Conv2d, TilesCopyShiftedRows) {
+  // Stride 1, output rows as wide as input rows (dilation 2, padding 2):
+  // contiguous copies with the edges zeroed; two groups.
+  hp_conv2d_shape s = {2, 2, 3, 4, 9, 9, 9, 9, 3, 3, 1, 1, 2, 2, 2, 2};
+  checkTiled(s, 7, 50);
+  checkTiled(s, 27, 81);
+}
+
+TEST(Conv2d, TilesCopyStridedSpans) {
+  // Stride 2 over 10 x 10 outputs: row spans, tiles starting mid-row.
+  hp_conv2d_shape s = {2, 1, 3, 5, 20, 20, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1};
+  checkTiled(s, 10, 37);
+}
+
+TEST(Conv2d, TilesReadPointwiseInputsDirectly) {
+  // 1 x 1: tiles inside one image read x as the GEMM's operand; tiles that
+  // span images copy it.
+  hp_conv2d_shape s = {2, 1, 6, 5, 9, 9, 9, 9, 1, 1, 1, 1, 0, 0, 1, 1};
+  checkTiled(s, 4, 81);
+  checkTiled(s, 6, 50);
+}
+
+TEST(Conv2d, TilingCoversEveryThread) {
+  hp_conv2d_shape s = {1, 1, 64, 512, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1};
+  hp_conv2d_tiling t = hp_conv2d_tiles(s, 4);
+  EXPECT_EQ(t.kb, 256);
+  EXPECT_GE(t.tiles, 4);
+  EXPECT_LE(t.width * 512, HP_CONV_OUT_ELEMS);
+  EXPECT_GE(t.width * t.tiles, 49);
+  // 4096 output channels per group leave room for 8 columns: no tiles.
+  s.Mg = 4096;
+  EXPECT_EQ(hp_conv2d_tiles(s, 4).tiles, 0);
+}
+
+// hp_conv2d_blocked: a stride-2 7 x 7 stem with 5 of 8 channels in a block
+// and a partial last block of columns; stride 1 over two groups, without
+// padding along the row; stride 1 with dilation 2.
+TEST(Conv2d, RegisterBlockedDirect) {
+  hp_conv2d_shape stem = {2, 1, 3, 5, 40, 40, 20, 20, 7, 7, 2, 2, 3, 3, 1, 1};
+  EXPECT_TRUE(hp_conv2d_blocked_pays(stem));
+  checkConvWith(stem, [&](const float *x, const float *w, float *y) {
+    hp_conv2d_blocked(stem, 1.0f, x, w, y);
+  });
+  hp_conv2d_shape groups = {1, 2, 4, 8, 18, 35, 18, 33, 3, 3, 1, 1, 1, 0, 1, 1};
+  EXPECT_TRUE(hp_conv2d_blocked_pays(groups));
+  checkConvWith(groups, [&](const float *x, const float *w, float *y) {
+    hp_conv2d_blocked(groups, 1.0f, x, w, y);
+  });
+  hp_conv2d_shape dilated = {1, 1, 2, 3, 6, 40, 6, 36, 3, 3, 1, 1, 1, 0, 1, 2};
+  checkConvWith(dilated, [&](const float *x, const float *w, float *y) {
+    hp_conv2d_blocked(dilated, 1.0f, x, w, y);
+  });
+  hp_conv2d_shape many = stem;
+  many.Mg = 9; // more than one block of channels: GEMM tiles instead
+  EXPECT_FALSE(hp_conv2d_blocked_pays(many));
+  checkConv(many);
 }
 
 } // namespace

@@ -41,6 +41,11 @@
 #define HP_CUDA 0
 #include <cblas.h>
 #include <limits>
+#include <type_traits>
+#ifdef _OPENMP
+// OpenMP's own declaration (not omp.h, which Clang's packages may lack).
+extern "C" int omp_get_max_threads(void);
+#endif
 #define HP_HD inline
 #define HP_DEV inline
 #endif
@@ -2203,14 +2208,18 @@ HP_KERNEL(hp_im2col_rows, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
-/// Copies the columns [lo, hi) of one im2col row from `src` at start + ow *
-/// step, zeros the rest of the row's `width` columns. Stride 1 and 2 (the
-/// usual convolutions) are loops the compiler vectorizes.
+/// Writes the output columns [a, b) of one im2col row to dst[0, b - a):
+/// column ow reads src[start + ow * step] where ow is in [lo, hi) (the
+/// columns whose input lies inside the row), and is zero elsewhere. Stride 1
+/// and 2 (the usual convolutions) are loops the compiler vectorizes.
 template <typename T>
-static inline void hp_im2col_row(T *__restrict__ dst, const T *__restrict__ src,
-                                 int64_t width, int64_t lo, int64_t hi,
-                                 int64_t start, int64_t step) {
-  for (int64_t ow = 0; ow < lo; ++ow)
+static inline void
+hp_im2col_span(T *__restrict__ dst, const T *__restrict__ src, int64_t a,
+               int64_t b, int64_t lo, int64_t hi, int64_t start, int64_t step) {
+  lo = lo < a ? a : lo > b ? b : lo;
+  hi = hi < lo ? lo : hi > b ? b : hi;
+  dst -= a;
+  for (int64_t ow = a; ow < lo; ++ow)
     dst[ow] = T(0);
   const T *from = src + start;
   if (step == 1) {
@@ -2225,13 +2234,13 @@ static inline void hp_im2col_row(T *__restrict__ dst, const T *__restrict__ src,
     for (int64_t ow = lo; ow < hi; ++ow)
       dst[ow] = from[ow * step];
   }
-  for (int64_t ow = hi > lo ? hi : lo; ow < width; ++ow)
+  for (int64_t ow = hi; ow < b; ++ow)
     dst[ow] = T(0);
 }
 
 /// im2col of one image with two spatial dims on the CPU: one iteration per
 /// (channel, kh, kw) row block; the valid columns of the block's rows once,
-/// each output row a bounds test and hp_im2col_row. The rank-generic
+/// each output row a bounds test and hp_im2col_span. The rank-generic
 /// hp_im2col_rows spent most of its time on per-row index arithmetic and a
 /// scalar strided copy (ResNet-18/8's stride-2 stem was 40% of its run).
 template <typename T>
@@ -2256,9 +2265,9 @@ HP_KERNEL(hp_im2col2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
     for (int64_t oh = 0; oh < outH; ++oh, dst += width) {
       const int64_t ih = oh * stride.v[0] - padBegin.v[0] + kh * dilation.v[0];
       if (ih < 0 || ih >= inH)
-        hp_im2col_row(dst, plane, width, width, width, 0, step);
+        hp_im2col_span(dst, plane, 0, width, width, width, 0, step);
       else
-        hp_im2col_row(dst, plane + ih * inW, width, lo, hi, start, step);
+        hp_im2col_span(dst, plane + ih * inW, 0, width, lo, hi, start, step);
     }
   }
 }
@@ -2811,6 +2820,435 @@ static inline bool hp_conv2d_direct_pays(const hp_conv2d_shape &s) {
   return s.G > 1 && s.Cg == 1;
 }
 
+/// Whether a 2-D convolution reads its input as the GEMM's right-hand
+/// matrix, without im2col: 1 x 1 kernel, stride 1, no padding.
+static inline bool hp_conv2d_pointwise(const hp_conv2d_shape &s) {
+  return s.kH == 1 && s.kW == 1 && s.sH == 1 && s.sW == 1 && s.pH == 0 &&
+         s.pW == 0 && s.OH == s.H && s.OW == s.W;
+}
+
+#if !HP_CUDA
+/// One thread's im2col tile in hp_conv2d_tiled: 16384 elements (64 KiB of
+/// float) on the thread's stack, the size of ONNX Runtime's per-thread
+/// convolution buffer (MLAS_CONV_WORKING_BUFFER_SIZE_PER_THREAD in MLAS).
+#define HP_CONV_TILE_ELEMS 16384
+/// One thread's output tile ([Mg, width]) in hp_conv2d_tiled, for tiles
+/// that span images: 32768 elements (128 KiB of float), on the stack.
+#define HP_CONV_OUT_ELEMS 32768
+/// The most im2col rows (input channel, kernel row, kernel column) in one
+/// tile, so that a tile has at least 64 columns: a longer sum over rows takes
+/// several tiles, the GEMM accumulating (beta 1).
+#define HP_CONV_TILE_K 256
+
+/// How hp_conv2d_tiled covers a group's output columns: the N * OH * OW
+/// columns of all images (image-major) in `tiles` tiles of `width` columns
+/// (the last one shorter), each taking im2col rows in blocks of up to `kb`.
+struct hp_conv2d_tiling {
+  int64_t kb, width, tiles;
+};
+
+/// The tiling of hp_conv2d_tiled for `threads` threads: tiles as wide as
+/// both buffers allow, and at least as many tasks (groups x tiles) as
+/// threads where there are enough columns. A width below 16 (more than 2048
+/// output channels per group) is not worth a tile: `tiles` is 0, and the
+/// caller runs the whole-image path.
+static inline hp_conv2d_tiling hp_conv2d_tiles(const hp_conv2d_shape &s,
+                                               int64_t threads) {
+  hp_conv2d_tiling t;
+  const int64_t K = s.Cg * s.kH * s.kW, total = s.N * s.OH * s.OW;
+  t.kb = K < HP_CONV_TILE_K ? K : HP_CONV_TILE_K;
+  int64_t maxCols = HP_CONV_TILE_ELEMS / t.kb;
+  if (HP_CONV_OUT_ELEMS / s.Mg < maxCols)
+    maxCols = HP_CONV_OUT_ELEMS / s.Mg;
+  if (maxCols < 16) {
+    t.width = t.tiles = 0;
+    return t;
+  }
+  int64_t tiles = (total + maxCols - 1) / maxCols;
+  const int64_t perGroup = (threads + s.G - 1) / s.G;
+  if (tiles < perGroup)
+    tiles = perGroup < total ? perGroup : total;
+  t.width = (total + tiles - 1) / tiles;
+  t.tiles = (total + t.width - 1) / t.width;
+  return t;
+}
+
+/// One im2col row of a stride-1 convolution whose output rows are as wide
+/// as its input rows ("same" padding): the output columns [j0, j1) read the
+/// input plane at one offset, so the row is one contiguous copy; then the
+/// columns outside [lo, hi) of each output row, and the output rows whose
+/// input row is padding, are zeroed. Three quarters of ResNet's 3 x 3
+/// convolutions are of this kind, and their rows of 8 to 32 columns made a
+/// loop per output row slower than the GEMM.
+template <typename T>
+static void hp_im2col_shifted(const hp_conv2d_shape &s, const T *plane,
+                              int64_t kh, int64_t start, int64_t lo, int64_t hi,
+                              int64_t j0, int64_t j1, T *dst) {
+  const int64_t rowShift = kh * s.dH - s.pH; // ih = oh + rowShift
+  const int64_t offset = rowShift * s.W + start;
+  // [a, b): the columns whose input row exists; inside it, the copy stays
+  // within the plane (what it reads outside [lo, hi) is zeroed below).
+  int64_t a = -rowShift * s.OW, b = (s.H - rowShift) * s.OW;
+  a = a < j0 ? j0 : a > j1 ? j1 : a;
+  b = b < a ? a : b > j1 ? j1 : b;
+  int64_t ca = -offset > a ? -offset : a;
+  int64_t cb = s.H * s.W - offset < b ? s.H * s.W - offset : b;
+  dst -= j0;
+  for (int64_t j = j0; j < a; ++j)
+    dst[j] = T(0);
+  if (ca < cb)
+    memcpy(dst + ca, plane + offset + ca, sizeof(T) * (size_t)(cb - ca));
+  for (int64_t j = b; j < j1; ++j)
+    dst[j] = T(0);
+  if (lo <= 0 && hi >= s.OW)
+    return;
+  for (int64_t row = a / s.OW * s.OW; row < b; row += s.OW) {
+    for (int64_t j = row > a ? row : a; j < row + lo && j < b; ++j)
+      dst[j] = T(0);
+    for (int64_t j = row + (hi > 0 ? hi : 0) > a ? row + (hi > 0 ? hi : 0) : a;
+         j < row + s.OW && j < b; ++j)
+      dst[j] = T(0);
+  }
+}
+
+/// im2col of the rows [k0, k0 + kb) and the output columns [j0, j1) (flat
+/// indices into the output plane) of one image and group `xg` into `dst`
+/// (kb rows, `ld` apart).
+template <typename T>
+static void hp_im2col2d_segment(const hp_conv2d_shape &s, const T *xg,
+                                int64_t k0, int64_t kb, int64_t j0, int64_t j1,
+                                T *dst, int64_t ld) {
+  const int64_t kc = s.kH * s.kW;
+  // (c, kh, kw) of row k0 + r, advanced as an odometer (a division per row
+  // cost more than copying the short rows of small images).
+  int64_t c = k0 / kc, kh = k0 % kc / s.kW, kw = k0 % s.kW;
+  const int64_t oh0 = j0 / s.OW;
+  for (int64_t r = 0; r < kb; ++r, ++kw, dst += ld) {
+    if (kw == s.kW) {
+      kw = 0;
+      if (++kh == s.kH) {
+        kh = 0;
+        ++c;
+      }
+    }
+    // The columns [lo, hi) of an output row that read inside the input row.
+    const int64_t start = kw * s.dW - s.pW;
+    const int64_t lo = start >= 0  ? 0
+                       : s.sW == 1 ? -start
+                                   : (s.sW - 1 - start) / s.sW;
+    const int64_t hi = start >= s.W ? 0
+                       : s.sW == 1  ? s.W - start
+                                    : (s.W - start + s.sW - 1) / s.sW;
+    const T *plane = xg + c * s.H * s.W;
+    if (s.sH == 1 && s.sW == 1 && s.OW == s.W) {
+      hp_im2col_shifted(s, plane, kh, start, lo, hi, j0, j1, dst);
+      continue;
+    }
+    T *out = dst;
+    for (int64_t oh = oh0; oh * s.OW < j1; ++oh) {
+      const int64_t a = j0 > oh * s.OW ? j0 - oh * s.OW : 0;
+      const int64_t b = j1 - oh * s.OW < s.OW ? j1 - oh * s.OW : s.OW;
+      const int64_t ih = oh * s.sH - s.pH + kh * s.dH;
+      if (ih < 0 || ih >= s.H)
+        hp_im2col_span(out, plane, a, b, b, b, 0, s.sW);
+      else
+        hp_im2col_span(out, plane + ih * s.W, a, b, lo, hi, start, s.sW);
+      out += b - a;
+    }
+  }
+}
+
+/// The largest kernel positions x output plane for which
+/// hp_im2col2d_gather tabulates where each output reads (16 KiB of indices
+/// on the stack).
+#define HP_CONV_GATHER_MAX 4096
+
+/// hp_im2col2d_tile for small output planes (late layers: 2 x 2 to 8 x 8):
+/// the input offset each (kernel position, output) reads, or -1 for
+/// padding, is tabulated once; then every row of every image is one gather.
+/// Row segments of 4 to 16 columns made the per-segment bounds arithmetic
+/// cost more than the GEMM.
+template <typename T>
+static void hp_im2col2d_gather(const hp_conv2d_shape &s, const T *x, int64_t g,
+                               int64_t k0, int64_t kb, int64_t c0, int64_t c1,
+                               T *tile) {
+  const int64_t outPlane = s.OH * s.OW, kc = s.kH * s.kW;
+  int32_t at[HP_CONV_GATHER_MAX];
+  for (int64_t k = 0; k < kc; ++k)
+    for (int64_t oh = 0; oh < s.OH; ++oh)
+      for (int64_t ow = 0; ow < s.OW; ++ow) {
+        const int64_t ih = oh * s.sH - s.pH + k / s.kW * s.dH;
+        const int64_t iw = ow * s.sW - s.pW + k % s.kW * s.dW;
+        at[(k * s.OH + oh) * s.OW + ow] =
+            ih >= 0 && ih < s.H && iw >= 0 && iw < s.W
+                ? (int32_t)(ih * s.W + iw)
+                : -1;
+      }
+  for (int64_t r = 0; r < kb; ++r) {
+    const int64_t c = (k0 + r) / kc, k = (k0 + r) % kc;
+    T *row = tile + r * (c1 - c0);
+    for (int64_t n = c0 / outPlane; n * outPlane < c1; ++n) {
+      const int64_t a = c0 > n * outPlane ? c0 : n * outPlane;
+      const int64_t b = c1 < (n + 1) * outPlane ? c1 : (n + 1) * outPlane;
+      const T *plane = x + ((n * s.G + g) * s.Cg + c) * s.H * s.W;
+      const int32_t *from = at + k * outPlane + (a - n * outPlane);
+      T *dst = row + (a - c0);
+      HP_SIMD
+      for (int64_t j = 0; j < b - a; ++j)
+        dst[j] = from[j] >= 0 ? plane[from[j]] : T(0);
+    }
+  }
+}
+
+/// im2col of the rows [k0, k0 + kb) of group g and the columns [c0, c1) of
+/// all images (image-major) into `tile` ([kb, c1 - c0], row-major).
+template <typename T>
+static void hp_im2col2d_tile(const hp_conv2d_shape &s, const T *x, int64_t g,
+                             int64_t k0, int64_t kb, int64_t c0, int64_t c1,
+                             T *tile) {
+  const int64_t outPlane = s.OH * s.OW;
+  if (outPlane <= 64 && outPlane * s.kH * s.kW <= HP_CONV_GATHER_MAX &&
+      s.H * s.W <= INT32_MAX) {
+    hp_im2col2d_gather(s, x, g, k0, kb, c0, c1, tile);
+    return;
+  }
+  for (int64_t n = c0 / outPlane; n * outPlane < c1; ++n) {
+    const int64_t a = c0 > n * outPlane ? c0 : n * outPlane;
+    const int64_t b = c1 < (n + 1) * outPlane ? c1 : (n + 1) * outPlane;
+    hp_im2col2d_segment(s, x + (n * s.G + g) * s.Cg * s.H * s.W, k0, kb,
+                        a - n * outPlane, b - n * outPlane, tile + (a - c0),
+                        c1 - c0);
+  }
+}
+
+/// Adds the output tile `out` ([Mg, c1 - c0]) of group g and the columns
+/// [c0, c1) of all images to y: y = beta * y + out.
+template <typename T>
+static void hp_conv2d_scatter(const hp_conv2d_shape &s, int64_t g, int64_t c0,
+                              int64_t c1, float beta, const T *out, T *y) {
+  const int64_t outPlane = s.OH * s.OW;
+  for (int64_t n = c0 / outPlane; n * outPlane < c1; ++n) {
+    const int64_t a = c0 > n * outPlane ? c0 : n * outPlane;
+    const int64_t b = c1 < (n + 1) * outPlane ? c1 : (n + 1) * outPlane;
+    for (int64_t m = 0; m < s.Mg; ++m) {
+      T *dst = y + ((n * s.G + g) * s.Mg + m) * outPlane + (a - n * outPlane);
+      const T *src = out + m * (c1 - c0) + (a - c0);
+      if (beta != 0.0f) {
+        HP_SIMD
+        for (int64_t i = 0; i < b - a; ++i)
+          dst[i] = (T)(beta * dst[i] + src[i]);
+      } else {
+        memcpy(dst, src, sizeof(T) * (size_t)(b - a));
+      }
+    }
+  }
+}
+
+/// Output channels and output columns of one block of hp_conv2d_blocked:
+/// 8 x 16 float accumulators, eight AVX-512 registers (sixteen with AVX2).
+#define HP_BCONV_M 8
+#define HP_BCONV_W 16
+/// The longest sum (Cg x kH x kW) whose weights hp_conv2d_blocked repacks
+/// on the stack for a block of channels (8 x 1024 floats: 32 KiB).
+#define HP_BCONV_K 1024
+
+/// 16 floats as one vector (GCC and Clang vector extensions): the compilers
+/// keep arrays of them in registers, where a float[8][16] under `omp simd`
+/// was stored and reloaded on every multiply-add.
+typedef float hp_v16f __attribute__((vector_size(64)));
+
+/// Loads the input columns j * SW (j < 16) of `row` into v. (An output
+/// parameter: returning a 64-byte vector changes the ABI without AVX-512.)
+template <int SW>
+static inline void hp_load_strided(const float *row, hp_v16f &v) {
+  if (SW == 1) {
+    memcpy(&v, row, sizeof v);
+  } else if (SW == 2) {
+    hp_v16f lo, hi;
+    memcpy(&lo, row, sizeof lo);
+    memcpy(&hi, row + 16, sizeof hi);
+#if defined(__clang__)
+    v = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                22, 24, 26, 28, 30);
+#else
+    typedef int hp_v16i __attribute__((vector_size(64)));
+    const hp_v16i even = {0,  2,  4,  6,  8,  10, 12, 14,
+                          16, 18, 20, 22, 24, 26, 28, 30};
+    v = __builtin_shuffle(lo, hi, even);
+#endif
+  } else {
+    for (int j = 0; j < HP_BCONV_W; ++j)
+      v[j] = row[j * SW];
+  }
+}
+
+/// The most input columns one block of hp_conv2d_blocked reads from a row.
+#define HP_BCONV_SPAN 256
+
+/// The input columns one block of hp_conv2d_blocked reads from a row: its
+/// kernel's width, and 16 columns at stride SW (a stride-2 load reads 32).
+template <int SW>
+static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s) {
+  return (s.kW - 1) * s.dW + HP_BCONV_W * SW;
+}
+
+/// One block of hp_conv2d_blocked: output channels [m0, m0 + mCount) of
+/// group g, output row oh, columns [ow0, ow0 + cols) of image n, for stride
+/// SW along the row. Each (input channel, kernel row, kernel column) loads
+/// one vector of 16 input columns and adds it times each channel's weight,
+/// from `wt` ([K][HP_BCONV_M], zero past mCount).
+template <int SW>
+static void hp_conv2d_block(const hp_conv2d_shape &s, float beta,
+                            const float *x, const float *wt, float *y,
+                            int64_t n, int64_t g, int64_t m0, int64_t mCount,
+                            int64_t oh, int64_t ow0, int64_t cols) {
+  hp_v16f acc[HP_BCONV_M];
+#pragma GCC unroll 8
+  for (int m = 0; m < HP_BCONV_M; ++m)
+    acc[m] = hp_v16f{};
+  const float *xg = x + (n * s.G + g) * s.Cg * s.H * s.W;
+  const float *wk = wt;
+  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span<SW>(s);
+  float padded[HP_BCONV_SPAN];
+  for (int64_t c = 0; c < s.Cg; ++c)
+    for (int64_t kh = 0; kh < s.kH; ++kh, wk += s.kW * HP_BCONV_M) {
+      const int64_t ih = oh * s.sH - s.pH + kh * s.dH;
+      if (ih < 0 || ih >= s.H)
+        continue;
+      // The block reads the columns [base, base + len) of the input row;
+      // where some are padding, from a zero-padded copy.
+      const float *row = xg + (c * s.H + ih) * s.W;
+      const float *window = row + base;
+      if (base < 0 || base + len > s.W) {
+        for (int64_t t = 0; t < len; ++t)
+          padded[t] = base + t >= 0 && base + t < s.W ? row[base + t] : 0.0f;
+        window = padded;
+      }
+      for (int64_t kw = 0; kw < s.kW; ++kw) {
+        hp_v16f in;
+        hp_load_strided<SW>(window + kw * s.dW, in);
+        const float *wv = wk + kw * HP_BCONV_M;
+#pragma GCC unroll 8
+        for (int m = 0; m < HP_BCONV_M; ++m)
+          acc[m] += wv[m] * in;
+      }
+    }
+  float *out = y + ((n * s.G + g) * s.Mg + m0) * s.OH * s.OW + oh * s.OW + ow0;
+  for (int64_t m = 0; m < mCount; ++m, out += s.OH * s.OW)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j] = beta != 0.0f ? beta * out[j] + acc[m][j] : acc[m][j];
+}
+
+/// Direct 2-D convolution of float on the CPU with register-blocked
+/// accumulators: one task per image, group, block of HP_BCONV_M output
+/// channels and output row, HP_BCONV_W columns at a time, strides 1 and 2
+/// along the row (others take the tiles). No im2col: it wins where a group
+/// has few output channels, so that the GEMM after im2col has few rows and
+/// the im2col writes about as much as the GEMM computes (ResNet's 7 x 7 stem
+/// with 8 output channels spent two thirds of its time in im2col). Each
+/// task repacks its channels' weights as [K][HP_BCONV_M] on the stack.
+static void hp_conv2d_blocked(hp_conv2d_shape s, float beta, const float *x,
+                              const float *w, float *y) {
+  const int64_t K = s.Cg * s.kH * s.kW;
+  const int64_t mBlocks = (s.Mg + HP_BCONV_M - 1) / HP_BCONV_M;
+  const int64_t tasks = s.G * mBlocks * s.N * s.OH;
+#pragma omp parallel
+  {
+    float wt[HP_BCONV_K * HP_BCONV_M];
+    int64_t packed = -1; // the (g, block) whose weights wt holds
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < tasks; ++task) {
+      // Channel blocks outermost: a thread's tasks share one block's weights.
+      const int64_t oh = task % s.OH, n = task / s.OH % s.N;
+      const int64_t gb = task / (s.OH * s.N); // g * mBlocks + block
+      const int64_t g = gb / mBlocks, m0 = gb % mBlocks * HP_BCONV_M;
+      const int64_t mCount = s.Mg - m0 < HP_BCONV_M ? s.Mg - m0 : HP_BCONV_M;
+      if (packed != gb) {
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t m = 0; m < HP_BCONV_M; ++m)
+            wt[k * HP_BCONV_M + m] =
+                m < mCount ? w[(g * s.Mg + m0 + m) * K + k] : 0.0f;
+        packed = gb;
+      }
+      for (int64_t ow0 = 0; ow0 < s.OW; ow0 += HP_BCONV_W) {
+        const int64_t cols = s.OW - ow0 < HP_BCONV_W ? s.OW - ow0 : HP_BCONV_W;
+        if (s.sW == 1)
+          hp_conv2d_block<1>(s, beta, x, wt, y, n, g, m0, mCount, oh, ow0,
+                             cols);
+        else
+          hp_conv2d_block<2>(s, beta, x, wt, y, n, g, m0, mCount, oh, ow0,
+                             cols);
+      }
+    }
+  }
+}
+
+/// Whether hp_conv2d_blocked runs a float convolution: at most
+/// HP_BCONV_M output channels per group (a GEMM of so few rows after im2col
+/// ran at half its speed: ResNet-18/8's stem, 1.9 -> 1.1 ms at batch 32),
+/// rows of at least HP_BCONV_W outputs, stride 1 or 2 along the row, and
+/// buffers that fit. Not for depthwise groups (hp_conv2d_direct_pays), where
+/// one output channel would leave seven accumulators idle.
+static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
+  const int64_t span =
+      s.sW == 1 ? hp_conv2d_block_span<1>(s) : hp_conv2d_block_span<2>(s);
+  return s.Mg <= HP_BCONV_M && s.Cg > 1 && s.OW >= HP_BCONV_W &&
+         (s.sW == 1 || s.sW == 2) && s.Cg * s.kH * s.kW <= HP_BCONV_K &&
+         span <= HP_BCONV_SPAN;
+}
+
+/// A 2-D convolution on the CPU as independent tasks, one per group and
+/// column tile (hp_conv2d_tiles; a tile may span images): each thread
+/// writes the tile's im2col rows into its own stack buffer and runs a
+/// one-thread GEMM, into y where the tile lies in one image, else into its
+/// output buffer, added to y afterwards. ONNX Runtime's MLAS segments its
+/// convolutions the same way. The whole-image path instead alternates a
+/// parallel im2col with a threaded GEMM per image: small images left the
+/// threads waiting (ResNet-18/8 at batch 32 spent a third of its time in
+/// OpenMP barriers), and its GEMMs of 4 to 16 columns (late layers) ran at a
+/// third of the speed of tiles of 64. float and double (a GEMM that cannot
+/// fail).
+template <typename T, typename Acc>
+static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s, float beta,
+                            const T *x, const T *w, T *y, hp_conv2d_tiling t) {
+  const int64_t K = s.Cg * s.kH * s.kW, outPlane = s.OH * s.OW;
+  const int64_t total = s.N * outPlane, inPlane = s.H * s.W;
+  const bool pointwise = hp_conv2d_pointwise(s);
+#pragma omp parallel
+  {
+    alignas(64) T tile[HP_CONV_TILE_ELEMS];
+    alignas(64) T out[HP_CONV_OUT_ELEMS];
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < s.G * t.tiles; ++task) {
+      const int64_t g = task / t.tiles, c0 = task % t.tiles * t.width;
+      const int64_t c1 = c0 + t.width < total ? c0 + t.width : total;
+      const int64_t n = c0 / outPlane, j0 = c0 - n * outPlane;
+      const bool single = (c1 - 1) / outPlane == n; // one image
+      T *C = single ? y + (n * s.G + g) * s.Mg * outPlane + j0 : out;
+      for (int64_t k0 = 0; k0 < K; k0 += t.kb) {
+        const int64_t kb = K - k0 < t.kb ? K - k0 : t.kb;
+        const T *B = tile;
+        int64_t ldb = c1 - c0;
+        if (single && pointwise) {
+          B = x + ((n * s.G + g) * s.Cg + k0) * inPlane + j0;
+          ldb = inPlane;
+        } else {
+          hp_im2col2d_tile(s, x, g, k0, kb, c0, c1, tile);
+        }
+        hp_gemm<T, Acc>(ctx, 0, 0, s.Mg, c1 - c0, kb, 1.0f,
+                        w + g * s.Mg * K + k0, K, 0, B, ldb, 0,
+                        k0 > 0   ? 1.0f
+                        : single ? beta
+                                 : 0.0f,
+                        C, single ? outPlane : c1 - c0, 0, 1);
+      }
+      if (!single)
+        hp_conv2d_scatter(s, g, c0, c1, beta, out, y);
+    }
+  }
+}
+#endif
+
 /// A 2-D convolution (the bias, if any, already broadcast into y and beta
 /// 1): the direct kernel where hp_conv2d_direct_pays, else per image and
 /// group im2col into `cols` ([Cg*kH*kW, OH*OW]) and one GEMM. Returns 0, or
@@ -2832,8 +3270,26 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s, float beta,
 #endif
     return 0;
   }
-  const bool pointwise = kc == 1 && s.sH == 1 && s.sW == 1 && s.pH == 0 &&
-                         s.pW == 0 && s.OH == s.H && s.OW == s.W;
+#if !HP_CUDA
+  // Tiles for float and double (a GEMM that cannot fail), where a tile has
+  // room for 16 columns.
+#ifdef _OPENMP
+  const int64_t threads = omp_get_max_threads();
+#else
+  const int64_t threads = 1;
+#endif
+  if (std::is_same<T, float>::value && hp_conv2d_blocked_pays(s)) {
+    hp_conv2d_blocked(s, beta, (const float *)x, (const float *)w, (float *)y);
+    return 0;
+  }
+  const hp_conv2d_tiling tiling = hp_conv2d_tiles(s, threads);
+  if ((std::is_same<T, float>::value || std::is_same<T, double>::value) &&
+      tiling.tiles > 0) {
+    hp_conv2d_tiled<T, Acc>(ctx, s, beta, x, w, y, tiling);
+    return 0;
+  }
+#endif
+  const bool pointwise = hp_conv2d_pointwise(s);
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t g = 0; g < s.G; ++g) {
       const T *xg = x + (n * s.G + g) * s.Cg * inPlane;
