@@ -1405,6 +1405,16 @@ namespace {
 struct Window {
   llvm::SmallVector<int64_t> kernel, stride, dilation, padBegin, padEnd;
   llvm::ArrayRef<int64_t> in, out;
+
+  /// A 1 x ... x 1 kernel with stride 1 and no padding: the im2col matrix is
+  /// the input itself (hetpar_device.h's hp_conv2d_pointwise for 2-D).
+  bool pointwise() const {
+    auto allEqual = [](llvm::ArrayRef<int64_t> v, int64_t e) {
+      return llvm::all_of(v, [&](int64_t d) { return d == e; });
+    };
+    return allEqual(kernel, 1) && allEqual(stride, 1) &&
+           allEqual(padBegin, 0) && allEqual(padEnd, 0);
+  }
 };
 } // namespace
 
@@ -1461,11 +1471,7 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
-  auto allEqual = [](llvm::ArrayRef<int64_t> v, int64_t x) {
-    return llvm::all_of(v, [&](int64_t e) { return e == x; });
-  };
-  bool pointwise = kc == 1 && allEqual(win.stride, 1) &&
-                   allEqual(win.padBegin, 0) && allEqual(win.padEnd, 0);
+  bool pointwise = win.pointwise();
   float beta = 0.0f;
   if (Bias) {
     emitStridedCopy(Bias, {N, M, outPlane}, {0, 1, 0}, {1, M, 1}, 0, ptr(Y),
@@ -1542,11 +1548,7 @@ LogicalResult Emitter::emitConvGrad(onnx::ConvGradOp op) {
   int64_t rows = Cg * kc; // rows of the columns matrix of one group
   Type elt = eltOf(dY);
   std::string st = storageType(elt), acc = accType(elt);
-  auto allEqual = [](llvm::ArrayRef<int64_t> v, int64_t e) {
-    return llvm::all_of(v, [&](int64_t d) { return d == e; });
-  };
-  bool pointwise = kc == 1 && allEqual(win.stride, 1) &&
-                   allEqual(win.padBegin, 0) && allEqual(win.padEnd, 0);
+  bool pointwise = win.pointwise();
   std::string cols = "((" + st + " *)" + scratch(op) + ")";
   bool empty = numel(y) == 0; // no window: every gradient is 0
   auto zero = [&](Value v) {

@@ -419,7 +419,7 @@ TEST(Conv2d, TilingCoversEveryThread) {
 
 // hp_conv2d_blocked: a stride-2 7 x 7 stem with 5 of 8 channels in a block
 // and a partial last block of columns; stride 1 over two groups, without
-// padding along the row; stride 1 with dilation 2.
+// padding along the row; stride 1 with dilation 2; one input channel.
 TEST(Conv2d, RegisterBlockedDirect) {
   hp_conv2d_shape stem = {2, 1, 3, 5, 40, 40, 20, 20, 7, 7, 2, 2, 3, 3, 1, 1};
   EXPECT_TRUE(hp_conv2d_blocked_pays(stem));
@@ -434,6 +434,12 @@ TEST(Conv2d, RegisterBlockedDirect) {
   hp_conv2d_shape dilated = {1, 1, 2, 3, 6, 40, 6, 36, 3, 3, 1, 1, 1, 0, 1, 2};
   checkConvWith(dilated, [&](const float *x, const float *w, float *y) {
     hp_conv2d_blocked(dilated, 1.0f, x, w, y);
+  });
+  // One input channel without groups (a grayscale stem) is not depthwise.
+  hp_conv2d_shape gray = {2, 1, 1, 4, 20, 20, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1};
+  EXPECT_TRUE(hp_conv2d_blocked_pays(gray));
+  checkConvWith(gray, [&](const float *x, const float *w, float *y) {
+    hp_conv2d_blocked(gray, 1.0f, x, w, y);
   });
   hp_conv2d_shape many = stem;
   many.Mg = 9; // more than one block of channels: GEMM tiles instead

@@ -2359,16 +2359,15 @@ HP_KERNEL(hp_col2im, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
 }
 
 /// The flat offset in its plane of the first maximum of output window `o`
-/// (as hp_pool picks it: positions in row-major kernel order, a later one
-/// wins only when strictly greater), or -1 when the window holds no element.
+/// (hp_pool_state's rule, over positions in row-major kernel order, as
+/// hp_pool visits them), or -1 when the window holds no element.
 template <typename T, typename Acc>
 HP_HD int64_t hp_window_argmax(int nsp, const hp_dims &inSp,
                                const hp_dims &kernel, const hp_dims &stride,
                                const hp_dims &padBegin, const hp_dims &dilation,
                                int64_t kernelCount, const int64_t *o,
                                const T *in) {
-  Acc best = hp_lowest<Acc>();
-  int64_t at = -1;
+  hp_pool_state<Acc, true> st;
   for (int64_t k = 0; k < kernelCount; ++k) {
     int64_t kr = k, flat = 0, mul = 1;
     bool inside = true;
@@ -2381,15 +2380,10 @@ HP_HD int64_t hp_window_argmax(int nsp, const hp_dims &inSp,
       flat += c * mul;
       mul *= inSp.v[d];
     }
-    if (!inside)
-      continue;
-    Acc v = (Acc)in[flat];
-    if (at < 0 || v > best) {
-      best = v;
-      at = flat;
-    }
+    if (inside)
+      st.add((Acc)in[flat], flat);
   }
-  return at;
+  return st.best;
 }
 
 /// MaxPool's gradient: dx[i] = sum of dy over the windows whose first maximum
@@ -3057,13 +3051,15 @@ static void hp_conv2d_scatter(const hp_conv2d_shape &s, int64_t g, int64_t c0,
 /// was stored and reloaded on every multiply-add.
 typedef float hp_v16f __attribute__((vector_size(64)));
 
-/// Loads the input columns j * SW (j < 16) of `row` into v. (An output
-/// parameter: returning a 64-byte vector changes the ABI without AVX-512.)
+/// Loads the input columns j * SW (j < 16, SW 1 or 2) of `row` into v. (An
+/// output parameter: returning a 64-byte vector changes the ABI without
+/// AVX-512.)
 template <int SW>
 static inline void hp_load_strided(const float *row, hp_v16f &v) {
+  static_assert(SW == 1 || SW == 2, "strides 1 and 2 only");
   if (SW == 1) {
     memcpy(&v, row, sizeof v);
-  } else if (SW == 2) {
+  } else {
     hp_v16f lo, hi;
     memcpy(&lo, row, sizeof lo);
     memcpy(&hi, row + 16, sizeof hi);
@@ -3076,9 +3072,6 @@ static inline void hp_load_strided(const float *row, hp_v16f &v) {
                           16, 18, 20, 22, 24, 26, 28, 30};
     v = __builtin_shuffle(lo, hi, even);
 #endif
-  } else {
-    for (int j = 0; j < HP_BCONV_W; ++j)
-      v[j] = row[j * SW];
   }
 }
 
@@ -3086,10 +3079,9 @@ static inline void hp_load_strided(const float *row, hp_v16f &v) {
 #define HP_BCONV_SPAN 256
 
 /// The input columns one block of hp_conv2d_blocked reads from a row: its
-/// kernel's width, and 16 columns at stride SW (a stride-2 load reads 32).
-template <int SW>
+/// kernel's width, and 16 columns at its stride (a stride-2 load reads 32).
 static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s) {
-  return (s.kW - 1) * s.dW + HP_BCONV_W * SW;
+  return (s.kW - 1) * s.dW + HP_BCONV_W * s.sW;
 }
 
 /// One block of hp_conv2d_blocked: output channels [m0, m0 + mCount) of
@@ -3108,7 +3100,7 @@ static void hp_conv2d_block(const hp_conv2d_shape &s, float beta,
     acc[m] = hp_v16f{};
   const float *xg = x + (n * s.G + g) * s.Cg * s.H * s.W;
   const float *wk = wt;
-  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span<SW>(s);
+  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span(s);
   float padded[HP_BCONV_SPAN];
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t kh = 0; kh < s.kH; ++kh, wk += s.kW * HP_BCONV_M) {
@@ -3190,11 +3182,10 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, float beta, const float *x,
 /// buffers that fit. Not for depthwise groups (hp_conv2d_direct_pays), where
 /// one output channel would leave seven accumulators idle.
 static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
-  const int64_t span =
-      s.sW == 1 ? hp_conv2d_block_span<1>(s) : hp_conv2d_block_span<2>(s);
-  return s.Mg <= HP_BCONV_M && s.Cg > 1 && s.OW >= HP_BCONV_W &&
-         (s.sW == 1 || s.sW == 2) && s.Cg * s.kH * s.kW <= HP_BCONV_K &&
-         span <= HP_BCONV_SPAN;
+  return s.Mg <= HP_BCONV_M && !hp_conv2d_direct_pays(s) &&
+         s.OW >= HP_BCONV_W && (s.sW == 1 || s.sW == 2) &&
+         s.Cg * s.kH * s.kW <= HP_BCONV_K &&
+         hp_conv2d_block_span(s) <= HP_BCONV_SPAN;
 }
 
 /// A 2-D convolution on the CPU as independent tasks, one per group and
@@ -4382,115 +4373,71 @@ static void hp_trace_release(hp_ctx *ctx) {
 __attribute__((target("arch=x86-64"), noinline)) static const char *
 hp_cpu_missing() {
   __builtin_cpu_init();
-  struct {
-    bool built;
-    int has;
-    const char *name;
-  } const need[] = {
-#define HP_ISA(feature, name) {true, __builtin_cpu_supports(feature), name},
+// The extension `name` when the program uses it and this CPU lacks it.
+#define HP_ISA(feature, name)                                                  \
+  if (!__builtin_cpu_supports(feature))                                        \
+  return name
 #ifdef __SSE4_2__
-    HP_ISA("sse4.2", "SSE4.2")
+  HP_ISA("sse4.2", "SSE4.2");
 #endif
 #ifdef __AVX__
-        HP_ISA("avx", "AVX")
+  HP_ISA("avx", "AVX");
 #endif
 #ifdef __AVX2__
-            HP_ISA("avx2", "AVX2")
+  HP_ISA("avx2", "AVX2");
 #endif
 #ifdef __FMA__
-                HP_ISA("fma", "FMA")
+  HP_ISA("fma", "FMA");
 #endif
 #ifdef __BMI__
-                    HP_ISA("bmi", "BMI1")
+  HP_ISA("bmi", "BMI1");
 #endif
 #ifdef __BMI2__
-                        HP_ISA("bmi2", "BMI2")
+  HP_ISA("bmi2", "BMI2");
 #endif
 #if defined(__F16C__) && HP_ISA_NEW_NAMES
-                            HP_ISA("f16c", "F16C")
+  HP_ISA("f16c", "F16C");
 #endif
 #ifdef __AVX512F__
-                                HP_ISA("avx512f", "AVX-512F")
+  HP_ISA("avx512f", "AVX-512F");
 #endif
 #ifdef __AVX512CD__
-                                    HP_ISA("avx512cd", "AVX-512CD")
+  HP_ISA("avx512cd", "AVX-512CD");
 #endif
 #ifdef __AVX512DQ__
-                                        HP_ISA("avx512dq", "AVX-512DQ")
+  HP_ISA("avx512dq", "AVX-512DQ");
 #endif
 #ifdef __AVX512BW__
-                                            HP_ISA("avx512bw", "AVX-512BW")
+  HP_ISA("avx512bw", "AVX-512BW");
 #endif
 #ifdef __AVX512VL__
-                                                HP_ISA("avx512vl", "AVX-512VL")
+  HP_ISA("avx512vl", "AVX-512VL");
 #endif
 #ifdef __AVX512IFMA__
-                                                    HP_ISA("avx512ifma",
-                                                           "AVX-512IFMA")
+  HP_ISA("avx512ifma", "AVX-512IFMA");
 #endif
 #ifdef __AVX512VBMI__
-                                                        HP_ISA("avx512vbmi",
-                                                               "AVX-512VBMI")
+  HP_ISA("avx512vbmi", "AVX-512VBMI");
 #endif
 #ifdef __AVX512VBMI2__
-                                                            HP_ISA(
-                                                                "avx512vbmi2",
-                                                                "AVX-512VBMI2")
+  HP_ISA("avx512vbmi2", "AVX-512VBMI2");
 #endif
 #ifdef __AVX512VNNI__
-                                                                HP_ISA(
-                                                                    "avx512vnn"
-                                                                    "i",
-                                                                    "AVX-"
-                                                                    "512VNNI")
+  HP_ISA("avx512vnni", "AVX-512VNNI");
 #endif
 #ifdef __AVX512BITALG__
-                                                                    HP_ISA(
-                                                                        "avx512"
-                                                                        "bital"
-                                                                        "g",
-                                                                        "AVX-"
-                                                                        "512BIT"
-                                                                        "ALG")
+  HP_ISA("avx512bitalg", "AVX-512BITALG");
 #endif
 #ifdef __AVX512VPOPCNTDQ__
-                                                                        HP_ISA(
-                                                                            "av"
-                                                                            "x5"
-                                                                            "12"
-                                                                            "vp"
-                                                                            "op"
-                                                                            "cn"
-                                                                            "td"
-                                                                            "q",
-                                                                            "AV"
-                                                                            "X-"
-                                                                            "51"
-                                                                            "2V"
-                                                                            "PO"
-                                                                            "PC"
-                                                                            "NT"
-                                                                            "D"
-                                                                            "Q")
+  HP_ISA("avx512vpopcntdq", "AVX-512VPOPCNTDQ");
 #endif
 #ifdef __AVX512BF16__
-                                                                            HP_ISA(
-                                                                                "avx512bf16",
-                                                                                "AVX-512-BF16")
+  HP_ISA("avx512bf16", "AVX-512-BF16");
 #endif
 #if defined(__AVX512FP16__) && HP_ISA_NEW_NAMES
-                                                                                HP_ISA(
-                                                                                    "avx512fp16",
-                                                                                    "AVX-512-FP16")
+  HP_ISA("avx512fp16", "AVX-512-FP16");
 #endif
 #undef HP_ISA
-                                                                                    {false,
-                                                                                     1,
-                                                                                     ""}
-  };
-  for (const auto &n : need)
-    if (n.built && !n.has)
-      return n.name;
   return NULL;
 }
 #endif
