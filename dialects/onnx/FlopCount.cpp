@@ -186,6 +186,22 @@ HETPAR_PER_INPUT(GlobalMaxPoolOp, getX())
 
 HETPAR_FLOPS(SoftmaxOp, scaled(numel(getInput()), 5))
 HETPAR_FLOPS(LogSoftmaxOp, scaled(numel(getInput()), 5))
+// FusedAttention: the two products (2 * Lq * Lk * (D + Dv) per batch, as the
+// unfused MatMuls count), and per score the scale, the mask and the
+// softmax's 5: 7 per score.
+std::optional<int64_t> FusedAttentionOp::getFlopCount() {
+  auto q = llvm::dyn_cast<RankedTensorType>(getQ().getType());
+  auto y = llvm::dyn_cast<RankedTensorType>(getY().getType());
+  auto kt = llvm::dyn_cast<RankedTensorType>(getKT().getType());
+  if (!q || !y || !kt || !q.hasStaticShape() || !y.hasStaticShape() ||
+      !kt.hasStaticShape())
+    return std::nullopt;
+  auto scores = getNumElements(q.getShape().drop_back());
+  if (scores)
+    scores = llvm::checkedMul(*scores, kt.getShape().back());
+  int64_t perScore = 2 * (q.getShape().back() + y.getShape().back()) + 7;
+  return scaled(scores, perScore);
+}
 HETPAR_FLOPS(LayerNormalizationOp, scaled(numel(getX()), 8))
 HETPAR_FLOPS(InstanceNormalizationOp, scaled(numel(getInput()), 8))
 HETPAR_FLOPS(BatchNormalizationOp,

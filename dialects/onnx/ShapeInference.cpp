@@ -812,6 +812,71 @@ LogicalResult LogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return inferSoftmax(*this, r);
 }
 
+/// FusedAttention's operand types and attributes (its "Constraints:").
+static LogicalResult checkAttentionOperands(FusedAttentionOp op) {
+  Type elt = elementTypeOf(op.getQ());
+  for (Value v : {op.getKT(), op.getV(), op.getScale(), op.getFill()})
+    if (v && elementTypeOf(v) != elt)
+      return op.emitOpError() << "Q, KT, V, scale and fill must have one "
+                                 "element type";
+  if (failed(checkScalar(op, op.getScale(), "scale")) ||
+      failed(checkScalar(op, op.getFill(), "fill")))
+    return failure();
+  Value mask = op.getMask();
+  bool select = mask && elementTypeOf(mask).isInteger(1);
+  if (mask && !select && elementTypeOf(mask) != elt)
+    return op.emitOpError() << "'mask' must be i1 or of Q's element type";
+  if (select != bool(op.getFill()))
+    return op.emitOpError() << "'fill' is present exactly when 'mask' is i1";
+  if (op.getDivide() > 1 || op.getDivide() < 0 || op.getKeep() > 1 ||
+      op.getKeep() < 0)
+    return op.emitOpError() << "'divide' and 'keep' must be 0 or 1";
+  return success();
+}
+
+LogicalResult FusedAttentionOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  if (failed(checkAttentionOperands(*this)))
+    return failure();
+  Type elt = elementTypeOf(getQ());
+  auto q = shapeOf(getQ()), kt = shapeOf(getKT()), v = shapeOf(getV());
+  if (!q || !kt || !v) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  size_t rank = q->size();
+  if (rank < 2 || kt->size() != rank || v->size() != rank)
+    return emitOpError() << "Q, KT and V must have one rank of at least 2, got "
+                         << formatShape(*q) << ", " << formatShape(*kt)
+                         << " and " << formatShape(*v);
+  Shape out(q->begin(), q->end());
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    if (dimsConflict((*q)[d], (*kt)[d]) || dimsConflict((*q)[d], (*v)[d]))
+      return emitOpError() << "batch dimensions of Q " << formatShape(*q)
+                           << ", KT " << formatShape(*kt) << " and V "
+                           << formatShape(*v) << " differ";
+    out[d] = mergeDim(mergeDim((*q)[d], (*kt)[d]), (*v)[d]);
+  }
+  int64_t lq = (*q)[rank - 2], lk = (*kt)[rank - 1];
+  if (dimsConflict(q->back(), (*kt)[rank - 2]) ||
+      dimsConflict(lk, (*v)[rank - 2]))
+    return emitOpError() << "cannot multiply Q " << formatShape(*q) << " by KT "
+                         << formatShape(*kt) << " and V " << formatShape(*v);
+  out.back() = v->back();
+  if (Value mask = getMask()) {
+    Shape scores(out.begin(), out.end());
+    scores.back() = lk;
+    scores[rank - 2] = lq;
+    auto m = shapeOf(mask);
+    auto b = m ? broadcastShapes(scores, *m) : std::nullopt;
+    if (m && (!b || *b != scores))
+      return emitOpError() << "mask " << formatShape(*m)
+                           << " does not broadcast to the scores "
+                           << formatShape(scores);
+  }
+  r.push_back(RankedTensorType::get(out, elt));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Losses and their gradients
 //===----------------------------------------------------------------------===//

@@ -53,7 +53,7 @@ std::string floatArg(double v) {
 
 /// `ptr(v)` when v has uses, else a null pointer of storage type `type`.
 std::string resultPtr(Value v, const std::string &type,
-                      const GradientEmitContext &ctx) {
+                      const LibraryEmitContext &ctx) {
   return v.use_empty() ? "(" + type + " *)0" : ctx.ptr(v);
 }
 
@@ -62,7 +62,7 @@ bool layerNormStatsUsed(onnx::LayerNormalizationGradOp op) {
 }
 
 int emitSoftmaxGrad(Operation *op, Value dY, Value y, int64_t axisAttr,
-                    bool log, const GradientEmitContext &ctx) {
+                    bool log, const LibraryEmitContext &ctx) {
   ArrayRef<int64_t> s = shapeOf(y);
   int64_t axis = normalizedAxis(axisAttr, static_cast<int64_t>(s.size()));
   int64_t total = product(s);
@@ -80,7 +80,7 @@ int emitSoftmaxGrad(Operation *op, Value dY, Value y, int64_t axisAttr,
 }
 
 int emitLayerNormGrad(onnx::LayerNormalizationGradOp op,
-                      const GradientEmitContext &ctx) {
+                      const LibraryEmitContext &ctx) {
   Value x = op.getX();
   ArrayRef<int64_t> s = shapeOf(x);
   int64_t axis = normalizedAxis(op.getAxis(), static_cast<int64_t>(s.size()));
@@ -120,7 +120,7 @@ int64_t hetpar::codegen::rowGradientScratchBytes(Operation *op) {
 }
 
 int hetpar::codegen::emitRowGradient(Operation *op,
-                                     const GradientEmitContext &ctx) {
+                                     const LibraryEmitContext &ctx) {
   if (auto g = dyn_cast<onnx::SoftmaxGradOp>(op))
     return emitSoftmaxGrad(op, g.getDY(), g.getY(), g.getAxis(), false, ctx);
   if (auto g = dyn_cast<onnx::LogSoftmaxGradOp>(op))

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmitAttention.h"
 #include "EmitGradients.h"
 #include "TraceSpans.h"
 #include "hetpar/Codegen/Codegen.h"
@@ -201,8 +202,9 @@ private:
   LogicalResult emitPool(Operation *op, bool isMax);
   LogicalResult emitLoss(Operation *op);
   LogicalResult emitLossGrad(Operation *op);
-  /// SoftmaxGrad, LogSoftmaxGrad, LayerNormalizationGrad (EmitGradients.cpp).
-  LogicalResult emitRowGradient(Operation *op);
+  /// The services the emitters of EmitGradients.cpp and EmitAttention.cpp
+  /// call.
+  LibraryEmitContext libraryContext();
   LogicalResult emitReduce(Operation *op, Value in, Value out,
                            llvm::ArrayRef<int64_t> axes, llvm::StringRef kind);
   void emitStridedCopy(Value in, llvm::ArrayRef<int64_t> dims,
@@ -2199,14 +2201,12 @@ LogicalResult Emitter::emitLossGrad(Operation *op) {
   return success();
 }
 
-LogicalResult Emitter::emitRowGradient(Operation *op) {
-  GradientEmitContext ctx{[&](Value v) { return ptr(v); },
-                          [&](Type t) { return storageType(t); },
-                          [](Type t) { return accType(t); },
-                          [&](Operation *o) { return scratch(o); },
-                          [&](const llvm::Twine &text) { line(text); }};
-  program.libraryCalls += codegen::emitRowGradient(op, ctx);
-  return success();
+LibraryEmitContext Emitter::libraryContext() {
+  return LibraryEmitContext{[&](Value v) { return ptr(v); },
+                            [&](Type t) { return storageType(t); },
+                            [](Type t) { return accType(t); },
+                            [&](Operation *o) { return scratch(o); },
+                            [&](const llvm::Twine &text) { line(text); }};
 }
 
 LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
@@ -2260,7 +2260,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
     return emitElementwiseGroup(op);
   if (isRowGradient(op)) {
     comment(op);
-    return emitRowGradient(op);
+    program.libraryCalls += codegen::emitRowGradient(op, libraryContext());
+    return success();
+  }
+  if (isa<onnx::FusedAttentionOp>(op)) {
+    comment(op);
+    program.libraryCalls += codegen::emitFusedAttention(op, libraryContext());
+    return success();
   }
   if (isa<ml_program::GlobalLoadOp>(op))
     return success(); // aliases the global's storage

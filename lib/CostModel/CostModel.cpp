@@ -78,7 +78,8 @@ std::optional<Collective> parseCollective(llvm::StringRef name) {
 static OpClass classify(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpClass>(op)
       .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::ConvGradOp,
-            onnx::EinsumOp>([](auto) { return OpClass::MatMul; })
+            onnx::EinsumOp, onnx::FusedAttentionOp>(
+          [](auto) { return OpClass::MatMul; })
       .Case<onnx::LayerNormalizationOp, onnx::LayerNormalizationGradOp,
             onnx::BatchNormalizationOp, onnx::InstanceNormalizationOp>(
           [](auto) { return OpClass::Normalization; })

@@ -447,4 +447,213 @@ TEST(Conv2d, RegisterBlockedDirect) {
   checkConv(many);
 }
 
+//===----------------------------------------------------------------------===//
+// Fused attention: hp_attention_launch against Softmax(mask(scale(Q KT))) V
+// computed the unfused way, in double: every score, the row maximum, the sum
+// of exponentials, the weighted sum of V.
+//===----------------------------------------------------------------------===//
+
+/// One FusedAttention problem: inputs are multiples of 1/8 (exact in float),
+/// the mask as the test sets it.
+struct AttentionCase {
+  hp_attention_shape s;
+  std::vector<float> q, kT, v, mask;
+  std::vector<char> select; // the i1 mask (char: vector<bool> has no data())
+  float scale = 1.0f, fill = 0.0f;
+
+  explicit AttentionCase(hp_attention_shape shape) : s(shape) {
+    // k / 8 for k in [-16, 16) from a 64-bit LCG (Knuth's MMIX constants):
+    // irregular, so that row maxima fall in any block of keys.
+    auto fillWith = [](std::vector<float> &x, size_t n, uint64_t seed) {
+      x.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)(seed >> 59) - 16) * 0.125f;
+      }
+    };
+    fillWith(q, s.batch * s.Lq * s.D, 1);
+    fillWith(kT, s.batch * s.D * s.Lk, 2);
+    fillWith(v, s.batch * s.Lk * s.Dv, 3);
+  }
+  /// The mask element of (b, i, j) as hp_attention_shape places it.
+  int64_t maskIndex(int64_t b, int64_t i, int64_t j) const {
+    return hp_attention_mask_offset(s, b) + i * s.maskRow + j * s.maskCol;
+  }
+  double score(int64_t b, int64_t i, int64_t j) const {
+    double x = 0;
+    for (int64_t d = 0; d < s.D; ++d)
+      x += (double)q[(b * s.Lq + i) * s.D + d] *
+           (double)kT[(b * s.D + d) * s.Lk + j];
+    x = s.divide ? x / scale : x * scale;
+    if (s.mask == 1)
+      x += mask[maskIndex(b, i, j)];
+    if (s.mask == 2 && (select[maskIndex(b, i, j)] != 0) != (s.keep != 0))
+      x = fill;
+    return x;
+  }
+  std::vector<double> reference() const {
+    std::vector<double> y(s.batch * s.Lq * s.Dv, 0.0);
+    std::vector<double> p(s.Lk);
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < s.Lq; ++i) {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < s.Lk; ++j)
+          mx = std::max(mx, p[j] = score(b, i, j));
+        for (int64_t j = 0; j < s.Lk; ++j)
+          sum += p[j] = std::exp(p[j] - mx);
+        for (int64_t c = 0; c < s.Dv; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < s.Lk; ++j)
+            acc += p[j] / sum * v[(b * s.Lk + j) * s.Dv + c];
+          y[(b * s.Lq + i) * s.Dv + c] = acc;
+        }
+      }
+    return y;
+  }
+  std::vector<float> run() const {
+    std::vector<float> y(s.batch * s.Lq * s.Dv, -7.0f);
+    if (s.mask == 2)
+      hp_attention_launch<float, float, bool>(
+          nullptr, s, q.data(), kT.data(), v.data(), &scale,
+          reinterpret_cast<const bool *>(select.data()), &fill, y.data());
+    else
+      hp_attention_launch<float, float, float>(
+          nullptr, s, q.data(), kT.data(), v.data(), &scale,
+          s.mask ? mask.data() : nullptr, nullptr, y.data());
+    return y;
+  }
+  void check(double tolerance = 2e-5) const {
+    std::vector<double> want = reference();
+    std::vector<float> got = run();
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(got[i])) << "element " << i;
+        continue;
+      }
+      ASSERT_NEAR(got[i], want[i], tolerance * (1 + std::fabs(want[i])))
+          << "element " << i;
+    }
+  }
+};
+
+/// A shape over leading dimensions `lead`, without a mask.
+hp_attention_shape attentionShape(std::vector<int64_t> lead, int64_t Lq,
+                                  int64_t Lk, int64_t D, int64_t Dv) {
+  hp_attention_shape s = {};
+  s.batch = 1;
+  s.rank = (int)lead.size();
+  for (size_t d = 0; d < lead.size(); ++d) {
+    s.extents.v[d] = lead[d];
+    s.batch *= lead[d];
+  }
+  s.Lq = Lq;
+  s.Lk = Lk;
+  s.D = D;
+  s.Dv = Dv;
+  s.keep = 1;
+  return s;
+}
+
+// Odd extents over two leading dimensions (batch 2 x 3 heads), more keys than
+// one block of 256 and more queries than one task of 32; an additive padding
+// mask [2, 1, 1, Lk] with -inf on the last keys of the second sample (BERT's
+// form), divided by sqrt(D) as GPT-2 and BERT write it.
+TEST(Attention, PaddingMaskOverOddLengths) {
+  hp_attention_shape s = attentionShape({2, 3}, 37, 301, 24, 40);
+  s.mask = 1;
+  s.maskStrides.v[0] = 301; // [2, 1, 1, 301]: samples apart, heads shared
+  s.maskCol = 1;
+  AttentionCase c(s);
+  c.scale = std::sqrt(24.0f);
+  c.s.divide = 1;
+  c.mask.assign(2 * 301, 0.0f);
+  for (int64_t j = 250; j < 301; ++j)
+    c.mask[301 + j] = -INFINITY;
+  c.check();
+  c.s.divide = 0; // the same scale as a Mul
+  c.scale = 0.25f;
+  c.check();
+}
+
+// A causal select mask [Lq, Lk] kept where true (GPT-2's Where(mask, S,
+// min)); and its reverse, each query keeping only the keys at or after it
+// (Where(mask, -inf, S) with mask true before the query): rows from 256 on
+// see only -inf in the first block of keys, which must add nothing.
+TEST(Attention, CausalAndReverseSelectMasks) {
+  hp_attention_shape s = attentionShape({4}, 300, 300, 16, 16);
+  s.mask = 2;
+  s.maskRow = 300;
+  s.maskCol = 1;
+  AttentionCase c(s);
+  c.select.resize(300 * 300);
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 300; ++j)
+      c.select[i * 300 + j] = j <= i;
+  c.fill = std::numeric_limits<float>::lowest();
+  c.scale = 0.25f;
+  c.check();
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 300; ++j)
+      c.select[i * 300 + j] = j < i;
+  c.s.keep = 0;
+  c.fill = -INFINITY;
+  c.check();
+}
+
+// A row whose every score is -inf is NaN, as Softmax makes it; the other rows
+// are unaffected. No keys at all give zeros, as the unfused products do.
+TEST(Attention, FullyMaskedRowsAndNoKeys) {
+  hp_attention_shape s = attentionShape({1}, 3, 5, 4, 2);
+  s.mask = 1;
+  s.maskRow = 5;
+  s.maskCol = 1;
+  AttentionCase c(s);
+  c.mask.assign(15, 0.0f);
+  for (int64_t j = 0; j < 5; ++j)
+    c.mask[5 + j] = -INFINITY;
+  std::vector<float> y = c.run();
+  EXPECT_TRUE(std::isnan(y[2]) && std::isnan(y[3]));
+  c.check();
+  AttentionCase none(attentionShape({2}, 3, 0, 4, 2));
+  for (float x : none.run())
+    EXPECT_EQ(x, 0.0f);
+}
+
+// A long causal sequence: 4096 queries and keys, 16 blocks of keys per row.
+TEST(Attention, LongCausalSequence) {
+  hp_attention_shape s = attentionShape({1}, 4096, 4096, 32, 32);
+  s.mask = 2;
+  s.maskRow = 4096;
+  s.maskCol = 1;
+  AttentionCase c(s);
+  c.select.resize(4096 * 4096);
+  for (int64_t i = 0; i < 4096; ++i)
+    for (int64_t j = 0; j < 4096; ++j)
+      c.select[i * 4096 + j] = j <= i;
+  c.fill = -INFINITY;
+  c.scale = 0.125f;
+  c.check();
+}
+
+// float16 storage on the CPU runs the two-pass kernel (float accumulation):
+// the result is the float reference rounded to float16.
+TEST(Attention, HalfStorageRunsNaive) {
+  hp_attention_shape s = attentionShape({2}, 9, 13, 8, 6);
+  AttentionCase c(s);
+  c.scale = 0.5f;
+  std::vector<double> want = c.reference();
+  auto half = [](const std::vector<float> &x) {
+    return std::vector<hp_half>(x.begin(), x.end());
+  };
+  std::vector<hp_half> q = half(c.q), kT = half(c.kT), v = half(c.v);
+  std::vector<hp_half> y(want.size());
+  hp_half scale(0.5f);
+  hp_attention_launch<hp_half, float, hp_half>(nullptr, s, q.data(), kT.data(),
+                                               v.data(), &scale, nullptr,
+                                               nullptr, y.data());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR((float)y[i], want[i], 2e-3 * (1 + std::fabs(want[i])))
+        << "element " << i;
+}
+
 } // namespace

@@ -214,6 +214,12 @@ static cl::opt<bool> uncheckedIndices(
              "labels) that are out of range; the kernels still stay inside "
              "their buffers (docs/reliability.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("Run exported attention (MatMul, scale, mask, Softmax, MatMul) "
+             "as one kernel without the score matrix "
+             "(hetpar-onnx-fuse-attention; default true)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int> zeroStage(
     "zero-stage",
     cl::desc("Training: the ZeRO stage of every data-parallel stage of the "
@@ -627,11 +633,20 @@ codegenOptions(hetpar::FloatMode floatMode) {
   return opts;
 }
 
-/// The graph rewrites code generation wants, on every function of `module`:
-/// matrix transposes folded into GEMM flags (hetpar-onnx-fold-transposes).
+/// Adds the graph rewrites code generation wants on every function: matrix
+/// transposes folded into GEMM flags (hetpar-onnx-fold-transposes) and,
+/// unless --fuse-attention=false, fused attention
+/// (hetpar-onnx-fuse-attention).
+static void addCodegenRewrites(PassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
+  if (fuseAttention)
+    pm.addNestedPass<func::FuncOp>(hetpar::createFuseAttentionPass());
+}
+
+/// The graph rewrites of addCodegenRewrites on `module`.
 static LogicalResult prepareForCodegen(ModuleOp module) {
   PassManager pm(module.getContext());
-  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
+  addCodegenRewrites(pm);
   return pm.run(module);
 }
 
@@ -846,7 +861,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   PassManager pm(module.getContext());
   pm.addPass(hetpar::createDistPartitionPass());
   pm.addPass(hetpar::createDistVerifyExchangesPass());
-  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
+  addCodegenRewrites(pm);
   if (failed(pm.run(module)))
     return 1;
   hetpar::codegen::CodegenOptions opts = codegenOptions(floatMode);

@@ -106,6 +106,37 @@ def FoldTransposesPass : Pass<"hetpar-onnx-fold-transposes", "mlir::func::FuncOp
   }];
 }
 
+def FuseAttentionPass : Pass<"hetpar-onnx-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse scaled dot-product attention into one FusedAttention op";
+  let description = [{
+    Rewrites the attention that exporters write,
+
+    ```
+    S = MatMul(Q, KT)                  Q [..., Lq, D], KT [..., D, Lk]
+    S = Mul(S, scale) | Div(S, scale)  optional, scale a scalar
+    S = Add(S, mask)                   optional additive mask, or
+    S = Where(c, S, fill) | Where(c, fill, S)   optional select mask
+    Y = MatMul(Softmax(S, last axis), V)        V [..., Lk, Dv]
+    ```
+
+    into one `onnx.FusedAttention`, whose kernels compute Y block by block
+    with an online softmax and never write the Lq x Lk scores (GPT-2 small's
+    8 x 512 run wrote 100 MB of them per layer). The pattern must be exact:
+
+    - every intermediate value has exactly one use (so a training graph,
+      whose backward pass reads the Softmax result, is left alone);
+    - Q, KT and V have the scores' rank and leading dimensions (no
+      broadcasting inside the products), static shapes;
+    - the Softmax normalizes the last axis; the mask broadcasts to the
+      scores without changing their shape; scale and fill are scalars.
+
+    Anything else is left as it is. The Transposes feeding Q, KT and V stay.
+    hetpar-compile runs it on each device's function before code generation
+    (after the search and the partition, which see the unfused graph);
+    `--fuse-attention=false` turns it off.
+  }];
+}
+
 def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp"> {
   let summary = "Check that every tensor in the module has a static shape";
   let description = [{

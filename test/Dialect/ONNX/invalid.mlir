@@ -1287,3 +1287,30 @@ func.func @resize_scales(%x: tensor<1x1x2x2xf32>) {
   %0 = onnx.Resize(%x) scales(%s) : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x3x4xf32>
   return
 }
+
+// -----
+
+// FusedAttention: a mask that does not broadcast to the scores [2, 4, 5].
+func.func @fused_attention_mask(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>, %m: tensor<3xf32>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{mask 3 does not broadcast to the scores 2x4x5}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) mask(%m) : (tensor<2x4x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>, tensor<3xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}
+
+// -----
+
+// FusedAttention: a select mask without its fill value.
+func.func @fused_attention_fill(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>, %m: tensor<4x5xi1>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{'fill' is present exactly when 'mask' is i1}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) mask(%m) : (tensor<2x4x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>, tensor<4x5xi1>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}
+
+// -----
+
+// FusedAttention: KT's contracted dimension differs from Q's last.
+func.func @fused_attention_contract(%q: tensor<2x4x8xf32>, %kt: tensor<2x7x5xf32>, %v: tensor<2x5x6xf32>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{cannot multiply Q 2x4x8 by KT 2x7x5 and V 2x5x6}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) : (tensor<2x4x8xf32>, tensor<2x7x5xf32>, tensor<2x5x6xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}

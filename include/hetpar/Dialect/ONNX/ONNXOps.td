@@ -601,6 +601,49 @@ class ONNX_SoftmaxLikeOp<string mnemonic, string onnxDoc>
 def ONNX_SoftmaxOp : ONNX_SoftmaxLikeOp<"Softmax", "exp(x) / sum(exp(x))">;
 def ONNX_LogSoftmaxOp : ONNX_SoftmaxLikeOp<"LogSoftmax", "x - log(sum(exp(x)))">;
 
+def ONNX_FusedAttentionOp
+    : ONNX_Op<"FusedAttention", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Scaled dot-product attention in one kernel (a HetPar op)";
+  let description = [{
+    Not an ONNX operator: hetpar-onnx-fuse-attention forms it from the
+    exported pattern `MatMul(Softmax(mask(scale(MatMul(Q, KT)))), V)`, and code
+    generation runs it without materializing the score matrix (the online
+    softmax of FlashAttention-2, Dao 2023). With S = Q KT, shapes
+    Q [..., Lq, D], KT [..., D, Lk], V [..., Lk, Dv] and Y [..., Lq, Dv]:
+
+    - `scale`, when present: S = S * scale, or S = S / scale with `divide` 1
+      (the exporter's Mul or Div, kept as written so that rounding matches);
+    - `mask` of Q's element type: S = S + mask (an additive mask);
+    - `mask` of i1 with `fill`: S = mask ? S : fill with `keep` 1, and
+      S = mask ? fill : S with `keep` 0 (the exporter's Where);
+    - Y = Softmax(S, last axis) V.
+
+    The mask broadcasts to [..., Lq, Lk] as ONNX broadcasts. Rows whose every
+    score is -inf give NaN, as the unfused Softmax does.
+
+    Constraints: Q, KT, V and Y have one floating-point element type and rank
+    r >= 2, with equal leading r - 2 dimensions; Q's last dimension equals
+    KT's dimension r - 2, KT's last equals V's dimension r - 2; `scale` and
+    `fill` are scalars (one element) of that type; a float `mask` has that
+    type; `fill` is present exactly when `mask` is i1; the mask's shape
+    broadcasts to [..., Lq, Lk] without changing it; `divide` and `keep` are
+    0 or 1.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$Q, ONNX_FloatTensor:$KT,
+                   ONNX_FloatTensor:$V,
+                   Optional<ONNX_FloatTensor>:$scale,
+                   Optional<ONNX_Tensor>:$mask,
+                   Optional<ONNX_FloatTensor>:$fill,
+                   DefaultValuedAttr<ONNX_IntAttr, "0">:$divide,
+                   DefaultValuedAttr<ONNX_IntAttr, "1">:$keep);
+  let results = (outs ONNX_FloatTensor:$Y);
+  let assemblyFormat = [{
+    `(` $Q `,` $KT `,` $V `)` (`scale` `(` $scale^ `)`)?
+    (`mask` `(` $mask^ `)`)? (`fill` `(` $fill^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

@@ -2681,6 +2681,282 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 #endif
 
 //===----------------------------------------------------------------------===//
+// Fused attention (onnx.FusedAttention): Y = Softmax(mask(scale(Q KT))) V
+// without the score matrix, by the online softmax of FlashAttention-2 (Dao
+// 2023): per block of keys, the running row maximum m and sum l rescale the
+// output accumulated so far.
+//===----------------------------------------------------------------------===//
+
+/// The geometry of a FusedAttention over `batch` independent products (the
+/// leading dimensions flattened): Q [Lq, D], KT [D, Lk], V [Lk, Dv] and Y
+/// [Lq, Dv] per batch, contiguous. The mask, when there is one, is read at
+/// maskOffset(b) + i * maskRow + j * maskCol for batch b, query i and key j:
+/// `extents` are the `rank` leading dimensions and `maskStrides` the mask's
+/// element strides along them (0 where it broadcasts).
+struct hp_attention_shape {
+  int64_t batch, Lq, Lk, D, Dv;
+  int rank;
+  hp_dims extents, maskStrides;
+  int64_t maskRow, maskCol;
+  int mask;   // 0: none, 1: additive, 2: select (with fill)
+  int keep;   // select: 1 keeps the score where the mask is true
+  int divide; // 1: S / scale, 0: S * scale
+};
+
+/// The mask's element offset of batch b (row-major over s.extents).
+HP_HD int64_t hp_attention_mask_offset(const hp_attention_shape &s, int64_t b) {
+  int64_t off = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    off += (b % s.extents.v[d]) * s.maskStrides.v[d];
+    b /= s.extents.v[d];
+  }
+  return off;
+}
+
+/// One score after the scale and the mask (`m` the mask at the score's
+/// offset; unused without a mask).
+template <typename Acc, typename T, typename M>
+HP_HD Acc hp_attention_score(const hp_attention_shape &s, Acc x, Acc scale,
+                             const M *m, const T *fill) {
+  x = s.divide ? x / scale : x * scale;
+  if (s.mask == 1)
+    x += (Acc) * (const T *)(const void *)m;
+  else if (s.mask == 2 && (bool)*m != (bool)s.keep)
+    x = (Acc)*fill;
+  return x;
+}
+
+/// One output element per iteration (batch, query, column): two passes over
+/// the keys, recomputing each score (2 * Lk * D multiply-adds per element).
+/// The path of 16-bit types on the CPU and of head dimensions whose tiles do
+/// not fit the GPU's shared memory.
+template <typename T, typename Acc, typename M>
+HP_KERNEL(hp_attention_naive, hp_attention_shape s, const T *q, const T *kT,
+          const T *v, const T *scale, const M *mask, const T *fill, T *y) {
+  HP_FOR_W(e, s.Lk * (s.D + 1)) {
+    const int64_t c = e % s.Dv, i = e / s.Dv % s.Lq, b = e / (s.Dv * s.Lq);
+    const T *qi = q + (b * s.Lq + i) * s.D, *kb = kT + b * s.D * s.Lk;
+    const M *mi =
+        mask ? mask + hp_attention_mask_offset(s, b) + i * s.maskRow : mask;
+    const Acc sc = scale ? (Acc)*scale : Acc(1);
+    Acc mx = hp_lowest<Acc>(), l = 0, acc = 0;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t j = 0; j < s.Lk; ++j) {
+        Acc x = 0;
+        for (int64_t d = 0; d < s.D; ++d)
+          x += (Acc)qi[d] * (Acc)kb[d * s.Lk + j];
+        x = hp_attention_score<Acc>(s, x, sc, mi ? mi + j * s.maskCol : mi,
+                                    fill);
+        if (pass == 0) {
+          mx = x > mx ? x : mx;
+        } else {
+          Acc p = hp_exp(x - mx);
+          l += p;
+          acc += p * (Acc)v[(b * s.Lk + j) * s.Dv + c];
+        }
+      }
+    y[e] = (T)(acc / l);
+  }
+}
+
+#if HP_CUDA
+/// One block of `br` threads per `br` queries of one batch (blockIdx.y
+/// strides over batches), one query per thread. Each tile of `bc` keys is
+/// staged in shared memory with the block's queries, their scores and their
+/// output rows, all in Acc: (br * (D + Dv + bc) + bc * (D + Dv)) elements.
+template <typename T, typename Acc, typename M>
+__global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
+                                   const T *q, const T *kT, const T *v,
+                                   const T *scale, const M *mask, const T *fill,
+                                   T *y) {
+  extern __shared__ unsigned char hp_attention_smem[];
+  Acc *Qs = (Acc *)hp_attention_smem, *Os = Qs + br * s.D;
+  Acc *Ss = Os + br * s.Dv, *Ks = Ss + br * bc, *Vs = Ks + bc * s.D;
+  const int r = threadIdx.x;
+  const int64_t i = blockIdx.x * (int64_t)br + r;
+  const Acc sc = scale ? (Acc)*scale : Acc(1);
+  for (int64_t b = blockIdx.y; b < s.batch; b += gridDim.y) {
+    const bool live = i < s.Lq;
+    const M *mi = mask && live
+                      ? mask + hp_attention_mask_offset(s, b) + i * s.maskRow
+                      : (const M *)0;
+    for (int64_t d = 0; d < s.D; ++d)
+      Qs[r * s.D + d] = live ? (Acc)q[(b * s.Lq + i) * s.D + d] : Acc(0);
+    for (int64_t d = 0; d < s.Dv; ++d)
+      Os[r * s.Dv + d] = 0;
+    Acc m = hp_lowest<Acc>(), l = 0;
+    for (int64_t j0 = 0; j0 < s.Lk; j0 += bc) {
+      const int cols = (int)(s.Lk - j0 < bc ? s.Lk - j0 : bc);
+      __syncthreads(); // the previous tile is consumed
+      for (int64_t e = r; e < (int64_t)cols * s.D; e += br) {
+        int64_t c = e % cols, d = e / cols; // coalesced along the keys
+        Ks[c * s.D + d] = (Acc)kT[(b * s.D + d) * s.Lk + j0 + c];
+      }
+      for (int64_t e = r; e < (int64_t)cols * s.Dv; e += br)
+        Vs[e] = (Acc)v[(b * s.Lk + j0) * s.Dv + e];
+      __syncthreads();
+      if (!live)
+        continue;
+      Acc mx = m;
+      for (int c = 0; c < cols; ++c) {
+        Acc x = 0;
+        for (int64_t d = 0; d < s.D; ++d)
+          x += Qs[r * s.D + d] * Ks[c * s.D + d];
+        x = hp_attention_score<Acc>(s, x, sc,
+                                    mi ? mi + (j0 + c) * s.maskCol : mi, fill);
+        Ss[r * bc + c] = x;
+        mx = x > mx ? x : mx;
+      }
+      // All scores so far -inf: nothing to add yet (exp(-inf - -inf) is NaN).
+      const Acc alpha = mx == hp_lowest<Acc>() ? Acc(1) : hp_exp(m - mx);
+      for (int64_t d = 0; d < s.Dv; ++d)
+        Os[r * s.Dv + d] *= alpha;
+      l *= alpha;
+      for (int c = 0; c < cols; ++c) {
+        Acc p = mx == hp_lowest<Acc>() ? Acc(0) : hp_exp(Ss[r * bc + c] - mx);
+        l += p;
+        for (int64_t d = 0; d < s.Dv; ++d)
+          Os[r * s.Dv + d] += p * Vs[c * s.Dv + d];
+      }
+      m = mx;
+    }
+    if (live)
+      for (int64_t d = 0; d < s.Dv; ++d)
+        y[(b * s.Lq + i) * s.Dv + d] = (T)(Os[r * s.Dv + d] / l);
+    __syncthreads(); // Qs and Os are rewritten for the next batch
+  }
+}
+#else
+/// The CPU path of float and double: tasks of HP_ATTENTION_ROWS queries of
+/// one batch; per block of HP_ATTENTION_KEYS keys, S = Q KT by a
+/// one-thread GEMM into a stack tile, the scale, mask and online softmax on
+/// its rows, then Y += P V by a second GEMM straight into Y's rows (Y is the
+/// accumulator: T is Acc here), divided by the row sums at the end. 32 x 256
+/// scores are 32 KiB of float, the tile size of hp_conv2d_tiled.
+#define HP_ATTENTION_ROWS 32
+#define HP_ATTENTION_KEYS 256
+template <typename T, typename Acc, typename M>
+static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
+                                 const T *kT, const T *v, const T *scale,
+                                 const M *mask, const T *fill, T *y) {
+  const int64_t blocks = (s.Lq + HP_ATTENTION_ROWS - 1) / HP_ATTENTION_ROWS;
+  const int64_t tasks = s.batch * blocks;
+  const Acc sc = scale ? (Acc)*scale : Acc(1);
+  const bool parallel = tasks > 1 && s.Lq * s.Lk * (s.D + s.Dv) >= 16384;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t task = 0; task < tasks; ++task) {
+    alignas(64) T S[HP_ATTENTION_ROWS * HP_ATTENTION_KEYS];
+    Acc m[HP_ATTENTION_ROWS], l[HP_ATTENTION_ROWS];
+    const int64_t b = task / blocks, i0 = task % blocks * HP_ATTENTION_ROWS;
+    const int64_t rows =
+        s.Lq - i0 < HP_ATTENTION_ROWS ? s.Lq - i0 : HP_ATTENTION_ROWS;
+    const T *Q = q + (b * s.Lq + i0) * s.D;
+    T *Y = y + (b * s.Lq + i0) * s.Dv;
+    const M *mb = mask ? mask + hp_attention_mask_offset(s, b) : mask;
+    for (int64_t r = 0; r < rows; ++r) {
+      m[r] = hp_lowest<Acc>();
+      l[r] = 0;
+    }
+    for (int64_t j0 = 0; j0 < s.Lk; j0 += HP_ATTENTION_KEYS) {
+      const int64_t cols =
+          s.Lk - j0 < HP_ATTENTION_KEYS ? s.Lk - j0 : HP_ATTENTION_KEYS;
+      hp_gemm<T, Acc>(ctx, 0, 0, rows, cols, s.D, 1.0f, Q, s.D, 0,
+                      kT + b * s.D * s.Lk + j0, s.Lk, 0, 0.0f, S, cols, 0, 1);
+      for (int64_t r = 0; r < rows; ++r) {
+        T *x = S + r * cols;
+        const M *mr = mb ? mb + (i0 + r) * s.maskRow + j0 * s.maskCol : mb;
+        Acc mx = m[r];
+        for (int64_t c = 0; c < cols; ++c) {
+          const Acc xc = hp_attention_score<Acc>(
+              s, (Acc)x[c], sc, mr ? mr + c * s.maskCol : mr, fill);
+          x[c] = (T)xc;
+          mx = xc > mx ? xc : mx;
+        }
+        // Every score so far -inf: p = 0 (exp(-inf - -inf) would be NaN).
+        const bool none = mx == hp_lowest<Acc>();
+        const Acc alpha = none ? Acc(1) : hp_exp(m[r] - mx);
+        Acc sum = 0;
+        HP_SIMD_REDUCE(+, sum)
+        for (int64_t c = 0; c < cols; ++c) {
+          const Acc p = none ? Acc(0) : hp_exp((Acc)x[c] - mx);
+          x[c] = (T)p;
+          sum += p;
+        }
+        l[r] = l[r] * alpha + sum;
+        m[r] = mx;
+        T *yr = Y + r * s.Dv;
+        if (j0 == 0)
+          memset(yr, 0, sizeof(T) * (size_t)s.Dv);
+        else if (alpha != Acc(1))
+          for (int64_t d = 0; d < s.Dv; ++d)
+            yr[d] = (T)((Acc)yr[d] * alpha);
+      }
+      hp_gemm<T, Acc>(ctx, 0, 0, rows, s.Dv, cols, 1.0f, S, cols, 0,
+                      v + (b * s.Lk + j0) * s.Dv, s.Dv, 0, 1.0f, Y, s.Dv, 0, 1);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const Acc inv = Acc(1) / l[r];
+      for (int64_t d = 0; d < s.Dv; ++d)
+        Y[r * s.Dv + d] = (T)((Acc)Y[r * s.Dv + d] * inv);
+    }
+  }
+}
+#endif
+
+/// Shared memory of hp_attention_tiles for br queries and bc keys (bytes).
+template <typename Acc>
+static int64_t hp_attention_smem_bytes(const hp_attention_shape &s, int br,
+                                       int bc) {
+  return (int64_t)sizeof(Acc) * (br * (s.D + s.Dv + bc) + bc * (s.D + s.Dv));
+}
+
+/// FusedAttention. On the GPU: hp_attention_tiles with 64 queries and 32
+/// keys per block, halved until the tiles fit 48 KiB of shared memory (the
+/// default limit per block), else hp_attention_naive. On the CPU:
+/// hp_attention_blocked for float and double, hp_attention_naive for 16-bit
+/// types. `scale`, `mask` and `fill` may be null (absent). Lk == 0 gives
+/// zeros, as the unfused product of an empty Softmax with V does.
+template <typename T, typename Acc, typename M>
+static void hp_attention_launch(hp_ctx *ctx, hp_attention_shape s, const T *q,
+                                const T *kT, const T *v, const T *scale,
+                                const M *mask, const T *fill, T *y) {
+  if (s.batch == 0 || s.Lq == 0 || s.Dv == 0)
+    return;
+  if (s.Lk == 0) { // nothing to attend to: the products' empty sums
+    size_t bytes = sizeof(T) * (size_t)(s.batch * s.Lq * s.Dv);
+#if HP_CUDA
+    cudaMemsetAsync(y, 0, bytes, ctx->stream);
+#else
+    memset((void *)y, 0, bytes);
+#endif
+    return;
+  }
+#if HP_CUDA
+  int br = 64, bc = 32;
+  while (br > 1 && hp_attention_smem_bytes<Acc>(s, br, bc) > 48 * 1024) {
+    br /= 2;
+    bc = bc > 1 ? bc / 2 : 1;
+  }
+  if (hp_attention_smem_bytes<Acc>(s, br, bc) > 48 * 1024) {
+    hp_launch(ctx, hp_attention_naive<T, Acc, M>, s.batch * s.Lq * s.Dv, s, q,
+              kT, v, scale, mask, fill, y);
+    return;
+  }
+  dim3 grid((unsigned)((s.Lq + br - 1) / br),
+            (unsigned)(s.batch < 65535 ? s.batch : 65535));
+  hp_attention_tiles<T, Acc, M>
+      <<<grid, br, (size_t)hp_attention_smem_bytes<Acc>(s, br, bc),
+         ctx->stream>>>(s, br, bc, q, kT, v, scale, mask, fill, y);
+#else
+  if (std::is_same<T, float>::value || std::is_same<T, double>::value)
+    hp_attention_blocked<T, Acc, M>(ctx, s, q, kT, v, scale, mask, fill, y);
+  else
+    hp_launch(ctx, hp_attention_naive<T, Acc, M>, s.batch * s.Lq * s.Dv, s, q,
+              kT, v, scale, mask, fill, y);
+#endif
+}
+
+//===----------------------------------------------------------------------===//
 // Two-dimensional convolution: direct where im2col plus GEMM loses
 // (depthwise), im2col plus GEMM otherwise.
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,84 @@
+//===- EmitAttention.cpp - onnx.FusedAttention ----------------------------===//
+//
+// FusedAttention runs as hp_attention_launch (hetpar_device.h) over the
+// product of the leading dimensions; the mask's strides along them, along
+// the queries and along the keys say how it broadcasts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitAttention.h"
+
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace hetpar;
+using namespace hetpar::codegen;
+namespace onnx = hetpar::onnx;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The mask's element strides along each dimension of the scores
+/// [..., Lq, Lk] it broadcasts to (ONNX aligns shapes at the right): 0 where
+/// the mask has no such dimension or extent 1.
+SmallVector<int64_t> maskStrides(Value mask, size_t rank) {
+  SmallVector<int64_t> strides(rank, 0);
+  if (!mask)
+    return strides;
+  ArrayRef<int64_t> m = shapeOf(mask);
+  int64_t stride = 1;
+  for (size_t k = 0; k < m.size(); ++k) {
+    size_t md = m.size() - 1 - k, d = rank - 1 - k;
+    if (m[md] != 1)
+      strides[d] = stride;
+    stride *= m[md];
+  }
+  return strides;
+}
+
+/// "hp_dims{{a, b}}" (an hp_dims initializer; "{{0}}" when empty).
+std::string dimsLiteral(ArrayRef<int64_t> v) {
+  std::string s;
+  for (int64_t x : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return "hp_dims{{" + (s.empty() ? std::string("0") : s) + "}}";
+}
+
+} // namespace
+
+int hetpar::codegen::emitFusedAttention(Operation *op,
+                                        const LibraryEmitContext &ctx) {
+  auto a = llvm::cast<onnx::FusedAttentionOp>(op);
+  ArrayRef<int64_t> q = shapeOf(a.getQ()), y = shapeOf(a.getY());
+  size_t rank = q.size();
+  ArrayRef<int64_t> lead = q.drop_back(2);
+  int64_t batch = 1;
+  for (int64_t d : lead)
+    batch *= d;
+  SmallVector<int64_t> ms = maskStrides(a.getMask(), rank);
+  Value mask = a.getMask();
+  int kind = !mask ? 0 : a.getFill() ? 2 : 1;
+  Type elt = llvm::cast<RankedTensorType>(a.getQ().getType()).getElementType();
+  std::string T = ctx.storageType(elt), A = ctx.accType(elt);
+  std::string M = kind == 2 ? "bool" : T;
+  auto opt = [&](Value v, const std::string &type) {
+    return v ? ctx.ptr(v) : "(const " + type + " *)0";
+  };
+  ctx.line(llvm::formatv(
+      "hp_attention_launch<{0}, {1}, {2}>(ctx, hp_attention_shape{{{3}, {4}, "
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}}, {16}, "
+      "{17}, {18}, {19}, {20}, {21}, {22});",
+      T, A, M, batch, q[rank - 2], shapeOf(a.getKT()).back(), q.back(),
+      y.back(), lead.size(), dimsLiteral(lead),
+      dimsLiteral(ArrayRef<int64_t>(ms).drop_back(2)), ms[rank - 2],
+      ms[rank - 1], kind, a.getKeep(), a.getDivide(), ctx.ptr(a.getQ()),
+      ctx.ptr(a.getKT()), ctx.ptr(a.getV()), opt(a.getScale(), T), opt(mask, M),
+      opt(a.getFill(), T), ctx.ptr(a.getY())));
+  return 1;
+}

@@ -1,0 +1,185 @@
+//===- FuseAttention.cpp - hetpar-onnx-fuse-attention
+//----------------------===//
+//
+// The exported attention pattern MatMul(Softmax(mask(scale(MatMul(Q, KT)))),
+// V) becomes one onnx.FusedAttention, whose kernels never materialize the
+// score matrix (Passes.td has the rules). A series of match helpers, each
+// peeling one optional step off the chain from the Softmax back to the
+// scores' MatMul.
+//
+//===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
+#include "hetpar/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace hetpar {
+#define GEN_PASS_DEF_FUSEATTENTIONPASS
+#include "hetpar/Transforms/Passes.h.inc"
+} // namespace hetpar
+
+using namespace mlir;
+using namespace hetpar;
+
+namespace {
+
+/// What the chain between the scores' MatMul and the Softmax holds.
+struct AttentionMatch {
+  Value q, kt, v, scale, mask, fill;
+  bool divide = false, keep = true;
+  /// The matched ops, from the product with V back to the scores' MatMul.
+  SmallVector<Operation *> chain;
+};
+
+/// The static shape of `v`, or none.
+std::optional<ArrayRef<int64_t>> staticShape(Value v) {
+  auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return std::nullopt;
+  return t.getShape();
+}
+
+bool isScalar(Value v) {
+  auto s = staticShape(v);
+  auto n = s ? getNumElements(*s) : std::nullopt;
+  return n && *n == 1;
+}
+
+/// The op producing `x` when it is of type OpTy and `x` is its only use (the
+/// op then dies with the fusion).
+template <typename OpTy> OpTy soleProducer(Value x) {
+  auto op = x.getDefiningOp<OpTy>();
+  return op && x.hasOneUse() ? op : OpTy();
+}
+
+/// Where(c, S, fill) (keep) or Where(c, fill, S): the select mask.
+Value matchSelectMask(Value x, AttentionMatch &m) {
+  auto where = soleProducer<onnx::WhereOp>(x);
+  if (!where)
+    return x;
+  Value c = where->getOperand(0), a = where->getOperand(1),
+        b = where->getOperand(2);
+  if (isScalar(b) && a.getType() == x.getType()) {
+    m.keep = true;
+    m.fill = b;
+  } else if (isScalar(a) && b.getType() == x.getType()) {
+    m.keep = false;
+    m.fill = a;
+    a = b;
+  } else {
+    return x;
+  }
+  m.mask = c;
+  m.chain.push_back(where);
+  return a;
+}
+
+/// Add(S, mask) or Add(mask, S), the mask no larger than the scores: the
+/// additive mask.
+Value matchAddMask(Value x, AttentionMatch &m) {
+  auto add = soleProducer<onnx::AddOp>(x);
+  if (!add)
+    return x;
+  for (unsigned i : {0u, 1u}) {
+    Value s = add->getOperand(i), mask = add->getOperand(1 - i);
+    if (s.getType() != x.getType() || !s.getDefiningOp())
+      continue;
+    if (!isa<onnx::MatMulOp, onnx::MulOp, onnx::DivOp>(s.getDefiningOp()))
+      continue;
+    m.mask = mask;
+    m.chain.push_back(add);
+    return s;
+  }
+  return x;
+}
+
+/// Mul(S, scale), Mul(scale, S) or Div(S, scale), scale a scalar.
+Value matchScale(Value x, AttentionMatch &m) {
+  Operation *op = soleProducer<onnx::MulOp>(x);
+  if (!op)
+    op = soleProducer<onnx::DivOp>(x);
+  if (!op)
+    return x;
+  bool div = isa<onnx::DivOp>(op);
+  for (unsigned i = 0, n = div ? 1 : 2; i < n; ++i) {
+    Value s = op->getOperand(i), scale = op->getOperand(1 - i);
+    if (s.getType() != x.getType() || !isScalar(scale) ||
+        !s.getDefiningOp<onnx::MatMulOp>())
+      continue;
+    m.scale = scale;
+    m.divide = div;
+    m.chain.push_back(op);
+    return s;
+  }
+  return x;
+}
+
+/// Q, KT and V of rank r >= 2 with the scores' leading dimensions (no
+/// broadcasting inside either product).
+bool sameBatch(const AttentionMatch &m, ArrayRef<int64_t> scores) {
+  for (Value v : {m.q, m.kt, m.v}) {
+    auto s = staticShape(v);
+    if (!s || s->size() != scores.size() ||
+        s->drop_back(2) != scores.drop_back(2))
+      return false;
+  }
+  return true;
+}
+
+/// The whole pattern ending in `softmax`, or none.
+std::optional<AttentionMatch> matchAttention(onnx::SoftmaxOp softmax) {
+  Value p = softmax->getResult(0);
+  auto scores = staticShape(p);
+  if (!scores || scores->size() < 2 || !p.hasOneUse())
+    return std::nullopt;
+  int64_t axis = softmax.getAxis();
+  if (axis != -1 && axis != static_cast<int64_t>(scores->size()) - 1)
+    return std::nullopt;
+  auto pv = dyn_cast<onnx::MatMulOp>(*p.getUsers().begin());
+  if (!pv || pv->getOperand(0) != p)
+    return std::nullopt;
+  AttentionMatch m;
+  m.v = pv->getOperand(1);
+  m.chain = {pv, softmax};
+  Value x = softmax->getOperand(0);
+  x = matchSelectMask(x, m);
+  if (!m.mask)
+    x = matchAddMask(x, m);
+  x = matchScale(x, m);
+  auto qk = soleProducer<onnx::MatMulOp>(x);
+  if (!qk)
+    return std::nullopt;
+  m.q = qk->getOperand(0);
+  m.kt = qk->getOperand(1);
+  m.chain.push_back(qk);
+  if (!sameBatch(m, *scores) || !staticShape(pv->getResult(0)))
+    return std::nullopt;
+  return m;
+}
+
+/// Replaces the matched chain with one FusedAttention.
+void fuse(const AttentionMatch &m) {
+  Operation *pv = m.chain.front();
+  OpBuilder b(pv);
+  auto fused = onnx::FusedAttentionOp::create(
+      b, pv->getLoc(), pv->getResult(0).getType(), m.q, m.kt, m.v, m.scale,
+      m.mask, m.fill, b.getI64IntegerAttr(m.divide ? 1 : 0),
+      b.getI64IntegerAttr(m.keep ? 1 : 0));
+  pv->getResult(0).replaceAllUsesWith(fused->getResult(0));
+  for (Operation *op : m.chain)
+    op->erase();
+}
+
+struct FuseAttentionPass
+    : public hetpar::impl::FuseAttentionPassBase<FuseAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<onnx::SoftmaxOp> softmaxes;
+    getOperation().walk([&](onnx::SoftmaxOp op) { softmaxes.push_back(op); });
+    for (onnx::SoftmaxOp op : softmaxes)
+      if (auto m = matchAttention(op))
+        fuse(*m);
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+// RUN: hetpar-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(hetpar-onnx-fuse-attention))' | FileCheck %s
+
+// GPT-2's form: Div by a scalar, a causal Where(mask, S, fill), Softmax on
+// the last axis, the product with V: one FusedAttention with divide = 1 and
+// keep = 1 (the default, not printed); the chain is gone.
+// CHECK-LABEL: func.func @gpt2
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16x8xf32>, %[[KT:.*]]: tensor<2x4x8x16xf32>, %[[V:.*]]: tensor<2x4x16x8xf32>, %[[S:.*]]: tensor<f32>, %[[M:.*]]: tensor<1x1x16x16xi1>, %[[F:.*]]: tensor<f32>)
+// CHECK-NEXT: %[[Y:.*]] = onnx.FusedAttention(%[[Q]], %[[KT]], %[[V]]) scale(%[[S]]) mask(%[[M]]) fill(%[[F]]) {divide = 1 : i64} : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>, tensor<f32>, tensor<1x1x16x16xi1>, tensor<f32>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @gpt2(%q: tensor<2x4x16x8xf32>, %kt: tensor<2x4x8x16xf32>, %v: tensor<2x4x16x8xf32>, %s: tensor<f32>, %m: tensor<1x1x16x16xi1>, %f: tensor<f32>) -> tensor<2x4x16x8xf32> {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %1 = onnx.Div(%0, %s) : (tensor<2x4x16x16xf32>, tensor<f32>) -> tensor<2x4x16x16xf32>
+  %2 = onnx.Where(%m, %1, %f) : (tensor<1x1x16x16xi1>, tensor<2x4x16x16xf32>, tensor<f32>) -> tensor<2x4x16x16xf32>
+  %3 = onnx.Softmax(%2) {axis = -1 : i64} : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %4 = onnx.MatMul(%3, %v) : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %4 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+// The reverse select Where(mask, fill, S) (keep = 0) after a Mul by a scalar
+// on the left; Lq differs from Lk (cross-attention), Dv from D.
+// CHECK-LABEL: func.func @reverse_select
+// CHECK: onnx.FusedAttention(%{{.*}}, %{{.*}}, %{{.*}}) scale(%{{.*}}) mask(%{{.*}}) fill(%{{.*}}) {keep = 0 : i64} : (tensor<3x5x8xf32>, tensor<3x8x7xf32>, tensor<3x7x6xf32>, tensor<f32>, tensor<5x7xi1>, tensor<f32>) -> tensor<3x5x6xf32>
+// CHECK-NOT: onnx.Softmax
+func.func @reverse_select(%q: tensor<3x5x8xf32>, %kt: tensor<3x8x7xf32>, %v: tensor<3x7x6xf32>, %s: tensor<f32>, %m: tensor<5x7xi1>, %f: tensor<f32>) -> tensor<3x5x6xf32> {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<3x5x8xf32>, tensor<3x8x7xf32>) -> tensor<3x5x7xf32>
+  %1 = onnx.Mul(%s, %0) : (tensor<f32>, tensor<3x5x7xf32>) -> tensor<3x5x7xf32>
+  %2 = onnx.Where(%m, %f, %1) : (tensor<5x7xi1>, tensor<f32>, tensor<3x5x7xf32>) -> tensor<3x5x7xf32>
+  %3 = onnx.Softmax(%2) {axis = 2 : i64} : (tensor<3x5x7xf32>) -> tensor<3x5x7xf32>
+  %4 = onnx.MatMul(%3, %v) : (tensor<3x5x7xf32>, tensor<3x7x6xf32>) -> tensor<3x5x6xf32>
+  return %4 : tensor<3x5x6xf32>
+}
+
+// -----
+
+// BERT's additive padding mask [N, 1, 1, Lk] after the Div; and a bare
+// Softmax(Q KT) V (nn.MultiheadAttention scales Q beforehand).
+// CHECK-LABEL: func.func @additive
+// CHECK: onnx.FusedAttention(%{{.*}}, %{{.*}}, %{{.*}}) scale(%{{.*}}) mask(%{{.*}}) {divide = 1 : i64} : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>, tensor<f32>, tensor<2x1x1x16xf32>) -> tensor<2x4x16x8xf32>
+// CHECK-LABEL: func.func @bare
+// CHECK: onnx.FusedAttention(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<6x9x4xf32>, tensor<6x4x9xf32>, tensor<6x9x4xf32>) -> tensor<6x9x4xf32>
+func.func @additive(%q: tensor<2x4x16x8xf32>, %kt: tensor<2x4x8x16xf32>, %v: tensor<2x4x16x8xf32>, %s: tensor<f32>, %m: tensor<2x1x1x16xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %1 = onnx.Div(%0, %s) : (tensor<2x4x16x16xf32>, tensor<f32>) -> tensor<2x4x16x16xf32>
+  %2 = onnx.Add(%1, %m) : (tensor<2x4x16x16xf32>, tensor<2x1x1x16xf32>) -> tensor<2x4x16x16xf32>
+  %3 = onnx.Softmax(%2) : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %4 = onnx.MatMul(%3, %v) : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %4 : tensor<2x4x16x8xf32>
+}
+func.func @bare(%q: tensor<6x9x4xf32>, %kt: tensor<6x4x9xf32>, %v: tensor<6x9x4xf32>) -> tensor<6x9x4xf32> {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<6x9x4xf32>, tensor<6x4x9xf32>) -> tensor<6x9x9xf32>
+  %1 = onnx.Softmax(%0) {axis = -1 : i64} : (tensor<6x9x9xf32>) -> tensor<6x9x9xf32>
+  %2 = onnx.MatMul(%1, %v) : (tensor<6x9x9xf32>, tensor<6x9x4xf32>) -> tensor<6x9x4xf32>
+  return %2 : tensor<6x9x4xf32>
+}
+
+// -----
+
+// Left alone: the Softmax result has a second use (a training graph's
+// backward pass reads it); a Softmax over another axis; a product that
+// broadcasts K over the heads; a mask that widens the scores.
+// CHECK-LABEL: func.func @unfused
+// CHECK-NOT: onnx.FusedAttention
+// CHECK-COUNT-4: onnx.Softmax
+func.func @unfused(%q: tensor<2x4x4xf32>, %kt: tensor<2x4x4xf32>, %k1: tensor<1x4x4xf32>, %v: tensor<2x4x4xf32>, %wide: tensor<3x2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<3x2x4x4xf32>) {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %1 = onnx.Softmax(%0) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %2 = onnx.MatMul(%1, %v) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %3 = onnx.MatMul(%q, %kt) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %4 = onnx.Softmax(%3) {axis = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %5 = onnx.MatMul(%4, %v) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %6 = onnx.MatMul(%q, %k1) : (tensor<2x4x4xf32>, tensor<1x4x4xf32>) -> tensor<2x4x4xf32>
+  %7 = onnx.Softmax(%6) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %8 = onnx.MatMul(%7, %v) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %9 = onnx.MatMul(%q, %kt) : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %10 = onnx.Add(%9, %wide) : (tensor<2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+  %11 = onnx.Softmax(%10) : (tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+  return %2, %1, %5, %8, %11 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<3x2x4x4xf32>
+}
+
