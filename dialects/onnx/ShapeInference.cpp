@@ -812,6 +812,22 @@ LogicalResult LogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return inferSoftmax(*this, r);
 }
 
+SmallVector<int64_t>
+FusedAttentionOp::permuted(ArrayRef<int64_t> stored,
+                           std::optional<ArrayRef<int64_t>> perm,
+                           bool inverse) {
+  SmallVector<int64_t> out(stored.begin(), stored.end());
+  if (!perm)
+    return out;
+  for (size_t i = 0; i < perm->size(); ++i) {
+    if (inverse)
+      out[(*perm)[i]] = stored[i];
+    else
+      out[i] = stored[(*perm)[i]];
+  }
+  return out;
+}
+
 /// FusedAttention's operand types and attributes (its "Constraints:").
 static LogicalResult checkAttentionOperands(FusedAttentionOp op) {
   Type elt = elementTypeOf(op.getQ());
@@ -834,34 +850,73 @@ static LogicalResult checkAttentionOperands(FusedAttentionOp op) {
   return success();
 }
 
+/// A FusedAttention perm of rank `rank`: a permutation under which the
+/// stored last dimension is one of the matrix's two dimensions (so that its
+/// rows or its columns are contiguous); for the result (`inverse`), Y's last
+/// dimension stays last (its rows are contiguous).
+static LogicalResult checkAttentionPerm(FusedAttentionOp op, StringRef name,
+                                        std::optional<ArrayRef<int64_t>> perm,
+                                        size_t rank, bool inverse) {
+  if (!perm)
+    return success();
+  SmallVector<bool> seen(rank, false);
+  bool valid = perm->size() == rank;
+  for (int64_t p : *perm) {
+    valid = valid && p >= 0 && p < static_cast<int64_t>(rank) && !seen[p];
+    if (valid)
+      seen[p] = true;
+  }
+  if (!valid)
+    return op.emitOpError()
+           << "'" << name << "' is not a permutation of [0, " << rank << ")";
+  // Where the stored last dimension lands among the matrix's dimensions; a
+  // result keeps Y's rows contiguous.
+  int64_t last = static_cast<int64_t>(rank) - 1;
+  int64_t at =
+      inverse ? (*perm)[last]
+              : std::find(perm->begin(), perm->end(), last) - perm->begin();
+  if (at < last - (inverse ? 0 : 1))
+    return op.emitOpError() << "'" << name
+                            << (inverse ? "' moves Y's last dimension"
+                                        : "' leaves neither matrix dimension "
+                                          "contiguous");
+  return success();
+}
+
 LogicalResult FusedAttentionOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (failed(checkAttentionOperands(*this)))
     return failure();
   Type elt = elementTypeOf(getQ());
-  auto q = shapeOf(getQ()), kt = shapeOf(getKT()), v = shapeOf(getV());
-  if (!q || !kt || !v) {
+  auto qs = shapeOf(getQ()), kts = shapeOf(getKT()), vs = shapeOf(getV());
+  if (!qs || !kts || !vs) {
     r.push_back(UnrankedTensorType::get(elt));
     return success();
   }
-  size_t rank = q->size();
-  if (rank < 2 || kt->size() != rank || v->size() != rank)
+  size_t rank = qs->size();
+  if (rank < 2 || kts->size() != rank || vs->size() != rank)
     return emitOpError() << "Q, KT and V must have one rank of at least 2, got "
-                         << formatShape(*q) << ", " << formatShape(*kt)
-                         << " and " << formatShape(*v);
-  Shape out(q->begin(), q->end());
+                         << formatShape(*qs) << ", " << formatShape(*kts)
+                         << " and " << formatShape(*vs);
+  if (failed(checkAttentionPerm(*this, "q_perm", getQPerm(), rank, false)) ||
+      failed(checkAttentionPerm(*this, "kt_perm", getKtPerm(), rank, false)) ||
+      failed(checkAttentionPerm(*this, "v_perm", getVPerm(), rank, false)) ||
+      failed(checkAttentionPerm(*this, "y_perm", getYPerm(), rank, true)))
+    return failure();
+  Shape q = permuted(*qs, getQPerm()), kt = permuted(*kts, getKtPerm()),
+        v = permuted(*vs, getVPerm());
+  Shape out(q.begin(), q.end());
   for (size_t d = 0; d + 2 < rank; ++d) {
-    if (dimsConflict((*q)[d], (*kt)[d]) || dimsConflict((*q)[d], (*v)[d]))
-      return emitOpError() << "batch dimensions of Q " << formatShape(*q)
-                           << ", KT " << formatShape(*kt) << " and V "
-                           << formatShape(*v) << " differ";
-    out[d] = mergeDim(mergeDim((*q)[d], (*kt)[d]), (*v)[d]);
+    if (dimsConflict(q[d], kt[d]) || dimsConflict(q[d], v[d]))
+      return emitOpError() << "batch dimensions of Q " << formatShape(q)
+                           << ", KT " << formatShape(kt) << " and V "
+                           << formatShape(v) << " differ";
+    out[d] = mergeDim(mergeDim(q[d], kt[d]), v[d]);
   }
-  int64_t lq = (*q)[rank - 2], lk = (*kt)[rank - 1];
-  if (dimsConflict(q->back(), (*kt)[rank - 2]) ||
-      dimsConflict(lk, (*v)[rank - 2]))
-    return emitOpError() << "cannot multiply Q " << formatShape(*q) << " by KT "
-                         << formatShape(*kt) << " and V " << formatShape(*v);
-  out.back() = v->back();
+  int64_t lq = q[rank - 2], lk = kt[rank - 1];
+  if (dimsConflict(q.back(), kt[rank - 2]) || dimsConflict(lk, v[rank - 2]))
+    return emitOpError() << "cannot multiply Q " << formatShape(q) << " by KT "
+                         << formatShape(kt) << " and V " << formatShape(v);
+  out.back() = v.back();
   if (Value mask = getMask()) {
     Shape scores(out.begin(), out.end());
     scores.back() = lk;
@@ -873,7 +928,7 @@ LogicalResult FusedAttentionOp::inferResultTypes(SmallVectorImpl<Type> &r) {
                            << " does not broadcast to the scores "
                            << formatShape(scores);
   }
-  r.push_back(RankedTensorType::get(out, elt));
+  r.push_back(RankedTensorType::get(permuted(out, getYPerm()), elt));
   return success();
 }
 

@@ -24,6 +24,23 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return llvm::cast<RankedTensorType>(v.getType()).getShape();
 }
 
+/// Row-major element strides of `shape`.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// The strides, along the logical dimensions the op reads, of an operand
+/// stored contiguously and read through Transpose(perm) (Q, KT, V), or of
+/// the result, Transpose(Y, perm) stored contiguously (`result`).
+SmallVector<int64_t>
+logicalStrides(Value v, std::optional<ArrayRef<int64_t>> perm, bool result) {
+  SmallVector<int64_t> stored = rowMajorStrides(shapeOf(v));
+  return onnx::FusedAttentionOp::permuted(stored, perm, result);
+}
+
 /// The mask's element strides along each dimension of the scores
 /// [..., Lq, Lk] it broadcasts to (ONNX aligns shapes at the right): 0 where
 /// the mask has no such dimension or extent 1.
@@ -50,35 +67,53 @@ std::string dimsLiteral(ArrayRef<int64_t> v) {
   return "hp_dims{{" + (s.empty() ? std::string("0") : s) + "}}";
 }
 
+/// An hp_attention_layout initializer from logical strides.
+std::string layoutLiteral(ArrayRef<int64_t> strides) {
+  size_t r = strides.size();
+  return llvm::formatv("hp_attention_layout{{{0}, {1}, {2}}",
+                       dimsLiteral(strides.drop_back(2)), strides[r - 2],
+                       strides[r - 1])
+      .str();
+}
+
 } // namespace
 
 int hetpar::codegen::emitFusedAttention(Operation *op,
                                         const LibraryEmitContext &ctx) {
   auto a = llvm::cast<onnx::FusedAttentionOp>(op);
-  ArrayRef<int64_t> q = shapeOf(a.getQ()), y = shapeOf(a.getY());
+  SmallVector<int64_t> q =
+      onnx::FusedAttentionOp::permuted(shapeOf(a.getQ()), a.getQPerm());
+  SmallVector<int64_t> kt =
+      onnx::FusedAttentionOp::permuted(shapeOf(a.getKT()), a.getKtPerm());
+  SmallVector<int64_t> v =
+      onnx::FusedAttentionOp::permuted(shapeOf(a.getV()), a.getVPerm());
   size_t rank = q.size();
-  ArrayRef<int64_t> lead = q.drop_back(2);
+  ArrayRef<int64_t> lead = ArrayRef<int64_t>(q).drop_back(2);
   int64_t batch = 1;
   for (int64_t d : lead)
     batch *= d;
-  SmallVector<int64_t> ms = maskStrides(a.getMask(), rank);
   Value mask = a.getMask();
   int kind = !mask ? 0 : a.getFill() ? 2 : 1;
   Type elt = llvm::cast<RankedTensorType>(a.getQ().getType()).getElementType();
   std::string T = ctx.storageType(elt), A = ctx.accType(elt);
   std::string M = kind == 2 ? "bool" : T;
-  auto opt = [&](Value v, const std::string &type) {
-    return v ? ctx.ptr(v) : "(const " + type + " *)0";
+  auto opt = [&](Value x, const std::string &type) {
+    return x ? ctx.ptr(x) : "(const " + type + " *)0";
   };
+  std::string layouts =
+      layoutLiteral(logicalStrides(a.getQ(), a.getQPerm(), false)) + ", " +
+      layoutLiteral(logicalStrides(a.getKT(), a.getKtPerm(), false)) + ", " +
+      layoutLiteral(logicalStrides(a.getV(), a.getVPerm(), false)) + ", " +
+      layoutLiteral(logicalStrides(a.getY(), a.getYPerm(), true)) + ", " +
+      layoutLiteral(maskStrides(mask, rank));
   ctx.line(llvm::formatv(
       "hp_attention_launch<{0}, {1}, {2}>(ctx, hp_attention_shape{{{3}, {4}, "
-      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}}, {16}, "
-      "{17}, {18}, {19}, {20}, {21}, {22});",
-      T, A, M, batch, q[rank - 2], shapeOf(a.getKT()).back(), q.back(),
-      y.back(), lead.size(), dimsLiteral(lead),
-      dimsLiteral(ArrayRef<int64_t>(ms).drop_back(2)), ms[rank - 2],
-      ms[rank - 1], kind, a.getKeep(), a.getDivide(), ctx.ptr(a.getQ()),
-      ctx.ptr(a.getKT()), ctx.ptr(a.getV()), opt(a.getScale(), T), opt(mask, M),
-      opt(a.getFill(), T), ctx.ptr(a.getY())));
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}}, {14}, {15}, {16}, "
+      "{17}, {18}, {19}, {20});",
+      T, A, M, batch, q[rank - 2], kt[rank - 1], q.back(), v.back(),
+      lead.size(), dimsLiteral(lead), layouts, kind, a.getKeep(), a.getDivide(),
+      ctx.ptr(a.getQ()), ctx.ptr(a.getKT()), ctx.ptr(a.getV()),
+      opt(a.getScale(), T), opt(mask, M), opt(a.getFill(), T),
+      ctx.ptr(a.getY())));
   return 1;
 }

@@ -32,6 +32,14 @@ struct AttentionMatch {
   SmallVector<Operation *> chain;
 };
 
+/// A head transpose folded into FusedAttention: the op reads `stored`
+/// through `perm` (or writes its result through it) instead of a copy.
+struct FoldedTranspose {
+  Value stored;
+  SmallVector<int64_t> perm;
+  Operation *transpose = nullptr;
+};
+
 /// The static shape of `v`, or none.
 std::optional<ArrayRef<int64_t>> staticShape(Value v) {
   auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
@@ -158,17 +166,66 @@ std::optional<AttentionMatch> matchAttention(onnx::SoftmaxOp softmax) {
   return m;
 }
 
-/// Replaces the matched chain with one FusedAttention.
+/// True when `perm` keeps the stored last dimension among a matrix's two
+/// dimensions: at logical position rank-1 or rank-2.
+bool keepsMatrixContiguous(ArrayRef<int64_t> perm) {
+  int64_t last = static_cast<int64_t>(perm.size()) - 1;
+  return llvm::find(perm, last) - perm.begin() >= last - 1;
+}
+
+/// `x` = Transpose(stored) used only by the product the fusion removes, with
+/// a perm that keeps a matrix dimension contiguous: read `stored` instead.
+FoldedTranspose foldInput(Value x) {
+  auto t = soleProducer<onnx::TransposeOp>(x);
+  auto shape = staticShape(x);
+  if (!t || !shape)
+    return {x, {}, nullptr};
+  SmallVector<int64_t> perm = t.getPermutation(shape->size());
+  if (!keepsMatrixContiguous(perm))
+    return {x, {}, nullptr};
+  return {t->getOperand(0), perm, t};
+}
+
+/// The product's result `y` used only by a Transpose that keeps Y's last
+/// dimension last: write the Transpose's result instead.
+FoldedTranspose foldOutput(Value y) {
+  auto shape = staticShape(y);
+  if (!y.hasOneUse() || !shape)
+    return {y, {}, nullptr};
+  auto t = dyn_cast<onnx::TransposeOp>(*y.getUsers().begin());
+  if (!t)
+    return {y, {}, nullptr};
+  SmallVector<int64_t> perm = t.getPermutation(shape->size());
+  if (perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    return {y, {}, nullptr};
+  return {t->getResult(0), perm, t};
+}
+
+/// The perm attribute of a folded transpose, or null.
+DenseI64ArrayAttr permAttr(OpBuilder &b, const FoldedTranspose &f) {
+  return f.transpose ? b.getDenseI64ArrayAttr(f.perm) : DenseI64ArrayAttr();
+}
+
+/// Replaces the matched chain, and the head transposes around it, with one
+/// FusedAttention.
 void fuse(const AttentionMatch &m) {
   Operation *pv = m.chain.front();
-  OpBuilder b(pv);
+  FoldedTranspose q = foldInput(m.q), kt = foldInput(m.kt), v = foldInput(m.v),
+                  y = foldOutput(pv->getResult(0));
+  OpBuilder b(y.transpose ? y.transpose : pv);
   auto fused = onnx::FusedAttentionOp::create(
-      b, pv->getLoc(), pv->getResult(0).getType(), m.q, m.kt, m.v, m.scale,
-      m.mask, m.fill, b.getI64IntegerAttr(m.divide ? 1 : 0),
-      b.getI64IntegerAttr(m.keep ? 1 : 0));
-  pv->getResult(0).replaceAllUsesWith(fused->getResult(0));
+      b, pv->getLoc(), y.stored.getType(), q.stored, kt.stored, v.stored,
+      m.scale, m.mask, m.fill, b.getI64IntegerAttr(m.divide ? 1 : 0),
+      b.getI64IntegerAttr(m.keep ? 1 : 0), permAttr(b, q), permAttr(b, kt),
+      permAttr(b, v), permAttr(b, y));
+  y.stored.replaceAllUsesWith(fused->getResult(0));
+  if (y.transpose)
+    y.transpose->erase();
   for (Operation *op : m.chain)
     op->erase();
+  for (const FoldedTranspose *f : {&q, &kt, &v})
+    if (f->transpose && f->transpose->use_empty())
+      f->transpose->erase();
 }
 
 struct FuseAttentionPass

@@ -453,8 +453,46 @@ TEST(Conv2d, RegisterBlockedDirect) {
 // of exponentials, the weighted sum of V.
 //===----------------------------------------------------------------------===//
 
+/// Row-major layout of matrices [rows, cols] after leading dimensions of
+/// extents `lead` (element strides, as hp_attention_layout holds them).
+hp_attention_layout contiguous(const std::vector<int64_t> &lead, int64_t rows,
+                               int64_t cols) {
+  hp_attention_layout l = {};
+  int64_t stride = rows * cols;
+  for (size_t d = lead.size(); d-- > 0;) {
+    l.batch.v[d] = stride;
+    stride *= lead[d];
+  }
+  l.row = cols;
+  l.col = 1;
+  return l;
+}
+
+/// A shape over leading dimensions `lead`, without a mask, every operand
+/// contiguous.
+hp_attention_shape attentionShape(std::vector<int64_t> lead, int64_t Lq,
+                                  int64_t Lk, int64_t D, int64_t Dv) {
+  hp_attention_shape s = {};
+  s.batch = 1;
+  s.rank = (int)lead.size();
+  for (size_t d = 0; d < lead.size(); ++d) {
+    s.extents.v[d] = lead[d];
+    s.batch *= lead[d];
+  }
+  s.Lq = Lq;
+  s.Lk = Lk;
+  s.D = D;
+  s.Dv = Dv;
+  s.q = contiguous(lead, Lq, D);
+  s.k = contiguous(lead, D, Lk);
+  s.v = contiguous(lead, Lk, Dv);
+  s.y = contiguous(lead, Lq, Dv);
+  s.keep = 1;
+  return s;
+}
+
 /// One FusedAttention problem: inputs are multiples of 1/8 (exact in float),
-/// the mask as the test sets it.
+/// read through the shape's layouts; the mask as the test sets it.
 struct AttentionCase {
   hp_attention_shape s;
   std::vector<float> q, kT, v, mask;
@@ -475,22 +513,23 @@ struct AttentionCase {
     fillWith(kT, s.batch * s.D * s.Lk, 2);
     fillWith(v, s.batch * s.Lk * s.Dv, 3);
   }
-  /// The mask element of (b, i, j) as hp_attention_shape places it.
-  int64_t maskIndex(int64_t b, int64_t i, int64_t j) const {
-    return hp_attention_mask_offset(s, b) + i * s.maskRow + j * s.maskCol;
+  /// Element (b, r, c) of a matrix of layout `l`.
+  int64_t at(const hp_attention_layout &l, int64_t b, int64_t r,
+             int64_t c) const {
+    return hp_attention_offset(s, l, b) + r * l.row + c * l.col;
   }
   double score(int64_t b, int64_t i, int64_t j) const {
     double x = 0;
     for (int64_t d = 0; d < s.D; ++d)
-      x += (double)q[(b * s.Lq + i) * s.D + d] *
-           (double)kT[(b * s.D + d) * s.Lk + j];
+      x += (double)q[at(s.q, b, i, d)] * (double)kT[at(s.k, b, d, j)];
     x = s.divide ? x / scale : x * scale;
     if (s.mask == 1)
-      x += mask[maskIndex(b, i, j)];
-    if (s.mask == 2 && (select[maskIndex(b, i, j)] != 0) != (s.keep != 0))
+      x += mask[at(s.m, b, i, j)];
+    if (s.mask == 2 && (select[at(s.m, b, i, j)] != 0) != (s.keep != 0))
       x = fill;
     return x;
   }
+  /// Y in the layout s.y, computed the unfused way in double.
   std::vector<double> reference() const {
     std::vector<double> y(s.batch * s.Lq * s.Dv, 0.0);
     std::vector<double> p(s.Lk);
@@ -504,8 +543,8 @@ struct AttentionCase {
         for (int64_t c = 0; c < s.Dv; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < s.Lk; ++j)
-            acc += p[j] / sum * v[(b * s.Lk + j) * s.Dv + c];
-          y[(b * s.Lq + i) * s.Dv + c] = acc;
+            acc += p[j] / sum * v[at(s.v, b, j, c)];
+          y[at(s.y, b, i, c)] = acc;
         }
       }
     return y;
@@ -534,25 +573,18 @@ struct AttentionCase {
           << "element " << i;
     }
   }
-};
-
-/// A shape over leading dimensions `lead`, without a mask.
-hp_attention_shape attentionShape(std::vector<int64_t> lead, int64_t Lq,
-                                  int64_t Lk, int64_t D, int64_t Dv) {
-  hp_attention_shape s = {};
-  s.batch = 1;
-  s.rank = (int)lead.size();
-  for (size_t d = 0; d < lead.size(); ++d) {
-    s.extents.v[d] = lead[d];
-    s.batch *= lead[d];
+  /// A select mask [Lq, Lk] (shared by every batch) that is `keep(i, j)`.
+  template <typename F> void setSelect(F keep) {
+    s.mask = 2;
+    s.m = {};
+    s.m.row = s.Lk;
+    s.m.col = 1;
+    select.resize(s.Lq * s.Lk);
+    for (int64_t i = 0; i < s.Lq; ++i)
+      for (int64_t j = 0; j < s.Lk; ++j)
+        select[i * s.Lk + j] = keep(i, j);
   }
-  s.Lq = Lq;
-  s.Lk = Lk;
-  s.D = D;
-  s.Dv = Dv;
-  s.keep = 1;
-  return s;
-}
+};
 
 // Odd extents over two leading dimensions (batch 2 x 3 heads), more keys than
 // one block of 256 and more queries than one task of 32; an additive padding
@@ -561,8 +593,8 @@ hp_attention_shape attentionShape(std::vector<int64_t> lead, int64_t Lq,
 TEST(Attention, PaddingMaskOverOddLengths) {
   hp_attention_shape s = attentionShape({2, 3}, 37, 301, 24, 40);
   s.mask = 1;
-  s.maskStrides.v[0] = 301; // [2, 1, 1, 301]: samples apart, heads shared
-  s.maskCol = 1;
+  s.m.batch.v[0] = 301; // [2, 1, 1, 301]: samples apart, heads shared
+  s.m.col = 1;
   AttentionCase c(s);
   c.scale = std::sqrt(24.0f);
   c.s.divide = 1;
@@ -580,21 +612,12 @@ TEST(Attention, PaddingMaskOverOddLengths) {
 // (Where(mask, -inf, S) with mask true before the query): rows from 256 on
 // see only -inf in the first block of keys, which must add nothing.
 TEST(Attention, CausalAndReverseSelectMasks) {
-  hp_attention_shape s = attentionShape({4}, 300, 300, 16, 16);
-  s.mask = 2;
-  s.maskRow = 300;
-  s.maskCol = 1;
-  AttentionCase c(s);
-  c.select.resize(300 * 300);
-  for (int64_t i = 0; i < 300; ++i)
-    for (int64_t j = 0; j < 300; ++j)
-      c.select[i * 300 + j] = j <= i;
+  AttentionCase c(attentionShape({4}, 300, 300, 16, 16));
+  c.setSelect([](int64_t i, int64_t j) { return j <= i; });
   c.fill = std::numeric_limits<float>::lowest();
   c.scale = 0.25f;
   c.check();
-  for (int64_t i = 0; i < 300; ++i)
-    for (int64_t j = 0; j < 300; ++j)
-      c.select[i * 300 + j] = j < i;
+  c.setSelect([](int64_t i, int64_t j) { return j < i; });
   c.s.keep = 0;
   c.fill = -INFINITY;
   c.check();
@@ -605,8 +628,8 @@ TEST(Attention, CausalAndReverseSelectMasks) {
 TEST(Attention, FullyMaskedRowsAndNoKeys) {
   hp_attention_shape s = attentionShape({1}, 3, 5, 4, 2);
   s.mask = 1;
-  s.maskRow = 5;
-  s.maskCol = 1;
+  s.m.row = 5;
+  s.m.col = 1;
   AttentionCase c(s);
   c.mask.assign(15, 0.0f);
   for (int64_t j = 0; j < 5; ++j)
@@ -621,18 +644,40 @@ TEST(Attention, FullyMaskedRowsAndNoKeys) {
 
 // A long causal sequence: 4096 queries and keys, 16 blocks of keys per row.
 TEST(Attention, LongCausalSequence) {
-  hp_attention_shape s = attentionShape({1}, 4096, 4096, 32, 32);
-  s.mask = 2;
-  s.maskRow = 4096;
-  s.maskCol = 1;
-  AttentionCase c(s);
-  c.select.resize(4096 * 4096);
-  for (int64_t i = 0; i < 4096; ++i)
-    for (int64_t j = 0; j < 4096; ++j)
-      c.select[i * 4096 + j] = j <= i;
+  AttentionCase c(attentionShape({1}, 4096, 4096, 32, 32));
+  c.setSelect([](int64_t i, int64_t j) { return j <= i; });
   c.fill = -INFINITY;
   c.scale = 0.125f;
   c.check();
+}
+
+// The exporters' head layouts read and written through strides, as
+// hetpar-onnx-fuse-attention folds the transposes: Q, K and V stored
+// [N, L, H, D] with K read transposed (KT's columns are contiguous), Y
+// written [N, L, H, Dv]; then Q stored [N, H, D, L] (read transposed) and V
+// stored [N, H, Dv, L]. Both over two blocks of keys, on the blocked CPU path
+// and the two-pass kernel.
+TEST(Attention, HeadLayoutsThroughStrides) {
+  const int64_t N = 2, H = 3, L = 300, D = 8, Dv = 12;
+  hp_attention_shape s = attentionShape({N, H}, L, L, D, Dv);
+  s.q = {{{L * H * D, D}}, H * D, 1};
+  s.k = {{{L * H * D, D}}, 1, H * D};
+  s.v = {{{L * H * Dv, Dv}}, H * Dv, 1};
+  s.y = {{{L * H * Dv, Dv}}, H * Dv, 1};
+  AttentionCase c(s);
+  c.scale = 0.5f;
+  c.check();
+  c.s.q = {{{H * D * L, D * L}}, 1, L};
+  c.s.v = {{{H * Dv * L, Dv * L}}, 1, L};
+  c.check();
+  std::vector<double> want = c.reference();
+  std::vector<float> y(want.size(), -7.0f);
+  hp_launch(nullptr, hp_attention_naive<float, float, float>, N * H * L * Dv,
+            c.s, c.q.data(), c.kT.data(), c.v.data(), &c.scale,
+            (const float *)nullptr, (const float *)nullptr, y.data());
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], want[i], 2e-5 * (1 + std::fabs(want[i])))
+        << "element " << i;
 }
 
 // float16 storage on the CPU runs the two-pass kernel (float accumulation):

@@ -79,3 +79,37 @@ func.func @unfused(%q: tensor<2x4x4xf32>, %kt: tensor<2x4x4xf32>, %k1: tensor<1x
   return %2, %1, %5, %8, %11 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<3x2x4x4xf32>
 }
 
+// -----
+
+// The head transposes around GPT-2's attention fold into the op: Q and V are
+// read from [N, L, H, D] through perm [0, 2, 1, 3], K through [0, 2, 3, 1]
+// (KT's columns contiguous), Y written back as [N, L, H, D]. A transpose that
+// moves the head dimension last (Q's contiguous dimension would be L x H
+// away from both matrix dimensions) stays, and so does one with another use.
+// CHECK-LABEL: func.func @head_layouts
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x16x4x8xf32>, %[[K:.*]]: tensor<2x16x4x8xf32>, %[[V:.*]]: tensor<2x16x4x8xf32>)
+// CHECK-NEXT: %[[Y:.*]] = onnx.FusedAttention(%[[Q]], %[[K]], %[[V]]) {kt_perm = array<i64: 0, 2, 3, 1>, q_perm = array<i64: 0, 2, 1, 3>, v_perm = array<i64: 0, 2, 1, 3>, y_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>) -> tensor<2x16x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @head_layouts(%q: tensor<2x16x4x8xf32>, %k: tensor<2x16x4x8xf32>, %v: tensor<2x16x4x8xf32>) -> tensor<2x16x4x8xf32> {
+  %qt = onnx.Transpose(%q) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x4x8xf32>) -> tensor<2x4x16x8xf32>
+  %kt = onnx.Transpose(%k) {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x16x4x8xf32>) -> tensor<2x4x8x16xf32>
+  %vt = onnx.Transpose(%v) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x16x4x8xf32>) -> tensor<2x4x16x8xf32>
+  %0 = onnx.MatMul(%qt, %kt) : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %1 = onnx.Softmax(%0) : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %2 = onnx.MatMul(%1, %vt) : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %3 = onnx.Transpose(%2) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x16x8xf32>) -> tensor<2x16x4x8xf32>
+  return %3 : tensor<2x16x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @kept_transposes
+// CHECK: %[[QT:.*]] = onnx.Transpose(%{{.*}}) {perm = array<i64: 0, 3, 1, 2>}
+// CHECK: %[[VT:.*]] = onnx.Transpose(%{{.*}}) {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: onnx.FusedAttention(%[[QT]], %{{.*}}, %[[VT]]) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+func.func @kept_transposes(%q: tensor<2x8x16x4xf32>, %kt: tensor<2x4x16x8xf32>, %v: tensor<2x8x4x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) {
+  %qt = onnx.Transpose(%q) {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x8x16x4xf32>) -> tensor<2x4x8x16xf32>
+  %vt = onnx.Transpose(%v) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+  %0 = onnx.MatMul(%qt, %kt) : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %1 = onnx.Softmax(%0) : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %2 = onnx.MatMul(%1, %vt) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %2, %vt : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
+}

@@ -130,7 +130,12 @@ def FuseAttentionPass : Pass<"hetpar-onnx-fuse-attention", "mlir::func::FuncOp">
     - the Softmax normalizes the last axis; the mask broadcasts to the
       scores without changing their shape; scale and fill are scalars.
 
-    Anything else is left as it is. The Transposes feeding Q, KT and V stay.
+    Anything else is left as it is. A Transpose that feeds Q, KT or V and has
+    no other use is folded into the op (`q_perm`, `kt_perm`, `v_perm`) when
+    one of its matrix's dimensions stays contiguous, and a Transpose that is
+    the only use of the result and keeps its last dimension last becomes
+    `y_perm`: the exporters' `[N, L, H, D]` <-> `[N, H, L, D]` head
+    transposes turn into strides instead of copies.
     hetpar-compile runs it on each device's function before code generation
     (after the search and the partition, which see the unfused graph);
     `--fuse-attention=false` turns it off.

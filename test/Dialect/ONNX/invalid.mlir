@@ -1314,3 +1314,13 @@ func.func @fused_attention_contract(%q: tensor<2x4x8xf32>, %kt: tensor<2x7x5xf32
   %0 = onnx.FusedAttention(%q, %kt, %v) : (tensor<2x4x8xf32>, tensor<2x7x5xf32>, tensor<2x5x6xf32>) -> tensor<2x4x6xf32>
   return %0 : tensor<2x4x6xf32>
 }
+
+// -----
+
+// FusedAttention: a q_perm under which neither of Q's matrix dimensions is
+// contiguous in the operand.
+func.func @fused_attention_perm(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x5xf32>, %v: tensor<2x5x6xf32>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{'q_perm' leaves neither matrix dimension contiguous}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) {q_perm = array<i64: 2, 0, 1>} : (tensor<2x4x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}

@@ -621,13 +621,22 @@ def ONNX_FusedAttentionOp
     The mask broadcasts to [..., Lq, Lk] as ONNX broadcasts. Rows whose every
     score is -inf give NaN, as the unfused Softmax does.
 
+    Layouts: with `q_perm`, the Q above is Transpose(operand Q, q_perm), and
+    likewise `kt_perm` for KT and `v_perm` for V; with `y_perm` the result is
+    Transpose(Y, y_perm). hetpar-onnx-fuse-attention folds the exporters'
+    head transposes ([N, L, H, D] <-> [N, H, L, D]) into them, so that the
+    kernels read and write those layouts through strides instead of copies.
+
     Constraints: Q, KT, V and Y have one floating-point element type and rank
     r >= 2, with equal leading r - 2 dimensions; Q's last dimension equals
     KT's dimension r - 2, KT's last equals V's dimension r - 2; `scale` and
     `fill` are scalars (one element) of that type; a float `mask` has that
     type; `fill` is present exactly when `mask` is i1; the mask's shape
     broadcasts to [..., Lq, Lk] without changing it; `divide` and `keep` are
-    0 or 1.
+    0 or 1; each perm is a permutation of [0, r); `q_perm`, `kt_perm` and
+    `v_perm` keep one of their matrix's dimensions contiguous (one of the
+    last two maps to the operand's last dimension), and `y_perm` keeps Y's
+    last dimension last.
   }];
   let arguments = (ins ONNX_FloatTensor:$Q, ONNX_FloatTensor:$KT,
                    ONNX_FloatTensor:$V,
@@ -635,8 +644,20 @@ def ONNX_FusedAttentionOp
                    Optional<ONNX_Tensor>:$mask,
                    Optional<ONNX_FloatTensor>:$fill,
                    DefaultValuedAttr<ONNX_IntAttr, "0">:$divide,
-                   DefaultValuedAttr<ONNX_IntAttr, "1">:$keep);
+                   DefaultValuedAttr<ONNX_IntAttr, "1">:$keep,
+                   OptionalAttr<ONNX_IntsAttr>:$q_perm,
+                   OptionalAttr<ONNX_IntsAttr>:$kt_perm,
+                   OptionalAttr<ONNX_IntsAttr>:$v_perm,
+                   OptionalAttr<ONNX_IntsAttr>:$y_perm);
   let results = (outs ONNX_FloatTensor:$Y);
+  let extraClassDeclaration = [{
+    /// The shape of the operand or result the op reads as Q, KT, V or
+    /// writes as Y after its perm: `stored` permuted by `perm` (Q, KT, V),
+    /// or by its inverse (Y, `inverse` true). Identity without a perm.
+    static llvm::SmallVector<int64_t> permuted(llvm::ArrayRef<int64_t> stored,
+                                               std::optional<llvm::ArrayRef<int64_t>> perm,
+                                               bool inverse = false);
+  }];
   let assemblyFormat = [{
     `(` $Q `,` $KT `,` $V `)` (`scale` `(` $scale^ `)`)?
     (`mask` `(` $mask^ `)`)? (`fill` `(` $fill^ `)`)? attr-dict `:`

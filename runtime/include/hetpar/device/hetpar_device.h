@@ -2687,27 +2687,35 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 // output accumulated so far.
 //===----------------------------------------------------------------------===//
 
+/// Where one operand's matrices lie: element strides along each leading
+/// dimension (0 where it broadcasts), along the matrix's rows and along its
+/// columns.
+struct hp_attention_layout {
+  hp_dims batch;
+  int64_t row, col;
+};
+
 /// The geometry of a FusedAttention over `batch` independent products (the
-/// leading dimensions flattened): Q [Lq, D], KT [D, Lk], V [Lk, Dv] and Y
-/// [Lq, Dv] per batch, contiguous. The mask, when there is one, is read at
-/// maskOffset(b) + i * maskRow + j * maskCol for batch b, query i and key j:
-/// `extents` are the `rank` leading dimensions and `maskStrides` the mask's
-/// element strides along them (0 where it broadcasts).
+/// `rank` leading dimensions, of extents `extents`, flattened): Q [Lq, D],
+/// KT [D, Lk], V [Lk, Dv] and Y [Lq, Dv] per batch, each read or written
+/// through its layout (q, k, v, y), and the mask's [Lq, Lk] through m.
 struct hp_attention_shape {
   int64_t batch, Lq, Lk, D, Dv;
   int rank;
-  hp_dims extents, maskStrides;
-  int64_t maskRow, maskCol;
+  hp_dims extents;
+  hp_attention_layout q, k, v, y, m;
   int mask;   // 0: none, 1: additive, 2: select (with fill)
   int keep;   // select: 1 keeps the score where the mask is true
   int divide; // 1: S / scale, 0: S * scale
 };
 
-/// The mask's element offset of batch b (row-major over s.extents).
-HP_HD int64_t hp_attention_mask_offset(const hp_attention_shape &s, int64_t b) {
+/// The element offset of batch b's matrix in an operand of layout `l`
+/// (row-major over s.extents).
+HP_HD int64_t hp_attention_offset(const hp_attention_shape &s,
+                                  const hp_attention_layout &l, int64_t b) {
   int64_t off = 0;
   for (int d = s.rank - 1; d >= 0; --d) {
-    off += (b % s.extents.v[d]) * s.maskStrides.v[d];
+    off += (b % s.extents.v[d]) * l.batch.v[d];
     b /= s.extents.v[d];
   }
   return off;
@@ -2735,27 +2743,29 @@ HP_KERNEL(hp_attention_naive, hp_attention_shape s, const T *q, const T *kT,
           const T *v, const T *scale, const M *mask, const T *fill, T *y) {
   HP_FOR_W(e, s.Lk * (s.D + 1)) {
     const int64_t c = e % s.Dv, i = e / s.Dv % s.Lq, b = e / (s.Dv * s.Lq);
-    const T *qi = q + (b * s.Lq + i) * s.D, *kb = kT + b * s.D * s.Lk;
+    const T *qi = q + hp_attention_offset(s, s.q, b) + i * s.q.row;
+    const T *kb = kT + hp_attention_offset(s, s.k, b);
+    const T *vc = v + hp_attention_offset(s, s.v, b) + c * s.v.col;
     const M *mi =
-        mask ? mask + hp_attention_mask_offset(s, b) + i * s.maskRow : mask;
+        mask ? mask + hp_attention_offset(s, s.m, b) + i * s.m.row : mask;
     const Acc sc = scale ? (Acc)*scale : Acc(1);
     Acc mx = hp_lowest<Acc>(), l = 0, acc = 0;
     for (int pass = 0; pass < 2; ++pass)
       for (int64_t j = 0; j < s.Lk; ++j) {
         Acc x = 0;
         for (int64_t d = 0; d < s.D; ++d)
-          x += (Acc)qi[d] * (Acc)kb[d * s.Lk + j];
-        x = hp_attention_score<Acc>(s, x, sc, mi ? mi + j * s.maskCol : mi,
-                                    fill);
+          x += (Acc)qi[d * s.q.col] * (Acc)kb[d * s.k.row + j * s.k.col];
+        x = hp_attention_score<Acc>(s, x, sc, mi ? mi + j * s.m.col : mi, fill);
         if (pass == 0) {
           mx = x > mx ? x : mx;
         } else {
           Acc p = hp_exp(x - mx);
           l += p;
-          acc += p * (Acc)v[(b * s.Lk + j) * s.Dv + c];
+          acc += p * (Acc)vc[j * s.v.row];
         }
       }
-    y[e] = (T)(acc / l);
+    y[hp_attention_offset(s, s.y, b) + i * s.y.row + c * s.y.col] =
+        (T)(acc / l);
   }
 }
 
@@ -2778,10 +2788,13 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
   for (int64_t b = blockIdx.y; b < s.batch; b += gridDim.y) {
     const bool live = i < s.Lq;
     const M *mi = mask && live
-                      ? mask + hp_attention_mask_offset(s, b) + i * s.maskRow
+                      ? mask + hp_attention_offset(s, s.m, b) + i * s.m.row
                       : (const M *)0;
+    const T *qi = q + hp_attention_offset(s, s.q, b) + i * s.q.row;
+    const T *kb = kT + hp_attention_offset(s, s.k, b);
+    const T *vb = v + hp_attention_offset(s, s.v, b);
     for (int64_t d = 0; d < s.D; ++d)
-      Qs[r * s.D + d] = live ? (Acc)q[(b * s.Lq + i) * s.D + d] : Acc(0);
+      Qs[r * s.D + d] = live ? (Acc)qi[d * s.q.col] : Acc(0);
     for (int64_t d = 0; d < s.Dv; ++d)
       Os[r * s.Dv + d] = 0;
     Acc m = hp_lowest<Acc>(), l = 0;
@@ -2790,10 +2803,12 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
       __syncthreads(); // the previous tile is consumed
       for (int64_t e = r; e < (int64_t)cols * s.D; e += br) {
         int64_t c = e % cols, d = e / cols; // coalesced along the keys
-        Ks[c * s.D + d] = (Acc)kT[(b * s.D + d) * s.Lk + j0 + c];
+        Ks[c * s.D + d] = (Acc)kb[d * s.k.row + (j0 + c) * s.k.col];
       }
-      for (int64_t e = r; e < (int64_t)cols * s.Dv; e += br)
-        Vs[e] = (Acc)v[(b * s.Lk + j0) * s.Dv + e];
+      for (int64_t e = r; e < (int64_t)cols * s.Dv; e += br) {
+        int64_t c = e / s.Dv, d = e % s.Dv;
+        Vs[e] = (Acc)vb[(j0 + c) * s.v.row + d * s.v.col];
+      }
       __syncthreads();
       if (!live)
         continue;
@@ -2802,8 +2817,8 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
         Acc x = 0;
         for (int64_t d = 0; d < s.D; ++d)
           x += Qs[r * s.D + d] * Ks[c * s.D + d];
-        x = hp_attention_score<Acc>(s, x, sc,
-                                    mi ? mi + (j0 + c) * s.maskCol : mi, fill);
+        x = hp_attention_score<Acc>(s, x, sc, mi ? mi + (j0 + c) * s.m.col : mi,
+                                    fill);
         Ss[r * bc + c] = x;
         mx = x > mx ? x : mx;
       }
@@ -2822,7 +2837,8 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
     }
     if (live)
       for (int64_t d = 0; d < s.Dv; ++d)
-        y[(b * s.Lq + i) * s.Dv + d] = (T)(Os[r * s.Dv + d] / l);
+        y[hp_attention_offset(s, s.y, b) + i * s.y.row + d * s.y.col] =
+            (T)(Os[r * s.Dv + d] / l);
     __syncthreads(); // Qs and Os are rewritten for the next batch
   }
 }
@@ -2832,7 +2848,11 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
 /// one-thread GEMM into a stack tile, the scale, mask and online softmax on
 /// its rows, then Y += P V by a second GEMM straight into Y's rows (Y is the
 /// accumulator: T is Acc here), divided by the row sums at the end. 32 x 256
-/// scores are 32 KiB of float, the tile size of hp_conv2d_tiled.
+/// scores are 32 KiB of float, the tile size of hp_conv2d_tiled. Q, KT and
+/// V are GEMM operands in place: their rows or their columns are contiguous
+/// (FusedAttention's constraints), the other stride is BLAS's leading
+/// dimension, with the transpose flag when the columns are not contiguous.
+/// Y's rows are contiguous.
 #define HP_ATTENTION_ROWS 32
 #define HP_ATTENTION_KEYS 256
 template <typename T, typename Acc, typename M>
@@ -2850,9 +2870,11 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
     const int64_t b = task / blocks, i0 = task % blocks * HP_ATTENTION_ROWS;
     const int64_t rows =
         s.Lq - i0 < HP_ATTENTION_ROWS ? s.Lq - i0 : HP_ATTENTION_ROWS;
-    const T *Q = q + (b * s.Lq + i0) * s.D;
-    T *Y = y + (b * s.Lq + i0) * s.Dv;
-    const M *mb = mask ? mask + hp_attention_mask_offset(s, b) : mask;
+    const T *Q = q + hp_attention_offset(s, s.q, b) + i0 * s.q.row;
+    const T *K = kT + hp_attention_offset(s, s.k, b);
+    const T *V = v + hp_attention_offset(s, s.v, b);
+    T *Y = y + hp_attention_offset(s, s.y, b) + i0 * s.y.row;
+    const M *mb = mask ? mask + hp_attention_offset(s, s.m, b) : mask;
     for (int64_t r = 0; r < rows; ++r) {
       m[r] = hp_lowest<Acc>();
       l[r] = 0;
@@ -2860,15 +2882,16 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
     for (int64_t j0 = 0; j0 < s.Lk; j0 += HP_ATTENTION_KEYS) {
       const int64_t cols =
           s.Lk - j0 < HP_ATTENTION_KEYS ? s.Lk - j0 : HP_ATTENTION_KEYS;
-      hp_gemm<T, Acc>(ctx, 0, 0, rows, cols, s.D, 1.0f, Q, s.D, 0,
-                      kT + b * s.D * s.Lk + j0, s.Lk, 0, 0.0f, S, cols, 0, 1);
+      hp_gemm<T, Acc>(ctx, s.q.col != 1, s.k.col != 1, rows, cols, s.D, 1.0f, Q,
+                      s.q.col != 1 ? s.q.col : s.q.row, 0, K + j0 * s.k.col,
+                      s.k.col != 1 ? s.k.col : s.k.row, 0, 0.0f, S, cols, 0, 1);
       for (int64_t r = 0; r < rows; ++r) {
         T *x = S + r * cols;
-        const M *mr = mb ? mb + (i0 + r) * s.maskRow + j0 * s.maskCol : mb;
+        const M *mr = mb ? mb + (i0 + r) * s.m.row + j0 * s.m.col : mb;
         Acc mx = m[r];
         for (int64_t c = 0; c < cols; ++c) {
           const Acc xc = hp_attention_score<Acc>(
-              s, (Acc)x[c], sc, mr ? mr + c * s.maskCol : mr, fill);
+              s, (Acc)x[c], sc, mr ? mr + c * s.m.col : mr, fill);
           x[c] = (T)xc;
           mx = xc > mx ? xc : mx;
         }
@@ -2884,20 +2907,21 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
         }
         l[r] = l[r] * alpha + sum;
         m[r] = mx;
-        T *yr = Y + r * s.Dv;
+        T *yr = Y + r * s.y.row;
         if (j0 == 0)
           memset(yr, 0, sizeof(T) * (size_t)s.Dv);
         else if (alpha != Acc(1))
           for (int64_t d = 0; d < s.Dv; ++d)
             yr[d] = (T)((Acc)yr[d] * alpha);
       }
-      hp_gemm<T, Acc>(ctx, 0, 0, rows, s.Dv, cols, 1.0f, S, cols, 0,
-                      v + (b * s.Lk + j0) * s.Dv, s.Dv, 0, 1.0f, Y, s.Dv, 0, 1);
+      hp_gemm<T, Acc>(ctx, 0, s.v.col != 1, rows, s.Dv, cols, 1.0f, S, cols, 0,
+                      V + j0 * s.v.row, s.v.col != 1 ? s.v.col : s.v.row, 0,
+                      1.0f, Y, s.y.row, 0, 1);
     }
     for (int64_t r = 0; r < rows; ++r) {
       const Acc inv = Acc(1) / l[r];
       for (int64_t d = 0; d < s.Dv; ++d)
-        Y[r * s.Dv + d] = (T)((Acc)Y[r * s.Dv + d] * inv);
+        Y[r * s.y.row + d] = (T)((Acc)Y[r * s.y.row + d] * inv);
     }
   }
 }
