@@ -835,9 +835,16 @@ static LogicalResult checkAttentionOperands(FusedAttentionOp op) {
     if (v && elementTypeOf(v) != elt)
       return op.emitOpError() << "Q, KT, V, scale and fill must have one "
                                  "element type";
-  if (failed(checkScalar(op, op.getScale(), "scale")) ||
-      failed(checkScalar(op, op.getFill(), "fill")))
-    return failure();
+  // One element of any rank: the exporters' Mul and Where broadcast a
+  // [1, 1, 1, 1] constant as they do a scalar.
+  for (auto [v, name] : {std::pair<Value, StringRef>{op.getScale(), "scale"},
+                         {op.getFill(), "fill"}}) {
+    auto shape = v ? shapeOf(v) : std::nullopt;
+    auto n = shape ? getNumElements(*shape) : std::nullopt;
+    if (n && *n != 1)
+      return op.emitOpError() << "'" << name << "' must hold one element, got "
+                              << formatShape(*shape);
+  }
   Value mask = op.getMask();
   bool select = mask && elementTypeOf(mask).isInteger(1);
   if (mask && !select && elementTypeOf(mask) != elt)

@@ -67,12 +67,21 @@ std::string dimsLiteral(ArrayRef<int64_t> v) {
   return "hp_dims{{" + (s.empty() ? std::string("0") : s) + "}}";
 }
 
-/// An hp_attention_layout initializer from logical strides.
-std::string layoutLiteral(ArrayRef<int64_t> strides) {
+/// An hp_attention_layout initializer from logical strides, for matrices
+/// of `rows` x `cols`. A matrix dimension of extent 1 has no meaningful
+/// stride (a D of 1 gives KT strides 1 and 1): it is set so that the layout
+/// reads as row-major with a leading dimension of at least `cols`, or as
+/// column-major when the columns are not contiguous, as BLAS requires.
+std::string layoutLiteral(ArrayRef<int64_t> strides, int64_t rows,
+                          int64_t cols) {
   size_t r = strides.size();
+  int64_t row = strides[r - 2], col = strides[r - 1];
+  if (cols == 1)
+    col = 1;
+  if (rows == 1)
+    row = col == 1 ? std::max<int64_t>(cols, 1) : 1;
   return llvm::formatv("hp_attention_layout{{{0}, {1}, {2}}",
-                       dimsLiteral(strides.drop_back(2)), strides[r - 2],
-                       strides[r - 1])
+                       dimsLiteral(strides.drop_back(2)), row, col)
       .str();
 }
 
@@ -100,20 +109,23 @@ int hetpar::codegen::emitFusedAttention(Operation *op,
   auto opt = [&](Value x, const std::string &type) {
     return x ? ctx.ptr(x) : "(const " + type + " *)0";
   };
+  int64_t lq = q[rank - 2], lk = kt[rank - 1], d = q.back(), dv = v.back();
   std::string layouts =
-      layoutLiteral(logicalStrides(a.getQ(), a.getQPerm(), false)) + ", " +
-      layoutLiteral(logicalStrides(a.getKT(), a.getKtPerm(), false)) + ", " +
-      layoutLiteral(logicalStrides(a.getV(), a.getVPerm(), false)) + ", " +
-      layoutLiteral(logicalStrides(a.getY(), a.getYPerm(), true)) + ", " +
-      layoutLiteral(maskStrides(mask, rank));
+      layoutLiteral(logicalStrides(a.getQ(), a.getQPerm(), false), lq, d) +
+      ", " +
+      layoutLiteral(logicalStrides(a.getKT(), a.getKtPerm(), false), d, lk) +
+      ", " +
+      layoutLiteral(logicalStrides(a.getV(), a.getVPerm(), false), lk, dv) +
+      ", " +
+      layoutLiteral(logicalStrides(a.getY(), a.getYPerm(), true), lq, dv) +
+      ", " + layoutLiteral(maskStrides(mask, rank), 2, 2);
   ctx.line(llvm::formatv(
       "hp_attention_launch<{0}, {1}, {2}>(ctx, hp_attention_shape{{{3}, {4}, "
       "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}}, {14}, {15}, {16}, "
       "{17}, {18}, {19}, {20});",
-      T, A, M, batch, q[rank - 2], kt[rank - 1], q.back(), v.back(),
-      lead.size(), dimsLiteral(lead), layouts, kind, a.getKeep(), a.getDivide(),
-      ctx.ptr(a.getQ()), ctx.ptr(a.getKT()), ctx.ptr(a.getV()),
-      opt(a.getScale(), T), opt(mask, M), opt(a.getFill(), T),
-      ctx.ptr(a.getY())));
+      T, A, M, batch, lq, lk, d, dv, lead.size(), dimsLiteral(lead), layouts,
+      kind, a.getKeep(), a.getDivide(), ctx.ptr(a.getQ()), ctx.ptr(a.getKT()),
+      ctx.ptr(a.getV()), opt(a.getScale(), T), opt(mask, M),
+      opt(a.getFill(), T), ctx.ptr(a.getY())));
   return 1;
 }

@@ -113,3 +113,17 @@ func.func @kept_transposes(%q: tensor<2x8x16x4xf32>, %kt: tensor<2x4x16x8xf32>, 
   %2 = onnx.MatMul(%1, %vt) : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
   return %2, %vt : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>
 }
+
+// -----
+
+// A one-element scale of rank 4 (a registered [1, 1, 1, 1] buffer) is a
+// scale like a scalar.
+// CHECK-LABEL: func.func @scale_of_rank_four
+// CHECK: onnx.FusedAttention(%{{.*}}, %{{.*}}, %{{.*}}) scale(%{{.*}}) : (tensor<2x3x8x1xf32>, tensor<2x3x1x10xf32>, tensor<2x3x10x5xf32>, tensor<1x1x1x1xf32>) -> tensor<2x3x8x5xf32>
+func.func @scale_of_rank_four(%q: tensor<2x3x8x1xf32>, %kt: tensor<2x3x1x10xf32>, %v: tensor<2x3x10x5xf32>, %c: tensor<1x1x1x1xf32>) -> tensor<2x3x8x5xf32> {
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x3x8x1xf32>, tensor<2x3x1x10xf32>) -> tensor<2x3x8x10xf32>
+  %1 = onnx.Mul(%0, %c) : (tensor<2x3x8x10xf32>, tensor<1x1x1x1xf32>) -> tensor<2x3x8x10xf32>
+  %2 = onnx.Softmax(%1) : (tensor<2x3x8x10xf32>) -> tensor<2x3x8x10xf32>
+  %3 = onnx.MatMul(%2, %v) : (tensor<2x3x8x10xf32>, tensor<2x3x10x5xf32>) -> tensor<2x3x8x5xf32>
+  return %3 : tensor<2x3x8x5xf32>
+}

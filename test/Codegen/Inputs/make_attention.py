@@ -10,7 +10,9 @@ PyTorch (Debian's python3-torch 1.13, opset 17, eval mode, static shapes).
 - cross: 5 queries over 300 keys (two blocks of keys), the scale as a Mul,
   masked_fill(-inf) of keys the run-time mask drops (Where(mask, -inf, S));
   head dimension 12 for Q and K, 20 for V;
-- long: one causal head of 32 over 4096 tokens.
+- long: one causal head of 32 over 4096 tokens;
+- narrow: heads of width 1 (D = 1: the strides of KT's rows mean nothing),
+  K^T from a Transpose, and the scale a [1, 1, 1, 1] constant.
 
 Writes DIR/NAME/model.onnx, DIR/NAME/input_<i>.npy and DIR/NAME/output_0.npy
 (PyTorch's output, the reference). Deterministic (torch.manual_seed(0)).
@@ -73,6 +75,16 @@ class Cross(nn.Module):
         return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
+class Narrow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.full((1, 1, 1, 1), 0.7))
+
+    def forward(self, q, k, v):
+        s = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
 def export(root, name, module, inputs, names):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -101,6 +113,9 @@ def main(root):
             torch.randn(3, 300, 20), drop], ["q", "k", "v", "drop"])
     export(root, "long", Causal(4096, heads=1, dim=32),
            [torch.randn(1, 4096, 32)], ["x"])
+    export(root, "narrow", Narrow(),
+           [torch.randn(2, 3, 8, 1), torch.randn(2, 3, 10, 1),
+            torch.randn(2, 3, 10, 5)], ["q", "k", "v"])
 
 
 if __name__ == "__main__":

@@ -630,7 +630,7 @@ def ONNX_FusedAttentionOp
     Constraints: Q, KT, V and Y have one floating-point element type and rank
     r >= 2, with equal leading r - 2 dimensions; Q's last dimension equals
     KT's dimension r - 2, KT's last equals V's dimension r - 2; `scale` and
-    `fill` are scalars (one element) of that type; a float `mask` has that
+    `fill` hold one element (of any rank) of that type; a float `mask` has that
     type; `fill` is present exactly when `mask` is i1; the mask's shape
     broadcasts to [..., Lq, Lk] without changing it; `divide` and `keep` are
     0 or 1; each perm is a permutation of [0, r); `q_perm`, `kt_perm` and
