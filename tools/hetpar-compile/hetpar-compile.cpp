@@ -633,14 +633,15 @@ codegenOptions(hetpar::FloatMode floatMode) {
   return opts;
 }
 
-/// Adds the graph rewrites code generation wants on every function: matrix
-/// transposes folded into GEMM flags (hetpar-onnx-fold-transposes) and,
-/// unless --fuse-attention=false, fused attention
-/// (hetpar-onnx-fuse-attention).
+/// Adds the graph rewrites code generation wants on every function: unless
+/// --fuse-attention=false, fused attention (hetpar-onnx-fuse-attention),
+/// then matrix transposes folded into GEMM flags
+/// (hetpar-onnx-fold-transposes). In this order a 2-D attention's
+/// MatMul(Q, Transpose(K)) is still a MatMul when the fusion looks for it.
 static void addCodegenRewrites(PassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
   if (fuseAttention)
     pm.addNestedPass<func::FuncOp>(hetpar::createFuseAttentionPass());
+  pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
 }
 
 /// The graph rewrites of addCodegenRewrites on `module`.

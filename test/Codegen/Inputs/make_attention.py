@@ -12,7 +12,8 @@ PyTorch (Debian's python3-torch 1.13, opset 17, eval mode, static shapes).
   head dimension 12 for Q and K, 20 for V;
 - long: one causal head of 32 over 4096 tokens;
 - narrow: heads of width 1 (D = 1: the strides of KT's rows mean nothing),
-  K^T from a Transpose, and the scale a [1, 1, 1, 1] constant.
+  K^T from a Transpose, and the scale a [1, 1, 1, 1] constant;
+- flat: 2-D attention without a batch dimension, K^T a 2-D Transpose.
 
 Writes DIR/NAME/model.onnx, DIR/NAME/input_<i>.npy and DIR/NAME/output_0.npy
 (PyTorch's output, the reference). Deterministic (torch.manual_seed(0)).
@@ -85,6 +86,12 @@ class Narrow(nn.Module):
         return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
+class Flat(nn.Module):
+    def forward(self, q, k, v):
+        s = torch.matmul(q, k.t()) / 2.0
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
 def export(root, name, module, inputs, names):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -116,6 +123,9 @@ def main(root):
     export(root, "narrow", Narrow(),
            [torch.randn(2, 3, 8, 1), torch.randn(2, 3, 10, 1),
             torch.randn(2, 3, 10, 5)], ["q", "k", "v"])
+    export(root, "flat", Flat(),
+           [torch.randn(7, 4), torch.randn(9, 4), torch.randn(9, 3)],
+           ["q", "k", "v"])
 
 
 if __name__ == "__main__":
