@@ -13,6 +13,7 @@ using namespace mlir;
 using namespace hetpar::dist;
 
 #include "hetpar/Dialect/Dist/DistDialect.cpp.inc"
+#include "hetpar/Dialect/Dist/DistEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "hetpar/Dialect/Dist/DistAttrs.cpp.inc"
@@ -103,18 +104,53 @@ static FailureOr<int64_t> localDevice(Operation *op) {
          << kDeviceAttrName << "' attribute (the per-device form)";
 }
 
-/// The reductions NCCL and MPI both provide.
-static LogicalResult verifyReduction(Operation *op, llvm::StringRef r) {
-  if (r == "sum" || r == "max" || r == "min" || r == "prod")
-    return success();
-  return op->emitOpError() << "reduction must be \"sum\", \"max\", \"min\" or "
-                              "\"prod\", not \""
-                           << r << "\"";
-}
-
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
+
+/// The plan of the module around `op`, if it has one.
+static PlanAttr enclosingPlan(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  return module ? module->getAttrOfType<PlanAttr>(kPlanAttrName) : PlanAttr();
+}
+
+/// `dist.stage_id` on an op: a stage of the module's plan.
+static LogicalResult verifyStageId(Operation *op, Attribute value) {
+  auto id = llvm::dyn_cast<IntegerAttr>(value);
+  if (!id || id.getInt() < 0)
+    return op->emitError() << "'" << kStageIdAttrName
+                           << "' must be a non-negative integer, got " << value;
+  if (PlanAttr plan = enclosingPlan(op);
+      plan && id.getInt() >= static_cast<int64_t>(plan.getStages().size()))
+    return op->emitError() << "'" << kStageIdAttrName << "' is " << id.getInt()
+                           << " but the plan has " << plan.getStages().size()
+                           << " stages";
+  return success();
+}
+
+/// `dist.op_sharding` on an op: one part per tensor-parallel device of the
+/// op's stage.
+static LogicalResult verifyOpSharding(Operation *op, Attribute value) {
+  auto sharding = llvm::dyn_cast<OpShardingAttr>(value);
+  if (!sharding)
+    return op->emitError() << "'" << kOpShardingAttrName
+                           << "' must be a #dist.op_sharding, got " << value;
+  auto id = op->getAttrOfType<IntegerAttr>(kStageIdAttrName);
+  if (!id)
+    return op->emitError() << "'" << kOpShardingAttrName << "' needs a '"
+                           << kStageIdAttrName << "' on the same op";
+  PlanAttr plan = enclosingPlan(op);
+  if (!plan || id.getInt() < 0 ||
+      id.getInt() >= static_cast<int64_t>(plan.getStages().size()))
+    return success(); // verifyStageId reports a bad stage
+  auto stage = llvm::cast<StagePlanAttr>(plan.getStages()[id.getInt()]);
+  if (static_cast<int64_t>(sharding.getParts().size()) != stage.getTensor())
+    return op->emitError() << "'" << kOpShardingAttrName << "' has "
+                           << sharding.getParts().size() << " parts but stage "
+                           << id.getInt() << " has " << stage.getTensor()
+                           << " tensor-parallel devices";
+  return success();
+}
 
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
@@ -125,6 +161,16 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                              << "' must be a positive integer on a module";
     return success();
   }
+  if (attr.getName() == kPlanAttrName) {
+    if (!isa<ModuleOp>(op) || !llvm::isa<PlanAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kPlanAttrName << "' must be a #dist.plan on a module";
+    return success();
+  }
+  if (attr.getName() == kStageIdAttrName)
+    return verifyStageId(op, attr.getValue());
+  if (attr.getName() == kOpShardingAttrName)
+    return verifyOpSharding(op, attr.getValue());
   if (attr.getName() != kDeviceAttrName)
     return op->emitError() << "unknown dist attribute '"
                            << attr.getName().getValue() << "'";
@@ -191,7 +237,7 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    llvm::ArrayRef<int64_t> devices,
                                    int64_t splitDim,
                                    llvm::ArrayRef<int64_t> sizes,
-                                   StringAttr partial) {
+                                   std::optional<ReductionKind> partial) {
   if (failed(verifyGroup(devices, emitError)))
     return failure();
   if (splitDim < -1)
@@ -207,15 +253,8 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   } else if (!sizes.empty()) {
     return emitError() << "extents without a split dimension";
   }
-  if (partial) {
-    llvm::StringRef p = partial.getValue();
-    if (p != "sum" && p != "max" && p != "min" && p != "prod")
-      return emitError() << "partial must be \"sum\", \"max\", \"min\" or "
-                            "\"prod\", not \""
-                         << p << "\"";
-    if (splitDim >= 0)
-      return emitError() << "a split value cannot also be partial";
-  }
+  if (partial && splitDim >= 0)
+    return emitError() << "a split value cannot also be partial";
   return success();
 }
 
@@ -237,6 +276,103 @@ ShardingAttr::verifyFor(Type type,
                        << sum(getSizes()) << ", but dimension " << getSplitDim()
                        << " of " << type << " has " << extent;
   return success();
+}
+
+LogicalResult
+OpShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t dim, DenseI64ArrayAttr parts,
+                       std::optional<CollectiveKind> collective) {
+  if (dim < -1)
+    return emitError() << "dim " << dim
+                       << " is neither a result dimension nor -1 (the "
+                          "contraction)";
+  if (!parts || parts.empty())
+    return emitError() << "an op sharding needs at least one part";
+  for (int64_t p : parts.asArrayRef())
+    if (p < 1)
+      return emitError() << "part " << p << " is less than 1";
+  if (collective && *collective != CollectiveKind::AllReduce &&
+      *collective != CollectiveKind::AllGather &&
+      *collective != CollectiveKind::ReduceScatter)
+    return emitError() << "the collective after an op is all_reduce, "
+                          "all_gather or reduce_scatter, not "
+                       << stringifyEnum(*collective);
+  return success();
+}
+
+/// Relative shares, one positive number per replica.
+static LogicalResult verifyShares(function_ref<InFlightDiagnostic()> emitError,
+                                  DenseF64ArrayAttr shares, int64_t data,
+                                  llvm::StringRef name) {
+  if (!shares)
+    return success();
+  if (static_cast<int64_t>(shares.size()) != data)
+    return emitError() << name << " has " << shares.size() << " entries for "
+                       << data << " replicas";
+  for (double v : shares.asArrayRef())
+    if (!(v > 0))
+      return emitError() << name << " must be positive, got " << v;
+  return success();
+}
+
+LogicalResult
+StagePlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      DenseI64ArrayAttr devices, int64_t data, int64_t tensor,
+                      DenseF64ArrayAttr batchShares, BoolAttr recompute,
+                      DenseF64ArrayAttr zeroShares, ArrayAttr kinds) {
+  if (!devices || failed(verifyGroup(devices.asArrayRef(), emitError)))
+    return failure();
+  if (data < 1 || tensor < 1 ||
+      data * tensor != static_cast<int64_t>(devices.size()))
+    return emitError() << "a stage of " << devices.size()
+                       << " devices needs data >= 1 and tensor >= 1 with data "
+                          "x tensor = "
+                       << devices.size() << ", got " << data << " x " << tensor;
+  if (failed(verifyShares(emitError, batchShares, data, "batch_shares")) ||
+      failed(verifyShares(emitError, zeroShares, data, "zero_shares")))
+    return failure();
+  if (!kinds)
+    return success();
+  if (static_cast<int64_t>(kinds.size()) != devices.size())
+    return emitError() << "kinds has " << kinds.size() << " entries for "
+                       << devices.size() << " devices";
+  for (Attribute k : kinds)
+    if (auto str = llvm::dyn_cast<StringAttr>(k); !str || str.empty())
+      return emitError() << "a device kind must be a non-empty string, got "
+                         << k;
+  return success();
+}
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               PlanMode mode, PipelineSchedule schedule,
+                               int64_t microbatches,
+                               std::optional<int64_t> batch, ArrayAttr stages) {
+  if (microbatches < 1)
+    return emitError() << "microbatches must be >= 1, got " << microbatches;
+  if (batch && (*batch < 1 || *batch % microbatches))
+    return emitError() << "the batch of " << *batch
+                       << " is not a positive multiple of " << microbatches
+                       << " microbatches";
+  if (!stages || stages.empty())
+    return emitError() << "a plan needs at least one stage";
+  llvm::SmallSet<int64_t, 8> seen;
+  for (auto [s, a] : llvm::enumerate(stages)) {
+    auto stage = llvm::dyn_cast<StagePlanAttr>(a);
+    if (!stage)
+      return emitError() << "stage " << s
+                         << " is not a #dist.stage_plan: " << a;
+    for (int64_t d : stage.getDevices().asArrayRef())
+      if (!seen.insert(d).second)
+        return emitError() << "device " << d << " is in two stages";
+  }
+  return success();
+}
+
+llvm::SmallVector<StagePlanAttr> PlanAttr::getStagePlans() const {
+  llvm::SmallVector<StagePlanAttr> out;
+  for (Attribute a : getStages())
+    out.push_back(llvm::cast<StagePlanAttr>(a));
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -348,8 +484,6 @@ LogicalResult AllReduceOp::verify() {
   auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
   if (failed(c))
     return failure();
-  if (failed(verifyReduction(*this, getReduction())))
-    return failure();
   if (c->in != c->out)
     return emitOpError() << "result type " << c->out
                          << " differs from the operand type " << c->in;
@@ -400,8 +534,6 @@ LogicalResult AllGatherOp::verify() {
 LogicalResult ReduceScatterOp::verify() {
   auto c = verifyCollective(*this, getDevices(), getInput(), getResult());
   if (failed(c))
-    return failure();
-  if (failed(verifyReduction(*this, getReduction())))
     return failure();
   int64_t dim = getDimAttr().getInt();
   if (failed(verifySplitSizes(*this, *c, dim, getSizes(), getDevices().size(),

@@ -812,6 +812,18 @@ LogicalResult LogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return inferSoftmax(*this, r);
 }
 
+bool FusedAttentionOp::keepsMatrixContiguous(ArrayRef<int64_t> perm,
+                                             bool result) {
+  // Where the stored last dimension lands among the logical ones; a result
+  // keeps Y's rows contiguous.
+  if (perm.empty())
+    return false;
+  int64_t last = static_cast<int64_t>(perm.size()) - 1;
+  if (result)
+    return perm[last] == last;
+  return llvm::find(perm, last) - perm.begin() >= last - 1;
+}
+
 SmallVector<int64_t>
 FusedAttentionOp::permuted(ArrayRef<int64_t> stored,
                            std::optional<ArrayRef<int64_t>> perm,
@@ -876,13 +888,7 @@ static LogicalResult checkAttentionPerm(FusedAttentionOp op, StringRef name,
   if (!valid)
     return op.emitOpError()
            << "'" << name << "' is not a permutation of [0, " << rank << ")";
-  // Where the stored last dimension lands among the matrix's dimensions; a
-  // result keeps Y's rows contiguous.
-  int64_t last = static_cast<int64_t>(rank) - 1;
-  int64_t at =
-      inverse ? (*perm)[last]
-              : std::find(perm->begin(), perm->end(), last) - perm->begin();
-  if (at < last - (inverse ? 0 : 1))
+  if (!FusedAttentionOp::keepsMatrixContiguous(*perm, inverse))
     return op.emitOpError() << "'" << name
                             << (inverse ? "' moves Y's last dimension"
                                         : "' leaves neither matrix dimension "

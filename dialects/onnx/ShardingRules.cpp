@@ -91,7 +91,10 @@ std::string ShardingRule::str() const {
   for (auto [f, factor] : llvm::enumerate(factors)) {
     s += (f ? ", " : "") + name(f) + "=" + std::to_string(factor.size);
     if (factor.kind == FactorKind::Reduction)
-      s += " reduction";
+      s += reduction == dist::ReductionKind::Sum
+               ? std::string(" reduction")
+               : " reduction(" + dist::stringifyReductionKind(reduction).str() +
+                     ")";
     else if (factor.kind == FactorKind::Whole)
       s += " whole";
   }
@@ -303,6 +306,19 @@ struct ElementwiseRule : public StaticRule<ElementwiseRule<Op>, Op> {
   }
 };
 
+/// How partial results of `Op` split along a reduction factor combine.
+template <typename Op> constexpr dist::ReductionKind partialReduction() {
+  if constexpr (std::is_same_v<Op, ReduceMaxOp> ||
+                std::is_same_v<Op, GlobalMaxPoolOp>)
+    return dist::ReductionKind::Max;
+  else if constexpr (std::is_same_v<Op, ReduceMinOp>)
+    return dist::ReductionKind::Min;
+  else if constexpr (std::is_same_v<Op, ReduceProdOp>)
+    return dist::ReductionKind::Prod;
+  else
+    return dist::ReductionKind::Sum;
+}
+
 /// Ops whose every factor is one dimension of operand 0 and of result 0, with
 /// the dimensions listed by `whole` (given the op and the shapes) kept whole
 /// or turned into a reduction; other operands are read whole unless they have
@@ -313,6 +329,7 @@ FailureOr<ShardingRule> axisRule(Op op, const Shapes &in, const Shapes &out,
   if (in.empty())
     return failure();
   ShardingRule rule;
+  rule.reduction = partialReduction<Op>();
   FactorKind kind = FactorKind::Whole;
   SmallVector<int64_t> special = whole(op, in, out, kind);
   DimFactors dims = factorsFor(rule, in[0], special, kind);
@@ -417,14 +434,14 @@ HETPAR_AXIS_RULE(ResizeRule, {
   return whole;
 })
 
-/// Pooling with windows (spatial axes whole) and global pooling (spatial axes
-/// reduced: a partial sum, or max, then all-reduce).
+/// Pooling with windows (spatial axes whole) and global max pooling (spatial
+/// axes reduced: partial maxima, then an all-reduce). Global average pooling
+/// keeps them whole: local means divide by the local count.
 HETPAR_AXIS_RULE(PoolRule, {
   SmallVector<int64_t> spatial;
   for (int64_t d = 2; d < static_cast<int64_t>(in[0].size()); ++d)
     spatial.push_back(d);
-  if constexpr (std::is_same_v<Op, GlobalAveragePoolOp> ||
-                std::is_same_v<Op, GlobalMaxPoolOp>)
+  if constexpr (std::is_same_v<Op, GlobalMaxPoolOp>)
     kind = FactorKind::Reduction;
   return spatial;
 })
@@ -452,10 +469,12 @@ HETPAR_AXIS_RULE(ReduceRule, {
       reduced.push_back(d);
   for (int64_t a : *axes)
     reduced.push_back(normalizeAxis(a, rank).value_or(0));
+  // Partial results that combine elementwise (partialReduction); a mean's,
+  // an L2 norm's and a log-sum-exp's do not.
   if constexpr (std::is_same_v<Op, ReduceSumOp> ||
-                std::is_same_v<Op, ReduceMeanOp> ||
                 std::is_same_v<Op, ReduceMaxOp> ||
                 std::is_same_v<Op, ReduceMinOp> ||
+                std::is_same_v<Op, ReduceProdOp> ||
                 std::is_same_v<Op, ReduceL1Op> ||
                 std::is_same_v<Op, ReduceSumSquareOp>)
     kind = FactorKind::Reduction;

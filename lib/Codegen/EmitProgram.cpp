@@ -1962,11 +1962,18 @@ std::string Emitter::traceSpanList() const {
       .str();
 }
 
-static const char *reductionEnum(llvm::StringRef r) {
-  return r == "sum"   ? "HP_SUM"
-         : r == "max" ? "HP_MAX"
-         : r == "min" ? "HP_MIN"
-                      : "HP_PROD";
+static const char *reductionEnum(dist::ReductionKind r) {
+  switch (r) {
+  case dist::ReductionKind::Sum:
+    return "HP_SUM";
+  case dist::ReductionKind::Max:
+    return "HP_MAX";
+  case dist::ReductionKind::Min:
+    return "HP_MIN";
+  case dist::ReductionKind::Prod:
+    return "HP_PROD";
+  }
+  llvm_unreachable("a reduction kind of the dist dialect");
 }
 
 /// Ends the open exchange step: every send and receive posted since it

@@ -44,33 +44,6 @@ llvm::StringRef getOpClassName(OpClass cls) {
   return "Other";
 }
 
-llvm::StringRef getCollectiveName(Collective kind) {
-  switch (kind) {
-  case Collective::AllReduce:
-    return "all_reduce";
-  case Collective::AllGather:
-    return "all_gather";
-  case Collective::ReduceScatter:
-    return "reduce_scatter";
-  case Collective::AllToAll:
-    return "all_to_all";
-  case Collective::Broadcast:
-    return "broadcast";
-  case Collective::SendRecv:
-    return "send_recv";
-  }
-  return "all_reduce";
-}
-
-std::optional<Collective> parseCollective(llvm::StringRef name) {
-  for (Collective c :
-       {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter,
-        Collective::AllToAll, Collective::Broadcast, Collective::SendRecv})
-    if (getCollectiveName(c) == name)
-      return c;
-  return std::nullopt;
-}
-
 //===----------------------------------------------------------------------===//
 // Work of an op
 //===----------------------------------------------------------------------===//

@@ -186,7 +186,7 @@ void shardTransposedWeight(const OpCatalog &catalog, Operation *op,
   OpSharding sh;
   sh.dim = dim;
   sh.parts.assign(parts.begin(), parts.end());
-  sh.collective = "none";
+  sh.collective = std::nullopt;
   shardings[catalog.names[it->second]] = std::move(sh);
 }
 
@@ -282,12 +282,12 @@ tensorParallelShardings(const OpCatalog &catalog, const ModelOps &m,
     OpSharding sh;
     sh.dim = dim;
     sh.parts.assign(columns.begin(), columns.end());
-    sh.collective = "all_gather";
+    sh.collective = Collective::AllGather;
     std::optional<RowPartner> partner;
     if (!llvm::isa<onnx::ConvOp>(op) && factor->size == result.getShape()[dim])
       partner = findRowPartner(catalog, op);
     if (partner) {
-      sh.collective = "none";
+      sh.collective = std::nullopt;
       for (Operation *e : partner->between) {
         OpSharding es;
         es.dim = dim;
@@ -297,7 +297,7 @@ tensorParallelShardings(const OpCatalog &catalog, const ModelOps &m,
       OpSharding row;
       row.dim = -1;
       row.parts = sh.parts;
-      row.collective = "all_reduce";
+      row.collective = Collective::AllReduce;
       shardings[nameOf(partner->product)] = std::move(row);
       rowParallel.insert(partner->product);
       onnx::TransposeOp rowTranspose;

@@ -19,14 +19,12 @@ using namespace llvm;
 
 namespace hetpar {
 
-StringRef getScheduleName(Schedule s) {
-  return s == Schedule::GPipe ? "gpipe" : "1f1b";
-}
-StringRef getModeName(Mode m) {
-  return m == Mode::Training ? "training" : "inference";
-}
-
 namespace {
+
+/// plan.json's name of the collective after an op ("none" for none).
+StringRef collectiveName(std::optional<dist::CollectiveKind> c) {
+  return c ? dist::stringifyCollectiveKind(*c) : "none";
+}
 
 /// Fields of plan.json that HetPar writes as outputs; accepted and ignored on
 /// input.
@@ -76,13 +74,19 @@ bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
         auto c = in.scalar(value, f);
         if (!c)
           return false;
-        if (*c != "none" && *c != "all_reduce" && *c != "all_gather" &&
-            *c != "reduce_scatter")
+        if (*c == "none") {
+          out.collective = std::nullopt;
+          return true;
+        }
+        out.collective = dist::symbolizeCollectiveKind(*c);
+        if (!out.collective ||
+            (*out.collective != dist::CollectiveKind::AllReduce &&
+             *out.collective != dist::CollectiveKind::AllGather &&
+             *out.collective != dist::CollectiveKind::ReduceScatter))
           return in.fail(value, f,
                          "must be none, all_reduce, all_gather or "
                          "reduce_scatter, got '" +
                              *c + "'");
-        out.collective = *c;
         return true;
       });
 }
@@ -258,22 +262,18 @@ Expected<Plan> parsePlan(StringRef text, StringRef path) {
           if (key == "origin") {
             plan.origin = *s;
           } else if (key == "schedule") {
-            if (*s == "gpipe")
-              plan.schedule = Schedule::GPipe;
-            else if (*s == "1f1b")
-              plan.schedule = Schedule::OneFOneB;
-            else
+            auto schedule = dist::symbolizePipelineSchedule(*s);
+            if (!schedule)
               return in.fail(value, "schedule",
                              "must be gpipe or 1f1b, got '" + *s + "'");
+            plan.schedule = *schedule;
           } else {
             plan.modeGiven = true;
-            if (*s == "inference")
-              plan.mode = Mode::Inference;
-            else if (*s == "training")
-              plan.mode = Mode::Training;
-            else
+            auto mode = dist::symbolizePlanMode(*s);
+            if (!mode)
               return in.fail(value, "mode",
                              "must be inference or training, got '" + *s + "'");
+            plan.mode = *mode;
           }
           return true;
         }
@@ -318,9 +318,10 @@ json::Object planToJSON(const Plan &plan) {
     if (!s.shardings.empty()) {
       json::Object sh;
       for (auto &e : s.shardings)
-        sh[e.getKey()] = json::Object{{"dim", e.second.dim},
-                                      {"parts", json::Array(e.second.parts)},
-                                      {"collective", e.second.collective}};
+        sh[e.getKey()] =
+            json::Object{{"dim", e.second.dim},
+                         {"parts", json::Array(e.second.parts)},
+                         {"collective", collectiveName(e.second.collective)}};
       o["shardings"] = std::move(sh);
     }
     stages.push_back(std::move(o));

@@ -1,9 +1,10 @@
-//===- PlanAnnotation.cpp - the hetpar.plan module attribute --------------===//
+//===- PlanAnnotation.cpp - the plan the module carries -------------------===//
 #include "hetpar/Plan/PlanAnnotation.h"
+
+#include "hetpar/Dialect/Dist/DistOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -75,48 +76,25 @@ LogicalResult cutRows(StageAnnotation &st, ArrayRef<double> shares,
   return success();
 }
 
-LogicalResult readStage(DictionaryAttr dict, llvm::DenseSet<int64_t> &seen,
-                        int64_t microbatchRows, StageAnnotation &st,
+/// One stage of the plan (the attribute's verifier has checked its
+/// structure), with its replicas' rows of a microbatch.
+LogicalResult readStage(dist::StagePlanAttr attr, int64_t microbatchRows,
+                        StageAnnotation &st,
                         llvm::function_ref<InFlightDiagnostic()> where) {
-  auto devs = dict.getAs<DenseI32ArrayAttr>("devices");
-  auto data = dict.getAs<IntegerAttr>("data");
-  auto tensor = dict.getAs<IntegerAttr>("tensor");
-  if (!devs || devs.empty() || !data || !tensor || data.getInt() < 1 ||
-      tensor.getInt() < 1 ||
-      data.getInt() * tensor.getInt() != static_cast<int64_t>(devs.size()))
-    return where() << "needs devices, data >= 1 and tensor >= 1 with data "
-                      "x tensor devices";
-  st.data = data.getInt();
-  st.tensor = tensor.getInt();
-  for (int id : devs.asArrayRef()) {
-    if (id < 0 || !seen.insert(id).second)
-      return where() << "device " << id << " is negative or in the plan twice";
-    st.devices.push_back(id);
-  }
-  auto kinds = dict.getAs<ArrayAttr>("kinds");
+  st.data = attr.getData();
+  st.tensor = attr.getTensor();
+  llvm::append_range(st.devices, attr.getDevices().asArrayRef());
   for (size_t k = 0; k < st.devices.size(); ++k) {
-    auto kind = kinds && k < kinds.size() ? llvm::dyn_cast<StringAttr>(kinds[k])
-                                          : StringAttr();
+    auto kind = attr.getKinds() ? llvm::cast<StringAttr>(attr.getKinds()[k])
+                                : StringAttr();
     st.kinds.push_back(kind ? kind.str() : "unknown");
   }
-  if (auto r = dict.getAs<BoolAttr>("recompute"))
-    st.recompute = r.getValue();
-  if (auto z = dict.getAs<DenseF64ArrayAttr>("zero_shares"); z && !z.empty()) {
-    if (static_cast<int64_t>(z.size()) != st.data)
-      return where() << "zero_shares has " << z.size() << " entries for "
-                     << st.data << " replicas";
-    if (llvm::any_of(z.asArrayRef(), [](double v) { return !(v > 0); }))
-      return where() << "zero_shares must be positive";
+  st.recompute = attr.recomputes();
+  if (auto z = attr.getZeroShares())
     st.zeroShares.assign(z.asArrayRef().begin(), z.asArrayRef().end());
-  }
   SmallVector<double> shares(st.data, 1.0);
-  if (auto given = dict.getAs<DenseF64ArrayAttr>("batch_shares");
-      given && !given.empty()) {
-    if (static_cast<int64_t>(given.size()) != st.data)
-      return where() << "batch_shares has " << given.size() << " entries for "
-                     << st.data << " replicas";
+  if (auto given = attr.getBatchShares())
     shares.assign(given.asArrayRef().begin(), given.asArrayRef().end());
-  }
   return cutRows(st, shares, microbatchRows, where);
 }
 
@@ -124,44 +102,37 @@ LogicalResult readStage(DictionaryAttr dict, llvm::DenseSet<int64_t> &seen,
 
 FailureOr<PlanAnnotation> readPlanAnnotation(ModuleOp module,
                                              std::optional<int64_t> batch) {
-  auto plan = module->getAttrOfType<DictionaryAttr>(kPlanAttrName);
+  auto plan = module->getAttrOfType<dist::PlanAttr>(dist::kPlanAttrName);
   if (!plan)
-    return module.emitError(
-        "no plan on the module: run hetpar-search-plan first (or write "
-        "hetpar.plan, hetpar.stage and hetpar.sharding by hand)");
+    return module.emitError()
+           << "no plan on the module: run hetpar-search-plan first (or write "
+              "'"
+           << dist::kPlanAttrName << "', '" << dist::kStageIdAttrName
+           << "' and '" << dist::kOpShardingAttrName << "' by hand)";
   PlanAnnotation out;
-  auto mb = plan.getAs<IntegerAttr>("microbatches");
-  auto list = plan.getAs<ArrayAttr>("stages");
-  if (!mb || mb.getInt() < 1 || !list || list.empty())
-    return module.emitError("hetpar.plan needs microbatches >= 1 and a "
-                            "non-empty stages list");
-  out.microbatches = mb.getInt();
-  if (auto mode = plan.getAs<StringAttr>("mode"))
-    out.mode = mode.str();
-  if (auto schedule = plan.getAs<StringAttr>("schedule"))
-    out.schedule = schedule.str();
-  if (auto given = plan.getAs<IntegerAttr>("batch"))
-    batch = given.getInt();
+  out.microbatches = plan.getMicrobatches();
+  out.mode = plan.getMode();
+  out.schedule = plan.getSchedule();
+  if (plan.getBatch())
+    batch = *plan.getBatch();
   if (!batch || *batch < 1)
-    return module.emitError("hetpar.plan: no batch to split (the plan has no "
-                            "'batch' and the model's first input no batch "
-                            "dimension)");
+    return module.emitError()
+           << dist::kPlanAttrName
+           << ": no batch to split (the plan has no 'batch' and the model's "
+              "first input no batch dimension)";
   out.batch = *batch;
   if (out.batch % out.microbatches)
     return module.emitError()
-           << "hetpar.plan: " << out.microbatches
+           << dist::kPlanAttrName << ": " << out.microbatches
            << " microbatches do not divide the batch of " << out.batch;
   out.microbatchRows = out.batch / out.microbatches;
-  llvm::DenseSet<int64_t> seen;
-  for (auto [s, entry] : llvm::enumerate(list)) {
+  for (auto [s, stage] : llvm::enumerate(plan.getStagePlans())) {
     auto where = [&, s = s]() {
-      return module.emitError() << "hetpar.plan stage " << s << ": ";
+      return module.emitError()
+             << dist::kPlanAttrName << " stage " << s << ": ";
     };
-    auto dict = llvm::dyn_cast<DictionaryAttr>(entry);
-    if (!dict)
-      return where() << "not a dictionary";
     StageAnnotation st;
-    if (failed(readStage(dict, seen, out.microbatchRows, st, where)))
+    if (failed(readStage(stage, out.microbatchRows, st, where)))
       return failure();
     out.stages.push_back(std::move(st));
   }

@@ -394,11 +394,13 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
   return model.collectiveTime(kind, perRank, group, cluster);
 }
 
-Layout afterCollective(const Layout &layout, llvm::StringRef collective,
-                       int rank) {
-  if (collective == "all_gather" || collective == "all_reduce")
+Layout afterCollective(const Layout &layout,
+                       std::optional<Collective> collective, int rank) {
+  if (collective == Collective::AllGather ||
+      collective == Collective::AllReduce)
     return Layout();
-  if (collective == "reduce_scatter" && layout.kind == Layout::Partial) {
+  if (collective == Collective::ReduceScatter &&
+      layout.kind == Layout::Partial) {
     Layout l;
     l.kind = Layout::Split;
     l.dim = std::max(rank - 1, 0);
@@ -471,12 +473,11 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       tb = std::max(tb, ob);
     }
     // The op's own collective, as plan.json names it.
-    if (s && s->collective != "none" && t > 1) {
+    if (s && s->collective && t > 1) {
       double bytes = 0;
       for (Value v : op->getResults())
         bytes += catalog.bytesOf(v.getType()) * batchShare;
-      c += model.collectiveTime(*parseCollective(s->collective), bytes, group,
-                                cluster);
+      c += model.collectiveTime(*s->collective, bytes, group, cluster);
     }
     for (auto [k, v] : llvm::enumerate(op->getResults())) {
       int rank = 0;
@@ -485,7 +486,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       layoutOf[v] =
           s ? afterCollective(resolved->results[k], s->collective, rank)
             : resolved->results[k];
-      flexible[v] = resolved->flexibleResult && (!s || s->collective == "none");
+      flexible[v] = resolved->flexibleResult && (!s || !s->collective);
     }
     out.forward += tf + c;
     out.collectives += c;
@@ -514,7 +515,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
 
 double keptShare(const OpCatalog &catalog,
                  llvm::function_ref<const ResolvedSharding *(int)> resolved,
-                 OpResult value, llvm::StringRef collective,
+                 OpResult value, std::optional<Collective> collective,
                  const llvm::DenseSet<int> &inStage, int t) {
   const ResolvedSharding *producer =
       resolved(catalog.index.lookup(value.getOwner()));

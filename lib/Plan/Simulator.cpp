@@ -804,7 +804,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                            return resolved[i] ? &*resolved[i] : nullptr;
                          },
                          r,
-                         sh == stage.shardings.end() ? "none"
+                         sh == stage.shardings.end() ? std::nullopt
                                                      : sh->second.collective,
                          inStage, t);
         };

@@ -381,7 +381,7 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
         // As the simulator keeps it (keptShare; uses outside the unit need
         // it whole).
         double bytes = catalog.bytesOf(v.getType()) * batchShare *
-                       keptShare(catalog, lookup, v, "none", inUnit, d);
+                       keptShare(catalog, lookup, v, std::nullopt, inUnit, d);
         m.activations += bytes;
         opBytes += bytes;
       }
@@ -509,9 +509,9 @@ void Searcher::nameCollectives(Stage &stage, int u0, int u1) {
     if (!wholeEverywhere)
       continue;
     if (out.kind == Layout::Partial)
-      e.getValue().collective = "all_reduce";
+      e.getValue().collective = Collective::AllReduce;
     else if (out.kind == Layout::Split)
-      e.getValue().collective = "all_gather";
+      e.getValue().collective = Collective::AllGather;
   }
 }
 
@@ -1160,6 +1160,7 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
     return fail("the module has no function");
   func::FuncOp func = *funcs.begin();
   OpCatalog catalog(func);
+  module.getContext()->getOrLoadDialect<dist::DistDialect>();
   Builder b(module.getContext());
   llvm::StringMap<Operation *> byName;
   for (auto &[op, name] : listPlanOps(func))
@@ -1192,7 +1193,7 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
     if (!ops)
       return ops.takeError();
     for (Operation *op : *ops)
-      op->setAttr("hetpar.stage", b.getI64IntegerAttr(s));
+      op->setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
     for (auto &e : stage.shardings) {
       auto it = byName.find(e.getKey());
       if (it == byName.end())
@@ -1230,51 +1231,46 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
             parts.push_back(u * unit);
         }
       }
-      it->second->setAttr(
-          "hetpar.sharding",
-          b.getDictionaryAttr(
-              {b.getNamedAttr("dim", b.getI64IntegerAttr(sh.dim)),
-               b.getNamedAttr("parts", b.getDenseI64ArrayAttr(parts)),
-               b.getNamedAttr("collective", b.getStringAttr(sh.collective))}));
+      it->second->setAttr(dist::kOpShardingAttrName,
+                          dist::OpShardingAttr::get(
+                              b.getContext(), sh.dim,
+                              b.getDenseI64ArrayAttr(parts), sh.collective));
     }
     // Shares are relative ([3, 1] or [0.75, 0.25]): kept as given.
     SmallVector<double> shares(stage.batchShares.begin(),
                                stage.batchShares.end());
     if (shares.empty())
       shares.assign(stage.data, 1.0);
-    SmallVector<NamedAttribute> fields{
-        b.getNamedAttr("devices", b.getDenseI32ArrayAttr(stage.devices)),
-        b.getNamedAttr("data", b.getI64IntegerAttr(stage.data)),
-        b.getNamedAttr("tensor", b.getI64IntegerAttr(stage.tensor)),
-        b.getNamedAttr("batch_shares", b.getDenseF64ArrayAttr(shares)),
-        b.getNamedAttr("recompute", b.getBoolAttr(stage.recompute))};
-    if (stage.zero) {
-      std::vector<double> zero = zeroStateShares(stage, cluster);
-      fields.push_back(
-          b.getNamedAttr("zero_shares", b.getDenseF64ArrayAttr(zero)));
-    }
+    DenseF64ArrayAttr zero;
+    if (stage.zero)
+      zero = b.getDenseF64ArrayAttr(zeroStateShares(stage, cluster));
+    ArrayAttr kinds;
     if (cluster) {
-      SmallVector<Attribute> kinds;
+      SmallVector<Attribute> names;
       for (int id : stage.devices) {
         const Device *d = cluster->findDevice(id);
-        kinds.push_back(b.getStringAttr(d ? d->kind : "unknown"));
+        names.push_back(b.getStringAttr(d ? d->kind : "unknown"));
       }
-      fields.push_back(b.getNamedAttr("kinds", b.getArrayAttr(kinds)));
+      kinds = b.getArrayAttr(names);
     }
-    stages.push_back(b.getDictionaryAttr(fields));
+    SmallVector<int64_t> devices(stage.devices.begin(), stage.devices.end());
+    stages.push_back(dist::StagePlanAttr::get(
+        b.getContext(), b.getDenseI64ArrayAttr(devices), stage.data,
+        stage.tensor, b.getDenseF64ArrayAttr(shares),
+        b.getBoolAttr(stage.recompute), zero, kinds));
   }
-  SmallVector<NamedAttribute> planFields{
-      b.getNamedAttr("stages", b.getArrayAttr(stages)),
-      b.getNamedAttr("microbatches", b.getI64IntegerAttr(plan.microbatches)),
-      b.getNamedAttr("schedule",
-                     b.getStringAttr(getScheduleName(plan.schedule))),
-      b.getNamedAttr("mode", b.getStringAttr(getModeName(plan.mode)))};
   // The batch the rows are cut from, so that a pass on a module with
   // another batch (a data-parallel replica's training step) cuts the same.
+  std::optional<int64_t> batch;
   if (catalog.batch.size > 0)
-    planFields.push_back(
-        b.getNamedAttr("batch", b.getI64IntegerAttr(catalog.batch.size)));
-  module->setAttr(kPlanAttrName, b.getDictionaryAttr(planFields));
+    batch = catalog.batch.size;
+  auto planAttr = dist::PlanAttr::getChecked(
+      [&] { return module.emitError(); }, b.getContext(), plan.mode,
+      plan.schedule, static_cast<int64_t>(plan.microbatches), batch,
+      b.getArrayAttr(stages));
+  if (!planAttr)
+    return fail("the plan does not make a valid #dist.plan");
+  module->setAttr(dist::kPlanAttrName, planAttr);
   return llvm::Error::success();
 }
 

@@ -28,9 +28,9 @@ struct SearchPlanPass
       signalPassFailure();
     };
     hetpar::SearchOptions options;
-    if (mode == "training")
-      options.mode = hetpar::Mode::Training;
-    else if (mode != "inference")
+    if (auto m = hetpar::dist::symbolizePlanMode(mode))
+      options.mode = *m;
+    else
       return failWith("mode must be 'inference' or 'training', not '" + mode +
                       "'");
     if (objective == "latency")

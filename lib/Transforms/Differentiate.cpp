@@ -178,7 +178,8 @@ LogicalResult Differentiator::differentiateCollective(Operation *op,
   if (auto entry = llvm::dyn_cast<dist::GradAllReduceOp>(op)) {
     auto sum = dist::AllReduceOp::create(
         b, loc, x.getType(), dy ? dy : zerosLike(b, loc, x),
-        entry.getMeshAttr(), entry.getDevicesAttr(), b.getStringAttr("sum"));
+        entry.getMeshAttr(), entry.getDevicesAttr(),
+        dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
     // On zeros it still runs where the other devices' runs: in the
     // backward part of a pipeline's schedule.
     sum->setAttr(train::kBackwardAttr, b.getUnitAttr());
@@ -190,16 +191,17 @@ LogicalResult Differentiator::differentiateCollective(Operation *op,
   auto device = func->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
   if (auto broadcast = llvm::dyn_cast<dist::BroadcastOp>(op)) {
     // The root's operand is the value (the others' is ignored).
-    if (device && device.getInt() == broadcast.getRoot())
+    if (device && device.getInt() == static_cast<int64_t>(broadcast.getRoot()))
       accumulate(x, dy, b);
     return success();
   }
   if (auto reduce = llvm::dyn_cast<dist::AllReduceOp>(op)) {
-    if (reduce.getReduction() != "sum")
-      return op->emitError() << "no gradient rule for an all-reduce of '"
-                             << reduce.getReduction()
-                             << "' (a split ReduceMax/Min/Prod): it lies "
-                                "between a parameter and the loss";
+    if (reduce.getReduction() != dist::ReductionKind::Sum)
+      return op->emitError()
+             << "no gradient rule for an all-reduce of '"
+             << dist::stringifyReductionKind(reduce.getReduction())
+             << "' (a split ReduceMax/Min/Prod): it lies "
+                "between a parameter and the loss";
     accumulate(x, dy, b);
     return success();
   }

@@ -1,7 +1,7 @@
 //===- DistPartition.cpp - hetpar-dist-partition --------------------------===//
 //
-// Applies a plan written onto the IR (hetpar.plan, hetpar.stage,
-// hetpar.sharding: Search.h's annotateModule, or a user's pass) and splits the
+// Applies a plan written onto the IR (dist.plan, dist.stage_id,
+// dist.op_sharding: Search.h's annotateModule, or a user's pass) and splits the
 // model into one function per device in the local form of the dist dialect
 // (Passes.td describes the result). Mechanism only: every decision comes from
 // the annotations; the sharding rules (ShardingRuleOpInterface) say how an
@@ -63,23 +63,6 @@ std::string hetpar::partition::describeOp(Operation *op) {
          (name.empty() ? std::string() : " node '" + name + "'");
 }
 
-/// The reduction that combines partial results of `op` split along a
-/// reduction factor, or "" when partial results do not combine elementwise.
-std::string hetpar::partition::reductionOf(Operation *op) {
-  std::string type = onnx::getONNXOpType(op);
-  if (type == "MatMul" || type == "Gemm" || type == "Einsum" ||
-      type == "Conv" || type == "ReduceSum" ||
-      type == "LayerNormalizationGrad") // dScale and dB
-    return "sum";
-  if (type == "ReduceMax")
-    return "max";
-  if (type == "ReduceMin")
-    return "min";
-  if (type == "ReduceProd")
-    return "prod";
-  return "";
-}
-
 /// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
 /// contraction split, every device computes the sum's part without it and
 /// adds it after the all-reduce (Local::addend), so that the devices' graphs
@@ -104,14 +87,14 @@ LogicalResult Partitioner::readPlan() {
     return failure();
   // A training plan's forward graph is partitioned with local-io; its
   // training step is built per device from there (docs/training.md).
-  if (plan->mode != "inference" && !localIO)
+  if (plan->mode != dist::PlanMode::Inference && !localIO)
     return module.emitError()
            << "the partition makes inference programs; the plan's mode is '"
-           << plan->mode
+           << dist::stringifyPlanMode(plan->mode)
            << "' (a training plan's devices are partitioned with local-io "
               "and trained with hetpar-dist-reduce-gradients, "
               "docs/training.md)";
-  training = plan->mode == "training";
+  training = plan->mode == dist::PlanMode::Training;
   microbatches = plan->microbatches;
   batch = plan->batch;
   microbatchRows = plan->microbatchRows;
@@ -126,12 +109,12 @@ LogicalResult Partitioner::readPlan() {
     if (op.hasTrait<OpTrait::IsTerminator>() ||
         isa<onnx::ConstantOp, onnx::NoValueOp>(op))
       continue;
-    auto s = op.getAttrOfType<IntegerAttr>("hetpar.stage");
+    auto s = op.getAttrOfType<IntegerAttr>(dist::kStageIdAttrName);
     if (!s || s.getInt() < 0 ||
         s.getInt() >= static_cast<int64_t>(stages.size()))
       return op.emitError() << "op " << describeOp(&op)
                             << (s ? " names a stage the plan does not have"
-                                  : " has no hetpar.stage");
+                                  : " has no dist.stage_id");
     if (op.getNumRegions())
       return op.emitError() << "op " << describeOp(&op)
                             << " has regions, which the partition does not "
@@ -222,27 +205,24 @@ Value Partitioner::prepareAddend(Operation *op, Value c) {
   return onnx::MulOp::create(b, loc, ct, c, scale);
 }
 
-/// The tensor-parallel split that `op`'s hetpar.sharding names (none
+/// The tensor-parallel split that `op`'s dist.op_sharding names (none
 /// without one), checked against its sharding rule and a group of `t`.
 FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
   int index = catalog->index.lookup(op);
   const std::optional<ShardingRule> &rule = catalog->rules[index];
-  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
+  auto sharding =
+      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
   TensorSplit split;
   if (!sharding)
     return split;
-  auto dimAttr = sharding.getAs<IntegerAttr>("dim");
-  auto parts = sharding.getAs<DenseI64ArrayAttr>("parts");
-  if (!dimAttr || !parts || static_cast<int64_t>(parts.size()) != t)
-    return op->emitError()
-           << "partition: hetpar.sharding of op " << describeOp(op)
-           << " needs dim and one part per device of its group of " << t;
+  // The dist dialect's verifier has checked the parts against the stage.
+  DenseI64ArrayAttr parts = sharding.getParts();
   if (!rule)
     return op->emitError() << "partition: op " << describeOp(op)
                            << " is sharded but has no sharding rule";
   // The factor the sharding names, as the simulator resolves it.
   OpSharding named;
-  named.dim = dimAttr.getInt();
+  named.dim = sharding.getDim();
   named.parts.assign(parts.asArrayRef().begin(), parts.asArrayRef().end());
   auto resolved = resolveSharding(*catalog, index, &named, t);
   if (!resolved)
@@ -251,9 +231,6 @@ FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
   split.factor = resolved->factor;
   int64_t at = 0;
   for (int64_t p : parts.asArrayRef()) {
-    if (p < 1)
-      return op->emitError() << "partition: hetpar.sharding of op "
-                             << describeOp(op) << " has a part < 1";
     split.starts.push_back(at);
     split.sizes.push_back(p);
     at += p;
@@ -263,11 +240,6 @@ FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
     return op->emitError() << "partition: the parts of op " << describeOp(op)
                            << " add up to " << at
                            << " but the factor they split has " << factor.size;
-  if (factor.kind == FactorKind::Reduction && reductionOf(op).empty())
-    return op->emitError() << "partition: the partial results of op "
-                           << describeOp(op)
-                           << " split along its reduction do not combine "
-                              "by an elementwise sum, max, min or product";
   return split;
 }
 
@@ -342,7 +314,8 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
 
   // The local op.
   Operation *local = b.clone(*op, mapping);
-  for (llvm::StringRef name : {"hetpar.stage", "hetpar.sharding"})
+  for (llvm::StringRef name :
+       {dist::kStageIdAttrName, dist::kOpShardingAttrName})
     local->removeAttr(name);
   Value addend;
   if (added) {
@@ -359,7 +332,7 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
              << " drops the batch its operands carry";
     if (reductionSplit && l.kind != Local::Split) {
       l.kind = Local::Partial;
-      l.reduction = reductionOf(op);
+      l.reduction = rule->reduction;
       if (k == 0)
         l.addend = addend;
     }
@@ -435,14 +408,10 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
 
 LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
                                            Local &result, Value global) {
-  auto sharding = op->getAttrOfType<DictionaryAttr>("hetpar.sharding");
-  auto c = sharding ? sharding.getAs<StringAttr>("collective") : StringAttr();
-  if (!c || c.getValue() == "none")
+  auto sharding =
+      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
+  if (!sharding || !sharding.getCollective())
     return success();
-  if (c.getValue() != "all_reduce" && c.getValue() != "all_gather" &&
-      c.getValue() != "reduce_scatter")
-    return op->emitError() << "partition: unknown collective '" << c.getValue()
-                           << "' after op " << describeOp(op);
   // all_reduce and all_gather rebuild the whole value; reduce_scatter is
   // done as an all-reduce here (a user that wants a split slices it).
   Local want;
@@ -508,7 +477,7 @@ LogicalResult Partitioner::run() {
           dist::DeviceAttr::get(ctx, id, b.getStringAttr(kind)));
   dist::MeshOp::create(b, func.getLoc(), kMesh, b.getArrayAttr(meshDevices));
   module->setAttr("dist.microbatches", b.getI64IntegerAttr(microbatches));
-  module->removeAttr("hetpar.plan");
+  module->removeAttr(dist::kPlanAttrName);
   func.erase();
   return success();
 }

@@ -48,10 +48,11 @@ struct Slot {
 /// pipeline, then one forward and one backward in turn, then the remaining
 /// backward parts, so at most p - s microbatches are in flight. GPipe: every
 /// forward part, then every backward part.
-SmallVector<Slot> scheduleSlots(StringRef schedule, int64_t s, int64_t p,
-                                int64_t m) {
+SmallVector<Slot> scheduleSlots(dist::PipelineSchedule schedule, int64_t s,
+                                int64_t p, int64_t m) {
   SmallVector<Slot> slots;
-  int64_t warmup = schedule == "1f1b" ? std::min(p - s - 1, m) : m;
+  int64_t warmup =
+      schedule == dist::PipelineSchedule::OneFOneB ? std::min(p - s - 1, m) : m;
   for (int64_t k = 0; k < warmup; ++k)
     slots.push_back({Part::Forward, k});
   for (int64_t k = 0; k < m - warmup; ++k) {
@@ -124,9 +125,6 @@ LogicalResult StageSchedule::readStage() {
   if (stage < 0)
     return module.emitError() << "hetpar-dist-pipeline-schedule: device "
                               << device << " is not in the plan";
-  if (plan.schedule != "1f1b" && plan.schedule != "gpipe")
-    return module.emitError() << "hetpar-dist-pipeline-schedule: schedule '"
-                              << plan.schedule << "' is not 1f1b or gpipe";
   const StageAnnotation &st = plan.stages[stage];
   microbatches = plan.microbatches;
   rows = st.rows[st.replicaOf(device)];
@@ -293,7 +291,8 @@ void StageSchedule::weighMicrobatch(int64_t k) {
         NameLoc::get(b.getStringAttr("the microbatch's counted labels"),
                      func.getLoc()),
         count.getType(), count, FlatSymbolRefAttr::get(b.getContext(), "mesh"),
-        b.getDenseI64ArrayAttr(st.devices), b.getStringAttr("sum"));
+        b.getDenseI64ArrayAttr(st.devices),
+        dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
     countedOf[k] = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
     w = g.mul(g.div(count, total), w);
   }

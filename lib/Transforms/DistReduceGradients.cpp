@@ -151,7 +151,7 @@ Value ReplicaStep::allReduce(Location loc, Value x, ArrayRef<int64_t> over) {
   return dist::AllReduceOp::create(
       b, loc, x.getType(), x, FlatSymbolRefAttr::get(b.getContext(), kMesh),
       b.getDenseI64ArrayAttr(over.empty() ? ArrayRef<int64_t>(group) : over),
-      b.getStringAttr("sum"));
+      dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
 }
 
 /// The replica's weight w_r as a float32 scalar, built at the start of the
@@ -338,7 +338,8 @@ void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
   Value mine = dist::ReduceScatterOp::create(
       b, loc, RankedTensorType::get({perReplica[replica]}, b.getF32Type()),
       weighted, FlatSymbolRefAttr::get(b.getContext(), kMesh),
-      b.getDenseI64ArrayAttr(group), b.getStringAttr("sum"),
+      b.getDenseI64ArrayAttr(group),
+      dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum),
       b.getI64IntegerAttr(0), b.getDenseI64ArrayAttr(perReplica));
   int64_t at = 0;
   for (auto [k, gr] : llvm::enumerate(bucket)) {

@@ -166,13 +166,6 @@ std::optional<AttentionMatch> matchAttention(onnx::SoftmaxOp softmax) {
   return m;
 }
 
-/// True when `perm` keeps the stored last dimension among a matrix's two
-/// dimensions: at logical position rank-1 or rank-2.
-bool keepsMatrixContiguous(ArrayRef<int64_t> perm) {
-  int64_t last = static_cast<int64_t>(perm.size()) - 1;
-  return llvm::find(perm, last) - perm.begin() >= last - 1;
-}
-
 /// `x` = Transpose(stored) used only by the product the fusion removes, with
 /// a perm that keeps a matrix dimension contiguous: read `stored` instead.
 FoldedTranspose foldInput(Value x) {
@@ -181,7 +174,7 @@ FoldedTranspose foldInput(Value x) {
   if (!t || !shape)
     return {x, {}, nullptr};
   SmallVector<int64_t> perm = t.getPermutation(shape->size());
-  if (!keepsMatrixContiguous(perm))
+  if (!onnx::FusedAttentionOp::keepsMatrixContiguous(perm, /*result=*/false))
     return {x, {}, nullptr};
   return {t->getOperand(0), perm, t};
 }
@@ -196,7 +189,7 @@ FoldedTranspose foldOutput(Value y) {
   if (!t)
     return {y, {}, nullptr};
   SmallVector<int64_t> perm = t.getPermutation(shape->size());
-  if (perm.back() != static_cast<int64_t>(perm.size()) - 1)
+  if (!onnx::FusedAttentionOp::keepsMatrixContiguous(perm, /*result=*/true))
     return {y, {}, nullptr};
   return {t->getResult(0), perm, t};
 }

@@ -134,6 +134,7 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   d.fn = func::FuncOp::create(b, loc, ("device_" + llvm::Twine(d.id)).str(),
                               b.getFunctionType(argTypes, {}));
   d.fn->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(d.id));
+  d.fn->setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(d.stage));
   Block *entry = d.fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (auto [k, a] : llvm::enumerate(func.getArguments())) {
@@ -185,6 +186,27 @@ void Partitioner::receiveFromEarlierStages(Device &d) {
       l.value = receiveInGroup(d, loc, v, l);
     d.values[v] = l;
   }
+}
+
+/// Without local-io, every device of a group that holds a sender of an
+/// output computed in its stage (the root or outputSenders) makes the output
+/// whole here, at one point of every group member's collective order: an
+/// output left split or partial by its op needs the whole group's all-gather
+/// or all-reduce, not only the sender's. The sender reuses the value.
+LogicalResult Partitioner::replicateOutputs(Device &d) {
+  if (localIO)
+    return success();
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
+    if (stageOfValue(v) != d.stage ||
+        !llvm::any_of(outputSenders(v, j), [&](int64_t sender) {
+          return llvm::is_contained(d.group, sender);
+        }))
+      continue;
+    if (failed(makeReplicated(d, v)))
+      return failure();
+  }
+  return success();
 }
 
 /// Sends what later stages (and, without local-io, the root's outputs)
@@ -341,7 +363,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
   for (Value v : exits)
     if (stageOfValue(v) == d.stage)
       exitBatch[v] = d.values[v].batch;
-  if (failed(sendToLaterStages(d)))
+  if (failed(replicateOutputs(d)) || failed(sendToLaterStages(d)))
     return failure();
   SmallVector<Value> results;
   if (localIO) {

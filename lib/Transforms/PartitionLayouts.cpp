@@ -120,14 +120,15 @@ Value Partitioner::concat(Location loc, ArrayRef<Value> pieces, int dim,
   return reshape(loc, out, merged);
 }
 
-Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
-                             int64_t outer, ArrayRef<int64_t> sizes) {
+Value Partitioner::collectiveAlong(
+    Location loc, Value x, int dim, int64_t outer,
+    llvm::function_ref<Value(Value, int64_t)> make) {
   auto t = llvm::cast<RankedTensorType>(x.getType());
   Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
   int at = outer > 1 ? dim + 1 : dim;
   auto inType = llvm::cast<RankedTensorType>(in.getType());
-  // The collective gathers along the outermost dimension that is not 1
-  // (contiguous blocks per device); move `at` there first.
+  // The collective moves the outermost dimension that is not 1 (contiguous
+  // blocks per device); move `at` there first.
   bool leading = llvm::all_of(inType.getShape().take_front(at),
                               [](int64_t e) { return e == 1; });
   SmallVector<int64_t> perm, inverse(inType.getRank());
@@ -141,18 +142,57 @@ Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
     in = transpose(loc, in, perm);
   }
   int g = leading ? at : 0;
-  auto gt = llvm::cast<RankedTensorType>(in.getType());
-  SmallVector<int64_t> shape(gt.getShape());
-  shape[g] = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
-  Value out = dist::AllGatherOp::create(
-      b, loc, RankedTensorType::get(shape, gt.getElementType()), in,
-      FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
-      b.getI64IntegerAttr(g), b.getDenseI64ArrayAttr(sizes));
+  Value out = make(in, g);
+  int64_t extent = llvm::cast<RankedTensorType>(out.getType()).getDimSize(g);
   if (!leading)
     out = transpose(loc, out, inverse);
   SmallVector<int64_t> merged(t.getShape());
-  merged[dim] = outer * shape[g];
+  merged[dim] = outer * extent;
   return reshape(loc, out, merged);
+}
+
+Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
+                             int64_t outer, ArrayRef<int64_t> sizes) {
+  return collectiveAlong(loc, x, dim, outer, [&](Value in, int64_t g) {
+    auto t = llvm::cast<RankedTensorType>(in.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[g] = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
+    return dist::AllGatherOp::create(
+        b, loc, RankedTensorType::get(shape, t.getElementType()), in,
+        FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+        b.getI64IntegerAttr(g), b.getDenseI64ArrayAttr(sizes));
+  });
+}
+
+/// `value` (this device's block of a result split as `tp` says) plus its
+/// block of `addend`, which broadcasts to the whole result as ONNX does.
+Value Partitioner::addBlockOf(Location loc, Device &d, Value value,
+                              Value addend, const Local &tp) {
+  auto vt = llvm::cast<RankedTensorType>(value.getType());
+  auto at = llvm::cast<RankedTensorType>(addend.getType());
+  int64_t dim = tp.dim - (vt.getRank() - at.getRank());
+  if (dim >= 0 && at.getDimSize(dim) != 1)
+    addend = slice(loc, addend, dim, tp.outer, tp.starts[d.rank] * tp.granule,
+                   tp.sizes[d.rank] * tp.granule);
+  return onnx::AddOp::create(b, loc, vt, value, addend);
+}
+
+/// Each device of the group keeps its reduced block of `sizes` along `dim`
+/// (in `outer` chunks): what an all-reduce and a slice give, moving
+/// (p - 1) / p of the bytes once instead of twice.
+Value Partitioner::reduceScatter(Location loc, Device &d, Value x, int dim,
+                                 int64_t outer, ArrayRef<int64_t> sizes,
+                                 dist::ReductionKind kind) {
+  return collectiveAlong(loc, x, dim, outer, [&](Value in, int64_t g) {
+    auto t = llvm::cast<RankedTensorType>(in.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[g] = sizes[d.rank];
+    return dist::ReduceScatterOp::create(
+        b, loc, RankedTensorType::get(shape, t.getElementType()), in,
+        FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
+        dist::ReductionKindAttr::get(ctx, kind), b.getI64IntegerAttr(g),
+        b.getDenseI64ArrayAttr(sizes));
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -206,12 +246,31 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
   }
   if (cur.sameSplit(tp))
     return cur;
+  // Partial results that the op wants split: one reduce-scatter, then the
+  // device's block of the addend (a bias added after the reduction). Not in
+  // training (no gradient rule for reduce_scatter yet): there they reduce,
+  // then slice.
+  if (cur.kind == Local::Partial && tp.kind == Local::Split && !training) {
+    SmallVector<int64_t> sizes;
+    for (int64_t s : tp.sizes)
+      sizes.push_back(s * tp.granule);
+    Local out = tp;
+    out.value = reduceScatter(loc, d, cur.value, tp.dim, tp.outer, sizes,
+                              cur.reduction);
+    if (cur.addend)
+      out.value = addBlockOf(loc, d, out.value, cur.addend, tp);
+    out.batch = cur.batch;
+    // The value is split from here on: its other users convert from the
+    // split (a second reduce-scatter would reduce the partial sums again).
+    d.values[global] = out;
+    return out;
+  }
   // Tensor parallelism: first to replicated, then to the split wanted.
   if (cur.kind == Local::Partial) {
     cur.value = dist::AllReduceOp::create(
         b, loc, cur.value.getType(), cur.value,
         FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
-        b.getStringAttr(cur.reduction));
+        dist::ReductionKindAttr::get(ctx, cur.reduction));
     if (cur.addend)
       cur.value = onnx::AddOp::create(b, loc, cur.value.getType(), cur.value,
                                       cur.addend);

@@ -49,7 +49,7 @@ struct Local {
   int dim = -1;
   int64_t granule = 1, outer = 1;
   SmallVector<int64_t> starts, sizes;
-  std::string reduction; // Partial: sum, max, min, prod
+  dist::ReductionKind reduction = dist::ReductionKind::Sum; // Partial
   // Partial: what the op adds once to the sum (addedOperand), added after
   // the all-reduce by every device; null when nothing.
   Value addend;
@@ -69,17 +69,13 @@ struct Local {
 };
 
 /// An op's tensor-parallel split: the factor of its sharding rule that its
-/// hetpar.sharding splits (-1: none), and each device's units of it.
+/// dist.op_sharding splits (-1: none), and each device's units of it.
 struct TensorSplit {
   int factor = -1;
   SmallVector<int64_t> starts, sizes;
 };
 
 std::string describeOp(Operation *op);
-
-/// The reduction that combines partial results of `op` split along a
-/// reduction factor, or "" when partial results do not combine elementwise.
-std::string reductionOf(Operation *op);
 
 /// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
 /// contraction split, every device computes the sum's part without it and
@@ -121,6 +117,7 @@ private:
   LogicalResult partitionDevice(Device &d);
   void createFunction(Device &d, SmallVectorImpl<Type> &argTypes);
   void receiveFromEarlierStages(Device &d);
+  LogicalResult replicateOutputs(Device &d);
   LogicalResult sendToLaterStages(Device &d);
   LogicalResult joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
                                   SmallVectorImpl<Value> &results);
@@ -174,8 +171,19 @@ private:
   Value concat(Location loc, ArrayRef<Value> pieces, int dim, int64_t outer);
   Value reshape(Location loc, Value x, ArrayRef<int64_t> shape);
   Value transpose(Location loc, Value x, ArrayRef<int64_t> perm);
+  /// A collective along `dim` (in `outer` chunks) runs on contiguous
+  /// blocks: `collectiveAlong` moves the dimension outermost, lets `make`
+  /// build the collective on it (given the dimension it is now), and moves
+  /// it back, the result's extent along `dim` being `outer` x the
+  /// collective's.
+  Value collectiveAlong(Location loc, Value x, int dim, int64_t outer,
+                        llvm::function_ref<Value(Value, int64_t)> make);
   Value allGather(Location loc, Device &d, Value x, int dim, int64_t outer,
                   ArrayRef<int64_t> sizes);
+  Value reduceScatter(Location loc, Device &d, Value x, int dim, int64_t outer,
+                      ArrayRef<int64_t> sizes, dist::ReductionKind kind);
+  Value addBlockOf(Location loc, Device &d, Value value, Value addend,
+                   const Local &tp);
   int64_t rowsOf(const Device &d) const {
     return stages[d.stage].rows[d.replica];
   }

@@ -235,7 +235,9 @@ struct TrainOptimizerPass
                 DenseElementsAttr::get(
                     RankedTensorType::get({}, b.getF32Type()), 0.0f)),
             FlatSymbolRefAttr::get(b.getContext(), "mesh"),
-            b.getDenseI64ArrayAttr(none.normGroup), b.getStringAttr("sum"));
+            b.getDenseI64ArrayAttr(none.normGroup),
+            dist::ReductionKindAttr::get(b.getContext(),
+                                         dist::ReductionKind::Sum));
       returnLossOnly(func);
       return success();
     }

@@ -200,25 +200,18 @@ void recomputeLayer(const Forward &f, Block &body, ArrayRef<Value> values,
   }
 }
 
-/// Whether the module's `hetpar.plan` asks for recomputation: its one
-/// stage's `recompute` flag; false without a plan. Fails (after an error at
-/// the module) on a plan of several stages or without the flag.
+/// Whether the module's `dist.plan` asks for recomputation: its one
+/// stage's `recompute` flag (false when absent); false without a plan. Fails
+/// (after an error at the module) on a plan of several stages.
 FailureOr<bool> planAsksRecompute(ModuleOp module) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("hetpar.plan");
+  auto plan = module->getAttrOfType<dist::PlanAttr>(dist::kPlanAttrName);
   if (!plan)
     return false;
-  auto stages = plan.getAs<ArrayAttr>("stages");
-  if (!stages || stages.size() != 1)
+  if (plan.getStages().size() != 1)
     return module.emitError()
-           << "hetpar-train-recompute: the plan has "
-           << (stages ? stages.size() : 0)
+           << "hetpar-train-recompute: the plan has " << plan.getStages().size()
            << " stages; a training program is one stage on one device";
-  auto stage = llvm::dyn_cast<DictionaryAttr>(stages[0]);
-  auto flag = stage ? stage.getAs<BoolAttr>("recompute") : BoolAttr();
-  if (!flag)
-    return module.emitError() << "hetpar-train-recompute: the plan's stage "
-                                 "has no boolean 'recompute'";
-  return flag.getValue();
+  return plan.getStagePlans().front().recomputes();
 }
 
 struct TrainRecomputePass

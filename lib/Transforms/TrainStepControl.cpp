@@ -119,7 +119,8 @@ Value train::gradScale(GradientBuilder &g, ArrayRef<Value> grads,
           total.getType(), total,
           FlatSymbolRefAttr::get(g.builder().getContext(), "mesh"),
           g.builder().getDenseI64ArrayAttr(in.normGroup),
-          g.builder().getStringAttr("sum"));
+          dist::ReductionKindAttr::get(g.builder().getContext(),
+                                       dist::ReductionKind::Sum));
   }
   if (in.clipGradNorm > 0) {
     Value norm = unscaled(g.make<onnx::SqrtOp>(total));

@@ -28,7 +28,7 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // What a timeout or a signature mismatch names:
   // CHECK-NEXT: ctx->what = "all_reduce on devices {0, 1}";
   // CHECK-NEXT: if (hp_all_reduce<float>(ctx, group, 2, ((const float *)inputs[0]), ((float *)(arena + [[A:[0-9]+]])), 8, HP_SUM))
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<2x4xf32> -> tensor<2x4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<2x4xf32> -> tensor<2x4xf32>
   // Uneven gather along dimension 1 behind a unit dimension: 5 and 3 elements.
   // CHECK: static const int64_t counts[] = {5, 3};
   // CHECK-NEXT: if (hp_all_gather<float>(ctx, group, 2, ((const float *)inputs[1]), ((float *)outputs[1]), counts))
@@ -36,7 +36,7 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // reduce_scatter along the leading dimension: one row of 4 each.
   // CHECK: static const int64_t counts[] = {4, 4};
   // CHECK-NEXT: if (hp_reduce_scatter<float>(ctx, group, 2, {{.*}}, counts, HP_MAX))
-  %rs = dist.reduce_scatter %x on @m [0, 1] reduction "max" dim 0 sizes [1, 1] : tensor<2x4xf32> -> tensor<1x4xf32>
+  %rs = dist.reduce_scatter %x on @m [0, 1] reduction max dim 0 sizes [1, 1] : tensor<2x4xf32> -> tensor<1x4xf32>
   // broadcast copies its operand into its result, then broadcasts in place.
   // CHECK: hp_copy_launch<float>
   // CHECK-NEXT: if (hp_broadcast<float>(ctx, group, 2, {{.*}}, 8, 0))

@@ -21,7 +21,7 @@
 // TRAIN: %[[W2E:.*]] = dist.grad_all_reduce %[[W2]] on @mesh [0, 1]
 // TRAIN: onnx.Slice(%[[W2E]],
 // TRAIN: %[[S:.*]] = onnx.Gemm(%{{.*}}, %{{.*}}) {transB = 1 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
-// TRAIN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction "sum"
+// TRAIN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction sum
 // TRAIN: %[[Y:.*]] = onnx.Add(%[[R]], %[[B2]])
 // TRAIN: onnx.MatMul(%[[Y]], %[[W2]])
 // TRAIN-LABEL: func.func @device_1(
@@ -49,14 +49,14 @@
 // device holds its slice of the weights (sliced at compile time); only the
 // first device of the last stage returns the output. Nothing splits the batch,
 // so it is not followed (no dist.batch_dim).
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1, 2>, recompute = false, tensor = 3 : i64,
-               kinds = ["A100-SXM4-80GB", "V100-SXM2-32GB", "V100-SXM2-32GB"]}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1, 2], recompute = false, tensor = 3,
+               kinds = ["A100-SXM4-80GB", "V100-SXM2-32GB", "V100-SXM2-32GB"]>]>} {
 func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
   %w1 = onnx.Constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]]> : tensor<2x8xf32>
   %w2 = onnx.Constant dense<1.0> : tensor<8x3xf32>
-  %h = onnx.MatMul(%x, %w1) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 4, 2, 2>, collective = "none"}} : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
-  %y = onnx.MatMul(%h, %w2) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = -1 : i64, parts = array<i64: 4, 2, 2>, collective = "all_reduce"}} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %h = onnx.MatMul(%x, %w1) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 2, 2]>} : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %y = onnx.MatMul(%h, %w2) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = -1, parts = [4, 2, 2], collective = all_reduce>} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
 }
 }
@@ -64,44 +64,69 @@ func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx
 // CHECK: dist.mesh @mesh devices [#dist.device<0, "A100-SXM4-80GB">, #dist.device<1, "V100-SXM2-32GB">, #dist.device<2, "V100-SXM2-32GB">]
 // CHECK-LABEL: func.func @device_0(
 // CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"})
-// CHECK-SAME: attributes {dist.device = 0 : i64}
+// CHECK-SAME: attributes {dist.device = 0 : i64, dist.stage_id = 0 : i64}
 // CHECK: onnx.Constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01]]> : tensor<2x4xf32>
 // CHECK: onnx.MatMul{{.*}} -> tensor<4x4xf32>
 // CHECK: onnx.Constant dense<1.000000e+00> : tensor<4x3xf32>
 // CHECK: %[[P:.*]] = onnx.MatMul{{.*}} -> tensor<4x3xf32>
-// CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1, 2] reduction sum : tensor<4x3xf32> -> tensor<4x3xf32>
 // CHECK: return %[[S]]
 // CHECK-LABEL: func.func @device_1(
-// CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) attributes {dist.device = 1 : i64}
+// CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) attributes {dist.device = 1 : i64, dist.stage_id = 0 : i64}
 // CHECK: onnx.Constant dense<{{\[}}[4.000000e+00, 5.000000e+00], [1.400000e+01, 1.500000e+01]]> : tensor<2x2xf32>
-// CHECK: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction "sum" : tensor<4x3xf32>
+// CHECK: dist.all_reduce {{.*}} on @mesh [0, 1, 2] reduction sum : tensor<4x3xf32>
 // CHECK-NEXT: return{{$}}
 // CHECK-LABEL: func.func @device_2(
 // CHECK: onnx.Constant dense<{{\[}}[6.000000e+00, 7.000000e+00], [1.600000e+01, 1.700000e+01]]> : tensor<2x2xf32>
 
 // -----
 
+// A row-parallel MatMul's partial sums feed a Relu split 4:2 along the
+// columns: one reduce-scatter gives each device its reduced columns (not an
+// all-reduce and a slice). The columns are an inner dimension, so the
+// collective runs between two transposes; the output leaves gathered.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>]>} {
+func.func @main(%x: tensor<4x8xf32> {onnx.name = "x"}) -> (tensor<4x6xf32> {onnx.name = "y"}) {
+  %w = onnx.Constant dense<1.0> : tensor<8x6xf32>
+  %p = onnx.MatMul(%x, %w) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = -1, parts = [4, 4]>} : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
+  %y = onnx.Relu(%p) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 2]>} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK: %[[P:.*]] = onnx.MatMul{{.*}} -> tensor<4x6xf32>
+// CHECK-NOT: dist.all_reduce
+// CHECK: %[[T:.*]] = onnx.Transpose(%[[P]]) {perm = array<i64: 1, 0>} : (tensor<4x6xf32>) -> tensor<6x4xf32>
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[T]] on @mesh [0, 1] reduction sum dim 0 sizes [4, 2] : tensor<6x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[B:.*]] = onnx.Transpose(%[[RS]]) {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: onnx.Relu(%[[B]]) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: dist.all_gather
+// CHECK-LABEL: func.func @device_1(
+// CHECK: dist.reduce_scatter {{.*}} on @mesh [0, 1] reduction sum dim 0 sizes [4, 2] : tensor<6x4xf32> -> tensor<2x4xf32>
+// CHECK: onnx.Relu{{.*}} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+
+// -----
+
 // Two pipeline stages, 2 microbatches of the batch of 8; the first stage is
 // data parallel 3:1, so each microbatch of 4 rows is cut 3 + 1 and joined
 // again by the second stage. Reshapes get their local shapes.
-module attributes {hetpar.plan = {microbatches = 2 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 4, 5>, recompute = false, tensor = 1 : i64},
-              {batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 7>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 2, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [3.0, 1.0], data = 2, devices = [4, 5], recompute = false, tensor = 1>, #dist.stage_plan<batch_shares = [1.0], data = 1, devices = [7], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx.name = "y"}) {
   %s = onnx.Constant dense<[8, 2, 3]> : tensor<3xi64>
   %s2 = onnx.Constant dense<[8, 6]> : tensor<2xi64>
   %w = onnx.Constant dense<2.0> : tensor<6x3xf32>
-  %r = onnx.Reshape(%x, %s) {hetpar.stage = 0 : i64} : (tensor<8x6xf32>, tensor<3xi64>) -> tensor<8x2x3xf32>
-  %e = onnx.Relu(%r) {hetpar.stage = 0 : i64} : (tensor<8x2x3xf32>) -> tensor<8x2x3xf32>
-  %f = onnx.Reshape(%e, %s2) {hetpar.stage = 1 : i64} : (tensor<8x2x3xf32>, tensor<2xi64>) -> tensor<8x6xf32>
-  %y = onnx.MatMul(%f, %w) {hetpar.stage = 1 : i64} : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
+  %r = onnx.Reshape(%x, %s) {dist.stage_id = 0 : i64} : (tensor<8x6xf32>, tensor<3xi64>) -> tensor<8x2x3xf32>
+  %e = onnx.Relu(%r) {dist.stage_id = 0 : i64} : (tensor<8x2x3xf32>) -> tensor<8x2x3xf32>
+  %f = onnx.Reshape(%e, %s2) {dist.stage_id = 1 : i64} : (tensor<8x2x3xf32>, tensor<2xi64>) -> tensor<8x6xf32>
+  %y = onnx.MatMul(%f, %w) {dist.stage_id = 1 : i64} : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
   return %y : tensor<8x3xf32>
 }
 }
 // CHECK: module attributes {dist.microbatches = 2 : i64}
 // CHECK: dist.mesh @mesh devices [#dist.device<4, "unknown">, #dist.device<5, "unknown">, #dist.device<7, "unknown">]
 // CHECK-LABEL: func.func @device_4(
-// CHECK-SAME: %[[X:.*]]: tensor<4x6xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 4 : i64}
+// CHECK-SAME: %[[X:.*]]: tensor<4x6xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 4 : i64, dist.stage_id = 0 : i64}
 // CHECK: %[[BEGIN:.*]] = onnx.Constant dense<0> : tensor<1xi64>
 // CHECK: %[[END:.*]] = onnx.Constant dense<3> : tensor<1xi64>
 // CHECK: %[[AX:.*]] = onnx.Constant dense<0> : tensor<1xi64>
@@ -129,15 +154,15 @@ func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx
 // ReduceSum mixes dimension 0), and a Resize to `sizes`: each device gets
 // its samples' slice of dimension 1, tagged dist.batch_dim = 1, and its
 // Resize the sizes of its own rows.
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [3.0, 1.0], data = 2, devices = [0, 1], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<5x4x6xf32> {onnx.name = "x"}) -> (tensor<4x1x2x12xf32> {onnx.name = "y"}) {
   %a = onnx.Constant dense<[0]> : tensor<1xi64>
-  %s = onnx.ReduceSum(%x, %a) {hetpar.stage = 0 : i64, keepdims = 0 : i64} : (tensor<5x4x6xf32>, tensor<1xi64>) -> tensor<4x6xf32>
+  %s = onnx.ReduceSum(%x, %a) {dist.stage_id = 0 : i64, keepdims = 0 : i64} : (tensor<5x4x6xf32>, tensor<1xi64>) -> tensor<4x6xf32>
   %shape = onnx.Constant dense<[4, 1, 1, 6]> : tensor<4xi64>
-  %r = onnx.Reshape(%s, %shape) {hetpar.stage = 0 : i64} : (tensor<4x6xf32>, tensor<4xi64>) -> tensor<4x1x1x6xf32>
+  %r = onnx.Reshape(%s, %shape) {dist.stage_id = 0 : i64} : (tensor<4x6xf32>, tensor<4xi64>) -> tensor<4x1x1x6xf32>
   %sizes = onnx.Constant dense<[4, 1, 2, 12]> : tensor<4xi64>
-  %y = onnx.Resize(%r) sizes(%sizes) {hetpar.stage = 0 : i64, mode = "linear"} : (tensor<4x1x1x6xf32>, tensor<4xi64>) -> tensor<4x1x2x12xf32>
+  %y = onnx.Resize(%r) sizes(%sizes) {dist.stage_id = 0 : i64, mode = "linear"} : (tensor<4x1x1x6xf32>, tensor<4xi64>) -> tensor<4x1x2x12xf32>
   return %y : tensor<4x1x2x12xf32>
 }
 }
@@ -155,11 +180,11 @@ func.func @main(%x: tensor<5x4x6xf32> {onnx.name = "x"}) -> (tensor<4x1x2x12xf32
 // A split output read by an unsharded op is all-gathered first; a gather
 // along an inner dimension goes through a transpose (the collective gathers
 // contiguous blocks).
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], recompute = false, tensor = 2>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 1>, collective = "none"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  %s = onnx.Softmax(%e) {hetpar.stage = 0 : i64, axis = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e = onnx.Relu(%x) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [3, 1]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %s = onnx.Softmax(%e) {dist.stage_id = 0 : i64, axis = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %s : tensor<2x4xf32>
 }
 }
@@ -185,10 +210,10 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{op 'Relu' has no hetpar.stage}}
+  // expected-error @+1 {{op 'Relu' has no dist.stage_id}}
   %e = onnx.Relu(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %e : tensor<2x4xf32>
 }
@@ -196,24 +221,26 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// A mean does not combine partial results by a sum.
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+// A mean's partial results do not combine elementwise (local means divide by
+// the local count): its rule keeps the reduced axis whole, so a plan that
+// splits it is refused, by the rule the search reads too.
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], recompute = false, tensor = 2>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x1xf32> {
   %a = onnx.Constant dense<[1]> : tensor<1xi64>
-  // expected-error @+1 {{partial results of op 'ReduceMean' split along its reduction do not combine}}
-  %m = onnx.ReduceMean(%x, %a) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = -1 : i64, parts = array<i64: 2, 2>, collective = "all_reduce"}} : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+  // expected-error @+1 {{partition: sharding of 'ReduceMean#0': dim -1 splits a contraction, but the op has none (ReduceMean op's rule: ([i, j], [_]) -> ([i, _]) {i=2, j=4 whole})}}
+  %m = onnx.ReduceMean(%x, %a) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = -1, parts = [2, 2], collective = all_reduce>} : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<2x1xf32>
   return %m : tensor<2x1xf32>
 }
 }
 
 // -----
 
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], recompute = false, tensor = 2>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   // expected-error @+1 {{the parts of op 'Relu' add up to 5 but the factor they split has 4}}
-  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 2>, collective = "none"}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e = onnx.Relu(%x) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [3, 2]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %e : tensor<2x4xf32>
 }
 }
@@ -221,10 +248,10 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 // expected-error @+1 {{stage 0: a replica's share of a microbatch of 2 samples is 1.50, not a positive whole number}}
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 3.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [3.0, 1.0], data = 2, devices = [0, 1], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %e = onnx.Relu(%x) {hetpar.stage = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %e : tensor<2x4xf32>
 }
 }
@@ -232,8 +259,8 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 // expected-error @+1 {{the partition makes inference programs; the plan's mode is 'training'}}
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "training", schedule = "1f1b",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = training, schedule = "1f1b",
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %x : tensor<2x4xf32>
 }
@@ -243,12 +270,12 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // A depthwise Conv (group 4) split along its groups 3 + 1: each device runs a
 // grouped convolution of its own groups, with their kernels and biases.
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0>, data = 1 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 2 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], recompute = false, tensor = 2>]>} {
 func.func @main(%x: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
   %w = onnx.Constant dense<[[[[1.0]]], [[[2.0]]], [[[3.0]]], [[[4.0]]]]> : tensor<4x1x1x1xf32>
   %b = onnx.Constant dense<[0.5, 1.5, 2.5, 3.5]> : tensor<4xf32>
-  %y = onnx.Conv(%x, %w, %b) {group = 4 : i64, hetpar.stage = 0 : i64, hetpar.sharding = {dim = 1 : i64, parts = array<i64: 3, 1>, collective = "all_gather"}} : (tensor<1x4x3x3xf32>, tensor<4x1x1x1xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  %y = onnx.Conv(%x, %w, %b) {group = 4 : i64, dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [3, 1], collective = all_gather>} : (tensor<1x4x3x3xf32>, tensor<4x1x1x1xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
   return %y : tensor<1x4x3x3xf32>
 }
 }
@@ -271,19 +298,19 @@ func.func @main(%x: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
 // E=4): the batch N is the outer part of N*H after the head split, and the
 // inner part of the L*N rows of the Gemm after the merge, where each device
 // keeps one sample's row in each of the 3 chunks.
-module attributes {hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "gpipe",
-    stages = [{batch_shares = array<f64: 1.0, 1.0>, data = 2 : i64, devices = array<i32: 0, 1>, recompute = false, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0, 1.0], data = 2, devices = [0, 1], recompute = false, tensor = 1>]>} {
 func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-  %xs = onnx.Transpose(%x) {perm = array<i64: 1, 0, 2>, hetpar.stage = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %xs = onnx.Transpose(%x) {perm = array<i64: 1, 0, 2>, dist.stage_id = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
   %s1 = onnx.Constant dense<[3, 4, 2]> : tensor<3xi64>
-  %h = onnx.Reshape(%xs, %s1) {hetpar.stage = 0 : i64} : (tensor<3x2x4xf32>, tensor<3xi64>) -> tensor<3x4x2xf32>
+  %h = onnx.Reshape(%xs, %s1) {dist.stage_id = 0 : i64} : (tensor<3x2x4xf32>, tensor<3xi64>) -> tensor<3x4x2xf32>
   %s2 = onnx.Constant dense<[6, 4]> : tensor<2xi64>
-  %r = onnx.Reshape(%h, %s2) {hetpar.stage = 0 : i64} : (tensor<3x4x2xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  %r = onnx.Reshape(%h, %s2) {dist.stage_id = 0 : i64} : (tensor<3x4x2xf32>, tensor<2xi64>) -> tensor<6x4xf32>
   %w = onnx.Constant dense<1.0> : tensor<4x4xf32>
-  %g = onnx.Gemm(%r, %w) {transB = 1 : i64, hetpar.stage = 0 : i64} : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
+  %g = onnx.Gemm(%r, %w) {transB = 1 : i64, dist.stage_id = 0 : i64} : (tensor<6x4xf32>, tensor<4x4xf32>) -> tensor<6x4xf32>
   %s3 = onnx.Constant dense<[3, 2, 4]> : tensor<3xi64>
-  %o = onnx.Reshape(%g, %s3) {hetpar.stage = 0 : i64} : (tensor<6x4xf32>, tensor<3xi64>) -> tensor<3x2x4xf32>
-  %y = onnx.Transpose(%o) {perm = array<i64: 1, 0, 2>, hetpar.stage = 0 : i64} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
+  %o = onnx.Reshape(%g, %s3) {dist.stage_id = 0 : i64} : (tensor<6x4xf32>, tensor<3xi64>) -> tensor<3x2x4xf32>
+  %y = onnx.Transpose(%o) {perm = array<i64: 1, 0, 2>, dist.stage_id = 0 : i64} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>
 }
 }

@@ -46,7 +46,7 @@
 // GPIPE-COUNT-3: dist.send %{{.*}} on @mesh to 1 tag 0
 // GPIPE-NOT: dist.send
 // GPIPE-COUNT-3: dist.recv on @mesh from 1 tag 16384
-module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode = "training", schedule = "1f1b", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 3, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
   dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
   ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}) attributes {dist.device = 0 : i64} {
@@ -72,7 +72,7 @@ module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode 
 // LAST-NEXT: dist.recv on @mesh from 0 tag 0 {hetpar.microbatch_index = 1 : i64} : tensor<2x2xf32>
 // LAST-COUNT-2: dist.send %{{.*}} on @mesh to 0 tag 16384
 // LAST: return
-module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode = "training", schedule = "1f1b", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 3, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
   dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
   ml_program.global private mutable @b(dense<0.1> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
   func.func @main(%y: tensor<2x2xf32> {onnx.name = "labels"}) -> tensor<f32> attributes {dist.device = 1 : i64} {
@@ -88,7 +88,7 @@ module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 3 : i64, mode 
 
 //--- errors.mlir
 // expected-error @+1 {{device 0 is not in the plan}}
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", stages = [{devices = array<i32: 1>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, stages = [#dist.stage_plan<devices = [1], data = 1, tensor = 1>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
   func.func @main(%x: tensor<2x4xf32>) {
     return
   }
@@ -96,18 +96,9 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode 
 
 // -----
 
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
   // expected-error @+1 {{input 0 has type 'tensor<3x4xf32>', not device 0's 2 rows of a microbatch on axis 0}}
   func.func @main(%x: tensor<3x4xf32>) {
-    return
-  }
-}
-
-// -----
-
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 2 : i64, mode = "training", schedule = "interleaved", stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64}, {devices = array<i32: 2>, data = 1 : i64, tensor = 1 : i64}]}} {
-  // expected-error @-1 {{schedule 'interleaved' is not 1f1b or gpipe}}
-  func.func @main(%x: tensor<2x4xf32>) {
     return
   }
 }

@@ -23,12 +23,12 @@
 // MEAN: %[[FW:.*]] = onnx.Reshape(%[[DW]], {{.*}}) -> tensor<8xf32>
 // MEAN: %[[CAT:.*]] = onnx.Concat(%[[DB]], %[[FW]]) {axis = 0 : i64} : (tensor<2xf32>, tensor<8xf32>) -> tensor<10xf32>
 // MEAN: %[[S:.*]] = onnx.Mul(%[[CAT]], %[[W]])
-// MEAN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction "sum" : tensor<10xf32> -> tensor<10xf32>
+// MEAN: %[[R:.*]] = dist.all_reduce %[[S]] on @mesh [0, 1] reduction sum : tensor<10xf32> -> tensor<10xf32>
 // MEAN: %[[GB:.*]] = onnx.Slice(%[[R]], {{.*}}) -> tensor<2xf32>
 // MEAN: %[[PW:.*]] = onnx.Slice(%[[R]], {{.*}}) -> tensor<8xf32>
 // MEAN: %[[GW:.*]] = onnx.Reshape(%[[PW]], {{.*}}) -> tensor<4x2xf32>
 // MEAN: %[[L:.*]] = onnx.Mul(%{{.*}}, %[[W]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
-// MEAN: %[[LR:.*]] = dist.all_reduce %[[L]] on @mesh [0, 1] reduction "sum" : tensor<f32> -> tensor<f32>
+// MEAN: %[[LR:.*]] = dist.all_reduce %[[L]] on @mesh [0, 1] reduction sum : tensor<f32> -> tensor<f32>
 // MEAN: return %[[LR]], %[[GW]], %[[GB]]
 
 // Buckets smaller than one gradient: one
@@ -36,11 +36,11 @@
 // BUCKETS: %[[W:.*]] = onnx.Constant dense<3.750000e-01> : tensor<f32>
 // BUCKETS: %[[DB:.*]] = onnx.Reshape({{.*}}) -> tensor<2xf32>
 // BUCKETS-NEXT: %[[SB:.*]] = onnx.Mul(%[[DB]], %[[W]])
-// BUCKETS-NEXT: dist.all_reduce %[[SB]] on @mesh [0, 1] reduction "sum" : tensor<2xf32>
+// BUCKETS-NEXT: dist.all_reduce %[[SB]] on @mesh [0, 1] reduction sum : tensor<2xf32>
 // BUCKETS: %[[DW:.*]] = onnx.Gemm
 // BUCKETS-NEXT: %[[SW:.*]] = onnx.Mul(%[[DW]], %[[W]])
-// BUCKETS-NEXT: dist.all_reduce %[[SW]] on @mesh [0, 1] reduction "sum" : tensor<4x2xf32>
-module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>, kinds = ["H100-PCIe-80GB", "L4"]}]}} {
+// BUCKETS-NEXT: dist.all_reduce %[[SW]] on @mesh [0, 1] reduction sum : tensor<4x2xf32>
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.0, 3.0], kinds = ["H100-PCIe-80GB", "L4"]>]>} {
   ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
   ml_program.global private mutable @b(dense<0.1> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
@@ -62,13 +62,13 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // once, @b half on each.
 // ZERO: func.func @main({{.*}}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @w, hetpar.zero_sizes = array<i64: 6, 2>, onnx.name = "w.grad"}, tensor<f32> {hetpar.grad_norm_weight = 5.000000e-01 : f64, hetpar.gradient_of = @b, onnx.name = "b.grad"})
 // ZERO-SAME: attributes {dist.device = 1 : i64, hetpar.grad_norm_group = array<i64: 0, 1>, hetpar.zero_group = array<i64: 0, 1>}
-// ZERO: dist.all_reduce %{{.*}} on @mesh [0, 1] reduction "sum" : tensor<f32>
+// ZERO: dist.all_reduce %{{.*}} on @mesh [0, 1] reduction sum : tensor<f32>
 // ZERO: %[[FW:.*]] = onnx.Reshape(%{{.*}}, %{{.*}}) : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<8xf32>
 // ZERO: %[[P0:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<6xf32>
 // ZERO: %[[P1:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<2xf32>
 // ZERO: %[[CAT:.*]] = onnx.Concat(%[[P0]], %[[P1]]) {axis = 0 : i64} : (tensor<6xf32>, tensor<2xf32>) -> tensor<8xf32>
 // ZERO: %[[S:.*]] = onnx.Mul(%[[CAT]], %{{.*}})
-// ZERO: %[[MINE:.*]] = dist.reduce_scatter %[[S]] on @mesh [0, 1] reduction "sum" dim 0 sizes [6, 2] : tensor<8xf32> -> tensor<2xf32>
+// ZERO: %[[MINE:.*]] = dist.reduce_scatter %[[S]] on @mesh [0, 1] reduction sum dim 0 sizes [6, 2] : tensor<8xf32> -> tensor<2xf32>
 // The optimizer updates device 1's 2 elements (offset 6) with state of that
 // size, then all-gathers @w.
 // ZEROOPT: ml_program.global private mutable @w.exp_avg(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.shard_offset = 6 : i64, hetpar.slot = "exp_avg", hetpar.state_of = @w}
@@ -81,7 +81,7 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // ZEROOPT: %[[ALL:.*]] = dist.all_gather %[[NEW]] on @mesh [0, 1] dim 0 sizes [6, 2] : tensor<2xf32> -> tensor<8xf32>
 // ZEROOPT: %[[BACK:.*]] = onnx.Reshape(%[[ALL]], %{{.*}}) : (tensor<8xf32>, tensor<2xi64>) -> tensor<4x2xf32>
 // ZEROOPT: ml_program.global_store @w = %[[BACK]] : tensor<4x2xf32>
-module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>, zero_shares = array<f64: 3.0, 1.0>, kinds = ["H100-PCIe-80GB", "L4"]}]}} {
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.0, 3.0], zero_shares = [3.0, 1.0], kinds = ["H100-PCIe-80GB", "L4"]>]>} {
   ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
   ml_program.global private mutable @b(dense<0.1> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
   func.func @main(%x: tensor<3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
@@ -103,7 +103,7 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // XENT-NEXT: %[[KEEP:.*]] = onnx.Not(%[[EQ]])
 // XENT-NEXT: %[[F:.*]] = onnx.Cast(%[[KEEP]]) {to = f32}
 // XENT: %[[N:.*]] = onnx.ReduceSum(%[[F]], {{.*}}) {keepdims = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<f32>
-// XENT-NEXT: %[[ALL:.*]] = dist.all_reduce %[[N]] on @mesh [0, 1, 2] reduction "sum" : tensor<f32> -> tensor<f32>
+// XENT-NEXT: %[[ALL:.*]] = dist.all_reduce %[[N]] on @mesh [0, 1, 2] reduction sum : tensor<f32> -> tensor<f32>
 // XENT-NEXT: %[[Z:.*]] = onnx.Constant dense<0.000000e+00> : tensor<f32>
 // XENT-NEXT: %[[ANY:.*]] = onnx.Greater(%[[N]], %[[Z]])
 // XENT-NEXT: %[[W:.*]] = onnx.Div(%[[N]], %[[ALL]])
@@ -111,8 +111,8 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // zeros instead.
 // XENT: %[[S:.*]] = onnx.Mul(%{{.*}}, %[[W]]) : (tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
 // XENT: %[[G:.*]] = onnx.Where(%[[ANY]], %[[S]], %{{.*}}) : (tensor<i1>, tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
-// XENT-NEXT: dist.all_reduce %[[G]] on @mesh [0, 1, 2] reduction "sum" : tensor<3x5xf32>
-module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1, 2>, data = 3 : i64, tensor = 1 : i64}]}} {
+// XENT-NEXT: dist.all_reduce %[[G]] on @mesh [0, 1, 2] reduction sum : tensor<3x5xf32>
+module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1, 2], data = 3, tensor = 1>]>} {
   ml_program.global private mutable @w(dense<0.5> : tensor<3x5xf32>) : tensor<3x5xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}, %y: tensor<2xi64> {onnx.name = "labels"}) -> tensor<f32> {
     %w = ml_program.global_load @w : tensor<3x5xf32>
@@ -128,7 +128,7 @@ module attributes {hetpar.plan = {batch = 6 : i64, microbatches = 1 : i64, mode 
 // SUM: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
 // SUM: dist.all_reduce
 // SUM: onnx.Mul(%{{.*}}, %[[ONE]])
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>]>} {
   ml_program.global private mutable @w(dense<0.5> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}) -> tensor<f32> {
     %w = ml_program.global_load @w : tensor<3xf32>
@@ -147,9 +147,9 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 // device: @w's gradient is a tensor-parallel shard, held by the 2 replicas
 // (weight 1/2); @b's is whole, held by all 4 devices (weight 1/4).
 // TENSOR: func.func @main({{.*}}) -> (tensor<f32>, tensor<3xf32> {hetpar.grad_norm_weight = 5.000000e-01 : f64, {{.*}}}, tensor<f32> {hetpar.grad_norm_weight = 2.500000e-01 : f64, {{.*}}}) attributes {dist.device = 3 : i64, hetpar.grad_norm_group = array<i64: 0, 1, 2, 3>}
-// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
-// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction "sum" : tensor<f32> -> tensor<f32>
-module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1, 2, 3>, data = 2 : i64, tensor = 2 : i64}]}} {
+// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction sum : tensor<4xf32> -> tensor<4xf32>
+// TENSOR: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction sum : tensor<f32> -> tensor<f32>
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1, 2, 3], data = 2, tensor = 2>]>} {
   ml_program.global private mutable @w(dense<0.5> : tensor<3xf32>) : tensor<3xf32> {hetpar.role = "param", hetpar.tensor_shard = #dist.sharding<@mesh, [2, 3] split 0 sizes [3, 3]>}
   ml_program.global private mutable @b(dense<0.5> : tensor<f32>) : tensor<f32> {hetpar.role = "param"}
   func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}) -> tensor<f32> {
@@ -164,7 +164,7 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 
 //--- errors.mlir
 // expected-error @+1 {{device 1 is not in the plan}}
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 2>, data = 2 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 2], data = 2, tensor = 1>]>} {
   func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
     return %0 : tensor<f32>
@@ -173,7 +173,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 
 // -----
 
-module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 5.0, 3.0>}]}} {
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.0, 3.0]>]>} {
   // expected-error @+1 {{input 0 has type 'tensor<4x3xf32>', not device 1's 3 rows of the batch on axis 0}}
   func.func @main(%x: tensor<4x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<f32>
@@ -184,8 +184,8 @@ module attributes {hetpar.plan = {batch = 8 : i64, microbatches = 1 : i64, mode 
 // -----
 
 // A share that is not a whole number of samples (PlanAnnotation.h).
-// expected-error @+1 {{hetpar.plan stage 0: a replica's share of a microbatch of 4 samples is 2.67, not a positive whole number}}
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64, batch_shares = array<f64: 2.0, 1.0>}]}} {
+// expected-error @+1 {{dist.plan stage 0: a replica's share of a microbatch of 4 samples is 2.67, not a positive whole number}}
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [2.0, 1.0]>]>} {
   func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
     return %0 : tensor<f32>
@@ -194,7 +194,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 
 // -----
 
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>]>} {
   // expected-error @+1 {{data parallelism and microbatches split the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy); here it is computed by 'onnx.ReduceMax'}}
   func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32> {hetpar.gradient_of = @w}) {
     %0 = onnx.ReduceMax(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
@@ -204,7 +204,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 
 // -----
 
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>]>} {
   func.func @main(%x: tensor<2x3x4x4xf32>) -> tensor<f32> {
     %s = onnx.Constant dense<1.0> : tensor<3xf32>
     // expected-error @+1 {{training-mode BatchNormalization normalizes over the batch, which data parallelism splits}}
@@ -216,7 +216,7 @@ module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode 
 
 //--- no-device.mlir
 // expected-error @+1 {{hetpar-dist-reduce-gradients needs device=<id>}}
-module attributes {hetpar.plan = {batch = 4 : i64, microbatches = 1 : i64, mode = "training", stages = [{devices = array<i32: 0, 1>, data = 2 : i64, tensor = 1 : i64}]}} {
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>]>} {
   func.func @main(%x: tensor<2x3xf32>) -> tensor<f32> {
     %0 = onnx.ReduceMean(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
     return %0 : tensor<f32>

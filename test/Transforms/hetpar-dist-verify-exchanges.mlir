@@ -8,7 +8,7 @@ dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
 func.func @device_0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {dist.device = 0 : i64} {
   dist.send %x on @m to 1 tag 0 : tensor<4x8xf32>
   %g = dist.recv on @m from 1 tag 1 : tensor<4x8xf32>
-  %r = dist.all_reduce %g on @m [0, 1] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = dist.all_reduce %g on @m [0, 1] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   %a = dist.all_gather %r on @m [0, 1] dim 1 sizes [8, 6] : tensor<4x8xf32> -> tensor<4x14xf32>
   return %r : tensor<4x8xf32>
 }
@@ -16,7 +16,7 @@ func.func @device_0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {dist.dev
 func.func @device_1(%y: tensor<4x8xf32>, %z: tensor<4x6xf32>) -> tensor<4x8xf32> attributes {dist.device = 1 : i64} {
   %x = dist.recv on @m from 0 tag 0 : tensor<4x8xf32>
   dist.send %x on @m to 0 tag 1 : tensor<4x8xf32>
-  %r = dist.all_reduce %y on @m [0, 1] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r = dist.all_reduce %y on @m [0, 1] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   // Uneven all_gather: different local operands, the same result.
   %a = dist.all_gather %z on @m [0, 1] dim 1 sizes [8, 6] : tensor<4x6xf32> -> tensor<4x14xf32>
   return %r : tensor<4x8xf32>
@@ -87,12 +87,12 @@ func.func @device_1() attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
 func.func @device_0(%x: tensor<4xf32>) attributes {dist.device = 0 : i64} {
   // expected-note @+1 {{device 0's}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<4xf32> -> tensor<4xf32>
   return
 }
 func.func @device_1(%x: tensor<4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{is collective #0 of its group on device 1, but device 0 runs a different one there}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "max" : tensor<4xf32> -> tensor<4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction max : tensor<4xf32> -> tensor<4xf32>
   return
 }
 
@@ -102,12 +102,12 @@ dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
 func.func @device_0(%x: tensor<4xf32>) attributes {dist.device = 0 : i64} {
   // Every rank of an all_reduce passes the same count: 4 against 6.
   // expected-note @+1 {{device 0's}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<4xf32> -> tensor<4xf32>
   return
 }
 func.func @device_1(%x: tensor<6xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{is collective #0 of its group on device 1, but device 0 runs a different one there}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<6xf32> -> tensor<6xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<6xf32> -> tensor<6xf32>
   return
 }
 
@@ -115,13 +115,13 @@ func.func @device_1(%x: tensor<6xf32>) attributes {dist.device = 1 : i64} {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
 func.func @device_0(%x: tensor<4xf32>) attributes {dist.device = 0 : i64} {
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<4xf32> -> tensor<4xf32>
   // expected-error @+1 {{is collective #1 of its group, but device 1 of the group runs only 1 on it}}
-  %s = dist.all_reduce %r on @m [0, 1] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+  %s = dist.all_reduce %r on @m [0, 1] reduction sum : tensor<4xf32> -> tensor<4xf32>
   return
 }
 func.func @device_1(%x: tensor<4xf32>) attributes {dist.device = 1 : i64} {
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<4xf32> -> tensor<4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<4xf32> -> tensor<4xf32>
   return
 }
 

@@ -304,12 +304,12 @@ module {
 // CHECK: %[[W:.*]] = ml_program.global_load @w : tensor<3x2xf32>
 // CHECK: %[[U:.*]] = ml_program.global_load @u : tensor<4xf32>
 // CHECK: %[[P:.*]] = onnx.MatMul(%arg0, %[[W]])
-// CHECK: %[[R:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1] reduction "sum"
+// CHECK: %[[R:.*]] = dist.all_reduce %[[P]] on @mesh [0, 1] reduction sum
 // CHECK: %[[G:.*]] = dist.all_gather %[[R]] on @mesh [0, 1] dim 1 sizes [2, 2]
 // CHECK: %[[DG:.*]] = onnx.Slice(%{{.*}}, %{{.*}}, %{{.*}}) axes(%{{.*}}) : (tensor<2x4xf32>, {{.*}}) -> tensor<2x2xf32>
 // CHECK: %[[DW:.*]] = onnx.Gemm(%arg0, %[[DG]]) {transA = 1 : i64}
 // CHECK: %[[ZERO:.*]] = onnx.Constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK: %[[DU:.*]] = dist.all_reduce %[[ZERO]] on @mesh [0, 1] reduction "sum" {hetpar.backward} : tensor<4xf32> -> tensor<4xf32>
+// CHECK: %[[DU:.*]] = dist.all_reduce %[[ZERO]] on @mesh [0, 1] reduction sum {hetpar.backward} : tensor<4xf32> -> tensor<4xf32>
 // CHECK: return %{{.*}}, %[[DW]], %[[DU]]
 dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
 ml_program.global private mutable @w(dense<0.5> : tensor<3x2xf32>) : tensor<3x2xf32> {hetpar.role = "param"}
@@ -319,7 +319,7 @@ func.func @tensor_parallel(%x: tensor<2x3xf32>) -> tensor<f32> attributes {dist.
   %u = ml_program.global_load @u : tensor<4xf32>
   %ue = dist.grad_all_reduce %u on @mesh [0, 1] : tensor<4xf32> -> tensor<4xf32>
   %p = onnx.MatMul(%x, %w) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
-  %r = dist.all_reduce %p on @mesh [0, 1] reduction "sum" : tensor<2x2xf32> -> tensor<2x2xf32>
+  %r = dist.all_reduce %p on @mesh [0, 1] reduction sum : tensor<2x2xf32> -> tensor<2x2xf32>
   %g = dist.all_gather %r on @mesh [0, 1] dim 1 sizes [2, 2] : tensor<2x2xf32> -> tensor<2x4xf32>
   %l = onnx.ReduceSum(%g) {keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<f32>
   return %l : tensor<f32>

@@ -19,21 +19,21 @@
 // op of the first layer, so the layer boundary, where values are whole, does
 // not fall between the pair.)
 // CHECK-LABEL: module attributes
-// CHECK-SAME: hetpar.plan = {microbatches = 1 : i64, mode = "inference", schedule = "1f1b", stages = [{batch_shares = array<f64: 1.000000e+00>, data = 1 : i64, devices = array<i32: 0, 1>, kinds = ["A100-SXM4-80GB", "A100-SXM4-80GB"], recompute = false, tensor = 2 : i64}]}
+// CHECK-SAME: dist.plan = #dist.plan<schedule = "1f1b", stages = [#dist.stage_plan<devices = [0, 1], data = 1, tensor = 2, batch_shares = [1.000000e+00], recompute = false, kinds = ["A100-SXM4-80GB", "A100-SXM4-80GB"]>]>
 // CHECK: onnx.MatMul
-// CHECK-SAME: hetpar.sharding = {collective = "none", dim = 1 : i64, parts = array<i64: 16384, 16384>}
-// CHECK-SAME: hetpar.stage = 0 : i64
+// CHECK-SAME: dist.op_sharding = #dist.op_sharding<dim = 1, parts = [16384, 16384]>
+// CHECK-SAME: dist.stage_id = 0 : i64
 // CHECK: onnx.Relu
-// CHECK-SAME: hetpar.sharding = {collective = "none", dim = 1 : i64, parts = array<i64: 16384, 16384>}
+// CHECK-SAME: dist.op_sharding = #dist.op_sharding<dim = 1, parts = [16384, 16384]>
 // CHECK: onnx.MatMul
-// CHECK-SAME: hetpar.sharding = {collective = "all_reduce", dim = -1 : i64, parts = array<i64: 16384, 16384>}
+// CHECK-SAME: dist.op_sharding = #dist.op_sharding<dim = -1, parts = [16384, 16384], collective = all_reduce>
 // Two stages, forced: one layer on each A100 (the MatMuls and the first Relu
 // in layer 0, the last Relu in layer 1).
-// PIPE: stages = [{{.*}}devices = array<i32: 0>{{.*}}}, {{{.*}}devices = array<i32: 1>
-// PIPE: onnx.MatMul{{.*}}hetpar.stage = 0 : i64
-// PIPE: onnx.Relu{{.*}}hetpar.stage = 0 : i64
-// PIPE: onnx.MatMul{{.*}}hetpar.stage = 0 : i64
-// PIPE: onnx.Relu{{.*}}hetpar.stage = 1 : i64
+// PIPE: stages = [#dist.stage_plan<devices = [0],{{.*}}>, #dist.stage_plan<devices = [1],
+// PIPE: onnx.MatMul{{.*}}dist.stage_id = 0 : i64
+// PIPE: onnx.Relu{{.*}}dist.stage_id = 0 : i64
+// PIPE: onnx.MatMul{{.*}}dist.stage_id = 0 : i64
+// PIPE: onnx.Relu{{.*}}dist.stage_id = 1 : i64
 // STAGES: error: hetpar-search-plan: 3 stages asked for, but the model has 2 layer(s) and the cluster 2 device(s)
 // NOFILE: error: {{.*}}nonesuch.yaml
 // MODE: error: hetpar-search-plan: mode must be 'inference' or 'training', not 'train'
@@ -42,7 +42,7 @@
 // NEG-NOT: see current operation
 // The compute dtype goes onto the module, where the search reads it (and a
 // value that is not a dtype is an error, from the option or in the module).
-// DTYPE: module attributes {hetpar.compute_dtype = "bfloat16", hetpar.plan = {
+// DTYPE: module attributes {dist.plan = #dist.plan<{{.*}}>, hetpar.compute_dtype = "bfloat16"}
 // BADDTYPE: error: hetpar-search-plan: dtype must be 'float32', 'float16' or 'bfloat16', not 'fp8'
 // BADATTR: error: hetpar-search-plan: the module's hetpar.compute_dtype is "fp8"; it must be "float32", "float16" or "bfloat16"
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {

@@ -96,7 +96,7 @@ module {
 // PLANON-NEXT: onnx.Mul
 // PLANON-NEXT: %[[A2:[^ ]+]] = onnx.MatMul(%arg0
 // PLANON-NEXT: onnx.Mul(%[[A2]], %[[A2]])
-module attributes {hetpar.plan = {stages = [{devices = array<i32: 0>, data = 1 : i64, tensor = 1 : i64, recompute = true}], microbatches = 1 : i64}} {
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1, recompute = true>], microbatches = 1>} {
   ml_program.global private mutable @w0(dense<0.5> : tensor<4x4xf32>) : tensor<4x4xf32> {hetpar.role = "param"}
   ml_program.global private mutable @w1(dense<0.25> : tensor<4x4xf32>) : tensor<4x4xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
@@ -118,7 +118,7 @@ module attributes {hetpar.plan = {stages = [{devices = array<i32: 0>, data = 1 :
 // recompute = false in the plan: nothing changes.
 // PLANOFF-COUNT-1: onnx.MatMul(%arg0
 // PLANOFF-NOT: onnx.MatMul(%arg0
-module attributes {hetpar.plan = {stages = [{devices = array<i32: 0>, recompute = false}]}} {
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1, recompute = false>]>} {
   ml_program.global private mutable @w0(dense<0.5> : tensor<4x4xf32>) : tensor<4x4xf32> {hetpar.role = "param"}
   ml_program.global private mutable @w1(dense<0.25> : tensor<4x4xf32>) : tensor<4x4xf32> {hetpar.role = "param"}
   func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
@@ -134,7 +134,7 @@ module attributes {hetpar.plan = {stages = [{devices = array<i32: 0>, recompute 
 
 //--- two-stages.mlir
 // expected-error @+1 {{hetpar-train-recompute: the plan has 2 stages; a training program is one stage on one device}}
-module attributes {hetpar.plan = {stages = [{recompute = true}, {recompute = true}]}} {
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1, recompute = true>, #dist.stage_plan<devices = [1], data = 1, tensor = 1, recompute = true>]>} {
   func.func @main(%x: tensor<f32>) -> tensor<f32> {
     return %x : tensor<f32>
   }

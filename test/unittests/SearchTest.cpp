@@ -162,6 +162,48 @@ func.func @f(%a: tensor<2x8x16xf32>, %img: tensor<2x3x8x8xf32>,
             "k=256, l=3 whole}");
 }
 
+// How partial results of a split reduction combine is part of the rule (the
+// one answer of the search and the partition): a sum, max, min or product
+// combines; a mean does not (local means divide by the local count), so its
+// reduced axis is whole, as global average pooling's spatial axes are.
+TEST_F(Fixture, ShardingRulesSayHowPartialResultsCombine) {
+  auto m = parse(R"(
+func.func @f(%x: tensor<4x6xf32>, %img: tensor<2x3x4x4xf32>) -> () {
+  %a = onnx.Constant dense<[1]> : tensor<1xi64>
+  %0 = onnx.ReduceSum(%x, %a) : (tensor<4x6xf32>, tensor<1xi64>) -> tensor<4x1xf32> loc("sum")
+  %1 = onnx.ReduceMax(%x, %a) : (tensor<4x6xf32>, tensor<1xi64>) -> tensor<4x1xf32> loc("max")
+  %2 = onnx.ReduceMin(%x, %a) : (tensor<4x6xf32>, tensor<1xi64>) -> tensor<4x1xf32> loc("min")
+  %3 = onnx.ReduceProd(%x, %a) : (tensor<4x6xf32>, tensor<1xi64>) -> tensor<4x1xf32> loc("prod")
+  %4 = onnx.ReduceMean(%x, %a) : (tensor<4x6xf32>, tensor<1xi64>) -> tensor<4x1xf32> loc("mean")
+  %5 = onnx.GlobalMaxPool(%img) : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32> loc("gmax")
+  %6 = onnx.GlobalAveragePool(%img) : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32> loc("gavg")
+  return
+}
+)");
+  ASSERT_TRUE(m);
+  std::map<std::string, std::string> rules;
+  std::map<std::string, dist::ReductionKind> kinds;
+  OpCatalog catalog(funcOf(*m));
+  for (size_t i = 0; i < catalog.size(); ++i)
+    if (catalog.rules[i]) {
+      rules[catalog.names[i]] = catalog.rules[i]->str();
+      kinds[catalog.names[i]] = catalog.rules[i]->reduction;
+    }
+  EXPECT_EQ(rules["sum"], "([i, j], [_]) -> ([i, _]) {i=4, j=6 reduction}");
+  EXPECT_EQ(kinds["sum"], dist::ReductionKind::Sum);
+  EXPECT_EQ(rules["max"],
+            "([i, j], [_]) -> ([i, _]) {i=4, j=6 reduction(max)}");
+  EXPECT_EQ(rules["min"],
+            "([i, j], [_]) -> ([i, _]) {i=4, j=6 reduction(min)}");
+  EXPECT_EQ(rules["prod"],
+            "([i, j], [_]) -> ([i, _]) {i=4, j=6 reduction(prod)}");
+  EXPECT_EQ(rules["mean"], "([i, j], [_]) -> ([i, _]) {i=4, j=6 whole}");
+  EXPECT_EQ(rules["gmax"], "([i, j, k, l]) -> ([i, j, _, _]) {i=2, j=3, "
+                           "k=4 reduction(max), l=4 reduction(max)}");
+  EXPECT_EQ(rules["gavg"], "([i, j, k, l]) -> ([i, j, _, _]) {i=2, j=3, "
+                           "k=4 whole, l=4 whole}");
+}
+
 // Reshapes in common sub-factors, each expected string worked out by hand
 // from the row-major order of the elements.
 TEST(ReshapeRule, CommonSubFactors) {

@@ -368,7 +368,7 @@ static void markSharedParameters(
 FailureOr<hetpar::tools::ReplicaSteps>
 hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
                                  llvm::ArrayRef<std::string> trained) {
-  Attribute planAttr = planned->getAttr(kPlanAttrName);
+  Attribute planAttr = planned->getAttr(dist::kPlanAttrName);
   FailureOr<PlanAnnotation> plan = readPlanAnnotation(planned, std::nullopt);
   if (failed(plan))
     return failure();
@@ -414,7 +414,7 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
         out.moduleOf.push_back(out.modules.size());
       }
       OwningOpRef<ModuleOp> step = deviceModule(planned, id);
-      step.get()->setAttr(kPlanAttrName, planAttr);
+      step.get()->setAttr(dist::kPlanAttrName, planAttr);
       markSharedParameters(*step, id, shared);
       PassManager pm(planned.getContext());
       buildTrainingPipeline(

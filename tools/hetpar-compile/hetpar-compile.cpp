@@ -746,7 +746,7 @@ verifyTrainingExchanges(ModuleOp planned, hetpar::tools::ReplicaSteps &steps) {
 /// Code generation for a data-parallel training plan (docs/training.md,
 /// "Data-parallel training"): `module` is annotated with the plan; one
 /// training step per device (buildReplicaSteps), each device reading its
-/// rows of every batch. `files` holds plan.json, trace.json and the kinds.
+/// rows of every batch. `files` holds plan.json and trace.json.
 static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
                                llvm::ArrayRef<std::string> inputsRead,
                                hetpar::codegen::PlanFiles files) {
@@ -785,6 +785,7 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
       perDevice.push_back(&programs[steps->moduleOf[ids.size()]]);
       ids.push_back(id);
       files.stages.push_back(static_cast<int64_t>(s));
+      files.kinds.push_back(stage.kinds[k]);
       files.batchRows.push_back({stage.offsets[r], stage.rows[r]});
     }
   // One stage: each call is one microbatch (an accumulation step). A
@@ -828,7 +829,8 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   if (pipeline)
     llvm::outs() << llvm::formatv(
         "pipeline: {0} stages, {1} microbatch(es) per step in {2} order\n",
-        plan->stages.size(), plan->microbatches, plan->schedule);
+        plan->stages.size(), plan->microbatches,
+        hetpar::dist::stringifyPipelineSchedule(plan->schedule));
   llvm::outs() << llvm::formatv(
       "weights and optimizer state {0:F1} KiB per device at most\n",
       weights / 1024.0);
@@ -852,11 +854,6 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   hetpar::codegen::PlanFiles files;
   files.files = {{"plan.json", std::move(planText)},
                  {"trace.json", std::move(traceText)}};
-  for (const hetpar::Stage &st : plan.stages)
-    for (int id : st.devices) {
-      const hetpar::Device *d = cluster.findDevice(id);
-      files.kinds.push_back(d ? d->kind : "unknown");
-    }
   if (plan.mode == hetpar::Mode::Training)
     return compileTrainingPlan(module, floatMode, inputsRead, std::move(files));
   PassManager pm(module.getContext());
@@ -882,18 +879,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
     programs.push_back(std::move(*program));
     ids.push_back(id.getInt());
   }
-  files.microbatches = plan.microbatches;
-  files.kinds.clear();
-  for (int64_t id : ids) {
-    int64_t stage = -1;
-    for (auto [s, st] : llvm::enumerate(plan.stages))
-      if (llvm::is_contained(st.devices, id))
-        stage = s;
-    const hetpar::Device *d = cluster.findDevice(id);
-    files.stages.push_back(stage);
-    files.kinds.push_back(d ? d->kind : "unknown");
-  }
-  files.outputDevice = plan.stages.back().devices.front();
+  hetpar::codegen::describePlacement(module, ids, files);
   if (llvm::Error err = hetpar::codegen::writeProgramFolder(
           programs, ids, outputPath, modelPath, opts, llvm::errs(), files))
     return fail(llvm::toString(std::move(err)));

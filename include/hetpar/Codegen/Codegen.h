@@ -170,6 +170,16 @@ struct PlanFiles {
   const DeviceProgram *evalProgram = nullptr;
 };
 
+/// Fills the placement entries of `files` from a partitioned module (the
+/// local form), as the partition wrote them: `microbatches` from
+/// `dist.microbatches` (1 when absent); per device of `deviceIds` (program
+/// order) its stage (`dist.stage_id` on its function, -1 when absent) and
+/// its kind (the `dist.mesh`'s, "unknown" when the mesh lacks the device);
+/// `outputDevice`, the one device function that returns values (-1 when
+/// none or several do: a local-io partition).
+void describePlacement(mlir::ModuleOp module, llvm::ArrayRef<int64_t> deviceIds,
+                       PlanFiles &files);
+
 /// The same for the programs of several devices (one per device id, in
 /// manifest order = process rank): device_<id>.cu, weights_<id>.bin and
 /// weights_<id>.json each, built with mpicxx when they call collectives.

@@ -17,6 +17,7 @@
 #define HETPAR_COSTMODEL_COSTMODEL_H
 
 #include "hetpar/Cluster/Cluster.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Support/FloatMode.h"
 
 #include "mlir/IR/Operation.h"
@@ -45,17 +46,11 @@ enum class OpClass {
 constexpr int kNumOpClasses = 7;
 llvm::StringRef getOpClassName(OpClass cls);
 
-/// Collectives as upstream `shard` names them, plus point-to-point transfers.
-enum class Collective {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  Broadcast,
-  SendRecv
-};
-llvm::StringRef getCollectiveName(Collective kind);
-std::optional<Collective> parseCollective(llvm::StringRef name);
+/// Collectives as upstream `shard` names them, plus point-to-point transfers:
+/// the dist dialect's one list of kinds (DistBase.td), spelled as there in
+/// profiles and plans (dist::stringifyCollectiveKind,
+/// dist::symbolizeCollectiveKind).
+using Collective = dist::CollectiveKind;
 
 /// The work of one op, from its static shapes (measureOp).
 struct OpWork {

@@ -12,6 +12,7 @@
 #ifndef HETPAR_PLAN_PLAN_H
 #define HETPAR_PLAN_PLAN_H
 
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -22,11 +23,17 @@
 
 namespace hetpar {
 
-enum class Schedule { GPipe, OneFOneB };
-enum class Mode { Inference, Training };
+/// The dist dialect's kinds (DistBase.td): one spelling for plan.json, the
+/// command line and the IR ("gpipe", "1f1b"; "inference", "training").
+using Schedule = dist::PipelineSchedule;
+using Mode = dist::PlanMode;
 
-llvm::StringRef getScheduleName(Schedule s);
-llvm::StringRef getModeName(Mode m);
+inline llvm::StringRef getScheduleName(Schedule s) {
+  return dist::stringifyPipelineSchedule(s);
+}
+inline llvm::StringRef getModeName(Mode m) {
+  return dist::stringifyPlanMode(m);
+}
 
 /// How one op is split across the devices of a tensor-parallel group.
 struct OpSharding {
@@ -38,9 +45,10 @@ struct OpSharding {
   /// allowed: [5, 3] gives 5/8 and 3/8).
   std::vector<double> parts;
   /// The collective that follows the op over its group: all_reduce (after a
-  /// contraction split), all_gather (to rebuild a split output), or none (the
-  /// next op consumes the split as is, as in Megatron's column -> row pairs).
-  std::string collective = "none";
+  /// contraction split), all_gather (to rebuild a split output),
+  /// reduce_scatter, or none (the next op consumes the split as is, as in
+  /// Megatron's column -> row pairs). "none" in plan.json.
+  std::optional<dist::CollectiveKind> collective;
 };
 
 struct Stage {

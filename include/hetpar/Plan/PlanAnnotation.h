@@ -1,9 +1,10 @@
-//===- PlanAnnotation.h - the hetpar.plan module attribute --------*- C++
+//===- PlanAnnotation.h - the plan the module carries -------------*- C++
 //-*-===//
 //
 // The plan as the IR carries it (docs/partition.md, "Annotations"): the
-// module attribute `hetpar.plan`, written by annotateModule (Search.h) or a
-// user's pass, read by every pass that applies a plan
+// module attribute `dist.plan` (#dist.plan, DistBase.td, whose verifier
+// checks its structure), written by annotateModule (Search.h) or a user's
+// pass, read by every pass that applies a plan
 // (hetpar-dist-partition, hetpar-dist-reduce-gradients) and by the driver
 // that builds one training program per data-parallel replica. This is the one
 // reader, so that every consumer cuts the batch into the same rows.
@@ -11,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_PLAN_PLANANNOTATION_H
 #define HETPAR_PLAN_PLANANNOTATION_H
+
+#include "hetpar/Dialect/Dist/DistOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
@@ -20,9 +23,6 @@
 #include <vector>
 
 namespace hetpar {
-
-/// The module attribute holding the plan.
-inline constexpr llvm::StringLiteral kPlanAttrName = "hetpar.plan";
 
 /// One pipeline stage of an annotated plan.
 struct StageAnnotation {
@@ -49,7 +49,8 @@ struct PlanAnnotation {
   int64_t microbatches = 1;
   /// Samples of one step (the batch) and of one microbatch.
   int64_t batch = 0, microbatchRows = 0;
-  std::string mode = "inference", schedule = "gpipe";
+  dist::PlanMode mode = dist::PlanMode::Inference;
+  dist::PipelineSchedule schedule = dist::PipelineSchedule::GPipe;
   /// The stage that holds device `id`, or -1.
   int stageOf(int64_t id) const;
   /// Why training programs cannot be generated for this plan ("" when they
@@ -67,16 +68,14 @@ struct PlanAnnotation {
 std::string trainingPlanProblem(llvm::ArrayRef<int64_t> tensorOfStage,
                                 bool sixteenBit);
 
-/// Reads and checks `hetpar.plan` on `module`. The batch is the
-/// annotation's `batch` entry when it has one (annotateModule writes it),
-/// else `batch` (the caller's: the first input's first dimension). Each
-/// replica's rows of a microbatch are its share of `batch_shares` (relative
-/// numbers, equal when absent) of the microbatch, which must come out whole.
-/// Errors are emitted on `module` and name the stage and field: no plan, no
-/// stages, microbatches < 1 or not dividing the batch, a stage without
-/// devices or with data x tensor != its device count, a device twice or
-/// negative, a share count other than `data`, a share that is not a positive
-/// whole number of samples.
+/// Reads `dist.plan` on `module` (its structure is checked by the
+/// attribute's verifier). The batch is the plan's `batch` when it has one
+/// (annotateModule writes it), else `batch` (the caller's: the first input's
+/// first dimension). Each replica's rows of a microbatch are its share of
+/// `batch_shares` (relative numbers, equal when absent) of the microbatch,
+/// which must come out whole. Errors are emitted on `module` and name the
+/// stage: no plan, no batch, microbatches not dividing the batch, a share
+/// that is not a positive whole number of samples.
 llvm::FailureOr<PlanAnnotation>
 readPlanAnnotation(mlir::ModuleOp module, std::optional<int64_t> batch);
 

@@ -136,10 +136,10 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
                    llvm::ArrayRef<int> group, const Cluster &cluster,
                    const CostModel &model, Collective *used = nullptr);
 
-/// The layout a value has after `collective` ("none", "all_gather",
-/// "all_reduce", "reduce_scatter") follows an op producing `layout`.
-Layout afterCollective(const Layout &layout, llvm::StringRef collective,
-                       int rank);
+/// The layout a value has after `collective` (none, all_gather, all_reduce or
+/// reduce_scatter) follows an op producing `layout`.
+Layout afterCollective(const Layout &layout,
+                       std::optional<Collective> collective, int rank);
 
 /// Times one replica of a stage: its ops in order on its tensor-parallel
 /// group, each op on its slowest device, then its own collective and the
@@ -162,7 +162,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
 /// whole, outside the stage too.
 double keptShare(const OpCatalog &catalog,
                  llvm::function_ref<const ResolvedSharding *(int)> resolved,
-                 mlir::OpResult value, llvm::StringRef collective,
+                 mlir::OpResult value, std::optional<Collective> collective,
                  const llvm::DenseSet<int> &inStage, int t);
 
 /// Whether `v` is a constant (a weight or another initializer).

@@ -18,11 +18,12 @@ def SearchPlanPass : Pass<"hetpar-search-plan", "mlir::ModuleOp"> {
     Runs the plan search (docs/search.md) on the static module for the cluster in
     `cluster` (or one local device of `device-kind`) and writes the chosen plan as
     attributes, which is all a search pass does (policy apart from mechanism):
-    `hetpar.stage` (the stage index) on every op, `hetpar.sharding`
-    (`{dim, parts, collective}`, as in plan.json) on the ops split over a stage's
-    tensor-parallel group, and `hetpar.plan` on the module (per stage: devices,
-    data and tensor degrees, batch shares, recomputation; microbatches, schedule,
-    mode). With `plan`, the given plan.json is checked against the module and the
+    `dist.stage_id` (the stage index) on every op, `dist.op_sharding`
+    (`#dist.op_sharding<dim, parts, collective>`, as in plan.json) on the ops
+    split over a stage's tensor-parallel group, and `dist.plan` on the module
+    (`#dist.plan`: per stage devices, data and tensor degrees, batch shares,
+    recomputation, ZeRO-1 shares, device kinds; microbatches, schedule, mode,
+    batch). The attributes are the dist dialect's, whose verifiers check them. With `plan`, the given plan.json is checked against the module and the
     cluster and written instead, so a hand-written plan goes the same way.
     `dtype` (float32, float16 or bfloat16) writes the module's
     `hetpar.compute_dtype`, which the search and the simulator count in: float32
@@ -51,6 +52,7 @@ def SearchPlanPass : Pass<"hetpar-search-plan", "mlir::ModuleOp"> {
            "Compute dtype of float32 tensors: float32, float16 or bfloat16 "
            "(default: the module's hetpar.compute_dtype, else float32)">,
   ];
+  let dependentDialects = ["hetpar::dist::DistDialect"];
 }
 
 #endif // HETPAR_SEARCH_PASSES_TD

@@ -129,12 +129,14 @@ shardingChoices(const OpCatalog &catalog, int i, llvm::ArrayRef<int> group,
                 double batchShare, bool training, const Cluster &cluster,
                 const CostModel &model);
 
-/// Writes `plan` onto the module's ops as attributes for the partition:
-/// `hetpar.stage` (i64) and `hetpar.sharding` ({dim, parts, collective}) on
-/// ops, and `hetpar.plan` (stages with devices, data, tensor, batch_shares
-/// (f64, relative), recompute and, when `cluster` is given, each device's
-/// kind; microbatches, schedule, mode) on the module. The partition
-/// (hetpar-dist-partition) reads these.
+/// Writes `plan` onto the module's ops as the dist dialect's attributes for
+/// the partition: `dist.stage_id` (i64) and `dist.op_sharding`
+/// (#dist.op_sharding: dim, parts, collective) on ops, and `dist.plan`
+/// (#dist.plan: stages with devices, data, tensor, batch_shares (relative),
+/// recompute, ZeRO-1 shares and, when `cluster` is given, each device's
+/// kind; microbatches, schedule, mode, batch) on the module. The partition
+/// (hetpar-dist-partition) reads these. Errors: an op name the module does
+/// not have, parts that do not fit the dimension they split.
 llvm::Error annotateModule(mlir::ModuleOp module, const Plan &plan,
                            const Cluster *cluster = nullptr);
 

@@ -213,7 +213,7 @@ def DistPipelineSchedulePass
     activations from earlier stages, `dist.send` to later ones, and the
     gradient messages of both, tags from `dist::kGradientTagOffset`), the
     device's step over all `microbatches` of the plan on the module
-    (`hetpar.plan`, read by PlanAnnotation.h). Runs right after
+    (`dist.plan`, read by PlanAnnotation.h). Runs right after
     `hetpar-onnx-differentiate`, before `hetpar-dist-reduce-gradients` and
     the optimizer (docs/training.md, "Pipeline training").
 
@@ -270,7 +270,7 @@ def DistReduceGradientsPass
   let description = [{
     Makes the training step of `hetpar-onnx-differentiate` (its loss and one
     gradient result per parameter, `hetpar.gradient_of`) the step of one
-    data-parallel replica of the plan on the module (`hetpar.plan`, read by
+    data-parallel replica of the plan on the module (`dist.plan`, read by
     PlanAnnotation.h): device `device`, whose inputs hold its rows of each
     microbatch. Runs between `hetpar-onnx-differentiate` and
     `hetpar-train-optimizer`, so the optimizer, clipping and loss scaling see
@@ -345,8 +345,8 @@ def DistReduceGradientsPass
 def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   let summary = "Split an annotated model into one program per device";
   let description = [{
-    Applies the plan written onto the module (`hetpar.plan` on the module,
-    `hetpar.stage` and `hetpar.sharding` on ops: what hetpar-search-plan,
+    Applies the plan written onto the module (`dist.plan` on the module,
+    `dist.stage_id` and `dist.op_sharding` on ops: what hetpar-search-plan,
     hetpar-compile or a hand-written plan leaves) and replaces the model
     function by one function per device of the plan, `@device_<id>` with
     `dist.device = <id>` (the local form of the dist dialect), and a
@@ -717,14 +717,14 @@ def TrainRecomputePass : Pass<"hetpar-train-recompute", "mlir::ModuleOp"> {
     the clones back).
 
     `recompute=all` (the default) recomputes every layer; `recompute=plan`
-    applies the module's `hetpar.plan` instead: its one stage's `recompute`
+    applies the module's `dist.plan` instead: its one stage's `recompute`
     flag (false or no plan: nothing changes). Errors: an unknown `recompute`;
     with `recompute=plan`, a plan of more than one stage (a training program
     is one device) or a stage without a boolean `recompute`.
   }];
   let options = [
     Option<"recompute", "recompute", "std::string", /*default=*/"\"all\"",
-           "all (every layer) | plan (the hetpar.plan stage's recompute flag)">,
+           "all (every layer) | plan (the dist.plan stage's recompute flag)">,
   ];
 }
 

@@ -12,7 +12,7 @@ func.func @device_0(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {
   %w2 = onnx.Constant dense<1.0> : tensor<8x8xf32>
   %h = onnx.MatMul(%x, %w1) : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
   %p = onnx.MatMul(%h, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
 func.func @device_1(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {onnx.name = "y"})
@@ -21,7 +21,7 @@ func.func @device_1(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {
   %w2 = onnx.Constant dense<1.0> : tensor<8x8xf32>
   %h = onnx.MatMul(%x, %w1) : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
   %p = onnx.MatMul(%h, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
 func.func @device_2(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {onnx.name = "y"})
@@ -30,7 +30,7 @@ func.func @device_2(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {
   %w2 = onnx.Constant dense<1.0> : tensor<8x8xf32>
   %h = onnx.MatMul(%x, %w1) : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
   %p = onnx.MatMul(%h, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
 func.func @device_3(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {onnx.name = "y"})
@@ -39,6 +39,6 @@ func.func @device_3(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {
   %w2 = onnx.Constant dense<1.0> : tensor<8x8xf32>
   %h = onnx.MatMul(%x, %w1) : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
   %p = onnx.MatMul(%h, %w2) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction "sum" : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = dist.all_reduce %p on @m [0, 1, 2, 3] reduction sum : tensor<4x8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

@@ -79,8 +79,9 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
-  // expected-error @+1 {{partial must be "sum", "max", "min" or "prod", not "avg"}}
-  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] partial "avg">
+  // expected-error @+2 {{expected one of [sum, max, min, prod] for how the values of a group combine elementwise (the reductions NCCL and MPI both provide), got: avg}}
+  // expected-error @+1 {{failed to parse Dist_ShardingAttr parameter 'partial'}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] partial avg>
   return
 }
 
@@ -89,7 +90,7 @@ func.func @f(%x: tensor<8x6xf32>) {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
   // expected-error @+1 {{a split value cannot also be partial}}
-  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [3, 3] partial "sum">
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [3, 3] partial sum>
   return
 }
 
@@ -270,7 +271,7 @@ func.func @f(%x: tensor<8x6xf32>) {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
   // expected-error @+1 {{is a local-form op: it must be inside a function with a 'dist.device' attribute}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x6xf32> -> tensor<8x6xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<8x6xf32> -> tensor<8x6xf32>
   return
 }
 
@@ -279,7 +280,7 @@ func.func @f(%x: tensor<8x6xf32>) {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{runs on device 1, which is not in its group [2, 3]}}
-  %r = dist.all_reduce %x on @m [2, 3] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  %r = dist.all_reduce %x on @m [2, 3] reduction sum : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -288,7 +289,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{the device group is empty}}
-  %r = dist.all_reduce %x on @m [] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  %r = dist.all_reduce %x on @m [] reduction sum : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -297,7 +298,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{device 1 appears twice in the group [1, 1]}}
-  %r = dist.all_reduce %x on @m [1, 1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  %r = dist.all_reduce %x on @m [1, 1] reduction sum : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -306,7 +307,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{device 6 is not in mesh @m}}
-  %r = dist.all_reduce %x on @m [1, 6] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  %r = dist.all_reduce %x on @m [1, 6] reduction sum : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -315,7 +316,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{refers to @q, which is not a dist.mesh}}
-  %r = dist.all_reduce %x on @q [1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf32>
+  %r = dist.all_reduce %x on @q [1] reduction sum : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -324,7 +325,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<?x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{needs static local shapes}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<?x4xf32> -> tensor<?x4xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<?x4xf32> -> tensor<?x4xf32>
   return
 }
 
@@ -333,7 +334,7 @@ func.func @f(%x: tensor<?x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{changes the element type from 'f32' to 'f16'}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x4xf32> -> tensor<8x4xf16>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<8x4xf32> -> tensor<8x4xf16>
   return
 }
 
@@ -341,8 +342,9 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
-  // expected-error @+1 {{reduction must be "sum", "max", "min" or "prod", not "mean"}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "mean" : tensor<8x4xf32> -> tensor<8x4xf32>
+  // expected-error @+2 {{expected ::hetpar::dist::ReductionKind to be one of: sum, max, min, prod}}
+  // expected-error @+1 {{failed to parse Dist_ReductionKindAttr parameter 'value'}}
+  %r = dist.all_reduce %x on @m [0, 1] reduction mean : tensor<8x4xf32> -> tensor<8x4xf32>
   return
 }
 
@@ -351,7 +353,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{result type 'tensor<4x8xf32>' differs from the operand type 'tensor<8x4xf32>'}}
-  %r = dist.all_reduce %x on @m [0, 1] reduction "sum" : tensor<8x4xf32> -> tensor<4x8xf32>
+  %r = dist.all_reduce %x on @m [0, 1] reduction sum : tensor<8x4xf32> -> tensor<4x8xf32>
   return
 }
 
@@ -440,8 +442,9 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
-  // expected-error @+1 {{reduction must be "sum", "max", "min" or "prod", not "any"}}
-  %r = dist.reduce_scatter %x on @m [0, 1] reduction "any" dim 1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  // expected-error @+2 {{expected ::hetpar::dist::ReductionKind to be one of: sum, max, min, prod}}
+  // expected-error @+1 {{failed to parse Dist_ReductionKindAttr parameter 'value'}}
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction any dim 1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
   return
 }
 
@@ -450,7 +453,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{scatter dimension -1 does not exist in 'tensor<8x4xf32>'}}
-  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim -1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction sum dim -1 sizes [2, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
   return
 }
 
@@ -459,7 +462,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{the operand has 4 along dimension 1, expected 5 (the sum of the sizes)}}
-  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim 1 sizes [3, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction sum dim 1 sizes [3, 2] : tensor<8x4xf32> -> tensor<8x2xf32>
   return
 }
 
@@ -468,7 +471,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{the result has 2 along dimension 1, expected 1 (this device's size)}}
-  %r = dist.reduce_scatter %x on @m [0, 1] reduction "sum" dim 1 sizes [3, 1] : tensor<8x4xf32> -> tensor<8x2xf32>
+  %r = dist.reduce_scatter %x on @m [0, 1] reduction sum dim 1 sizes [3, 1] : tensor<8x4xf32> -> tensor<8x2xf32>
   return
 }
 
@@ -692,4 +695,126 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{result type 'tensor<8x2xf32>' differs from the operand type 'tensor<8x4xf32>'}}
   %r = dist.grad_all_reduce %x on @m [0, 1] : tensor<8x4xf32> -> tensor<8x2xf32>
   return
+}
+
+// -----
+// The plan's attributes (#dist.plan, #dist.stage_plan, #dist.op_sharding)
+// and their places on a module.
+
+// expected-error @+1 {{dim -2 is neither a result dimension nor -1 (the contraction)}}
+func.func private @f() attributes {a = #dist.op_sharding<dim = -2, parts = [1, 1]>}
+
+// -----
+
+// expected-error @+1 {{an op sharding needs at least one part}}
+func.func private @f() attributes {a = #dist.op_sharding<dim = 0, parts = []>}
+
+// -----
+
+// expected-error @+1 {{part 0 is less than 1}}
+func.func private @f() attributes {a = #dist.op_sharding<dim = 0, parts = [2, 0]>}
+
+// -----
+
+// expected-error @+1 {{the collective after an op is all_reduce, all_gather or reduce_scatter, not all_to_all}}
+func.func private @f() attributes {a = #dist.op_sharding<dim = 0, parts = [1, 1], collective = all_to_all>}
+
+// -----
+
+// expected-error @+1 {{the device group is empty}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [], data = 1, tensor = 1>}
+
+// -----
+
+// expected-error @+1 {{device 0 appears twice in the group [0, 0]}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 0], data = 2, tensor = 1>}
+
+// -----
+
+// expected-error @+1 {{a stage of 3 devices needs data >= 1 and tensor >= 1 with data x tensor = 3, got 2 x 1}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1, 2], data = 2, tensor = 1>}
+
+// -----
+
+// expected-error @+1 {{batch_shares has 1 entries for 2 replicas}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [1.0]>}
+
+// -----
+
+// expected-error @+1 {{zero_shares must be positive, got 0}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, zero_shares = [1.0, 0.0]>}
+
+// -----
+
+// expected-error @+1 {{kinds has 1 entries for 2 devices}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 1, tensor = 2, kinds = ["L4"]>}
+
+// -----
+
+// expected-error @+1 {{a device kind must be a non-empty string, got ""}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0], data = 1, tensor = 1, kinds = [""]>}
+
+// -----
+
+// expected-error @+1 {{microbatches must be >= 1, got 0}}
+func.func private @f() attributes {a = #dist.plan<microbatches = 0, stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>}
+
+// -----
+
+// expected-error @+1 {{the batch of 6 is not a positive multiple of 4 microbatches}}
+func.func private @f() attributes {a = #dist.plan<microbatches = 4, batch = 6, stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>}
+
+// -----
+
+// expected-error @+1 {{a plan needs at least one stage}}
+func.func private @f() attributes {a = #dist.plan<stages = []>}
+
+// -----
+
+// expected-error @+1 {{stage 0 is not a #dist.stage_plan: 3 : i64}}
+func.func private @f() attributes {a = #dist.plan<stages = [3]>}
+
+// -----
+
+// expected-error @+1 {{device 1 is in two stages}}
+func.func private @f() attributes {a = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>}
+
+// -----
+
+// expected-error @+2 {{expected ::hetpar::dist::PipelineSchedule to be one of: gpipe, 1f1b}}
+// expected-error @+1 {{failed to parse Dist_PlanAttr parameter 'schedule'}}
+func.func private @f() attributes {a = #dist.plan<schedule = "interleaved", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>}
+
+// -----
+
+// expected-error @+1 {{'dist.plan' must be a #dist.plan on a module}}
+func.func private @f() attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>}
+
+// -----
+
+// expected-error @+1 {{'dist.stage_id' must be a non-negative integer, got -1 : i64}}
+func.func private @f() attributes {dist.stage_id = -1 : i64}
+
+// -----
+
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+  // expected-error @+1 {{'dist.stage_id' is 1 but the plan has 1 stages}}
+  func.func private @f() attributes {dist.stage_id = 1 : i64}
+}
+
+// -----
+
+// expected-error @+1 {{'dist.op_sharding' needs a 'dist.stage_id' on the same op}}
+func.func private @f() attributes {dist.op_sharding = #dist.op_sharding<dim = 0, parts = [1, 1]>}
+
+// -----
+
+// expected-error @+1 {{'dist.op_sharding' must be a #dist.op_sharding, got 1 : i64}}
+func.func private @f() attributes {dist.stage_id = 0 : i64, dist.op_sharding = 1 : i64}
+
+// -----
+
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1, 2], data = 1, tensor = 3>]>} {
+  // expected-error @+1 {{'dist.op_sharding' has 2 parts but stage 0 has 3 tensor-parallel devices}}
+  func.func private @f() attributes {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 0, parts = [1, 1]>}
 }

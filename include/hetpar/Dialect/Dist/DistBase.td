@@ -15,15 +15,17 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/EnumAttr.td"
 
 def Dist_Dialect : Dialect {
   let name = "dist";
   let cppNamespace = "::hetpar::dist";
   let summary = "Device meshes with device identity, uneven shardings, collectives, stages";
   let description = [{
-    The IR that partitioning produces from the search's annotations
-    (`hetpar.stage`, `hetpar.sharding`, `hetpar.plan`) and that per-device code
-    generation consumes.
+    The IR that partitioning produces from a plan and that per-device code
+    generation consumes, and the plan itself: `#dist.plan` on the module,
+    `dist.stage_id` and `#dist.op_sharding` on the ops, written by the search
+    (or by hand) and applied by the partition.
 
     * `dist.mesh` names the devices of a cluster: explicit ids and kinds, so a
       plan can say "these 31 columns live on the V100 with id 5".
@@ -46,6 +48,64 @@ def Dist_Dialect : Dialect {
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Enums: one spelling of each kind, for the IR, plan.json, profiles and the
+// cost model alike.
+//===----------------------------------------------------------------------===//
+
+def Dist_CollectiveKind : I32EnumAttr<"CollectiveKind",
+    "a collective (or point-to-point exchange) over a device group", [
+      I32EnumAttrCase<"AllReduce", 0, "all_reduce">,
+      I32EnumAttrCase<"AllGather", 1, "all_gather">,
+      I32EnumAttrCase<"ReduceScatter", 2, "reduce_scatter">,
+      I32EnumAttrCase<"AllToAll", 3, "all_to_all">,
+      I32EnumAttrCase<"Broadcast", 4, "broadcast">,
+      I32EnumAttrCase<"SendRecv", 5, "send_recv">]> {
+  let cppNamespace = "::hetpar::dist";
+  let genSpecializedAttr = 0;
+}
+
+def Dist_ReductionKind : I32EnumAttr<"ReductionKind",
+    "how the values of a group combine elementwise (the reductions NCCL and "
+    "MPI both provide)", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">,
+      I32EnumAttrCase<"Prod", 3, "prod">]> {
+  let cppNamespace = "::hetpar::dist";
+  let genSpecializedAttr = 0;
+}
+
+def Dist_PlanMode : I32EnumAttr<"PlanMode",
+    "what a plan runs: the forward pass, or whole training steps", [
+      I32EnumAttrCase<"Inference", 0, "inference">,
+      I32EnumAttrCase<"Training", 1, "training">]> {
+  let cppNamespace = "::hetpar::dist";
+  let genSpecializedAttr = 0;
+}
+
+def Dist_PipelineSchedule : I32EnumAttr<"PipelineSchedule",
+    "the order a pipeline stage runs its microbatches in", [
+      I32EnumAttrCase<"GPipe", 0, "gpipe">,
+      I32EnumAttrCase<"OneFOneB", 1, "1f1b">]> {
+  let cppNamespace = "::hetpar::dist";
+  let genSpecializedAttr = 0;
+}
+
+/// An enum parameter printed as a keyword where it is one and as a string
+/// otherwise (`schedule = "1f1b"`), so that every spelling parses back.
+class Dist_EnumParameter<EnumInfo info> : EnumParameter<info> {
+  let printer = "$_printer.printKeywordOrString(" # info.cppNamespace #
+                "::stringifyEnum($_self))";
+}
+
+/// Dist_EnumParameter with a default, elided when it has it.
+class Dist_DefaultEnumParameter<EnumInfo info, string value>
+    : Dist_EnumParameter<info> {
+  let defaultValue = info.cppNamespace # "::" # info.className # "::" # value;
 }
 
 class Dist_Attr<string name, string mnemonic_, list<Trait> traits = []>
@@ -73,14 +133,14 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
     `#dist.sharding<@mesh, [0, 1, 2, 3] split 1 sizes [32, 32, 31, 31]>`: dimension
     1 of the tensor is split over devices 0..3 in that order, device 0 holding
     the first 32 indices, device 3 the last 31. Without `split` the tensor is
-    replicated on every device of the group; `partial "sum"` says each device
+    replicated on every device of the group; `partial sum` says each device
     holds a summand (the state after a row-parallel matmul, before its
-    all-reduce; "max", "min" and "prod" likewise).
+    all-reduce; max, min and prod likewise).
 
     Constraints: the group is not empty and has no repeated device; device ids
     are non-negative; `split` names a dimension >= 0 and comes with one
-    non-negative extent per device; `partial` is "sum", "max", "min" or "prod"
-    and is not combined with `split`. Where the sharding is attached to a value, the
+    non-negative extent per device; `partial` (sum, max, min or prod) is not
+    combined with `split`. Where the sharding is attached to a value, the
     split dimension must exist and the extents must add up to its size; the
     devices must be in the mesh.
   }];
@@ -88,7 +148,7 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
                         ArrayRefParameter<"int64_t">:$devices,
                         DefaultValuedParameter<"int64_t", "-1">:$split_dim,
                         OptionalArrayRefParameter<"int64_t">:$sizes,
-                        OptionalParameter<"::mlir::StringAttr">:$partial);
+                        OptionalParameter<"std::optional<ReductionKind>">:$partial);
   let assemblyFormat = [{
     `<` $mesh `,` `[` $devices `]` (`split` $split_dim^ `sizes` ` ` `[` $sizes `]`)?
     (`partial` $partial^)? `>`
@@ -101,6 +161,116 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
     /// the split dimension exists and the extents add up to its size.
     ::llvm::LogicalResult verifyFor(::mlir::Type type,
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
+  }];
+}
+
+/// A reduction as an op attribute: `reduction sum` in an op's format,
+/// `#dist<reduction sum>` where its type is not known.
+def Dist_ReductionKindAttr
+    : EnumAttr<Dist_Dialect, Dist_ReductionKind, "reduction"> {
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
+// The plan, as the search writes it onto the model (the global form before
+// the partition)
+//===----------------------------------------------------------------------===//
+
+def Dist_OpShardingAttr : Dist_Attr<"OpSharding", "op_sharding"> {
+  let summary = "How one op is split over its stage's tensor-parallel group";
+  let description = [{
+    `#dist.op_sharding<dim = 1, parts = [3, 1]>` on an op (under the
+    name `dist.op_sharding`): its result dimension 1 is split over the
+    replica's tensor-parallel devices in order, the first holding 3 of its 4
+    indices ("column parallel"). `dim = -1` splits the op's contraction
+    instead ("row parallel": each device holds a partial result). The parts
+    are whole elements of the factor the op's sharding rule finds for `dim`
+    (a merged dimension is split along its outer sub-factor, whole heads
+    of `N*H`, for example).
+
+    `collective` names the collective that follows the op over the group:
+    `all_reduce` (partial sums become whole), `all_gather` (a split result
+    becomes whole) or `reduce_scatter` (partial sums become a split); none
+    when the next op consumes the split as it is (Megatron's column-parallel
+    op feeding a row-parallel one).
+
+    Constraints: `dim` >= -1; at least one part, each >= 1; `collective`, when
+    given, is all_reduce, all_gather or reduce_scatter. On an op: the op has
+    a `dist.stage_id`, and where the module has a `#dist.plan`, one part per
+    tensor-parallel device of that stage.
+  }];
+  let parameters = (ins "int64_t":$dim, "::mlir::DenseI64ArrayAttr":$parts,
+      OptionalParameter<"std::optional<CollectiveKind>">:$collective);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dist_StagePlanAttr : Dist_Attr<"StagePlan", "stage_plan"> {
+  let summary = "One pipeline stage of a plan: its devices as a data x tensor mesh";
+  let description = [{
+    `#dist.stage_plan<devices = [4, 5, 6, 7], data = 2, tensor = 2,
+    batch_shares = [5.0, 3.0]>`: devices 4..7 run the stage as 2
+    data-parallel replicas of 2 tensor-parallel devices; replica r is devices
+    [r * tensor, (r + 1) * tensor), so replica 0 is devices 4 and 5. The
+    replicas' rows of each microbatch are in proportion to `batch_shares`
+    (equal when absent) and must come out whole.
+
+    `recompute` (training): the stage recomputes its activations in the
+    backward pass. `zero_shares` (training): ZeRO-1, each replica's relative
+    share of the optimizer state (absent: every replica holds all of it).
+    `kinds`: each device's kind, as the cluster file names it.
+
+    Constraints: at least one device, none negative or repeated; `data` and
+    `tensor` >= 1 with data x tensor devices; `batch_shares` and
+    `zero_shares` have one positive entry per replica; `kinds` has one
+    non-empty string per device.
+  }];
+  let parameters = (ins "::mlir::DenseI64ArrayAttr":$devices,
+      "int64_t":$data, "int64_t":$tensor,
+      OptionalParameter<"::mlir::DenseF64ArrayAttr">:$batch_shares,
+      OptionalParameter<"::mlir::BoolAttr">:$recompute,
+      OptionalParameter<"::mlir::DenseF64ArrayAttr">:$zero_shares,
+      OptionalParameter<"::mlir::ArrayAttr">:$kinds);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the stage recomputes its activations (false when absent).
+    bool recomputes() const { return getRecompute() && getRecompute().getValue(); }
+  }];
+}
+
+def Dist_PlanAttr : Dist_Attr<"Plan", "plan"> {
+  let summary = "A plan: pipeline stages, microbatches, schedule, mode";
+  let description = [{
+    ```mlir
+    module attributes {dist.plan = #dist.plan<mode = training,
+        schedule = "1f1b", microbatches = 4, batch = 32,
+        stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+                  #dist.stage_plan<devices = [1, 2], data = 2, tensor = 1>]>}
+    ```
+    The plan of the module it is attached to (under the name `dist.plan`):
+    its ops are assigned to the stages by `dist.stage_id` and split by
+    `#dist.op_sharding`. Each step's `batch` samples (absent: the model's
+    first input's batch dimension) are cut into `microbatches` (default 1),
+    and each stage runs them in `schedule` order (default gpipe). `mode`
+    defaults to inference. `hetpar-dist-partition` applies it.
+
+    Constraints: `microbatches` >= 1; at least one stage, each a
+    `#dist.stage_plan`; no device in two stages; `batch`, when given, is a
+    positive multiple of `microbatches`. On a module: every op the partition
+    splits has a `dist.stage_id` less than the number of stages.
+  }];
+  let parameters = (ins
+      Dist_DefaultEnumParameter<Dist_PlanMode, "Inference">:$mode,
+      Dist_DefaultEnumParameter<Dist_PipelineSchedule, "GPipe">:$schedule,
+      DefaultValuedParameter<"int64_t", "1">:$microbatches,
+      OptionalParameter<"std::optional<int64_t>">:$batch,
+      "::mlir::ArrayAttr":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The stages (the verifier has checked that each is a StagePlanAttr).
+    ::llvm::SmallVector<StagePlanAttr> getStagePlans() const;
   }];
 }
 

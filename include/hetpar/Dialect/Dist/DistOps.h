@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "hetpar/Dialect/Dist/DistDialect.h.inc"
+#include "hetpar/Dialect/Dist/DistEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "hetpar/Dialect/Dist/DistAttrs.h.inc"
@@ -26,6 +27,15 @@
 #include "hetpar/Dialect/Dist/DistOps.h.inc"
 
 namespace hetpar::dist {
+/// Module attribute: the plan (#dist.plan) that hetpar-dist-partition
+/// applies.
+inline constexpr llvm::StringLiteral kPlanAttrName = "dist.plan";
+/// Op attribute of a planned module: the index of the op's pipeline stage in
+/// the plan (a non-negative integer).
+inline constexpr llvm::StringLiteral kStageIdAttrName = "dist.stage_id";
+/// Op attribute of a planned module: the op's tensor-parallel split
+/// (#dist.op_sharding).
+inline constexpr llvm::StringLiteral kOpShardingAttrName = "dist.op_sharding";
 /// The name of the function attribute that marks a per-device function
 /// (local form) with its device id.
 inline constexpr llvm::StringLiteral kDeviceAttrName = "dist.device";

@@ -66,12 +66,11 @@ class Dist_CollectiveOp<string mnemonic, dag extraArgs, string extraFormat,
 }
 
 def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce",
-    (ins StrAttr:$reduction), "`reduction` $reduction", [{
-    Every device of the group gets the elementwise reduction of the group's
-    operands.
+    (ins Dist_ReductionKindAttr:$reduction), "`reduction` `` $reduction", [{
+    Every device of the group gets the elementwise reduction (sum, max, min
+    or prod) of the group's operands.
 
-    Constraints: the reduction is "sum", "max", "min" or "prod"; the result
-    type equals the operand type.
+    Constraints: the result type equals the operand type.
   }]> {
   let summary = "All-reduce over a device group";
 }
@@ -89,13 +88,13 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather",
 }
 
 def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter",
-    (ins StrAttr:$reduction, I64Attr:$dim, DenseI64ArrayAttr:$sizes),
-    "`reduction` $reduction `dim` $dim `sizes` $sizes", [{
+    (ins Dist_ReductionKindAttr:$reduction, I64Attr:$dim,
+         DenseI64ArrayAttr:$sizes),
+    "`reduction` `` $reduction `dim` $dim `sizes` $sizes", [{
     Reduces the group's operands elementwise and leaves device i with indices
     of `dim` from sizes[0] + ... + sizes[i-1], `sizes[i]` of them.
 
-    Constraints: the reduction is "sum", "max", "min" or "prod"; `dim` is a
-    dimension of the operand; one size per device, none negative; the
+    Constraints: `dim` is a dimension of the operand; one size per device, none negative; the
     operand's extent along `dim` is their sum; the result's is this device's
     size; other dimensions are equal.
   }]> {

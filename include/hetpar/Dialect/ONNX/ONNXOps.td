@@ -657,6 +657,13 @@ def ONNX_FusedAttentionOp
     static llvm::SmallVector<int64_t> permuted(llvm::ArrayRef<int64_t> stored,
                                                std::optional<llvm::ArrayRef<int64_t>> perm,
                                                bool inverse = false);
+    /// Whether the permutation `perm` keeps a matrix dimension contiguous,
+    /// as the op's perms must: for an operand (Q, KT, V) the stored last
+    /// dimension lands on one of the two matrix dimensions; for the result
+    /// (`result` true) Y's last dimension stays last. The one answer of the
+    /// verifier and of hetpar-onnx-fuse-attention.
+    static bool keepsMatrixContiguous(llvm::ArrayRef<int64_t> perm,
+                                      bool result);
   }];
   let assemblyFormat = [{
     `(` $Q `,` $KT `,` $V `)` (`scale` `(` $scale^ `)`)?

@@ -15,6 +15,8 @@
 #ifndef HETPAR_DIALECT_ONNX_SHARDINGRULE_H
 #define HETPAR_DIALECT_ONNX_SHARDINGRULE_H
 
+#include "hetpar/Dialect/Dist/DistOps.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -27,7 +29,8 @@ namespace hetpar {
 
 enum class FactorKind {
   Parallel,  ///< splitting it splits the result; no communication
-  Reduction, ///< splitting it leaves partial sums (or max/min) to reduce
+  Reduction, ///< splitting it leaves partial results that combine
+             ///< elementwise (ShardingRule::reduction) to reduce
   Whole,     ///< must stay whole on every device
 };
 
@@ -56,6 +59,13 @@ struct FactorPlacement {
 struct ShardingRule {
   std::vector<ShardingFactor> factors;
   std::vector<DimFactors> operands, results;
+  /// How the partial results left by splitting a reduction factor combine
+  /// (the all-reduce after the op): sum for contractions, ReduceSum and
+  /// friends, max for ReduceMax and GlobalMaxPool, min, prod. A factor whose
+  /// partial results do not combine elementwise (ReduceMean's, whose local
+  /// means divide by the local count) is Whole, not Reduction. The one
+  /// answer of the search, the simulator and the partition.
+  dist::ReductionKind reduction = dist::ReductionKind::Sum;
 
   int addFactor(int64_t size, FactorKind kind) {
     factors.push_back({size, kind});
@@ -69,8 +79,9 @@ struct ShardingRule {
             llvm::ArrayRef<ShardingFactor> factors);
 
   /// Printed as Shardy prints rules: "([i, j], [j, k]) -> ([i, k])
-  /// {i=4, j=3 reduction, k=5}"; compound dimensions as "(i j)", dimensions
-  /// with no factor as "_", factors named i, j, k, ... in order.
+  /// {i=4, j=3 reduction, k=5}" ("reduction(max)" where partial results
+  /// combine by another kind than a sum); compound dimensions as "(i j)",
+  /// dimensions with no factor as "_", factors named i, j, k, ... in order.
   std::string str() const;
 };
 
