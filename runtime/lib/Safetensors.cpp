@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -140,25 +141,41 @@ private:
   struct sigaction old_[3];
 };
 
-/// Removes PATH.tmp.<pid> files next to `path` whose process is gone (one
-/// killed by SIGKILL while it wrote): they would pile up run after run.
-void removeStaleTemporaries(const std::string &path) {
-  std::filesystem::path p(path);
-  std::string prefix = p.filename().string() + ".tmp.";
+/// Removes the files NAME.tmp.<pid> in `dir` for which `ours(NAME)` holds
+/// and whose process is gone (one killed by SIGKILL while it wrote): they
+/// would pile up run after run.
+void removeStale(const std::filesystem::path &dir,
+                 const std::function<bool(const std::string &)> &ours) {
   std::error_code ec;
-  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
   for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) != 0)
+    size_t at = name.rfind(".tmp.");
+    if (at == std::string::npos || !ours(name.substr(0, at)))
       continue;
     char *end = nullptr;
-    long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid <= 0 || *end || (::kill(pid_t(pid), 0) != 0 && errno == ESRCH))
+    long pid = std::strtol(name.c_str() + at + 5, &end, 10);
+    if (pid > 0 && !*end && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
       std::filesystem::remove(entry.path(), ec);
   }
 }
 
+/// removeStale for the temporaries of `path`.
+void removeStaleTemporariesOf(const std::string &path) {
+  std::filesystem::path p(path);
+  std::string file = p.filename().string();
+  removeStale(p.has_parent_path() ? p.parent_path() : ".",
+              [&](const std::string &name) { return name == file; });
+}
+
 } // namespace
+
+void removeStaleTemporaries(const std::string &dir) {
+  const std::string ext = ".safetensors";
+  removeStale(dir, [&](const std::string &name) {
+    return name.size() > ext.size() &&
+           name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+  });
+}
 
 Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
   for (const NamedTensor &t : file.tensors)
@@ -174,7 +191,7 @@ Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {
     return Status::error("cannot write '" + path + "': " + e.what());
   }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  removeStaleTemporaries(path);
+  removeStaleTemporariesOf(path);
   // Ctrl-C, a terminal hang-up or a TERM (mpirun forwards them to every
   // rank) take effect once the file is renamed or removed: an interrupt
   // never leaves the temporary behind.

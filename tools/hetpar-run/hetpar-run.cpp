@@ -528,6 +528,9 @@ int launchTraining(const Options &opts,
   if (joins)
     setenv(hetpar::run::kLauncherExports, "1", /*overwrite=*/1);
   int rc = hetpar::run::launchDevices(devices, argv);
+  // A rank that mpirun killed while it wrote a checkpoint left a temporary.
+  if (!opts.train.checkpointDir.empty())
+    removeStaleTemporaries(opts.train.checkpointDir);
   if (rc != 0 || !joins)
     return rc;
   Status st = hetpar::run::exportCheckpoint(

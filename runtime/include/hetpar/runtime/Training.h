@@ -132,6 +132,13 @@ const char *safetensorsDType(DType dtype);
 /// is left as it was, and the error names `path` and the reason.
 Status writeSafetensors(const std::string &path, const SafetensorsFile &file);
 
+/// Removes the temporaries writeSafetensors leaves in `dir` when its writer
+/// is killed outright (NAME.tmp.<pid> whose process is gone): mpirun turns a
+/// Ctrl-C into SIGTERM and, after a grace period, SIGKILL, which a rank busy
+/// writing a checkpoint cannot hold off. hetpar-run's launcher calls it once
+/// the ranks have ended. A folder that cannot be read is left alone.
+void removeStaleTemporaries(const std::string &dir);
+
 /// Reads the safetensors file at `path` (tensors in data order). Errors, each
 /// naming the file: a file shorter than its header, a header that is not JSON
 /// or lacks fields, an unknown dtype, a shape whose byte count differs from its
