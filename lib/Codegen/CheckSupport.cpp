@@ -44,8 +44,6 @@ static std::string unsupportedReason(Operation *op) {
     if (t.getRank() > 8)
       return "rank " + std::to_string(t.getRank()) + " (at most 8)";
   }
-  if (isa<dist::AllToAllOp>(op))
-    return "no code generation for all_to_all yet (it needs packing per peer)";
   if (op->getDialect() && op->getDialect()->getNamespace() == "dist") {
     if (!op->getParentOfType<func::FuncOp>()->hasAttr(dist::kDeviceAttrName))
       return "only per-device functions (dist.device) have code generation "

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmitAllToAll.h"
 #include "EmitAttention.h"
 #include "EmitGradients.h"
 #include "TraceSpans.h"
@@ -2092,10 +2093,11 @@ LogicalResult Emitter::emitCollective(Operation *op) {
                            T, n, ptr(out), numelOf(out),
                            o.getRootAttr().getInt()));
       })
+      .Case([&](dist::AllToAllOp o) {
+        call(codegen::emitAllToAllCall(o, "group", n, libraryContext()));
+      })
       .Default([&](Operation *o) {
-        result = o->emitError(
-            "no code generation for this collective yet (all_to_all needs "
-            "packing per peer)");
+        result = o->emitError("no code generation for this collective yet");
       });
   close();
   ++program.libraryCalls;
@@ -2752,6 +2754,10 @@ FailureOr<DeviceProgram> Emitter::run() {
   for (Operation *op : ops)
     if (int64_t bytes = rowGradientScratchBytes(op))
       scratchBytes[op] = bytes;
+  for (Operation *op : ops)
+    if (auto a2a = dyn_cast<dist::AllToAllOp>(op))
+      if (int64_t elements = codegen::allToAllStaging(a2a).total())
+        scratchBytes[op] = elements * storageBytes(eltOf(a2a.getInput()));
   if (failed(planMemory()))
     return failure();
 

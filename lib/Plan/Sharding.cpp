@@ -395,7 +395,8 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
 }
 
 Layout afterCollective(const Layout &layout,
-                       std::optional<Collective> collective, int rank) {
+                       std::optional<Collective> collective, int rank,
+                       llvm::ArrayRef<double> shares) {
   if (collective == Collective::AllGather ||
       collective == Collective::AllReduce)
     return Layout();
@@ -404,6 +405,7 @@ Layout afterCollective(const Layout &layout,
     Layout l;
     l.kind = Layout::Split;
     l.dim = std::max(rank - 1, 0);
+    l.fractions.assign(shares.begin(), shares.end());
     return l;
   }
   return layout;
@@ -483,9 +485,9 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       int rank = 0;
       if (auto rt = llvm::dyn_cast<RankedTensorType>(v.getType()))
         rank = rt.getRank();
-      layoutOf[v] =
-          s ? afterCollective(resolved->results[k], s->collective, rank)
-            : resolved->results[k];
+      layoutOf[v] = s ? afterCollective(resolved->results[k], s->collective,
+                                        rank, resolved->shares)
+                      : resolved->results[k];
       flexible[v] = resolved->flexibleResult && (!s || !s->collective);
     }
     out.forward += tf + c;
@@ -521,8 +523,10 @@ double keptShare(const OpCatalog &catalog,
       resolved(catalog.index.lookup(value.getOwner()));
   if (!producer)
     return 1.0;
-  Layout l = afterCollective(producer->results[value.getResultNumber()],
-                             collective, 0);
+  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+  Layout l =
+      afterCollective(producer->results[value.getResultNumber()], collective,
+                      type ? type.getRank() : 0, producer->shares);
   if (l.kind != Layout::Split)
     return 1.0;
   for (OpOperand &use : value.getUses()) {
@@ -534,7 +538,8 @@ double keptShare(const OpCatalog &catalog,
     if (!user || user->operands[use.getOperandNumber()].kind != Layout::Split)
       return 1.0;
   }
-  return l.fractions[t];
+  return t >= 0 && t < static_cast<int>(l.fractions.size()) ? l.fractions[t]
+                                                            : 1.0;
 }
 
 } // namespace hetpar

@@ -38,6 +38,7 @@ private:
   LogicalResult findActive(ArrayRef<Value> roots);
   LogicalResult checkTransfers();
   LogicalResult differentiate(Operation *op, OpBuilder &b);
+  LogicalResult differentiateResplit(Operation *op, Value dy, OpBuilder &b);
   void differentiateSend(dist::SendOp send, OpBuilder &b);
   void differentiateRecv(dist::RecvOp recv, OpBuilder &b);
   LogicalResult differentiateCollective(Operation *op, OpBuilder &b);
@@ -153,6 +154,13 @@ void Differentiator::differentiateRecv(dist::RecvOp recv, OpBuilder &b) {
       b.getI64IntegerAttr(recv.getTag() + dist::kGradientTagOffset));
 }
 
+/// The collectives that differentiateCollective has a rule for.
+static bool isCollective(Operation *op) {
+  return llvm::isa<dist::GradAllReduceOp, dist::AllReduceOp, dist::AllGatherOp,
+                   dist::ReduceScatterOp, dist::AllToAllOp, dist::BroadcastOp>(
+      op);
+}
+
 /// A zero tensor of `x`'s type.
 static Value zerosLike(OpBuilder &b, Location loc, Value x) {
   auto t = llvm::cast<RankedTensorType>(x.getType());
@@ -186,6 +194,8 @@ LogicalResult Differentiator::differentiateCollective(Operation *op,
     accumulate(x, sum, b);
     return success();
   }
+  if (isa<dist::ReduceScatterOp, dist::AllToAllOp>(op))
+    return differentiateResplit(op, dy, b);
   if (!dy)
     return success();
   auto device = func->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);
@@ -224,6 +234,39 @@ LogicalResult Differentiator::differentiateCollective(Operation *op,
   return success();
 }
 
+/// A summing reduce-scatter's gradient is the all-gather of the result's (each
+/// device's partial operand contributed to every block), an all-to-all's the
+/// all-to-all back. Both run on every device of the group whenever the
+/// operand depends on a parameter, on zeros where no gradient reaches the
+/// result, so that the devices' collectives match.
+LogicalResult Differentiator::differentiateResplit(Operation *op, Value dy,
+                                                   OpBuilder &b) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  if (!dy)
+    dy = zerosLike(b, loc, op->getResult(0));
+  Operation *back;
+  if (auto rs = llvm::dyn_cast<dist::ReduceScatterOp>(op)) {
+    if (rs.getReduction() != dist::ReductionKind::Sum)
+      return op->emitError() << "no gradient rule for a reduce-scatter of '"
+                             << dist::stringifyReductionKind(rs.getReduction())
+                             << "' (a split ReduceMax/Min/Prod): it lies "
+                                "between a parameter and the loss";
+    back = dist::AllGatherOp::create(b, loc, x.getType(), dy, rs.getMeshAttr(),
+                                     rs.getDevicesAttr(), rs.getDimAttr(),
+                                     rs.getSizesAttr());
+  } else {
+    auto a2a = llvm::cast<dist::AllToAllOp>(op);
+    back = dist::AllToAllOp::create(
+        b, loc, x.getType(), dy, a2a.getMeshAttr(), a2a.getDevicesAttr(),
+        a2a.getConcatDimAttr(), a2a.getConcatSizesAttr(), a2a.getSplitDimAttr(),
+        a2a.getSplitSizesAttr());
+  }
+  back->setAttr(train::kBackwardAttr, b.getUnitAttr());
+  accumulate(x, back->getResult(0), b);
+  return success();
+}
+
 void Differentiator::eraseGroupEntries() {
   for (auto entry :
        llvm::make_early_inc_range(func.getOps<dist::GradAllReduceOp>())) {
@@ -233,8 +276,7 @@ void Differentiator::eraseGroupEntries() {
 }
 
 LogicalResult Differentiator::differentiate(Operation *op, OpBuilder &b) {
-  if (llvm::isa<dist::GradAllReduceOp, dist::AllReduceOp, dist::AllGatherOp,
-                dist::BroadcastOp>(op))
+  if (isCollective(op))
     return differentiateCollective(op, b);
   if (auto send = llvm::dyn_cast<dist::SendOp>(op)) {
     if (isFloatTensor(send.getInput()))
@@ -341,16 +383,17 @@ LogicalResult Differentiator::run() {
     roots.push_back(loss);
   for (dist::SendOp send : sends)
     roots.push_back(send.getInput());
-  // A group entry's backward all-reduce runs on every device of the group.
-  for (auto entry : func.getOps<dist::GradAllReduceOp>())
-    roots.push_back(entry.getInput());
+  // A group entry's backward all-reduce, and the backward collective of a
+  // reduce-scatter or an all-to-all, run on every device of the group.
+  for (Operation &op : func.getBody().front())
+    if (isa<dist::GradAllReduceOp, dist::ReduceScatterOp, dist::AllToAllOp>(op))
+      roots.push_back(op.getOperand(0));
   if (failed(findActive(roots)))
     return failure();
   // Every op on a path needs a rule: check them all before building anything,
   // so that a failure leaves the function as it was.
   for (Operation &op : func.getBody().front()) {
-    if (llvm::isa<GradientOpInterface, dist::GradAllReduceOp, dist::AllReduceOp,
-                  dist::AllGatherOp, dist::BroadcastOp>(op) ||
+    if (llvm::isa<GradientOpInterface>(op) || isCollective(&op) ||
         llvm::none_of(op.getResults(),
                       [&](Value r) { return active.contains(r); }) ||
         llvm::none_of(op.getOperands(),

@@ -412,9 +412,28 @@ LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
       op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
   if (!sharding || !sharding.getCollective())
     return success();
-  // all_reduce and all_gather rebuild the whole value; reduce_scatter is
-  // done as an all-reduce here (a user that wants a split slices it).
+  // all_reduce and all_gather rebuild the whole value; reduce_scatter
+  // leaves partial sums split along the last dimension, in the op's
+  // proportions (as the simulator's afterCollective has it).
   Local want;
+  auto type = llvm::dyn_cast<RankedTensorType>(global.getType());
+  if (*sharding.getCollective() == dist::CollectiveKind::ReduceScatter &&
+      result.kind == Local::Partial && type && type.getRank() > 0) {
+    ArrayRef<int64_t> parts = sharding.getParts().asArrayRef();
+    std::vector<double> weights(parts.begin(), parts.end());
+    // Fewer indices than devices: all-reduced instead.
+    std::vector<int64_t> sizes =
+        splitProportionally(type.getShape().back(), weights);
+    for (int64_t n : sizes) {
+      want.starts.push_back(
+          want.sizes.empty() ? 0 : want.starts.back() + want.sizes.back());
+      want.sizes.push_back(n);
+    }
+    if (!sizes.empty()) {
+      want.kind = Local::Split;
+      want.dim = static_cast<int>(type.getRank() - 1);
+    }
+  }
   auto out = convert(d, global, result, result.batch, want, op, 0);
   if (failed(out))
     return failure();

@@ -165,15 +165,20 @@ Value Partitioner::allGather(Location loc, Device &d, Value x, int dim,
 }
 
 /// `value` (this device's block of a result split as `tp` says) plus its
-/// block of `addend`, which broadcasts to the whole result as ONNX does.
+/// block of `addend`, which broadcasts to the whole result as ONNX does. In
+/// training the whole addend enters the group (each device's backward
+/// reaches only its block of it).
 Value Partitioner::addBlockOf(Location loc, Device &d, Value value,
                               Value addend, const Local &tp) {
   auto vt = llvm::cast<RankedTensorType>(value.getType());
   auto at = llvm::cast<RankedTensorType>(addend.getType());
   int64_t dim = tp.dim - (vt.getRank() - at.getRank());
-  if (dim >= 0 && at.getDimSize(dim) != 1)
+  if (dim >= 0 && at.getDimSize(dim) != 1) {
+    if (training)
+      addend = enterGroup(d, loc, addend);
     addend = slice(loc, addend, dim, tp.outer, tp.starts[d.rank] * tp.granule,
                    tp.sizes[d.rank] * tp.granule);
+  }
   return onnx::AddOp::create(b, loc, vt, value, addend);
 }
 
@@ -193,6 +198,45 @@ Value Partitioner::reduceScatter(Location loc, Device &d, Value x, int dim,
         dist::ReductionKindAttr::get(ctx, kind), b.getI64IntegerAttr(g),
         b.getDenseI64ArrayAttr(sizes));
   });
+}
+
+Value Partitioner::allToAll(Location loc, Device &d, Value x, const Local &from,
+                            const Local &to) {
+  auto t = llvm::cast<RankedTensorType>(x.getType());
+  // Each split dimension as [outer, extent]: the all-to-all concatenates
+  // along `from`'s extent and cuts along `to`'s.
+  SmallVector<int64_t> shape;
+  int concatDim = -1, splitDim = -1;
+  for (auto [k, e] : llvm::enumerate(t.getShape())) {
+    int dim = static_cast<int>(k);
+    int64_t outer = dim == from.dim ? from.outer : dim == to.dim ? to.outer : 1;
+    if (outer > 1)
+      shape.push_back(outer);
+    if (dim == from.dim)
+      concatDim = static_cast<int>(shape.size());
+    if (dim == to.dim)
+      splitDim = static_cast<int>(shape.size());
+    shape.push_back(e / outer);
+  }
+  SmallVector<int64_t> splitSizes, concatSizes;
+  for (int64_t s : to.sizes)
+    splitSizes.push_back(s * to.granule);
+  for (int64_t s : from.sizes)
+    concatSizes.push_back(s * from.granule);
+  SmallVector<int64_t> outShape(shape);
+  outShape[splitDim] = splitSizes[d.rank];
+  outShape[concatDim] =
+      std::accumulate(concatSizes.begin(), concatSizes.end(), int64_t(0));
+  Value out = dist::AllToAllOp::create(
+      b, loc, RankedTensorType::get(outShape, t.getElementType()),
+      reshape(loc, x, shape), FlatSymbolRefAttr::get(ctx, kMesh),
+      b.getDenseI64ArrayAttr(d.group), b.getI64IntegerAttr(splitDim),
+      b.getDenseI64ArrayAttr(splitSizes), b.getI64IntegerAttr(concatDim),
+      b.getDenseI64ArrayAttr(concatSizes));
+  SmallVector<int64_t> merged(t.getShape());
+  merged[from.dim] = from.outer * outShape[concatDim];
+  merged[to.dim] = to.outer * splitSizes[d.rank];
+  return reshape(loc, out, merged);
 }
 
 //===----------------------------------------------------------------------===//
@@ -247,10 +291,8 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
   if (cur.sameSplit(tp))
     return cur;
   // Partial results that the op wants split: one reduce-scatter, then the
-  // device's block of the addend (a bias added after the reduction). Not in
-  // training (no gradient rule for reduce_scatter yet): there they reduce,
-  // then slice.
-  if (cur.kind == Local::Partial && tp.kind == Local::Split && !training) {
+  // device's block of the addend (a bias added after the reduction).
+  if (cur.kind == Local::Partial && tp.kind == Local::Split) {
     SmallVector<int64_t> sizes;
     for (int64_t s : tp.sizes)
       sizes.push_back(s * tp.granule);
@@ -265,8 +307,30 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
     d.values[global] = out;
     return out;
   }
-  // Tensor parallelism: first to replicated, then to the split wanted.
-  if (cur.kind == Local::Partial) {
+  // A split along one dimension that the op wants along another: one
+  // all-to-all.
+  if (cur.kind == Local::Split && tp.kind == Local::Split &&
+      cur.dim != tp.dim) {
+    SmallVector<Local, 1> &done = d.resplit[global];
+    for (const Local &l : done)
+      if (l.sameSplit(tp) && l.batch == cur.batch)
+        return l;
+    Local out = tp;
+    out.value = allToAll(loc, d, cur.value, cur, tp);
+    out.batch = cur.batch;
+    done.push_back(out);
+    return out;
+  }
+  // Tensor parallelism: first to replicated (once per value: its other
+  // users reuse the collective's result), then to the split wanted.
+  auto known = d.values.find(global);
+  bool canonical = cur.kind != Local::Replicated && known != d.values.end() &&
+                   known->second.value == cur.value;
+  if (Value whole = canonical ? d.replicated.lookup(global) : Value()) {
+    cur.value = whole;
+    cur.addend = Value();
+    cur.kind = Local::Replicated;
+  } else if (cur.kind == Local::Partial) {
     cur.value = dist::AllReduceOp::create(
         b, loc, cur.value.getType(), cur.value,
         FlatSymbolRefAttr::get(ctx, kMesh), b.getDenseI64ArrayAttr(d.group),
@@ -283,6 +347,8 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
     cur.value = allGather(loc, d, cur.value, cur.dim, cur.outer, sizes);
     cur.kind = Local::Replicated;
   }
+  if (canonical)
+    d.replicated[global] = cur.value;
   if (tp.kind == Local::Split) {
     if (Value shard = parameterShard(d, global, tp)) {
       Local out = tp;

@@ -110,6 +110,8 @@ private:
     func::FuncOp fn;
     DenseMap<Value, Local> values;
     DenseMap<Value, Value> replicated; // cache of makeReplicated
+    // Cache of the all-to-alls: a value resplit along another dimension.
+    DenseMap<Value, SmallVector<Local, 1>> resplit;
     // Training: the dist.grad_all_reduce of a local value, and the shard of
     // a parameter (an initializer) that this device holds.
     DenseMap<Value, Value> entered, paramShards;
@@ -182,6 +184,11 @@ private:
                   ArrayRef<int64_t> sizes);
   Value reduceScatter(Location loc, Device &d, Value x, int dim, int64_t outer,
                       ArrayRef<int64_t> sizes, dist::ReductionKind kind);
+  /// `x` (split as `from`) resplit as `to` along another dimension: one
+  /// dist.all_to_all over the group, each device sending what the others
+  /// hold of its block, (p - 1) / p of its bytes once.
+  Value allToAll(Location loc, Device &d, Value x, const Local &from,
+                 const Local &to);
   Value addBlockOf(Location loc, Device &d, Value value, Value addend,
                    const Local &tp);
   int64_t rowsOf(const Device &d) const {

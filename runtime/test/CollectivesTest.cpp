@@ -104,6 +104,39 @@ int main(int argc, char **argv) {
                             recv.data(), recvCounts.data()));
   expect("all_to_all", recv, wantRecv);
 
+  // all_to_all_along: a 4 x 6 tensor G[i][j] = 10 i + j split by columns
+  // 3 / 1 / 2 / 0 becomes split by rows 2 / 1 / 1 / 0 (the rows' outer
+  // extent of rank 0's result is 2: received pieces are unpacked), and back
+  // (the operand's outer extent is 2 on rank 0: pieces are packed).
+  const int64_t cols[] = {3, 1, 2, 0}, rows[] = {2, 1, 1, 0};
+  int64_t c0 = 0, r0 = 0;
+  for (int j = 0; j < rank_; ++j) {
+    c0 += cols[j];
+    r0 += rows[j];
+  }
+  std::vector<float> byCols, byRows;
+  for (int i = 0; i < 4; ++i)
+    for (int j = c0; j < c0 + cols[rank_]; ++j)
+      byCols.push_back(10.0f * i + j);
+  for (int i = r0; i < r0 + rows[rank_]; ++i)
+    for (int j = 0; j < 6; ++j)
+      byRows.push_back(10.0f * i + j);
+  std::vector<float> gotRows(byRows.size() + 1), gotCols(byCols.size() + 1),
+      sendBuf(24), recvBuf(24);
+  // Operand [4, cols[r]]: split along dim 0 (outer 1), concat along dim 1
+  // of the result [rows[r], 6] (outer rows[r]).
+  check(&ctx,
+        hp_all_to_all_along(&ctx, all, 4, byCols.data(), 1, 4, cols[rank_],
+                            rows, gotRows.data(), rows[rank_], 6, 1, cols,
+                            sendBuf.data(), recvBuf.data()));
+  gotRows.resize(byRows.size());
+  expect("all_to_all_along columns to rows", gotRows, byRows);
+  check(&ctx, hp_all_to_all_along(&ctx, all, 4, byRows.data(), rows[rank_], 6,
+                                  1, cols, gotCols.data(), 1, 4, cols[rank_],
+                                  rows, sendBuf.data(), recvBuf.data()));
+  gotCols.resize(byCols.size());
+  expect("all_to_all_along rows to columns", gotCols, byCols);
+
   // broadcast from device 2.
   std::vector<int32_t> b(2, rank_ == 2 ? 42 : -1);
   check(&ctx, hp_broadcast(&ctx, all, 4, b.data(), 2, 2));

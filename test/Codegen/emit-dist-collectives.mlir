@@ -41,6 +41,14 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // CHECK: hp_copy_launch<float>
   // CHECK-NEXT: if (hp_broadcast<float>(ctx, group, 2, {{.*}}, 8, 0))
   %b = dist.broadcast %x on @m [0, 1] root 0 : tensor<2x4xf32> -> tensor<2x4xf32>
+  // all_to_all from columns split 1:3 to rows split 5:2. The operand's pieces
+  // lie behind its 2 rows, so they are packed in the op's arena scratch
+  // (8 elements); the received pieces are contiguous rows, so they land in
+  // the result directly.
+  // CHECK: static const int64_t splitSizes[] = {1, 3};
+  // CHECK-NEXT: static const int64_t concatSizes[] = {5, 2};
+  // CHECK-NEXT: if (hp_all_to_all_along<float>(ctx, group, 2, ((const float *)inputs[0]), 2, 4, 1, splitSizes, {{.*}}, 1, 7, 3, concatSizes, ((float *)(arena + {{[0-9]+}})), (float *)0))
+  %a = dist.all_to_all %x on @m [0, 1] split 1 [1, 3] concat 0 [5, 2] : tensor<2x4xf32> -> tensor<7x3xf32>
   // A send and a receive in one step.
   // CHECK: hp_exchange step{};
   // CHECK-NEXT: if (hp_exchange_send(ctx, &step, ((float *)(arena + [[A]])), 8, 0, 7))

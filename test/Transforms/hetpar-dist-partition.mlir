@@ -107,6 +107,31 @@ func.func @main(%x: tensor<4x8xf32> {onnx.name = "x"}) -> (tensor<4x6xf32> {onnx
 
 // -----
 
+// A value split 4:2 along dimension 1 that two ops want split 3:1 along
+// dimension 2: one all-to-all (each device sends the others their columns
+// of its rows), which both users share; no gather and slice.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>]>} {
+func.func @main(%x: tensor<2x6x4xf32> {onnx.name = "x"}) -> (tensor<2x6x4xf32> {onnx.name = "y"}) {
+  %a = onnx.Relu(%x) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 2]>} : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %b = onnx.Sigmoid(%a) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 2, parts = [3, 1]>} : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %c = onnx.Tanh(%a) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 2, parts = [3, 1]>} : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %y = onnx.Add(%b, %c) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 2, parts = [3, 1]>} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  return %y : tensor<2x6x4xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK: %[[A:.*]] = onnx.Relu{{.*}} -> tensor<2x4x4xf32>
+// CHECK-NOT: dist.all_gather
+// CHECK: %[[T:.*]] = dist.all_to_all %[[A]] on @mesh [0, 1] split 2 [3, 1] concat 1 [4, 2] : tensor<2x4x4xf32> -> tensor<2x6x3xf32>
+// CHECK-NOT: dist.all_to_all
+// CHECK: onnx.Sigmoid(%[[T]]) : (tensor<2x6x3xf32>) -> tensor<2x6x3xf32>
+// CHECK: onnx.Tanh(%[[T]]) : (tensor<2x6x3xf32>) -> tensor<2x6x3xf32>
+// CHECK: dist.all_gather
+// CHECK-LABEL: func.func @device_1(
+// CHECK: dist.all_to_all {{.*}} split 2 [3, 1] concat 1 [4, 2] : tensor<2x2x4xf32> -> tensor<2x6x1xf32>
+
+// -----
+
 // Two pipeline stages, 2 microbatches of the batch of 8; the first stage is
 // data parallel 3:1, so each microbatch of 4 rows is cut 3 + 1 and joined
 // again by the second stage. Reshapes get their local shapes.

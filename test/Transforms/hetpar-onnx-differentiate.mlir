@@ -324,3 +324,32 @@ func.func @tensor_parallel(%x: tensor<2x3xf32>) -> tensor<f32> attributes {dist.
   %l = onnx.ReduceSum(%g) {keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Resharding collectives (device 0 of [0, 1]): the gradient of a summing
+// reduce-scatter is the all-gather of the result's gradient (each device's
+// partial sum reached every block), that of an all-to-all the all-to-all
+// back (split and concat swapped). @v's all-to-all reaches no loss on this
+// device: its backward all-to-all still runs, on zeros, so that both
+// devices' collectives match.
+// CHECK-LABEL: func.func @resplit
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %{{.*}} on @mesh [0, 1] reduction sum dim 0 sizes [3, 1] : tensor<4x6xf32> -> tensor<3x6xf32>
+// CHECK: dist.all_to_all %[[RS]] on @mesh [0, 1] split 1 [4, 2] concat 0 [3, 1] : tensor<3x6xf32> -> tensor<4x4xf32>
+// CHECK: %[[ZERO:.*]] = onnx.Constant dense<0.000000e+00> : tensor<4x1xf32>
+// CHECK: %[[DV:.*]] = dist.all_to_all %[[ZERO]] on @mesh [0, 1] split 0 [2, 2] concat 1 [1, 1] {hetpar.backward} : tensor<4x1xf32> -> tensor<2x2xf32>
+// CHECK: %[[DA:.*]] = dist.all_to_all %{{.*}} on @mesh [0, 1] split 0 [3, 1] concat 1 [4, 2] {hetpar.backward} : tensor<4x4xf32> -> tensor<3x6xf32>
+// CHECK: %[[DW:.*]] = dist.all_gather %[[DA]] on @mesh [0, 1] dim 0 sizes [3, 1] {hetpar.backward} : tensor<3x6xf32> -> tensor<4x6xf32>
+// CHECK: return %{{.*}}, %[[DW]], %[[DV]]
+dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
+ml_program.global private mutable @w(dense<0.5> : tensor<4x6xf32>) : tensor<4x6xf32> {hetpar.role = "param"}
+ml_program.global private mutable @v(dense<0.5> : tensor<2x2xf32>) : tensor<2x2xf32> {hetpar.role = "param"}
+func.func @resplit() -> tensor<f32> attributes {dist.device = 0 : i64} {
+  %w = ml_program.global_load @w : tensor<4x6xf32>
+  %vs = ml_program.global_load @v : tensor<2x2xf32>
+  %r = dist.reduce_scatter %w on @mesh [0, 1] reduction sum dim 0 sizes [3, 1] : tensor<4x6xf32> -> tensor<3x6xf32>
+  %a = dist.all_to_all %r on @mesh [0, 1] split 1 [4, 2] concat 0 [3, 1] : tensor<3x6xf32> -> tensor<4x4xf32>
+  %b = dist.all_to_all %vs on @mesh [0, 1] split 1 [1, 1] concat 0 [2, 2] : tensor<2x2xf32> -> tensor<4x1xf32>
+  %l = onnx.ReduceSum(%a) {keepdims = 0 : i64} : (tensor<4x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

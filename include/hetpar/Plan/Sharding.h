@@ -136,10 +136,14 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
                    llvm::ArrayRef<int> group, const Cluster &cluster,
                    const CostModel &model, Collective *used = nullptr);
 
-/// The layout a value has after `collective` (none, all_gather, all_reduce or
-/// reduce_scatter) follows an op producing `layout`.
+/// The layout a value of rank `rank` has after `collective` (none,
+/// all_gather, all_reduce or reduce_scatter) follows an op producing
+/// `layout`: reduce_scatter leaves partial sums split along the last
+/// dimension in the op's `shares` (ResolvedSharding::shares), as
+/// hetpar-dist-partition does.
 Layout afterCollective(const Layout &layout,
-                       std::optional<Collective> collective, int rank);
+                       std::optional<Collective> collective, int rank,
+                       llvm::ArrayRef<double> shares);
 
 /// Times one replica of a stage: its ops in order on its tensor-parallel
 /// group, each op on its slowest device, then its own collective and the

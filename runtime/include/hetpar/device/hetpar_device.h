@@ -3612,9 +3612,10 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s, float beta,
 // local form of the dist dialect). Compiled only with HETPAR_MULTI_DEVICE, so
 // one-device programs need no MPI. Both backends run them with MPI (one
 // process per device; the rank in MPI_COMM_WORLD is the device's place in the
-// mesh, hp_rank_of); on the GPU the buffers are staged through host memory
-// (hp_staged), which also works with every rank on one GPU. The NCCL path is
-// not written yet. Groups are ordered device lists, as in the dist ops;
+// mesh, hp_rank_of); on the GPU they run on NCCL where every rank has a GPU
+// of its own (hp_collectives_init), else the buffers are staged through host
+// memory (hp_staged), which also works with every rank on one GPU. Groups are
+// ordered device lists, as in the dist ops;
 // counts are elements. Every function returns 0, or non-zero with
 // ctx->error set.
 //===----------------------------------------------------------------------===//
@@ -4068,10 +4069,11 @@ static int hp_broadcast_host(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
 }
 
 /// The collectives on the program's buffers. On the CPU they are the MPI calls
-/// above. On the GPU every rank stages its buffers through host memory
-/// (device -> host, MPI, host -> device): slower than NCCL, but it works with
-/// every rank on one GPU, which NCCL refuses (scripts/gpu-check.sh runs
-/// multi-device plans that way); the NCCL path is not written yet.
+/// above. On the GPU they run on NCCL when hp_collectives_init chose it;
+/// otherwise every rank stages its buffers through host memory (device ->
+/// host, MPI, host -> device): slower than NCCL, but it works with every rank
+/// on one GPU, which NCCL refuses (scripts/gpu-check.sh runs multi-device
+/// plans that way).
 #if HP_CUDA
 /// A host buffer of at least `bytes` (slot 0: inputs, 1: outputs), kept for
 /// the process's life.
@@ -4451,6 +4453,60 @@ static int hp_broadcast(hp_ctx *ctx, const int64_t *devices, int n, T *buf,
   return hp_broadcast_host(ctx, devices, n, buf, count, root);
 }
 #endif
+
+/// dist.all_to_all on a tensor viewed as [outer, extent, inner] around each
+/// of its two dimensions: the operand is cut along its split dimension
+/// (inOuter x inExtent x inInner elements; device j's piece has
+/// splitSizes[j] of the inExtent indices) and the pieces received are
+/// concatenated along the result's concat dimension (outOuter x outExtent x
+/// outInner; device j's piece has concatSizes[j] indices). A piece that is
+/// not contiguous (an outer extent above 1) is packed into `sendBuf`
+/// (inOuter x inExtent x inInner elements) or received into `recvBuf`
+/// (outOuter x outExtent x outInner) and unpacked: the buffers are unused
+/// (and may be null) otherwise. Groups hold at most 64 devices
+/// (hp_group_comm's limit).
+template <typename T>
+static int hp_all_to_all_along(hp_ctx *ctx, const int64_t *devices, int n,
+                               const T *in, int64_t inOuter, int64_t inExtent,
+                               int64_t inInner, const int64_t *splitSizes,
+                               T *out, int64_t outOuter, int64_t outExtent,
+                               int64_t outInner, const int64_t *concatSizes,
+                               T *sendBuf, T *recvBuf) {
+  if (n < 1 || n > 64) {
+    snprintf(ctx->error, sizeof ctx->error,
+             "all_to_all over %d devices (1 to 64)", n);
+    return 1;
+  }
+  int64_t sendCounts[64], recvCounts[64], sendAt = 0, recvAt = 0;
+  const bool pack = inOuter > 1, unpack = outOuter > 1;
+  for (int j = 0; j < n; ++j) {
+    sendCounts[j] = inOuter * splitSizes[j] * inInner;
+    recvCounts[j] = outOuter * concatSizes[j] * outInner;
+    // Piece j: [inOuter, splitSizes[j], inInner] out of the operand.
+    hp_dims dims = {{inOuter, splitSizes[j], inInner}};
+    hp_dims from = {{inExtent * inInner, inInner, 1}};
+    hp_dims to = {{splitSizes[j] * inInner, inInner, 1}};
+    hp_dims mods = {{inOuter, splitSizes[j], inInner}};
+    if (pack)
+      hp_copy_launch(ctx, sendCounts[j], 3, dims, from, mods, sendAt * inInner,
+                     in, to, inOuter * sendAt * inInner, sendBuf);
+    sendAt += splitSizes[j];
+  }
+  if (hp_all_to_all(ctx, devices, n, pack ? sendBuf : in, sendCounts,
+                    unpack ? recvBuf : out, recvCounts))
+    return 1;
+  for (int j = 0; j < n && unpack; ++j) {
+    // Piece j lands at [:, recvAt : recvAt + concatSizes[j], :].
+    hp_dims dims = {{outOuter, concatSizes[j], outInner}};
+    hp_dims from = {{concatSizes[j] * outInner, outInner, 1}};
+    hp_dims to = {{outExtent * outInner, outInner, 1}};
+    hp_copy_launch(ctx, recvCounts[j], 3, dims, from, dims,
+                   outOuter * recvAt * outInner, (const T *)recvBuf, to,
+                   recvAt * outInner, out);
+    recvAt += concatSizes[j];
+  }
+  return 0;
+}
 
 /// Point-to-point exchanges of one step, posted together and completed by
 /// hp_exchange_end (the MPI counterpart of ncclGroupStart/End: no ordering
