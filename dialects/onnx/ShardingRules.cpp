@@ -27,6 +27,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PartitionHooks.h"
+
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
@@ -278,7 +280,8 @@ using Shapes = SmallVector<SmallVector<int64_t>>;
 
 /// The way every rule below starts: Derived::build gets the op and the static
 /// shapes of its operands and results (the search runs on the static module;
-/// a shape that is not static, or an op without results, has no rule).
+/// a shape that is not static, or an op without results, has no rule). The
+/// partition's hooks go to PartitionHooks.h's overloads for Op.
 template <typename Derived, typename Op>
 struct StaticRule : public ShardingRuleOpInterface::ExternalModel<Derived, Op> {
   FailureOr<ShardingRule> getShardingRule(Operation *op) const {
@@ -287,6 +290,15 @@ struct StaticRule : public ShardingRuleOpInterface::ExternalModel<Derived, Op> {
       return failure();
     return static_cast<const Derived *>(this)->build(llvm::cast<Op>(op), in,
                                                      out);
+  }
+  std::optional<unsigned> getAddedOperand(Operation *op) const {
+    return hooks::addedOperand(llvm::cast<Op>(op));
+  }
+  Value buildAddedTerm(Operation *op, OpBuilder &b, Value c) const {
+    return hooks::addedTerm(llvm::cast<Op>(op), b, c);
+  }
+  void adaptToLocalShapes(Operation *op, OpBuilder &b) const {
+    hooks::adaptToLocalShapes(llvm::cast<Op>(op), b);
   }
 };
 

@@ -63,17 +63,6 @@ std::string hetpar::partition::describeOp(Operation *op) {
          (name.empty() ? std::string() : " node '" + name + "'");
 }
 
-/// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
-/// contraction split, every device computes the sum's part without it and
-/// adds it after the all-reduce (Local::addend), so that the devices' graphs
-/// (and their backward passes) have one shape.
-std::optional<unsigned> hetpar::partition::addedOperand(Operation *op) {
-  std::string type = onnx::getONNXOpType(op);
-  if ((type == "Gemm" || type == "Conv") && op->getNumOperands() == 3)
-    return 2u;
-  return std::nullopt;
-}
-
 //===----------------------------------------------------------------------===//
 // The plan
 //===----------------------------------------------------------------------===//
@@ -184,27 +173,6 @@ LogicalResult Partitioner::placeDropout(Device &d, Operation *op,
   return success();
 }
 
-Value Partitioner::prepareAddend(Operation *op, Value c) {
-  Location loc = op->getLoc();
-  auto ct = llvm::cast<RankedTensorType>(c.getType());
-  if (auto conv = llvm::dyn_cast<onnx::ConvOp>(op)) {
-    int64_t rank =
-        llvm::cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-    SmallVector<int64_t> shape(rank, 1);
-    shape[1] = ct.getDimSize(0);
-    return reshape(loc, c, shape);
-  }
-  auto beta = op->getAttrOfType<FloatAttr>("beta");
-  if (!beta || beta.getValueAsDouble() == 1.0)
-    return c;
-  Value scale = onnx::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(
-          RankedTensorType::get({}, ct.getElementType()),
-          b.getFloatAttr(ct.getElementType(), beta.getValueAsDouble())));
-  return onnx::MulOp::create(b, loc, ct, c, scale);
-}
-
 /// The tensor-parallel split that `op`'s dist.op_sharding names (none
 /// without one), checked against its sharding rule and a group of `t`.
 FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
@@ -287,8 +255,14 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
 
   bool reductionSplit =
       ft >= 0 && rule->factors[ft].kind == FactorKind::Reduction;
-  std::optional<unsigned> added =
-      reductionSplit ? addedOperand(op) : std::nullopt;
+  // What the op adds once to its sum (Gemm's C, Conv's bias): with the
+  // contraction split, every device computes the sum's part without it and
+  // adds it after the all-reduce (Local::addend), so that the devices' graphs
+  // (and their backward passes) have one shape.
+  auto ruleOp = llvm::dyn_cast<ShardingRuleOpInterface>(op);
+  std::optional<unsigned> added = reductionSplit && ruleOp
+                                      ? ruleOp.getAddedOperand()
+                                      : std::nullopt;
 
   // Operands in the layouts the op needs.
   IRMapping mapping;
@@ -319,7 +293,7 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     local->removeAttr(name);
   Value addend;
   if (added) {
-    addend = prepareAddend(op, local->getOperand(*added));
+    addend = ruleOp.buildAddedTerm(b, local->getOperand(*added));
     local->eraseOperand(*added);
   }
   for (auto [k, r] : llvm::enumerate(op->getResults())) {
@@ -344,51 +318,12 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
   if (auto dropout = llvm::dyn_cast<onnx::DropoutOp>(local))
     if (failed(placeDropout(d, op, dropout, results.front())))
       return failure();
-  // Operands that hold a shape: the local result's.
-  std::string type = onnx::getONNXOpType(op);
-  auto localShape = [&](unsigned k) {
-    return SmallVector<int64_t>(
-        llvm::cast<RankedTensorType>(local->getResult(k).getType()).getShape());
-  };
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(local);
-  if ((type == "Reshape" || type == "Expand") && local->getNumOperands() > 1)
-    local->setOperand(1, i64Const(op->getLoc(), localShape(0)));
-  if (type == "ConstantOfShape")
-    local->setOperand(0, i64Const(op->getLoc(), localShape(0)));
-  if (type == "Split" && local->getNumOperands() > 1 &&
-      llvm::isa<RankedTensorType>(local->getOperand(1).getType())) {
-    auto axisAttr = local->getAttrOfType<IntegerAttr>("axis");
-    int64_t rank =
-        llvm::cast<RankedTensorType>(local->getOperand(0).getType()).getRank();
-    auto axis = normalizeAxis(axisAttr ? axisAttr.getInt() : 0, rank);
-    SmallVector<int64_t> split;
-    for (unsigned k = 0; axis && k < local->getNumResults(); ++k)
-      split.push_back(localShape(k)[*axis]);
-    local->setOperand(1, i64Const(op->getLoc(), split));
-  }
-  // A Resize to `sizes`: the local extents of the axes it lists.
-  if (auto resize = llvm::dyn_cast<onnx::ResizeOp>(local);
-      resize && resize.getSizes() &&
-      llvm::cast<ShapedType>(resize.getSizes().getType()).getNumElements()) {
-    SmallVector<int64_t> sizes, shape = localShape(0);
-    if (auto axes = resize.getAxes())
-      for (int64_t a : *axes)
-        sizes.push_back(shape[a < 0 ? a + shape.size() : a]);
-    else
-      sizes = shape;
-    resize.getSizesMutable().assign(i64Const(op->getLoc(), sizes));
-  }
-  // A grouped Conv with some of the groups: C = group * W[1] locally too.
-  if (auto conv = llvm::dyn_cast<onnx::ConvOp>(local);
-      conv && conv.getGroup() != 1) {
-    int64_t c = llvm::cast<RankedTensorType>(conv->getOperand(0).getType())
-                    .getDimSize(1);
-    int64_t perGroup =
-        llvm::cast<RankedTensorType>(conv->getOperand(1).getType())
-            .getDimSize(1);
-    if (perGroup > 0 && c % perGroup == 0)
-      conv.setGroup(c / perGroup);
+  // What the op states about shapes (a Reshape's shape operand, Split's
+  // sizes, a grouped Conv's group): the local types'.
+  if (auto localRule = llvm::dyn_cast<ShardingRuleOpInterface>(local)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(local);
+    localRule.adaptToLocalShapes(b);
   }
   // The op's own shape rule must agree with the local types.
   if (auto iface = llvm::dyn_cast<onnx::InferShapesOpInterface>(local)) {

@@ -50,7 +50,7 @@ struct Local {
   int64_t granule = 1, outer = 1;
   SmallVector<int64_t> starts, sizes;
   dist::ReductionKind reduction = dist::ReductionKind::Sum; // Partial
-  // Partial: what the op adds once to the sum (addedOperand), added after
+  // Partial: what the op adds once to the sum (getAddedOperand), added after
   // the all-reduce by every device; null when nothing.
   Value addend;
   bool sameSplit(const Local &o) const {
@@ -77,11 +77,6 @@ struct TensorSplit {
 
 std::string describeOp(Operation *op);
 
-/// The operand an op adds once to a sum (Gemm's C, Conv's bias): with the
-/// contraction split, every device computes the sum's part without it and
-/// adds it after the all-reduce (Local::addend), so that the devices' graphs
-/// (and their backward passes) have one shape.
-std::optional<unsigned> addedOperand(Operation *op);
 
 /// The tensor-parallel layout of an operand or result whose dimensions
 /// hold `dims` of `rule`'s factors: split where the split factor lies,
@@ -132,10 +127,6 @@ private:
   LogicalResult partitionOp(Device &d, Operation *op,
                             SmallVectorImpl<Local> &results);
   FailureOr<TensorSplit> tensorSplit(Operation *op, int64_t t);
-  /// Operand `c` that `op` adds once to its sum (addedOperand), as a value
-  /// to add to the all-reduced result: Gemm's C times beta, Conv's bias
-  /// [M] as [1, M, 1, ...].
-  Value prepareAddend(Operation *op, Value c);
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);

@@ -74,6 +74,35 @@ def ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         (the search runs on the static module).
       }],
       "::mlir::FailureOr<::hetpar::ShardingRule>", "getShardingRule", (ins)>,
+    InterfaceMethod<[{
+        The operand the op adds once to a sum over its reduction factors
+        (Gemm's C, Conv's bias), or none. With a reduction factor split,
+        hetpar-dist-partition drops it from each device's op and adds
+        `buildAddedTerm` after the partial sums combine, so that it is added
+        once, not once per device.
+      }],
+      "std::optional<unsigned>", "getAddedOperand", (ins), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<[{
+        The term that operand `c` (getAddedOperand) contributes to the op's
+        first result, broadcastable to it: Gemm's beta x C, Conv's bias [M] as
+        [1, M, 1, ...]. Built at `builder`'s insertion point.
+      }],
+      "::mlir::Value", "buildAddedTerm",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$c), "",
+      [{ return c; }]>,
+    InterfaceMethod<[{
+        After hetpar-dist-partition gave a copy of the op its local (per-device)
+        operand and result types, rewrites what the op states about shapes so
+        that it computes those types: Reshape's and Expand's shape operand,
+        Split's sizes, Resize's sizes, a grouped Conv's group (a device with
+        some of the groups). New operands are built at `builder`'s insertion
+        point. Ops whose shapes follow from their operands need nothing (the
+        default). The partition then checks the op's shape inference against
+        the local types.
+      }],
+      "void", "adaptToLocalShapes", (ins "::mlir::OpBuilder &":$builder), "",
+      [{}]>,
   ];
 }
 
