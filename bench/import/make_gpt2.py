@@ -67,8 +67,11 @@ def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=ma
     wpe = weight("wpe", (positions, hidden))
     pos = const("position_ids", np.arange(seq, dtype=np.int64).reshape(1, seq))
     mask_shape = (1, 1, seq, seq)
+    # float32's lowest above the diagonal, as Hugging Face's GPT-2 masks
+    # (torch.finfo(dtype).min; older versions used -1e4).
     inits.append(tensor("causal_mask", mask_shape, lambda: np.triu(
-        np.full((seq, seq), -1e4, np.float32), 1).reshape(mask_shape)))
+        np.full((seq, seq), np.finfo(np.float32).min, np.float32),
+        1).reshape(mask_shape)))
     const("scale", np.array(1.0 / np.sqrt(head_dim), np.float32))
     const("split_qkv", np.array([hidden] * 3, np.int64))
     const("heads_shape", np.array([batch, seq, heads, head_dim], np.int64))

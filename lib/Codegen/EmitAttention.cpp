@@ -9,9 +9,13 @@
 #include "EmitAttention.h"
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace hetpar;
@@ -85,6 +89,79 @@ std::string layoutLiteral(ArrayRef<int64_t> strides, int64_t rows,
       .str();
 }
 
+/// A float constant's values as doubles (f32 and f64 only).
+std::optional<std::vector<double>> floatValues(Value v) {
+  ElementsAttr attr = getConstantElements(v);
+  Type elt = llvm::cast<ShapedType>(v.getType()).getElementType();
+  if (!attr || !(elt.isF32() || elt.isF64()))
+    return std::nullopt;
+  auto bytes = getElementsBytes(attr);
+  if (failed(bytes))
+    return std::nullopt;
+  std::vector<double> out;
+  size_t width = elt.isF32() ? 4 : 8;
+  for (size_t k = 0; k + width <= bytes->size(); k += width) {
+    if (width == 4) {
+      float f;
+      std::memcpy(&f, bytes->data() + k, 4);
+      out.push_back(f);
+    } else {
+      double d;
+      std::memcpy(&d, bytes->data() + k, 8);
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+/// A masked score at or below this has an exponential of exactly 0 next to
+/// any finite score of a row (float's and double's exp underflow far above
+/// it); -inf and the exporters' finfo.min (-3.4e38) are below.
+constexpr double kMaskedScore = -1e30;
+
+/// The offset of a constant causal mask: for every query i, key j is masked
+/// (a score whose exponential is 0: kMaskedScore or below) exactly when
+/// j > i + (Lk - Lq), and Lk >= Lq, so every query keeps key 0. None for any
+/// other mask, a mask computed at run time, or a 16-bit one.
+std::optional<int64_t> causalOffset(onnx::FusedAttentionOp a, int64_t lq,
+                                    int64_t lk) {
+  Value mask = a.getMask();
+  if (!mask || lk < lq)
+    return std::nullopt;
+  ArrayRef<int64_t> m = shapeOf(mask);
+  if (m.size() < 2 || m[m.size() - 2] != lq || m.back() != lk)
+    return std::nullopt;
+  // Whether element k of the mask masks its score.
+  std::function<bool(int64_t)> masked;
+  std::vector<char> bools;
+  std::optional<std::vector<double>> adds;
+  if (a.getFill()) {
+    auto fill = floatValues(a.getFill());
+    ElementsAttr attr = getConstantElements(mask);
+    auto bytes = attr ? getElementsBytes(attr) : FailureOr<std::vector<char>>();
+    if (!fill || fill->size() != 1 || !((*fill)[0] <= kMaskedScore) ||
+        failed(bytes))
+      return std::nullopt;
+    bools = std::move(*bytes);
+    bool keep = a.getKeep() != 0;
+    masked = [&](int64_t k) { return (bools[k] != 0) != keep; };
+  } else {
+    adds = floatValues(mask);
+    if (!adds)
+      return std::nullopt;
+    masked = [&](int64_t k) { return (*adds)[k] <= kMaskedScore; };
+  }
+  int64_t offset = lk - lq, planes = 1;
+  for (int64_t d : m.drop_back(2))
+    planes *= d;
+  for (int64_t p = 0, k = 0; p < planes; ++p)
+    for (int64_t i = 0; i < lq; ++i)
+      for (int64_t j = 0; j < lk; ++j, ++k)
+        if (masked(k) != (j > i + offset))
+          return std::nullopt;
+  return offset;
+}
+
 } // namespace
 
 int hetpar::codegen::emitFusedAttention(Operation *op,
@@ -119,13 +196,15 @@ int hetpar::codegen::emitFusedAttention(Operation *op,
       ", " +
       layoutLiteral(logicalStrides(a.getY(), a.getYPerm(), true), lq, dv) +
       ", " + layoutLiteral(maskStrides(mask, rank), 2, 2);
+  std::optional<int64_t> causal = causalOffset(a, lq, lk);
   ctx.line(llvm::formatv(
       "hp_attention_launch<{0}, {1}, {2}>(ctx, hp_attention_shape{{{3}, {4}, "
-      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}}, {14}, {15}, {16}, "
-      "{17}, {18}, {19}, {20});",
+      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}}, {16}, "
+      "{17}, {18}, {19}, {20}, {21}, {22});",
       T, A, M, batch, lq, lk, d, dv, lead.size(), dimsLiteral(lead), layouts,
-      kind, a.getKeep(), a.getDivide(), ctx.ptr(a.getQ()), ctx.ptr(a.getKT()),
-      ctx.ptr(a.getV()), opt(a.getScale(), T), opt(mask, M),
-      opt(a.getFill(), T), ctx.ptr(a.getY())));
+      kind, a.getKeep(), a.getDivide(), causal ? 1 : 0, causal.value_or(0),
+      ctx.ptr(a.getQ()), ctx.ptr(a.getKT()), ctx.ptr(a.getV()),
+      opt(a.getScale(), T), opt(mask, M), opt(a.getFill(), T),
+      ctx.ptr(a.getY())));
   return 1;
 }

@@ -607,6 +607,27 @@ TEST(Attention, PaddingMaskOverOddLengths) {
   c.check();
 }
 
+// The last 40 of 300 positions under an additive causal mask (query i sees
+// keys up to 260 + i, Llama's triu of -inf), with the causal flag and its
+// offset: the first task's keys end inside the second block of 256, and the
+// second task's (queries 32 to 39) too; every key past them is skipped.
+TEST(Attention, CausalOffsetSkipsKeysPastTheDiagonal) {
+  hp_attention_shape s = attentionShape({2}, 40, 300, 16, 8);
+  s.mask = 1;
+  s.m.row = 300;
+  s.m.col = 1;
+  AttentionCase c(s);
+  c.scale = 0.25f;
+  c.mask.assign(40 * 300, 0.0f);
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 261 + i; j < 300; ++j)
+      c.mask[i * 300 + j] = -INFINITY;
+  c.check();
+  c.s.causal = 1;
+  c.s.causalOffset = 260;
+  c.check();
+}
+
 // A causal select mask [Lq, Lk] kept where true (GPT-2's Where(mask, S,
 // min)); and its reverse, each query keeping only the keys at or after it
 // (Where(mask, -inf, S) with mask true before the query): rows from 256 on
@@ -617,6 +638,11 @@ TEST(Attention, CausalAndReverseSelectMasks) {
   c.fill = std::numeric_limits<float>::lowest();
   c.scale = 0.25f;
   c.check();
+  // The same with the causal flag: keys past each block's diagonal are not
+  // computed, which changes nothing.
+  c.s.causal = 1;
+  c.check();
+  c.s.causal = 0;
   c.setSelect([](int64_t i, int64_t j) { return j < i; });
   c.s.keep = 0;
   c.fill = -INFINITY;

@@ -13,7 +13,13 @@ PyTorch (Debian's python3-torch 1.13, opset 17, eval mode, static shapes).
 - long: one causal head of 32 over 4096 tokens;
 - narrow: heads of width 1 (D = 1: the strides of KT's rows mean nothing),
   K^T from a Transpose, and the scale a [1, 1, 1, 1] constant;
-- flat: 2-D attention without a batch dimension, K^T a 2-D Transpose.
+- flat: 2-D attention without a batch dimension, K^T a 2-D Transpose;
+- suffix: the last 5 positions of 300 attending causally (a KV cache's
+  queries: query i sees keys up to 295 + i), Llama's additive mask (a
+  constant triu of -inf), two heads of 16;
+- soft: GPT-2's causal block with an old exporter's finite fill (-10000),
+  which code generation must not treat as causal (exp(-10000 - max) is not
+  0 where every kept score is below -9900).
 
 Writes DIR/NAME/model.onnx, DIR/NAME/input_<i>.npy and DIR/NAME/output_0.npy
 (PyTorch's output, the reference). Deterministic (torch.manual_seed(0)).
@@ -92,6 +98,30 @@ class Flat(nn.Module):
         return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
+class Suffix(nn.Module):
+    def __init__(self, queries=5, keys=300):
+        super().__init__()
+        mask = torch.full((queries, keys), float("-inf"))
+        self.register_buffer("mask",
+                             torch.triu(mask, diagonal=keys - queries + 1))
+
+    def forward(self, q, k, v):
+        s = torch.matmul(q, k.transpose(-1, -2)) / 4.0 + self.mask
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+class Soft(Causal):
+    def forward(self, x):
+        n, l, _ = x.shape
+        q, k, v = self.qkv(x).split(self.h * self.d, dim=2)
+        q, k, v = (t.view(n, l, self.h, self.d).transpose(1, 2)
+                   for t in (q, k, v))
+        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
+        s = torch.where(self.bias[:l, :l], s, torch.tensor(-10000.0))
+        y = torch.matmul(s.softmax(dim=-1), v)
+        return y.transpose(1, 2).reshape(n, l, self.h * self.d)
+
+
 def export(root, name, module, inputs, names):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -126,6 +156,10 @@ def main(root):
     export(root, "flat", Flat(),
            [torch.randn(7, 4), torch.randn(9, 4), torch.randn(9, 3)],
            ["q", "k", "v"])
+    export(root, "suffix", Suffix(),
+           [torch.randn(1, 2, 5, 16), torch.randn(1, 2, 300, 16),
+            torch.randn(1, 2, 300, 16)], ["q", "k", "v"])
+    export(root, "soft", Soft(21), [torch.randn(2, 21, 24)], ["x"])
 
 
 if __name__ == "__main__":

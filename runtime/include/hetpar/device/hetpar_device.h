@@ -2707,7 +2707,23 @@ struct hp_attention_shape {
   int mask;   // 0: none, 1: additive, 2: select (with fill)
   int keep;   // select: 1 keeps the score where the mask is true
   int divide; // 1: S / scale, 0: S * scale
+  // 1: the mask is a constant causal mask (code generation checked it):
+  // for query i the keys j > i + causalOffset are masked to a score whose
+  // exponential is 0, and every query keeps key 0, so those keys are not
+  // computed at all (about half the work when Lq == Lk). 0: every key is.
+  int causal;
+  int64_t causalOffset;
 };
+
+/// The keys [0, limit) that a query up to `lastQuery` attends to: all of
+/// them, or those up to the causal diagonal.
+HP_HD int64_t hp_attention_key_limit(const hp_attention_shape &s,
+                                     int64_t lastQuery) {
+  if (!s.causal)
+    return s.Lk;
+  const int64_t limit = lastQuery + s.causalOffset + 1;
+  return limit < s.Lk ? limit : s.Lk;
+}
 
 /// The element offset of batch b's matrix in an operand of layout `l`
 /// (row-major over s.extents).
@@ -2750,8 +2766,9 @@ HP_KERNEL(hp_attention_naive, hp_attention_shape s, const T *q, const T *kT,
         mask ? mask + hp_attention_offset(s, s.m, b) + i * s.m.row : mask;
     const Acc sc = scale ? (Acc)*scale : Acc(1);
     Acc mx = hp_lowest<Acc>(), l = 0, acc = 0;
+    const int64_t keys = hp_attention_key_limit(s, i);
     for (int pass = 0; pass < 2; ++pass)
-      for (int64_t j = 0; j < s.Lk; ++j) {
+      for (int64_t j = 0; j < keys; ++j) {
         Acc x = 0;
         for (int64_t d = 0; d < s.D; ++d)
           x += (Acc)qi[d * s.q.col] * (Acc)kb[d * s.k.row + j * s.k.col];
@@ -2798,8 +2815,13 @@ __global__ void hp_attention_tiles(hp_attention_shape s, int br, int bc,
     for (int64_t d = 0; d < s.Dv; ++d)
       Os[r * s.Dv + d] = 0;
     Acc m = hp_lowest<Acc>(), l = 0;
-    for (int64_t j0 = 0; j0 < s.Lk; j0 += bc) {
-      const int cols = (int)(s.Lk - j0 < bc ? s.Lk - j0 : bc);
+    // The block's keys: up to its last query's diagonal when causal (one
+    // bound for the whole block, which loads every tile together).
+    const int64_t last = blockIdx.x * (int64_t)br + br - 1;
+    const int64_t keys =
+        hp_attention_key_limit(s, last < s.Lq - 1 ? last : s.Lq - 1);
+    for (int64_t j0 = 0; j0 < keys; j0 += bc) {
+      const int cols = (int)(keys - j0 < bc ? keys - j0 : bc);
       __syncthreads(); // the previous tile is consumed
       for (int64_t e = r; e < (int64_t)cols * s.D; e += br) {
         int64_t c = e % cols, d = e / cols; // coalesced along the keys
@@ -2863,7 +2885,14 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
   const int64_t tasks = s.batch * blocks;
   const Acc sc = scale ? (Acc)*scale : Acc(1);
   const bool parallel = tasks > 1 && s.Lq * s.Lk * (s.D + s.Dv) >= 16384;
-#pragma omp parallel for schedule(static) if (parallel)
+  // Causal tasks differ in work (a later block of queries attends to more
+  // keys): they are handed out round-robin, the others in contiguous runs.
+  int64_t chunk = 1;
+#ifdef _OPENMP
+  if (!s.causal)
+    chunk = (tasks + omp_get_max_threads() - 1) / omp_get_max_threads();
+#endif
+#pragma omp parallel for schedule(static, chunk) if (parallel)
   for (int64_t task = 0; task < tasks; ++task) {
     alignas(64) T S[HP_ATTENTION_ROWS * HP_ATTENTION_KEYS];
     Acc m[HP_ATTENTION_ROWS], l[HP_ATTENTION_ROWS];
@@ -2879,9 +2908,10 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
       m[r] = hp_lowest<Acc>();
       l[r] = 0;
     }
-    for (int64_t j0 = 0; j0 < s.Lk; j0 += HP_ATTENTION_KEYS) {
+    const int64_t keys = hp_attention_key_limit(s, i0 + rows - 1);
+    for (int64_t j0 = 0; j0 < keys; j0 += HP_ATTENTION_KEYS) {
       const int64_t cols =
-          s.Lk - j0 < HP_ATTENTION_KEYS ? s.Lk - j0 : HP_ATTENTION_KEYS;
+          keys - j0 < HP_ATTENTION_KEYS ? keys - j0 : HP_ATTENTION_KEYS;
       hp_gemm<T, Acc>(ctx, s.q.col != 1, s.k.col != 1, rows, cols, s.D, 1.0f, Q,
                       s.q.col != 1 ? s.q.col : s.q.row, 0, K + j0 * s.k.col,
                       s.k.col != 1 ? s.k.col : s.k.row, 0, 0.0f, S, cols, 0, 1);
