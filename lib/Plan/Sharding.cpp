@@ -411,11 +411,54 @@ Layout afterCollective(const Layout &layout,
   return layout;
 }
 
+std::optional<ExitSplit>
+exitSplit(const OpCatalog &catalog, OpResult value,
+          llvm::function_ref<const ResolvedSharding *(int)> resolved,
+          llvm::function_ref<std::optional<Collective>(int)> collectiveOf,
+          llvm::function_ref<int(int)> stageOf) {
+  auto producer = catalog.index.find(value.getOwner());
+  if (producer == catalog.index.end())
+    return std::nullopt;
+  int p = producer->second, home = stageOf(p);
+  const ResolvedSharding *made = resolved(p);
+  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+  if (!made || !type)
+    return std::nullopt;
+  Layout from = afterCollective(made->results[value.getResultNumber()],
+                                collectiveOf(p), type.getRank(), made->shares);
+  if (from.kind != Layout::Split || from.outer != 1)
+    return std::nullopt;
+  std::optional<ExitSplit> out;
+  for (OpOperand &use : value.getUses()) {
+    auto it = catalog.index.find(use.getOwner());
+    if (it == catalog.index.end())
+      return std::nullopt; // a graph output
+    int u = it->second, s = stageOf(u);
+    if (s == home)
+      continue;
+    if (s < home || (out && out->stage != s))
+      return std::nullopt;
+    if (!out || u < out->user)
+      out = ExitSplit{s, u, use.getOperandNumber(), from, Layout()};
+  }
+  if (!out)
+    return std::nullopt;
+  const ResolvedSharding *user = resolved(out->user);
+  if (!user || out->operand >= user->operands.size())
+    return std::nullopt;
+  out->to = user->operands[out->operand];
+  if (out->to.kind != Layout::Split || out->to.dim != from.dim ||
+      out->to.outer != 1)
+    return std::nullopt;
+  return out;
+}
+
 llvm::Expected<ReplicaTime>
 timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
             const llvm::StringMap<OpSharding> &shardings,
             llvm::ArrayRef<int> group, double batchShare, bool training,
-            bool recompute, const Cluster &cluster, const CostModel &model) {
+            bool recompute, const Cluster &cluster, const CostModel &model,
+            const llvm::DenseSet<Value> *leaveSplit) {
   int t = group.size();
   ReplicaTime out;
   out.ownForward.assign(t, 0.0);
@@ -505,7 +548,7 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
         auto it = catalog.index.find(u);
         return it == catalog.index.end() || !inStage.count(it->second);
       });
-      if (leaves)
+      if (leaves && !(leaveSplit && leaveSplit->contains(v)))
         leave += reshard(v, Layout(), false);
     }
   out.forward += leave;

@@ -544,6 +544,44 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           ba.ops[ba.firstError].error));
   }
 
+  // Each op's resolved sharding on its stage's group (shares of constants and
+  // results per tensor-parallel index). One that does not resolve stays
+  // empty: timeReplica reports it, naming the stage.
+  std::vector<std::optional<ResolvedSharding>> resolved(table.ops.size());
+  auto shardingOf = [&](int i) -> const OpSharding * {
+    const Stage &stage = plan.stages[stageOf[i]];
+    auto it = stage.shardings.find(table.names[i]);
+    return it == stage.shardings.end() ? nullptr : &it->second;
+  };
+  for (auto [s, stage] : llvm::enumerate(plan.stages))
+    for (int i : stageOps[s]) {
+      auto r = resolveSharding(table, i, shardingOf(i), stage.tensor);
+      if (r)
+        resolved[i] = std::move(*r);
+      else
+        llvm::consumeError(r.takeError());
+    }
+  // Values that travel to the next stage split (exitSplit), and their bytes
+  // per boundary: each receiving device gets its part.
+  llvm::DenseSet<Value> leaveSplit;
+  std::vector<double> splitBytes(std::max(p - 1, 0), 0.0);
+  for (auto [i, op] : llvm::enumerate(table.ops))
+    for (OpResult r : op->getResults()) {
+      auto exit = exitSplit(
+          table, r,
+          [&](int k) { return resolved[k] ? &*resolved[k] : nullptr; },
+          [&](int k) {
+            const OpSharding *sh = shardingOf(k);
+            return sh ? sh->collective : std::nullopt;
+          },
+          [&](int k) { return stageOf[k]; });
+      if (!exit)
+        continue;
+      leaveSplit.insert(r);
+      for (int s = stageOf[i]; s < exit->stage; ++s)
+        splitBytes[s] += table.bytesOf(r.getType()) / m;
+    }
+
   // --- Stage times (per microbatch) ---
   // A stage's time is that of its slowest replica; inside a replica each op
   // waits for its slowest tensor-parallel device, then runs its collective.
@@ -568,7 +606,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
       if (memo == replicaMemo.end()) {
         auto timed =
             timeReplica(table, stageOps[s], stage.shardings, group, batchShare,
-                        training, stage.recompute, cluster, model);
+                        training, stage.recompute, cluster, model, &leaveSplit);
         if (!timed)
           return fail(llvm::formatv("stage {0}: {1}", s,
                                     llvm::toString(timed.takeError())));
@@ -592,7 +630,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
 
   // --- Transfers: the values that cross each boundary, per microbatch ---
   // Replica r of stage s sends its part to replica r mod data' of stage s + 1
-  // (from and to the first device of each replica); pairs run in parallel.
+  // (from and to the first device of each replica, or in parts between
+  // their devices for a value that travels split); pairs run in parallel.
   for (int s = 0; s + 1 < p; ++s) {
     double bytes = 0;
     llvm::DenseSet<Value> counted;
@@ -609,6 +648,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
       }
     }
     const Stage &from = plan.stages[s], &to = plan.stages[s + 1];
+    // A value that travels split moves in parts between the groups' devices
+    // at once: the busiest device moves 1 / min(tensor, tensor') of it.
+    bytes += splitBytes[s] / std::min(from.tensor, to.tensor) - splitBytes[s];
     int pairs = std::max(from.data, to.data);
     for (int r = 0; r < pairs; ++r) {
       int src = from.devices[(r % from.data) * from.tensor];
@@ -652,19 +694,6 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
     }
   }
 
-  // Each op's resolved sharding on its stage's group (shares of constants and
-  // results per tensor-parallel index).
-  std::vector<std::optional<ResolvedSharding>> resolved(table.ops.size());
-  for (auto [s, stage] : llvm::enumerate(plan.stages))
-    for (int i : stageOps[s]) {
-      auto it = stage.shardings.find(table.names[i]);
-      auto r = resolveSharding(
-          table, i, it == stage.shardings.end() ? nullptr : &it->second,
-          stage.tensor);
-      if (!r)
-        return r.takeError();
-      resolved[i] = std::move(*r);
-    }
   auto operandShare = [&](int i, unsigned k, int t) {
     return resolved[i]->operandShares[k][t];
   };

@@ -18,9 +18,11 @@
 //    split along one dimension (uneven extents per device) or partial sums.
 // Where an op needs another layout than its operand has, the pass inserts
 // the conversion: a local slice (weights are sliced at compile time), an
-// all-gather, an all-reduce. Values that leave a stage leave replicated within
-// the replica and travel by send/recv, cut and joined along the batch where
-// the replicas of the two stages split the microbatch differently.
+// all-gather, an all-reduce, an all-to-all. Values that leave a stage leave
+// replicated within the replica and travel by send/recv, cut and joined along
+// the batch where the replicas of the two stages split the microbatch
+// differently; a value the next stage wants split as it is travels split
+// (exitSplit), in the overlaps of the two stages' splits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -209,6 +211,66 @@ FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
                            << " add up to " << at
                            << " but the factor they split has " << factor.size;
   return split;
+}
+
+FailureOr<Local> Partitioner::operandLayout(Operation *op, unsigned k,
+                                            int64_t t) {
+  const std::optional<ShardingRule> &rule =
+      catalog->rules[catalog->index.lookup(op)];
+  if (!rule || k >= rule->operands.size())
+    return Local();
+  FailureOr<TensorSplit> split = tensorSplit(op, t);
+  if (failed(split))
+    return failure();
+  return tensorLayout(*rule, rule->operands[k], *split);
+}
+
+/// The op's dist.op_sharding as the simulator reads a plan's.
+static std::optional<OpSharding> namedSharding(Operation *op) {
+  auto attr =
+      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
+  if (!attr)
+    return std::nullopt;
+  OpSharding s;
+  s.dim = attr.getDim();
+  ArrayRef<int64_t> parts = attr.getParts().asArrayRef();
+  s.parts.assign(parts.begin(), parts.end());
+  s.collective = attr.getCollective();
+  return s;
+}
+
+void Partitioner::findSplitExits() {
+  std::vector<std::optional<ResolvedSharding>> resolved(catalog->ops.size());
+  std::vector<std::optional<OpSharding>> named(catalog->ops.size());
+  std::vector<int> stageIndex(catalog->ops.size(), -1);
+  for (auto [i, op] : llvm::enumerate(catalog->ops)) {
+    auto it = stageOf.find(op);
+    if (it == stageOf.end())
+      continue;
+    stageIndex[i] = it->second;
+    named[i] = namedSharding(op);
+    auto r = resolveSharding(*catalog, i, named[i] ? &*named[i] : nullptr,
+                             stages[it->second].tensor);
+    if (r)
+      resolved[i] = std::move(*r);
+    else
+      llvm::consumeError(r.takeError()); // partitionOp reports it
+  }
+  for (Value v : exits) {
+    auto r = llvm::dyn_cast<OpResult>(v);
+    if (!r || !catalog->index.count(r.getOwner()))
+      continue;
+    auto exit = exitSplit(
+        *catalog, r,
+        [&](int k) { return resolved[k] ? &*resolved[k] : nullptr; },
+        [&](int k) {
+          return named[k] ? named[k]->collective
+                          : std::optional<dist::CollectiveKind>();
+        },
+        [&](int k) { return stageIndex[k]; });
+    if (exit)
+      splitExits[v] = *exit;
+  }
 }
 
 LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
@@ -415,6 +477,7 @@ LogicalResult Partitioner::run() {
           exits.push_back(r);
         }
       }
+  findSplitExits();
 
   // Stage by stage: a later stage's receives need the batch layout of the
   // values an earlier one sends.

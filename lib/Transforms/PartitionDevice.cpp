@@ -16,7 +16,8 @@ using namespace hetpar::partition;
 //===----------------------------------------------------------------------===//
 
 SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
-                                                      int64_t to, int64_t tag) {
+                                                      int64_t to, int64_t tag,
+                                                      bool everyRank) {
   const Device &dst = *deviceById[to];
   const StageInfo &from = stages[s];
   bool hasBatch = exitBatch.lookup(global).has_value();
@@ -29,7 +30,7 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
   // broadcasts to its tensor-parallel group (receiveInGroup), so that one
   // gradient travels back.
   const StageInfo &toStage = stages[dst.stage];
-  if (training && dst.rank != 0)
+  if (training && dst.rank != 0 && !everyRank)
     return {};
   // Spread the senders over the ranks of each replica.
   int64_t index = llvm::find(toStage.devices, to) - toStage.devices.begin();
@@ -48,14 +49,60 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
   return out;
 }
 
+FailureOr<Local> Partitioner::receivedSplit(Value global, const Device &to) {
+  const ExitSplit &exit = splitExits.find(global)->second;
+  FailureOr<Local> want = operandLayout(catalog->ops[exit.user], exit.operand,
+                                        stages[to.stage].tensor);
+  if (failed(want))
+    return failure();
+  if (want->kind != Local::Split || want->outer != 1)
+    return func.emitError() << "internal error: partition: a value that "
+                               "travels split is not received split";
+  return *want;
+}
+
+FailureOr<SmallVector<Partitioner::Piece>>
+Partitioner::splitPiecesTo(Value global, int64_t to) {
+  const Device &dst = *deviceById[to];
+  FailureOr<Local> want = receivedSplit(global, dst);
+  if (failed(want))
+    return failure();
+  const Local &have = exitLayout.find(global)->second;
+  if (have.kind != Local::Split || have.dim != want->dim || have.outer != 1)
+    return func.emitError() << "internal error: partition: a value that "
+                               "travels split leaves its stage otherwise";
+  int64_t lo = want->starts[dst.rank] * want->granule;
+  int64_t hi = lo + want->sizes[dst.rank] * want->granule;
+  const StageInfo &from = stages[stageOfValue(global)];
+  SmallVector<Piece> out;
+  for (const Piece &rows : piecesTo(global, stageOfValue(global), to,
+                                    exitTag.lookup(global), true)) {
+    const Device &sender = *deviceById[rows.from];
+    for (int64_t k = 0; k < from.tensor; ++k) {
+      int64_t a = have.starts[k] * have.granule;
+      int64_t e = a + have.sizes[k] * have.granule;
+      if (std::max(a, lo) >= std::min(e, hi))
+        continue;
+      Piece p = rows;
+      p.from = from.devices[sender.replica * from.tensor + k];
+      p.dlo = std::max(a, lo);
+      p.dhi = std::min(e, hi);
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
 Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
-                        int64_t from, int64_t tag) {
+                        int64_t from, int64_t tag, const Piece *split) {
   Local shape;
   shape.batch = exitBatch.lookup(global);
   RankedTensorType t = localType(d, global, shape);
   SmallVector<int64_t> dims(t.getShape());
   if (shape.batch)
     dims[shape.batch->dim] = shape.batch->outer * rows * shape.batch->granule;
+  if (split)
+    dims[exitLayout.find(global)->second.dim] = split->dhi - split->dlo;
   return dist::RecvOp::create(
       b, loc, RankedTensorType::get(dims, t.getElementType()),
       FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(from),
@@ -155,8 +202,9 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
 
 /// Receives what earlier stages computed for this stage's ops, in tag
 /// order, as the senders send (each pair of devices matches its messages in
-/// order).
-void Partitioner::receiveFromEarlierStages(Device &d) {
+/// order). A value that travels split arrives in the split its first user
+/// needs, in pieces from the sending devices that hold them.
+LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   Location loc = func.getLoc();
   const StageInfo &st = stages[d.stage];
   SmallVector<std::pair<Value, SmallVector<Value>>> received;
@@ -170,15 +218,37 @@ void Partitioner::receiveFromEarlierStages(Device &d) {
   llvm::sort(needed, [&](Value x, Value y) {
     return exitTag.lookup(x) < exitTag.lookup(y);
   });
+  SmallVector<SmallVector<Piece>> pieces;
   for (Value v : needed) {
     SmallVector<Value> parts;
-    for (const Piece &p : piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)))
-      parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag));
+    if (splitExits.count(v)) {
+      auto split = splitPiecesTo(v, d.id);
+      if (failed(split))
+        return failure();
+      pieces.push_back(*split);
+    } else {
+      pieces.push_back(piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)));
+    }
+    for (const Piece &p : pieces.back())
+      parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag,
+                           splitExits.count(v) ? &p : nullptr));
     received.push_back({v, parts});
   }
-  for (auto &[v, parts] : received) {
+  for (auto [k, entry] : llvm::enumerate(received)) {
+    auto &[v, parts] = entry;
     Local l;
+    if (splitExits.count(v)) {
+      auto want = receivedSplit(v, d);
+      if (failed(want))
+        return failure();
+      l = *want;
+    }
     l.batch = exitBatch.lookup(v);
+    if (splitExits.count(v)) {
+      l.value = joinSplitPieces(loc, pieces[k], parts, l);
+      d.values[v] = l;
+      continue;
+    }
     if (!parts.empty())
       l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
                         : parts.front();
@@ -186,6 +256,25 @@ void Partitioner::receiveFromEarlierStages(Device &d) {
       l.value = receiveInGroup(d, loc, v, l);
     d.values[v] = l;
   }
+  return success();
+}
+
+/// The pieces of a value that travels split, joined: along its split
+/// dimension within each run of rows (pieces come by sending replica, then
+/// by index), then the runs along the batch.
+Value Partitioner::joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
+                                   ArrayRef<Value> parts, const Local &l) {
+  SmallVector<Value> runs, run;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    run.push_back(parts[k]);
+    if (k + 1 < pieces.size() && pieces[k + 1].lo == pieces[k].lo)
+      continue;
+    runs.push_back(run.size() == 1 ? run.front() : concat(loc, run, l.dim, 1));
+    run.clear();
+  }
+  if (runs.size() == 1)
+    return runs.front();
+  return concat(loc, runs, l.batch->dim, l.batch->outer);
 }
 
 /// Without local-io, every device of a group that holds a sender of an
@@ -228,7 +317,16 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
     for (const Device &other : devices) {
       if (other.stage <= d.stage || !usedByStage(v, other.stage))
         continue;
-      for (const Piece &p : piecesTo(v, s, other.id, exitTag.lookup(v)))
+      SmallVector<Piece> pieces;
+      if (splitExits.count(v)) {
+        auto split = splitPiecesTo(v, other.id);
+        if (failed(split))
+          return failure();
+        pieces = std::move(*split);
+      } else {
+        pieces = piecesTo(v, s, other.id, exitTag.lookup(v));
+      }
+      for (const Piece &p : pieces)
         if (p.from == d.id)
           sends.push_back({v, p});
     }
@@ -248,7 +346,7 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
   if (training && d.group.size() > 1)
     for (Value v : exits) {
       if (stageOfValue(v) != d.stage || !mayNeedGradient(v) ||
-          !usedByLaterStage(v, d.stage))
+          !usedByLaterStage(v, d.stage) || splitExits.count(v))
         continue;
       auto whole = makeReplicated(d, v);
       if (failed(whole))
@@ -258,10 +356,18 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
   // All values first, then the sends back to back (one exchange step).
   SmallVector<std::pair<Value, Piece>> ready;
   for (auto &[v, p] : sends) {
-    auto whole = makeReplicated(d, v);
-    if (failed(whole))
-      return failure();
-    Value piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
+    Value piece;
+    if (p.dhi > p.dlo) {
+      // Travels split: the part of this device's split.
+      const Local &mine = d.values[v];
+      piece = slice(loc, mine.value, mine.dim, 1,
+                    p.dlo - mine.starts[d.rank] * mine.granule, p.dhi - p.dlo);
+    } else {
+      auto whole = makeReplicated(d, v);
+      if (failed(whole))
+        return failure();
+      piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
+    }
     if (auto bd = exitBatch.lookup(v); bd && p.hi > p.lo)
       piece = slice(loc, piece, bd->dim, bd->outer,
                     (p.lo - offsetOf(d)) * bd->granule,
@@ -346,7 +452,8 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
   bool isRoot = d.id == stages[last].devices.front();
   SmallVector<Type> argTypes;
   createFunction(d, argTypes);
-  receiveFromEarlierStages(d);
+  if (failed(receiveFromEarlierStages(d)))
+    return failure();
   // The stage's ops.
   for (Operation *op : stages[d.stage].ops) {
     SmallVector<Local> results;
@@ -361,8 +468,10 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
   // Where the batch lies in what leaves the stage (the same on every device
   // of the stage): the receivers' types need it.
   for (Value v : exits)
-    if (stageOfValue(v) == d.stage)
+    if (stageOfValue(v) == d.stage) {
       exitBatch[v] = d.values[v].batch;
+      exitLayout[v] = d.values[v];
+    }
   if (failed(replicateOutputs(d)) || failed(sendToLaterStages(d)))
     return failure();
   SmallVector<Value> results;

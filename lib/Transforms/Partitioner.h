@@ -113,7 +113,7 @@ private:
   };
   LogicalResult partitionDevice(Device &d);
   void createFunction(Device &d, SmallVectorImpl<Type> &argTypes);
-  void receiveFromEarlierStages(Device &d);
+  LogicalResult receiveFromEarlierStages(Device &d);
   LogicalResult replicateOutputs(Device &d);
   LogicalResult sendToLaterStages(Device &d);
   LogicalResult joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
@@ -127,6 +127,12 @@ private:
   LogicalResult partitionOp(Device &d, Operation *op,
                             SmallVectorImpl<Local> &results);
   FailureOr<TensorSplit> tensorSplit(Operation *op, int64_t t);
+  /// The tensor-parallel layout operand `k` of `op` needs on a group of `t`
+  /// (replicated for an op without a rule or sharding).
+  FailureOr<Local> operandLayout(Operation *op, unsigned k, int64_t t);
+  /// The values that travel to a later stage split (exitSplit, Sharding.h),
+  /// each with its first user there.
+  void findSplitExits();
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);
@@ -194,17 +200,31 @@ private:
     int64_t from, to; // device ids
     int64_t lo, hi;   // rows of the microbatch (all when no batch)
     int64_t tag;
+    // A value that travels split: the indices [dlo, dhi) of its split
+    // dimension (both 0 otherwise).
+    int64_t dlo = 0, dhi = 0;
   };
   /// A dist.recv of `global` as it leaves its stage (replicated in the
   /// replica), with `rows` samples of the batch when it carries one.
   Value recv(Location loc, Device &d, Value global, int64_t rows, int64_t from,
-             int64_t tag);
+             int64_t tag, const Piece *split = nullptr);
   /// The devices that send graph output `j` (value `v`) to the root: one per
   /// replica of its stage when it carries the batch (in replica order), else
   /// one; spread over the ranks of each replica.
   SmallVector<int64_t> outputSenders(Value v, size_t j);
-  /// The pieces that carry `global` (produced in stage `s`) to device `to`.
-  SmallVector<Piece> piecesTo(Value global, int s, int64_t to, int64_t tag);
+  /// The pieces that carry `global` (produced in stage `s`) to device `to`,
+  /// cut along the batch; in training only to each replica's first device
+  /// (receiveInGroup broadcasts), unless `everyRank`.
+  SmallVector<Piece> piecesTo(Value global, int s, int64_t to, int64_t tag,
+                              bool everyRank = false);
+  /// The pieces of a value that travels split to device `to`: the overlap
+  /// of each sending device's rows and indices with the receiver's.
+  FailureOr<SmallVector<Piece>> splitPiecesTo(Value global, int64_t to);
+  Value joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
+                        ArrayRef<Value> parts, const Local &l);
+  /// The split layout device `to` receives a split exit in (its first
+  /// user's), without the batch.
+  FailureOr<Local> receivedSplit(Value global, const Device &to);
   int stageOfValue(Value v) const;
 
   ModuleOp module;
@@ -225,6 +245,10 @@ private:
   DenseMap<int64_t, Device *> deviceById;
   /// Values that leave their stage: where the batch lies, and their tag.
   DenseMap<Value, std::optional<BatchDim>> exitBatch;
+  /// Values that travel split, with their first user in the receiving
+  /// stage, and the split the producing stage holds them in.
+  DenseMap<Value, ExitSplit> splitExits;
+  DenseMap<Value, Local> exitLayout;
   DenseMap<Value, int64_t> exitTag;
   SmallVector<Value> exits; // in tag order
   bool isBatchInput(BlockArgument a) const;

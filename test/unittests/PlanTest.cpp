@@ -248,6 +248,47 @@ TEST_F(SimulatorTest, TensorShardingSplitsWorkAndAddsCollective) {
               8.4e-6 + 3.4e-6 + 0.5 * 1024 / 300e9, 1e-12);
 }
 
+TEST_F(SimulatorTest, SplitValuesTravelToTheNextStageInParts) {
+  // Stage 0 splits mm1 and its ReLU by columns 16:16 over devices 0 and 1;
+  // stage 1's mm2 on devices 2 and 3 wants them split by its contraction
+  // 20:12. The 8 x 32 x 4 = 1024 bytes leave stage 0 split (no all-gather)
+  // and each device moves at most half of them (exitSplit). With mm2 not
+  // sharded they leave gathered (8.4 + 3.4 us + 1/2 * 1024 / 300e9, as
+  // above) and travel whole.
+  auto four = parseCluster(R"(
+name: four
+nodes:
+  - name: n0
+    devices: [{kind: A100-SXM4-80GB, count: 4}]
+)",
+                           "four.yaml");
+  ASSERT_TRUE(static_cast<bool>(four)) << errorOf(four.takeError());
+  auto twoStages = [&](llvm::StringRef mm2) {
+    std::string json = R"({"stages": [
+      {"first": "mm1", "last": "relu", "devices": [0, 1], "tensor": 2,
+       "shardings": {"mm1": {"dim": 1, "parts": [16, 16]},
+                     "relu": {"dim": 1, "parts": [16, 16]}}},
+      {"first": "mm2", "last": "mm2", "devices": [2, 3], "tensor": 2,
+       "shardings": {)" +
+                       mm2.str() + "}}]}";
+    auto pred = simulate(*module, *four, plan(json), model);
+    EXPECT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+    return pred ? std::move(*pred) : Prediction();
+  };
+  Prediction split = twoStages(
+      R"("mm2": {"dim": -1, "parts": [20, 12], "collective": "all_reduce"})");
+  Prediction whole = twoStages("");
+  EXPECT_DOUBLE_EQ(split.stages[0].forwardCollectives, 0);
+  EXPECT_NEAR(whole.stages[0].forwardCollectives,
+              8.4e-6 + 3.4e-6 + 0.5 * 1024 / 300e9, 1e-12);
+  EXPECT_DOUBLE_EQ(
+      split.stages[0].transferOut,
+      model.collectiveTime(Collective::SendRecv, 512, {0, 2}, *four));
+  EXPECT_DOUBLE_EQ(
+      whole.stages[0].transferOut,
+      model.collectiveTime(Collective::SendRecv, 1024, {0, 2}, *four));
+}
+
 TEST_F(SimulatorTest, BadPlansSayWhatIsWrong) {
   EXPECT_EQ(
       simulateError(R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},

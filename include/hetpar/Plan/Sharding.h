@@ -145,10 +145,37 @@ Layout afterCollective(const Layout &layout,
                        std::optional<Collective> collective, int rank,
                        llvm::ArrayRef<double> shares);
 
+/// A value that leaves its stage split (exitSplit): the producer's split
+/// and the split its first user in the receiving stage needs.
+struct ExitSplit {
+  int stage;        ///< the receiving stage
+  int user;         ///< the first user there (catalog index)
+  unsigned operand; ///< the operand of `user` it is
+  Layout from, to;  ///< both Split along one dimension, outer 1
+};
+
+/// Whether `value` (a result of op `catalog.index[owner]`) travels to a later
+/// stage split as its producer leaves it: each device of the receiving group
+/// gets, from each sending device, the part of its own split that the sender
+/// holds (by send/recv), and nothing is gathered first. That is so when the
+/// producer's layout after its own collective is a split with outer 1, the
+/// value is no graph output, every user outside its stage is in one later
+/// stage, and the first of them (program order) needs the operand split
+/// along the same dimension with outer 1 (any sizes: the pieces are the
+/// overlaps). `resolved` and `collectiveOf` give an op's resolved sharding
+/// on its own stage's group and its collective, `stageOf` its stage, by
+/// catalog index. The one answer of the simulator and hetpar-dist-partition.
+std::optional<ExitSplit>
+exitSplit(const OpCatalog &catalog, mlir::OpResult value,
+          llvm::function_ref<const ResolvedSharding *(int)> resolved,
+          llvm::function_ref<std::optional<Collective>(int)> collectiveOf,
+          llvm::function_ref<int(int)> stageOf);
+
 /// Times one replica of a stage: its ops in order on its tensor-parallel
 /// group, each op on its slowest device, then its own collective and the
 /// reshards its users need; values from outside the stage arrive replicated,
-/// values leaving the stage leave replicated.
+/// values leaving the stage leave replicated, but for those in `leaveSplit`
+/// (exitSplit), which leave as they are.
 struct ReplicaTime {
   double forward = 0, backward = 0, collectives = 0;
   std::vector<double> ownForward, ownBackward; ///< per device of the group
@@ -157,7 +184,8 @@ llvm::Expected<ReplicaTime>
 timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
             const llvm::StringMap<OpSharding> &shardings,
             llvm::ArrayRef<int> group, double batchShare, bool training,
-            bool recompute, const Cluster &cluster, const CostModel &model);
+            bool recompute, const Cluster &cluster, const CostModel &model,
+            const llvm::DenseSet<mlir::Value> *leaveSplit = nullptr);
 
 /// The share of `value` (a result of an op of a stage whose ops are `inStage`;
 /// `resolved` gives the resolved sharding of an op by its catalog index) that

@@ -358,9 +358,12 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     stage's ops on local shapes (weights sliced at compile time), and inserts
     the collectives its tensor sharding implies: an operand whose layout
     differs from what the op's sharding rule needs is all-gathered (split to
-    whole), all-reduced (partial sums), or sliced (whole to split). Values
-    that later stages use leave replicated and travel by `dist.send` /
-    `dist.recv`, cut and joined along the batch. The first device of the last
+    whole), all-reduced (partial sums), reduce-scattered (partial sums to
+    split), all-to-all'd (split along another dimension) or sliced (whole to
+    split). Values that later stages use leave replicated and travel by
+    `dist.send` / `dist.recv`, cut and joined along the batch; one that the
+    next stage wants split as its producer leaves it travels split, each
+    receiving device getting the overlaps of its part (exitSplit). The first device of the last
     stage receives and joins every graph output (its function alone has
     results, with `dist.batch_dim` where they carry the batch); the module
     gets `dist.microbatches`.
