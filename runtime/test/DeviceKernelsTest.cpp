@@ -573,16 +573,21 @@ struct AttentionCase {
           << "element " << i;
     }
   }
+  /// An additive mask [Lq, Lk] (shared by every batch) of `value(i, j)`.
+  template <typename F> void setAdditive(F value) { setMask(1, mask, value); }
   /// A select mask [Lq, Lk] (shared by every batch) that is `keep(i, j)`.
-  template <typename F> void setSelect(F keep) {
-    s.mask = 2;
+  template <typename F> void setSelect(F keep) { setMask(2, select, keep); }
+  /// Mask kind `kind` of elements `of(i, j)` in `into`, row-major [Lq, Lk].
+  template <typename V, typename F>
+  void setMask(int kind, std::vector<V> &into, F of) {
+    s.mask = kind;
     s.m = {};
     s.m.row = s.Lk;
     s.m.col = 1;
-    select.resize(s.Lq * s.Lk);
+    into.resize(s.Lq * s.Lk);
     for (int64_t i = 0; i < s.Lq; ++i)
       for (int64_t j = 0; j < s.Lk; ++j)
-        select[i * s.Lk + j] = keep(i, j);
+        into[i * s.Lk + j] = of(i, j);
   }
 };
 
@@ -612,16 +617,10 @@ TEST(Attention, PaddingMaskOverOddLengths) {
 // offset: the first task's keys end inside the second block of 256, and the
 // second task's (queries 32 to 39) too; every key past them is skipped.
 TEST(Attention, CausalOffsetSkipsKeysPastTheDiagonal) {
-  hp_attention_shape s = attentionShape({2}, 40, 300, 16, 8);
-  s.mask = 1;
-  s.m.row = 300;
-  s.m.col = 1;
-  AttentionCase c(s);
+  AttentionCase c(attentionShape({2}, 40, 300, 16, 8));
   c.scale = 0.25f;
-  c.mask.assign(40 * 300, 0.0f);
-  for (int64_t i = 0; i < 40; ++i)
-    for (int64_t j = 261 + i; j < 300; ++j)
-      c.mask[i * 300 + j] = -INFINITY;
+  c.setAdditive(
+      [](int64_t i, int64_t j) { return j > 260 + i ? -INFINITY : 0.0f; });
   c.check();
   c.s.causal = 1;
   c.s.causalOffset = 260;
@@ -652,14 +651,8 @@ TEST(Attention, CausalAndReverseSelectMasks) {
 // A row whose every score is -inf is NaN, as Softmax makes it; the other rows
 // are unaffected. No keys at all give zeros, as the unfused products do.
 TEST(Attention, FullyMaskedRowsAndNoKeys) {
-  hp_attention_shape s = attentionShape({1}, 3, 5, 4, 2);
-  s.mask = 1;
-  s.m.row = 5;
-  s.m.col = 1;
-  AttentionCase c(s);
-  c.mask.assign(15, 0.0f);
-  for (int64_t j = 0; j < 5; ++j)
-    c.mask[5 + j] = -INFINITY;
+  AttentionCase c(attentionShape({1}, 3, 5, 4, 2));
+  c.setAdditive([](int64_t i, int64_t) { return i == 1 ? -INFINITY : 0.0f; });
   std::vector<float> y = c.run();
   EXPECT_TRUE(std::isnan(y[2]) && std::isnan(y[3]));
   c.check();

@@ -36,9 +36,11 @@ from torch import nn
 
 
 class Causal(nn.Module):
-    def __init__(self, length, heads=3, dim=8):
+    """fill: what masked scores become (None: the dtype's lowest)."""
+
+    def __init__(self, length, heads=3, dim=8, fill=None):
         super().__init__()
-        self.h, self.d = heads, dim
+        self.h, self.d, self.fill = heads, dim, fill
         self.qkv = nn.Linear(heads * dim, 3 * heads * dim)
         self.register_buffer(
             "bias", torch.tril(torch.ones(length, length, dtype=torch.bool)))
@@ -49,8 +51,8 @@ class Causal(nn.Module):
         q, k, v = (t.view(n, l, self.h, self.d).transpose(1, 2)
                    for t in (q, k, v))
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
-        s = torch.where(self.bias[:l, :l], s,
-                        torch.tensor(torch.finfo(s.dtype).min))
+        fill = torch.finfo(s.dtype).min if self.fill is None else self.fill
+        s = torch.where(self.bias[:l, :l], s, torch.tensor(fill))
         y = torch.matmul(s.softmax(dim=-1), v)
         return y.transpose(1, 2).reshape(n, l, self.h * self.d)
 
@@ -110,18 +112,6 @@ class Suffix(nn.Module):
         return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
-class Soft(Causal):
-    def forward(self, x):
-        n, l, _ = x.shape
-        q, k, v = self.qkv(x).split(self.h * self.d, dim=2)
-        q, k, v = (t.view(n, l, self.h, self.d).transpose(1, 2)
-                   for t in (q, k, v))
-        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.d)
-        s = torch.where(self.bias[:l, :l], s, torch.tensor(-10000.0))
-        y = torch.matmul(s.softmax(dim=-1), v)
-        return y.transpose(1, 2).reshape(n, l, self.h * self.d)
-
-
 def export(root, name, module, inputs, names):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -159,7 +149,8 @@ def main(root):
     export(root, "suffix", Suffix(),
            [torch.randn(1, 2, 5, 16), torch.randn(1, 2, 300, 16),
             torch.randn(1, 2, 300, 16)], ["q", "k", "v"])
-    export(root, "soft", Soft(21), [torch.randn(2, 21, 24)], ["x"])
+    export(root, "soft", Causal(21, fill=-10000.0), [torch.randn(2, 21, 24)],
+           ["x"])
 
 
 if __name__ == "__main__":
