@@ -395,16 +395,20 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
 }
 
 Layout afterCollective(const Layout &layout,
-                       std::optional<Collective> collective, int rank,
+                       std::optional<Collective> collective, Type type,
                        llvm::ArrayRef<double> shares) {
   if (collective == Collective::AllGather ||
       collective == Collective::AllReduce)
     return Layout();
   if (collective == Collective::ReduceScatter &&
       layout.kind == Layout::Partial) {
+    auto t = llvm::dyn_cast<RankedTensorType>(type);
+    if (!t || t.getRank() == 0 ||
+        t.getShape().back() < static_cast<int64_t>(shares.size()))
+      return Layout(); // too few indices to split: all-reduced
     Layout l;
     l.kind = Layout::Split;
-    l.dim = std::max(rank - 1, 0);
+    l.dim = static_cast<int>(t.getRank() - 1);
     l.fractions.assign(shares.begin(), shares.end());
     return l;
   }
@@ -425,9 +429,11 @@ exitSplit(const OpCatalog &catalog, OpResult value,
   if (!made || !type)
     return std::nullopt;
   Layout from = afterCollective(made->results[value.getResultNumber()],
-                                collectiveOf(p), type.getRank(), made->shares);
+                                collectiveOf(p), type, made->shares);
   if (from.kind != Layout::Split || from.outer != 1)
     return std::nullopt;
+  // The users outside the stage: in one later stage, each needing the same
+  // split (so that the received value serves them all as it arrives).
   std::optional<ExitSplit> out;
   for (OpOperand &use : value.getUses()) {
     auto it = catalog.index.find(use.getOwner());
@@ -436,20 +442,18 @@ exitSplit(const OpCatalog &catalog, OpResult value,
     int u = it->second, s = stageOf(u);
     if (s == home)
       continue;
-    if (s < home || (out && out->stage != s))
+    const ResolvedSharding *user = resolved(u);
+    unsigned k = use.getOperandNumber();
+    if (s < home || (out && out->stage != s) || !user ||
+        k >= user->operands.size())
+      return std::nullopt;
+    const Layout &to = user->operands[k];
+    if (to.kind != Layout::Split || to.dim != from.dim || to.outer != 1 ||
+        (out && out->to != to))
       return std::nullopt;
     if (!out || u < out->user)
-      out = ExitSplit{s, u, use.getOperandNumber(), from, Layout()};
+      out = ExitSplit{s, u, k, from, to};
   }
-  if (!out)
-    return std::nullopt;
-  const ResolvedSharding *user = resolved(out->user);
-  if (!user || out->operand >= user->operands.size())
-    return std::nullopt;
-  out->to = user->operands[out->operand];
-  if (out->to.kind != Layout::Split || out->to.dim != from.dim ||
-      out->to.outer != 1)
-    return std::nullopt;
   return out;
 }
 
@@ -525,11 +529,8 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       c += model.collectiveTime(*s->collective, bytes, group, cluster);
     }
     for (auto [k, v] : llvm::enumerate(op->getResults())) {
-      int rank = 0;
-      if (auto rt = llvm::dyn_cast<RankedTensorType>(v.getType()))
-        rank = rt.getRank();
       layoutOf[v] = s ? afterCollective(resolved->results[k], s->collective,
-                                        rank, resolved->shares)
+                                        v.getType(), resolved->shares)
                       : resolved->results[k];
       flexible[v] = resolved->flexibleResult && (!s || !s->collective);
     }
@@ -566,10 +567,8 @@ double keptShare(const OpCatalog &catalog,
       resolved(catalog.index.lookup(value.getOwner()));
   if (!producer)
     return 1.0;
-  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-  Layout l =
-      afterCollective(producer->results[value.getResultNumber()], collective,
-                      type ? type.getRank() : 0, producer->shares);
+  Layout l = afterCollective(producer->results[value.getResultNumber()],
+                             collective, value.getType(), producer->shares);
   if (l.kind != Layout::Split)
     return 1.0;
   for (OpOperand &use : value.getUses()) {

@@ -4,6 +4,7 @@
 #include "hetpar/Cluster/Cluster.h"
 #include "hetpar/CostModel/CostModel.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Plan/Sharding.h"
 #include "hetpar/Plan/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -287,6 +288,65 @@ nodes:
   EXPECT_DOUBLE_EQ(
       whole.stages[0].transferOut,
       model.collectiveTime(Collective::SendRecv, 1024, {0, 2}, *four));
+}
+
+TEST_F(SimulatorTest, SplitValuesTravelOnlyWhereEveryUserWantsTheSplit) {
+  // y = mm2(relu) + relu in stage 1: the Add needs relu whole, so relu
+  // leaves stage 0 gathered (8.4 + 3.4 us + 1/2 * 1024 / 300e9) although mm2
+  // wants it split as it is: received split, it would need a gather there
+  // that stage 1's timing, which takes values from outside the stage as they
+  // arrive, does not charge.
+  auto four = parseCluster(R"(
+name: four
+nodes:
+  - name: n0
+    devices: [{kind: A100-SXM4-80GB, count: 4}]
+)",
+                           "four.yaml");
+  ASSERT_TRUE(static_cast<bool>(four)) << errorOf(four.takeError());
+  auto residual = parseSourceString<ModuleOp>(R"(
+func.func @res(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
+  %w1 = onnx.Constant dense<0.5> : tensor<16x32xf32>
+  %w2 = onnx.Constant dense<0.25> : tensor<32x32xf32>
+  %0 = onnx.MatMul(%x, %w1) : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32> loc("mm1")
+  %1 = onnx.Relu(%0) : (tensor<8x32xf32>) -> tensor<8x32xf32> loc("relu")
+  %2 = onnx.MatMul(%1, %w2) : (tensor<8x32xf32>, tensor<32x32xf32>) -> tensor<8x32xf32> loc("mm2")
+  %3 = onnx.Add(%2, %1) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> loc("add")
+  return %3 : tensor<8x32xf32>
+}
+)",
+                                              ctx.get());
+  ASSERT_TRUE(residual);
+  auto pred = simulate(*residual, *four, plan(R"({"stages": [
+      {"first": "mm1", "last": "relu", "devices": [0, 1], "tensor": 2,
+       "shardings": {"mm1": {"dim": 1, "parts": [16, 16]},
+                     "relu": {"dim": 1, "parts": [16, 16]}}},
+      {"first": "mm2", "last": "add", "devices": [2, 3], "tensor": 2,
+       "shardings": {"mm2": {"dim": -1, "parts": [20, 12],
+                             "collective": "all_reduce"}}}]})"),
+                       model);
+  ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+  EXPECT_NEAR(pred->stages[0].forwardCollectives,
+              8.4e-6 + 3.4e-6 + 0.5 * 1024 / 300e9, 1e-12);
+}
+
+TEST(AfterCollective, ReduceScatterNeedsAnIndexPerDevice) {
+  // Partial sums reduce-scattered over 3 devices: split along the last
+  // dimension in the op's shares where it has at least 3 indices, else
+  // all-reduced (the partition does the same, DistPartition.cpp).
+  MLIRContext ctx;
+  Layout partial;
+  partial.kind = Layout::Partial;
+  std::vector<double> shares = {0.5, 0.25, 0.25};
+  auto f32 = Float32Type::get(&ctx);
+  Layout wide = afterCollective(partial, Collective::ReduceScatter,
+                                RankedTensorType::get({8, 4}, f32), shares);
+  EXPECT_EQ(wide.kind, Layout::Split);
+  EXPECT_EQ(wide.dim, 1);
+  EXPECT_EQ(wide.fractions, shares);
+  Layout narrow = afterCollective(partial, Collective::ReduceScatter,
+                                  RankedTensorType::get({8, 2}, f32), shares);
+  EXPECT_EQ(narrow.kind, Layout::Replicated);
 }
 
 TEST_F(SimulatorTest, BadPlansSayWhatIsWrong) {

@@ -136,13 +136,14 @@ double reshardTime(const Layout &from, const Layout &to, double bytes,
                    llvm::ArrayRef<int> group, const Cluster &cluster,
                    const CostModel &model, Collective *used = nullptr);
 
-/// The layout a value of rank `rank` has after `collective` (none,
+/// The layout a value of type `type` has after `collective` (none,
 /// all_gather, all_reduce or reduce_scatter) follows an op producing
 /// `layout`: reduce_scatter leaves partial sums split along the last
 /// dimension in the op's `shares` (ResolvedSharding::shares), as
-/// hetpar-dist-partition does.
+/// hetpar-dist-partition does, or whole (an all-reduce) when that dimension
+/// has fewer indices than the group has devices.
 Layout afterCollective(const Layout &layout,
-                       std::optional<Collective> collective, int rank,
+                       std::optional<Collective> collective, mlir::Type type,
                        llvm::ArrayRef<double> shares);
 
 /// A value that leaves its stage split (exitSplit): the producer's split
@@ -160,11 +161,14 @@ struct ExitSplit {
 /// holds (by send/recv), and nothing is gathered first. That is so when the
 /// producer's layout after its own collective is a split with outer 1, the
 /// value is no graph output, every user outside its stage is in one later
-/// stage, and the first of them (program order) needs the operand split
-/// along the same dimension with outer 1 (any sizes: the pieces are the
-/// overlaps). `resolved` and `collectiveOf` give an op's resolved sharding
-/// on its own stage's group and its collective, `stageOf` its stage, by
-/// catalog index. The one answer of the simulator and hetpar-dist-partition.
+/// stage, and each of them needs the operand in one split along the same
+/// dimension with outer 1 (any sizes against the producer's: the pieces are
+/// the overlaps; one split for all users, so that none converts it there,
+/// where the receiving stage's timing, which takes values from outside as
+/// they arrive, would not charge it). `resolved` and `collectiveOf` give an
+/// op's resolved sharding on its own stage's group and its collective,
+/// `stageOf` its stage, by catalog index. The one answer of the simulator and
+/// hetpar-dist-partition.
 std::optional<ExitSplit>
 exitSplit(const OpCatalog &catalog, mlir::OpResult value,
           llvm::function_ref<const ResolvedSharding *(int)> resolved,
