@@ -348,10 +348,12 @@ LogicalResult Differentiator::run() {
   if (failed(checkTransfers()))
     return failure();
   // A pipeline stage before the last returns nothing: it is differentiated
-  // from what it sends.
+  // from what it sends, or (a tensor-parallel device that sends nothing)
+  // from the gradients its group's dist.grad_all_reduce sums.
   Value loss;
   RankedTensorType lt;
-  if (ret.getNumOperands() == 0 && sends.empty())
+  if (ret.getNumOperands() == 0 && sends.empty() &&
+      func.getOps<dist::GradAllReduceOp>().empty())
     return func.emitError("the function returns nothing to use as the loss");
   if (ret.getNumOperands() != 0) {
     loss = ret.getOperand(0);

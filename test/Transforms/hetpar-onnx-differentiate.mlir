@@ -353,3 +353,24 @@ func.func @resplit() -> tensor<f32> attributes {dist.device = 0 : i64} {
   %l = onnx.ReduceSum(%a) {keepdims = 0 : i64} : (tensor<4x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A tensor-parallel device of a pipeline stage that neither sends nor
+// returns anything (another device of its group sends what leaves the
+// stage): it is differentiated from its group entry, whose backward
+// all-reduce (on zeros here) brings the gradient the sender received.
+// CHECK-LABEL: func.func @sends_nothing
+// CHECK-SAME: -> (tensor<3x2xf32> {hetpar.gradient_of = @w, onnx.name = "w.grad"})
+// CHECK: %[[ZERO:.*]] = onnx.Constant dense<0.000000e+00> : tensor<2x2xf32>
+// CHECK: %[[DP:.*]] = dist.all_reduce %[[ZERO]] on @mesh [0, 1] reduction sum {hetpar.backward}
+// CHECK: %[[DW:.*]] = onnx.Gemm(%arg0, %[[DP]]) {transA = 1 : i64}
+// CHECK: return %[[DW]]
+dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
+ml_program.global private mutable @w(dense<0.5> : tensor<3x2xf32>) : tensor<3x2xf32> {hetpar.role = "param"}
+func.func @sends_nothing(%x: tensor<2x3xf32>) attributes {dist.device = 1 : i64} {
+  %w = ml_program.global_load @w : tensor<3x2xf32>
+  %p = onnx.MatMul(%x, %w) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %e = dist.grad_all_reduce %p on @mesh [0, 1] : tensor<2x2xf32> -> tensor<2x2xf32>
+  return
+}
