@@ -122,6 +122,13 @@ nodes:
     devices: [{kind: A100-SXM4-80GB, count: 2}]
 )";
 
+constexpr const char *kFourA100 = R"(
+name: four
+nodes:
+  - name: n0
+    devices: [{kind: A100-SXM4-80GB, count: 4}]
+)";
+
 struct SimulatorTest : ::testing::Test {
   SimulatorTest() {
     registry.insert<func::FuncDialect, onnx::ONNXDialect>();
@@ -256,13 +263,7 @@ TEST_F(SimulatorTest, SplitValuesTravelToTheNextStageInParts) {
   // and each device moves at most half of them (exitSplit). With mm2 not
   // sharded they leave gathered (8.4 + 3.4 us + 1/2 * 1024 / 300e9, as
   // above) and travel whole.
-  auto four = parseCluster(R"(
-name: four
-nodes:
-  - name: n0
-    devices: [{kind: A100-SXM4-80GB, count: 4}]
-)",
-                           "four.yaml");
+  auto four = parseCluster(kFourA100, "four.yaml");
   ASSERT_TRUE(static_cast<bool>(four)) << errorOf(four.takeError());
   auto twoStages = [&](llvm::StringRef mm2) {
     std::string json = R"({"stages": [
@@ -296,13 +297,7 @@ TEST_F(SimulatorTest, SplitValuesTravelOnlyWhereEveryUserWantsTheSplit) {
   // wants it split as it is: received split, it would need a gather there
   // that stage 1's timing, which takes values from outside the stage as they
   // arrive, does not charge.
-  auto four = parseCluster(R"(
-name: four
-nodes:
-  - name: n0
-    devices: [{kind: A100-SXM4-80GB, count: 4}]
-)",
-                           "four.yaml");
+  auto four = parseCluster(kFourA100, "four.yaml");
   ASSERT_TRUE(static_cast<bool>(four)) << errorOf(four.takeError());
   auto residual = parseSourceString<ModuleOp>(R"(
 func.func @res(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
