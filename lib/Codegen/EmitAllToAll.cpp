@@ -16,32 +16,14 @@ using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::codegen;
 
-namespace {
-
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
-std::string cArray(ArrayRef<int64_t> values) {
-  std::string s = "{";
-  for (auto [i, v] : llvm::enumerate(values))
-    s += (i ? ", " : "") + std::to_string(v);
-  return s + "}";
-}
-
-} // namespace
-
 AllToAllStaging hetpar::codegen::allToAllStaging(dist::AllToAllOp op) {
   ArrayRef<int64_t> in = op.getInput().getType().getShape();
   ArrayRef<int64_t> out = op.getResult().getType().getShape();
   int64_t s = static_cast<int64_t>(op.getSplitDim());
   int64_t c = static_cast<int64_t>(op.getConcatDim());
   return AllToAllStaging{
-      product(in.take_front(s)),  in[s],  product(in.drop_front(s + 1)),
-      product(out.take_front(c)), out[c], product(out.drop_front(c + 1))};
+      numel(in.take_front(s)),  in[s],  numel(in.drop_front(s + 1)),
+      numel(out.take_front(c)), out[c], numel(out.drop_front(c + 1))};
 }
 
 std::string hetpar::codegen::emitAllToAllCall(dist::AllToAllOp op,

@@ -10,6 +10,7 @@
 #define HETPAR_LIB_CODEGEN_EMITCONTEXT_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
@@ -30,6 +31,22 @@ struct LibraryEmitContext {
   /// Appends one statement to the host function.
   std::function<void(const llvm::Twine &)> line;
 };
+
+/// Elements of a static shape.
+inline int64_t numel(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A C array initializer: "{1, 2, 3}".
+inline std::string cArray(llvm::ArrayRef<int64_t> v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
+}
 
 } // namespace hetpar::codegen
 

@@ -62,12 +62,6 @@ static Type eltOf(Value v) { return tensorType(v).getElementType(); }
 static llvm::ArrayRef<int64_t> shapeOf(Value v) {
   return tensorType(v).getShape();
 }
-static int64_t numel(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
 static int64_t numelOf(Value v) { return numel(shapeOf(v)); }
 static llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> s(shape.size(), 1);
@@ -1917,13 +1911,6 @@ std::string Emitter::checkedNodeList() const {
   for (const std::string &n : checkedNodes)
     list += cString(n) + ", ";
   return list;
-}
-
-static std::string cArray(llvm::ArrayRef<int64_t> v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "}";
 }
 
 /// A new span starts where an op's span key differs from the last op's: the

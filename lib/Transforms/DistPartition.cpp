@@ -175,6 +175,20 @@ LogicalResult Partitioner::placeDropout(Device &d, Operation *op,
   return success();
 }
 
+/// The op's dist.op_sharding as the simulator reads a plan's.
+static std::optional<OpSharding> namedSharding(Operation *op) {
+  auto attr =
+      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
+  if (!attr)
+    return std::nullopt;
+  OpSharding s;
+  s.dim = attr.getDim();
+  ArrayRef<int64_t> parts = attr.getParts().asArrayRef();
+  s.parts.assign(parts.begin(), parts.end());
+  s.collective = attr.getCollective();
+  return s;
+}
+
 /// The tensor-parallel split that `op`'s dist.op_sharding names (none
 /// without one), checked against its sharding rule and a group of `t`.
 FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
@@ -191,10 +205,8 @@ FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
     return op->emitError() << "partition: op " << describeOp(op)
                            << " is sharded but has no sharding rule";
   // The factor the sharding names, as the simulator resolves it.
-  OpSharding named;
-  named.dim = sharding.getDim();
-  named.parts.assign(parts.asArrayRef().begin(), parts.asArrayRef().end());
-  auto resolved = resolveSharding(*catalog, index, &named, t);
+  std::optional<OpSharding> named = namedSharding(op);
+  auto resolved = resolveSharding(*catalog, index, &*named, t);
   if (!resolved)
     return op->emitError() << "partition: "
                            << llvm::toString(resolved.takeError());
@@ -223,20 +235,6 @@ FailureOr<Local> Partitioner::operandLayout(Operation *op, unsigned k,
   if (failed(split))
     return failure();
   return tensorLayout(*rule, rule->operands[k], *split);
-}
-
-/// The op's dist.op_sharding as the simulator reads a plan's.
-static std::optional<OpSharding> namedSharding(Operation *op) {
-  auto attr =
-      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
-  if (!attr)
-    return std::nullopt;
-  OpSharding s;
-  s.dim = attr.getDim();
-  ArrayRef<int64_t> parts = attr.getParts().asArrayRef();
-  s.parts.assign(parts.begin(), parts.end());
-  s.collective = attr.getCollective();
-  return s;
 }
 
 void Partitioner::findSplitExits() {

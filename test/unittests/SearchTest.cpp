@@ -22,12 +22,15 @@
 
 #include <gtest/gtest.h>
 
+#include "TestClusters.h"
+
 #include <functional>
 #include <map>
 #include <numeric>
 
 using namespace mlir;
 using namespace hetpar;
+using hetpar::test::kFourA100;
 
 namespace {
 
@@ -99,13 +102,6 @@ nodes:
       - {kind: A100-PCIe-40GB, count: 1}
       - {kind: T4, count: 3}
     interconnect: PCIe3
-)";
-
-constexpr const char *kFourA100 = R"(
-name: four
-nodes:
-  - name: n0
-    devices: [{kind: A100-SXM4-80GB, count: 4}]
 )";
 
 //===----------------------------------------------------------------------===//
