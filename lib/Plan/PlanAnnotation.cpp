@@ -21,6 +21,17 @@ int64_t StageAnnotation::replicaOf(int64_t id) const {
   return -1;
 }
 
+llvm::SmallVector<int64_t> StageAnnotation::dataGroupOf(int64_t id) const {
+  llvm::SmallVector<int64_t> group;
+  const auto *it = llvm::find(devices, id);
+  if (it == devices.end())
+    return group;
+  int64_t rank = (it - devices.begin()) % tensor;
+  for (int64_t r = 0; r < data; ++r)
+    group.push_back(devices[r * tensor + rank]);
+  return group;
+}
+
 int PlanAnnotation::stageOf(int64_t id) const {
   for (auto [s, st] : llvm::enumerate(stages))
     if (st.replicaOf(id) >= 0)

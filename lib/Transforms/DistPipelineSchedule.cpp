@@ -276,7 +276,8 @@ void StageSchedule::beginMicrobatch(int64_t k) {
 /// Microbatch k's weight, before the first op that reads the seed (its
 /// labels are cloned by then): weight, or with counts, weight times the
 /// replica's counted labels over the microbatch's (one scalar all-reduce
-/// over the stage's replicas). The seed of microbatch k is scaled by it.
+/// over the replicas of this device's shards: a tensor-parallel group
+/// counts its labels once). The seed of microbatch k is scaled by it.
 void StageSchedule::weighMicrobatch(int64_t k) {
   IRMapping &map = clones[k];
   Value seed = seedOp->getResult(0);
@@ -291,7 +292,7 @@ void StageSchedule::weighMicrobatch(int64_t k) {
         NameLoc::get(b.getStringAttr("the microbatch's counted labels"),
                      func.getLoc()),
         count.getType(), count, FlatSymbolRefAttr::get(b.getContext(), "mesh"),
-        b.getDenseI64ArrayAttr(st.devices),
+        b.getDenseI64ArrayAttr(st.dataGroupOf(device)),
         dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
     countedOf[k] = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
     w = g.mul(g.div(count, total), w);

@@ -115,12 +115,7 @@ LogicalResult ReplicaStep::readReplica() {
   stage = &plan.stages[s];
   isLast = s + 1 == static_cast<int>(plan.stages.size());
   replica = stage->replicaOf(device);
-  // The replicas of this device's tensor-parallel rank: the devices that
-  // hold the same shards.
-  int64_t rank = (llvm::find(stage->devices, device) - stage->devices.begin()) %
-                 stage->tensor;
-  for (int64_t r = 0; r < stage->data; ++r)
-    group.push_back(stage->devices[r * stage->tensor + rank]);
+  group = stage->dataGroupOf(device);
   // A pipeline stage's step covers every microbatch
   // (hetpar-dist-pipeline-schedule).
   int64_t rows = stage->rows[replica] * (pipeline() ? plan.microbatches : 1);

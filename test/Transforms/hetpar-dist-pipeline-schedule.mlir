@@ -2,6 +2,7 @@
 // RUN: hetpar-opt %t/first.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=FIRST
 // RUN: hetpar-opt %t/last.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=1 | FileCheck %s --check-prefix=LAST
 // RUN: sed 's/"1f1b"/"gpipe"/' %t/first.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=GPIPE
+// RUN: hetpar-opt %t/counts.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=3 | FileCheck %s --check-prefix=COUNTS
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-pipeline-schedule=device=0 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-pipeline-schedule --verify-diagnostics
 
@@ -83,6 +84,25 @@ module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 3, mode = tr
     %2 = onnx.Mul(%1, %1) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
     %3 = onnx.ReduceMean(%2) {keepdims = 0 : i64} : (tensor<2x2xf32>) -> tensor<f32>
     return %3 : tensor<f32>
+  }
+}
+
+//--- counts.mlir
+// A last stage of two data-parallel replicas of two tensor-parallel devices
+// each ({1, 2} and {3, 4}) and a mean over counted labels: device 3 sums its
+// microbatch's count with device 1's, the other replica's holder of the
+// same shards, not with the whole stage (which counts every label twice).
+// COUNTS: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction sum {hetpar.microbatch_index = 0 : i64}
+// COUNTS: dist.all_reduce %{{.*}} on @mesh [1, 3] reduction sum {hetpar.microbatch_index = 1 : i64}
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 2, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1, 2, 3, 4], data = 2, tensor = 2>]>} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">, #dist.device<2, "L4">, #dist.device<3, "L4">, #dist.device<4, "L4">]
+  ml_program.global private mutable @b(dense<0.1> : tensor<5xf32>) : tensor<5xf32> {hetpar.role = "param"}
+  func.func @main(%y: tensor<2xi64> {onnx.name = "labels"}) -> tensor<f32> attributes {dist.device = 3 : i64} {
+    %x = dist.recv on @mesh from 0 tag 0 : tensor<2x5xf32>
+    %b = ml_program.global_load @b : tensor<5xf32>
+    %0 = onnx.Add(%x, %b) : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+    %1, %2 = onnx.SoftmaxCrossEntropyLoss(%0, %y) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<2x5xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>)
+    return %1 : tensor<f32>
   }
 }
 

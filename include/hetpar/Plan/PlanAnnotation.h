@@ -41,6 +41,10 @@ struct StageAnnotation {
   llvm::SmallVector<double> zeroShares;
   /// The replica of device `id` in this stage, or -1.
   int64_t replicaOf(int64_t id) const;
+  /// The devices that hold the same shards as device `id` (one per replica,
+  /// in replica order): the group of a data-parallel reduction. Empty when
+  /// `id` is not in this stage.
+  llvm::SmallVector<int64_t> dataGroupOf(int64_t id) const;
 };
 
 /// An annotated plan, read and checked.
