@@ -17,6 +17,7 @@
 
 #include "hetpar/Plan/Simulator.h"
 
+#include "hetpar/Plan/PlanPlacement.h"
 #include "hetpar/Plan/Sharding.h"
 
 #include "hetpar/Dialect/ONNX/Gradient.h"
@@ -361,120 +362,15 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                     const CostModel &model, bool withTrace) {
   bool training = plan.mode == Mode::Training;
   int p = plan.stages.size(), m = plan.microbatches;
-  std::vector<std::string> warnings;
-
-  // --- Ops to stages ---
-  std::vector<int> stageOf(table.ops.size(), -1);
-  std::vector<std::vector<int>> stageOps(p);
-  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    std::vector<int> indices;
-    if (stage.firstOp || stage.lastOp) {
-      if (!stage.firstOp || !stage.lastOp)
-        return fail(
-            llvm::formatv("stage {0}: give both 'first' and 'last'", s));
-      auto first = table.byName.find(*stage.firstOp);
-      auto last = table.byName.find(*stage.lastOp);
-      if (first == table.byName.end())
-        return fail(llvm::formatv("stage {0}: no op is named '{1}'", s,
-                                  *stage.firstOp));
-      if (last == table.byName.end())
-        return fail(
-            llvm::formatv("stage {0}: no op is named '{1}'", s, *stage.lastOp));
-      int from = first->second, to = last->second;
-      if (from > to)
-        return fail(llvm::formatv("stage {0}: '{1}' comes after '{2}'", s,
-                                  *stage.firstOp, *stage.lastOp));
-      for (int i = from; i <= to; ++i)
-        indices.push_back(i);
-    } else {
-      for (const std::string &name : stage.ops) {
-        auto it = table.byName.find(name);
-        if (it == table.byName.end())
-          return fail(
-              llvm::formatv("stage {0}: no op is named '{1}'", s, name));
-        indices.push_back(it->second);
-      }
-    }
-    for (int i : indices) {
-      if (stageOf[i] == static_cast<int>(s))
-        return fail(llvm::formatv("stage {0}: op '{1}' is listed twice", s,
-                                  table.names[i]));
-      if (stageOf[i] >= 0)
-        return fail(llvm::formatv("op '{0}' is in stages {1} and {2}",
-                                  table.names[i], stageOf[i], s));
-      if (stageOf[i] < 0)
-        stageOps[s].push_back(i);
-      stageOf[i] = s;
-    }
-    std::sort(stageOps[s].begin(), stageOps[s].end());
-    for (auto &e : stage.shardings)
-      if (!table.byName.count(e.getKey()) ||
-          stageOf[table.byName.lookup(e.getKey())] != static_cast<int>(s))
-        return fail(
-            llvm::formatv("stage {0}: sharding of '{1}', which is not an op "
-                          "of the stage",
-                          s, e.getKey()));
-    // A split output dimension must exist.
-    for (auto &e : stage.shardings) {
-      Operation *op = table.ops[table.byName.lookup(e.getKey())];
-      auto type =
-          op->getNumResults()
-              ? llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType())
-              : RankedTensorType();
-      if (type && e.second.dim >= type.getRank())
-        return fail(llvm::formatv(
-            "stage {0}: sharding of '{1}': dim {2} does not "
-            "exist, the result has rank {3} (use 0 to {4}, or "
-            "-1 for the contraction)",
-            s, e.getKey(), e.second.dim, type.getRank(), type.getRank() - 1));
-    }
-    if (stage.recompute && !training)
-      warnings.push_back(llvm::formatv(
-          "stage {0}: 'recompute' has no effect in inference", s));
-  }
-  std::vector<std::string> missing;
-  for (auto [i, s] : llvm::enumerate(stageOf))
-    if (s < 0)
-      missing.push_back(table.names[i]);
-  if (!missing.empty()) {
-    std::string list;
-    for (size_t k = 0; k < std::min<size_t>(missing.size(), 5); ++k)
-      list += (k ? ", '" : "'") + missing[k] + "'";
-    return fail(llvm::formatv("{0} ops are in no stage: {1}{2}", missing.size(),
-                              list, missing.size() > 5 ? ", ..." : ""));
-  }
-  // Stages must follow the ops' order: a value may only flow forward.
-  for (auto [i, op] : llvm::enumerate(table.ops))
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp(); def && table.index.count(def))
-        if (stageOf[table.index.lookup(def)] > stageOf[i])
-          return fail(llvm::formatv(
-              "op '{0}' (stage {1}) uses a value of op '{2}' in "
-              "the later stage {3}; stages must follow the "
-              "model's order",
-              table.names[i], stageOf[i], table.names[table.index.lookup(def)],
-              stageOf[table.index.lookup(def)]));
-
-  // --- Devices ---
-  llvm::DenseMap<int, int> deviceStage;
-  for (auto [s, stage] : llvm::enumerate(plan.stages))
-    for (int id : stage.devices) {
-      if (!cluster.findDevice(id))
-        return fail(
-            llvm::formatv("stage {0}: the cluster has no device {1}", s, id));
-      auto [it, inserted] = deviceStage.try_emplace(id, s);
-      if (!inserted)
-        return fail(
-            it->second == static_cast<int>(s)
-                ? llvm::formatv("stage {0}: device {1} is listed twice", s, id)
-                      .str()
-                : llvm::formatv("device {0} is in stages {1} and {2}", id,
-                                it->second, s)
-                      .str());
-    }
+  auto placed = placePlan(table, plan, &cluster);
+  if (!placed)
+    return placed.takeError();
+  const std::vector<int> &stageOf = placed->stageOf;
+  const std::vector<std::vector<int>> &stageOps = placed->stageOps;
+  const std::vector<std::vector<double>> &replicaShare = placed->replicaShares;
 
   Prediction pred;
-  pred.warnings = std::move(warnings);
+  pred.warnings = std::move(placed->warnings);
   pred.batch = table.batch.samples;
   pred.dtype = table.dtype;
 
@@ -492,56 +388,6 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                     ? model.getParams().backwardFactor[static_cast<int>(w->cls)]
                     : 0;
     pred.flopsPerStep += w->flops * (1 + bf);
-  }
-
-  // --- Batch split: whole samples per microbatch and per replica ---
-  if (pred.batch == 0)
-    return fail("the batch (dimension 0 of the first input) is 0: there is "
-                "nothing to run");
-  if (pred.batch % m != 0)
-    return fail(llvm::formatv("{0} microbatches do not divide the batch of {1}",
-                              m, pred.batch));
-  int64_t microbatchSize = pred.batch / m;
-  std::vector<std::vector<double>> replicaShare(p); // of one microbatch
-  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    std::vector<double> shares = stage.batchShares;
-    if (shares.empty()) {
-      if (microbatchSize % stage.data != 0)
-        return fail(llvm::formatv("stage {0}: a microbatch of {1} samples does "
-                                  "not split evenly over {2} "
-                                  "data-parallel replicas; give batch_shares",
-                                  s, microbatchSize, stage.data));
-      shares.assign(stage.data, 1.0);
-    }
-    double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
-    for (auto [r, x] : llvm::enumerate(shares)) {
-      x /= sum;
-      double samples = x * microbatchSize;
-      if (std::abs(samples - std::round(samples)) > 1e-6 ||
-          std::round(samples) < 1)
-        return fail(
-            llvm::formatv("stage {0}: replica {1} gets {2} of a microbatch of "
-                          "{3} samples; every replica needs a whole number of "
-                          "samples, at least one",
-                          s, r, samples, microbatchSize));
-    }
-    replicaShare[s] = std::move(shares);
-  }
-  if (const BatchAnalysis &ba = table.batch; ba.firstError >= 0) {
-    bool splitsBatch = m > 1 || llvm::any_of(plan.stages, [](const Stage &s) {
-                         return s.data > 1;
-                       });
-    if (splitsBatch)
-      return fail(llvm::formatv(
-          "the plan splits the batch ({0} microbatch(es), data parallelism "
-          "{1}), but {2}: only tensor parallelism and pipeline stages without "
-          "microbatches can run this model",
-          m,
-          llvm::join(llvm::map_range(
-                         plan.stages,
-                         [](const Stage &s) { return std::to_string(s.data); }),
-                     "/"),
-          ba.ops[ba.firstError].error));
   }
 
   // Each op's resolved sharding on its stage's group (shares of constants and

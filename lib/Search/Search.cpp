@@ -23,6 +23,7 @@
 
 #include "hetpar/Search/Search.h"
 #include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Plan/PlanPlacement.h"
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
@@ -1162,48 +1163,21 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
   OpCatalog catalog(func);
   module.getContext()->getOrLoadDialect<dist::DistDialect>();
   Builder b(module.getContext());
-  llvm::StringMap<Operation *> byName;
-  for (auto &[op, name] : listPlanOps(func))
-    byName[name] = op;
-  auto opsOf =
-      [&](const Stage &stage) -> llvm::Expected<std::vector<Operation *>> {
-    std::vector<Operation *> out;
-    if (stage.firstOp) {
-      bool inside = false;
-      for (auto &[op, name] : listPlanOps(func)) {
-        inside |= name == *stage.firstOp;
-        if (inside)
-          out.push_back(op);
-        if (name == *stage.lastOp)
-          break;
-      }
-      return out;
-    }
-    for (const std::string &name : stage.ops) {
-      auto it = byName.find(name);
-      if (it == byName.end())
-        return fail("no op is named '" + name + "'");
-      out.push_back(it->second);
-    }
-    return out;
-  };
+  auto placed = placePlan(catalog, plan, cluster);
+  if (!placed)
+    return placed.takeError();
   SmallVector<Attribute> stages;
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    auto ops = opsOf(stage);
-    if (!ops)
-      return ops.takeError();
-    for (Operation *op : *ops)
-      op->setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
+    for (int i : placed->stageOps[s])
+      catalog.ops[i]->setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
     for (auto &e : stage.shardings) {
-      auto it = byName.find(e.getKey());
-      if (it == byName.end())
-        return fail("no op is named '" + e.getKey().str() + "'");
+      int i = catalog.byName.lookup(e.getKey());
       const OpSharding &sh = e.getValue();
       // The annotation holds whole elements of the factor it splits: parts
       // given as relative sizes ([5, 3], [1, 1]) are scaled to them in units
       // that keep the factor's alignment (whole heads).
-      auto r = resolveSharding(catalog, catalog.byName.lookup(e.getKey()), &sh,
-                               static_cast<int>(sh.parts.size()));
+      auto r =
+          resolveSharding(catalog, i, &sh, static_cast<int>(sh.parts.size()));
       if (!r)
         return r.takeError();
       SmallVector<int64_t> parts;
@@ -1214,7 +1188,6 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
         given += parts.back();
         whole &= std::abs(p - std::llround(p)) < 1e-9;
       }
-      int i = catalog.byName.lookup(e.getKey());
       if (r->factor >= 0 && catalog.rules[i]) {
         int64_t size = catalog.rules[i]->factors[r->factor].size;
         if (!whole || given != size) {
@@ -1231,10 +1204,11 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
             parts.push_back(u * unit);
         }
       }
-      it->second->setAttr(dist::kOpShardingAttrName,
-                          dist::OpShardingAttr::get(
-                              b.getContext(), sh.dim,
-                              b.getDenseI64ArrayAttr(parts), sh.collective));
+      catalog.ops[i]->setAttr(
+          dist::kOpShardingAttrName,
+          dist::OpShardingAttr::get(b.getContext(), sh.dim,
+                                    b.getDenseI64ArrayAttr(parts),
+                                    sh.collective));
     }
     // Shares are relative ([3, 1] or [0.75, 0.25]): kept as given.
     SmallVector<double> shares(stage.batchShares.begin(),

@@ -6,6 +6,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/Sharding.h"
 #include "hetpar/Plan/Simulator.h"
+#include "hetpar/Search/Search.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -371,6 +372,25 @@ TEST_F(SimulatorTest, BadPlansSayWhatIsWrong) {
                                           "batch_shares": [2, 1]}]})"),
             "stage 0: replica 0 gets 5.33 of a microbatch of 8 samples; every "
             "replica needs a whole number of samples, at least one");
+}
+
+TEST_F(SimulatorTest, AnnotationRefusesWhatTheSimulatorRefuses) {
+  // One check (placePlan) for both: a plan that leaves an op out gets the
+  // same message, and the module stays unannotated.
+  const char *missing =
+      R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]}]})";
+  llvm::Error err = annotateModule(*module, plan(missing), &cluster);
+  EXPECT_EQ(errorOf(std::move(err)), simulateError(missing));
+  EXPECT_FALSE((*module)->hasAttr("dist.plan"));
+  module->walk([](Operation *op) {
+    EXPECT_FALSE(op->hasAttr("dist.stage_id"))
+        << op->getName().getStringRef().str();
+  });
+  const char *devices =
+      R"({"stages": [{"ops": ["mm1", "relu"], "devices": [0]},
+                     {"ops": ["mm2"], "devices": [0]}]})";
+  EXPECT_EQ(errorOf(annotateModule(*module, plan(devices), &cluster)),
+            "device 0 is in stages 0 and 1");
 }
 
 TEST(PlanFormat, ErrorsNameFileLineAndField) {
