@@ -319,7 +319,8 @@ LogicalResult
 StagePlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       DenseI64ArrayAttr devices, int64_t data, int64_t tensor,
                       DenseF64ArrayAttr batchShares, BoolAttr recompute,
-                      DenseF64ArrayAttr zeroShares, ArrayAttr kinds) {
+                      DenseF64ArrayAttr zeroShares, ArrayAttr kinds,
+                      int64_t zeroStage) {
   if (!devices || failed(verifyGroup(devices.asArrayRef(), emitError)))
     return failure();
   if (data < 1 || tensor < 1 ||
@@ -331,6 +332,10 @@ StagePlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (failed(verifyShares(emitError, batchShares, data, "batch_shares")) ||
       failed(verifyShares(emitError, zeroShares, data, "zero_shares")))
     return failure();
+  if (zeroStage != 1 && zeroStage != 2)
+    return emitError() << "zero_stage must be 1 or 2, got " << zeroStage;
+  if (zeroStage == 2 && !zeroShares)
+    return emitError() << "zero_stage 2 needs zero_shares";
   if (!kinds)
     return success();
   if (static_cast<int64_t>(kinds.size()) != devices.size())

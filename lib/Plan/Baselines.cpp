@@ -86,23 +86,29 @@ shardStateIfNeeded(const OpCatalog &catalog, mlir::func::FuncOp func,
                    const Prediction &pred, const CostModel &model) {
   if (plan.mode != Mode::Training || pred.memoryProblems.empty())
     return std::nullopt;
-  Plan sharded = plan;
-  bool any = false;
-  for (Stage &st : sharded.stages)
-    if (st.data > 1 && st.zero == 0) {
-      st.zero = 1;
-      any = true;
+  // ZeRO-1 first; ZeRO-2 (which adds a reduce-scatter per microbatch) only
+  // where that does not fit and a stage sums several microbatches.
+  for (int zero : {1, 2}) {
+    if (zero == 2 && plan.microbatches == 1)
+      break;
+    Plan sharded = plan;
+    bool any = false;
+    for (Stage &st : sharded.stages)
+      if (st.data > 1 && st.zero < zero) {
+        st.zero = zero;
+        any = true;
+      }
+    if (!any)
+      continue;
+    auto p = simulate(catalog, func, cluster, sharded, model, false);
+    if (!p) {
+      llvm::consumeError(p.takeError());
+      return std::nullopt;
     }
-  if (!any)
-    return std::nullopt;
-  auto p = simulate(catalog, func, cluster, sharded, model, false);
-  if (!p) {
-    llvm::consumeError(p.takeError());
-    return std::nullopt;
+    if (p->memoryProblems.empty())
+      return std::make_pair(std::move(sharded), std::move(*p));
   }
-  if (!p->memoryProblems.empty())
-    return std::nullopt;
-  return std::make_pair(std::move(sharded), std::move(*p));
+  return std::nullopt;
 }
 
 namespace {
@@ -531,7 +537,11 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
     if (auto zero = shardStateIfNeeded(catalog, func, cluster, b.plan,
                                        *b.prediction, model)) {
       b.plan = std::move(zero->first);
-      b.plan.origin += ", ZeRO-1";
+      b.plan.origin +=
+          llvm::any_of(b.plan.stages,
+                       [](const Stage &st) { return st.zero == 2; })
+              ? ", ZeRO-2"
+              : ", ZeRO-1";
       b.prediction = std::move(zero->second);
     }
   }

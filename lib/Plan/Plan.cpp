@@ -173,10 +173,11 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
         }
         if (key == "zero") {
           auto v = in.integer(value, f);
-          if (v && *v != 0 && *v != 1)
+          if (v && (*v < 0 || *v > 2))
             return in.fail(value, f,
-                           "must be 0 or 1 (ZeRO-1 shards the optimizer "
-                           "state; stages 2 and 3 are not implemented)");
+                           "must be 0, 1 or 2 (ZeRO-1 shards the optimizer "
+                           "state, ZeRO-2 also the summed gradients; stage 3 "
+                           "is not implemented)");
           stage.zero = static_cast<int>(v.value_or(0));
           return v.has_value();
         }

@@ -103,6 +103,7 @@ LogicalResult readStage(dist::StagePlanAttr attr, int64_t microbatchRows,
   st.recompute = attr.recomputes();
   if (auto z = attr.getZeroShares())
     st.zeroShares.assign(z.asArrayRef().begin(), z.asArrayRef().end());
+  st.zeroStage = attr.getZeroStage();
   SmallVector<double> shares(st.data, 1.0);
   if (auto given = attr.getBatchShares())
     shares.assign(given.asArrayRef().begin(), given.asArrayRef().end());

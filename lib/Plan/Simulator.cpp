@@ -39,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 using namespace mlir;
 
@@ -545,6 +546,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
   };
 
   // --- Gradient synchronisation across data-parallel replicas ---
+  // ZeRO-2 differs from ZeRO-1 only where a stage sums microbatches.
+  auto zero2 = [&](const Stage &stage) {
+    return training && stage.zero == 2 && stage.data > 1 && m > 1;
+  };
   double stepTime = 0;
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
     double sync = 0;
@@ -560,8 +565,15 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         std::vector<int> group;
         for (int r = 0; r < stage.data; ++r)
           group.push_back(stage.devices[r * stage.tensor + t]);
-        sync = std::max(sync, model.collectiveTime(Collective::AllReduce, bytes,
-                                                   group, cluster));
+        double time =
+            model.collectiveTime(Collective::AllReduce, bytes, group, cluster);
+        // ZeRO-2: each earlier microbatch's gradients are reduce-scattered
+        // as well (hetpar-dist-reduce-gradients), in the stage's schedule;
+        // counted here, after its last backward task.
+        if (zero2(stage))
+          time += (m - 1) * model.collectiveTime(Collective::ReduceScatter,
+                                                 bytes, group, cluster);
+        sync = std::max(sync, time);
       }
       for (int id : stage.devices)
         if (withTrace)
@@ -603,7 +615,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
     pred.devices.push_back(dp);
   };
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    std::map<std::pair<int, double>, DeviceMemory> memoryMemo;
+    std::map<std::tuple<int, double, int>, DeviceMemory> memoryMemo;
     int inFlight = inFlightMicrobatches(s, p, m, plan.schedule, training);
     llvm::DenseSet<int> inStage(stageOps[s].begin(), stageOps[s].end());
     for (int r = 0; r < stage.data; ++r) {
@@ -614,7 +626,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         DevicePrediction dp{id, d.kind,        static_cast<int>(s),
                             {}, d.memoryBytes, deviceBusy.lookup(id)};
         // Devices at one tensor index with one share hold alike.
-        auto memoKey = std::make_pair(t, batchShare);
+        // (ZeRO-2: and one replica, whose share of the summed gradients
+        // is its own.)
+        auto memoKey = std::make_tuple(t, batchShare, zero2(stage) ? r : -1);
         if (auto it = memoryMemo.find(memoKey); it != memoryMemo.end()) {
           dp.memory = it->second;
           dp.memory.optimizer =
@@ -836,6 +850,17 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           // (hetpar-dist-pipeline-schedule): a whole set beside the current
           // microbatch's.
           dp.memory.gradients = atPeak + (m > 1 ? paramBytes : 0);
+          // ZeRO-2 sums only the replica's shards. After a microbatch's
+          // backward part its whole gradients are packed, one bucket
+          // (kGradientBucketBytes) at a time, for their reduce-scatter: a
+          // moment when its own activations are gone, the peak when that
+          // is more than the backward pass's.
+          if (zero2(stage)) {
+            double packing =
+                paramBytes + std::min(paramBytes, kGradientBucketBytes);
+            dp.memory.gradients = std::max(atPeak, packing - acts) +
+                                  paramBytes * zeroShare(stage, r);
+          }
         }
         // Whole bytes (a replica's share of a microbatch can make fractions).
         for (double *part : {&dp.memory.weights, &dp.memory.activations,

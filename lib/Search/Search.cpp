@@ -986,7 +986,8 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     for (auto [s, stage] : llvm::enumerate(c.plan.stages))
       shape += llvm::formatv("{0}{1}x{2}{3}{4}", s ? " | " : "", stage.data,
                              stage.tensor, stage.recompute ? " rc" : "",
-                             stage.zero ? " zero1" : "");
+                             stage.zero ? " zero" + std::to_string(stage.zero)
+                                        : std::string());
     c.description = llvm::formatv("{0} stage(s) [{1}], {2} microbatch(es)",
                                   c.plan.stages.size(), shape, e.m);
     out.push_back(std::move(c));
@@ -1231,7 +1232,8 @@ llvm::Error annotateModule(ModuleOp module, const Plan &plan,
     stages.push_back(dist::StagePlanAttr::get(
         b.getContext(), b.getDenseI64ArrayAttr(devices), stage.data,
         stage.tensor, b.getDenseF64ArrayAttr(shares),
-        b.getBoolAttr(stage.recompute), zero, kinds));
+        b.getBoolAttr(stage.recompute), zero, kinds,
+        zero && stage.zero == 2 ? 2 : 1));
   }
   // The batch the rows are cut from, so that a pass on a module with
   // another batch (a data-parallel replica's training step) cuts the same.

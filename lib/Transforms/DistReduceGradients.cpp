@@ -21,6 +21,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
 #include <map>
 
 namespace hetpar {
@@ -75,9 +76,12 @@ private:
   /// ZeRO-1: each replica's elements of a gradient of `elements` (empty when
   /// the stage does not shard, or a replica's share would be empty).
   SmallVector<int64_t> zeroSizes(int64_t elements) const;
-  /// ZeRO-1: the bucket's gradients, weighted, reduce-scattered so that
-  /// this replica keeps its shard of each (kZeroSizesAttr).
+  /// ZeRO-1 and 2: the bucket's gradients, weighted, reduce-scattered so
+  /// that this replica keeps its shard of each (kZeroSizesAttr).
   void scatterBucket(ArrayRef<Gradient> bucket, Value weight);
+  SmallVector<Value> scatterValues(ArrayRef<Value> values,
+                                   ArrayRef<SmallVector<int64_t>> sizes,
+                                   Value weight, Location loc);
   /// Places the builder after the last producer of the bucket (and of
   /// `weight`), or before the return with `atEnd` or when every gradient
   /// is a constant.
@@ -298,53 +302,133 @@ SmallVector<int64_t> ReplicaStep::zeroSizes(int64_t elements) const {
   return SmallVector<int64_t>(parts.begin(), parts.end());
 }
 
-/// The bucket's sharded gradients are laid out replica by replica (replica
-/// 0's shard of each gradient, then replica 1's, ...), so that one
-/// reduce-scatter leaves each replica the shards it updates.
-void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
-  setInsertionAfter(bucket, weight, /*atEnd=*/false);
-  Location loc = bucketLoc(bucket);
+/// Reduce-scatters `values` (one per gradient of a bucket; `sizes[k]`:
+/// each replica's elements of value k) at the builder's insertion point.
+/// They are laid out replica by replica (replica 0's shard of each, then
+/// replica 1's, ...) and scaled by `weight`, so that one reduce-scatter
+/// leaves each replica the summed shards it updates. Returns this replica's
+/// shard of each value, flat.
+SmallVector<Value>
+ReplicaStep::scatterValues(ArrayRef<Value> values,
+                           ArrayRef<SmallVector<int64_t>> sizes, Value weight,
+                           Location loc) {
   GradientBuilder g(b, loc, {});
-  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<SmallVector<int64_t>> sizes;
   SmallVector<Value> flat;
-  for (const Gradient &gr : bucket) {
-    sizes.push_back(zeroSizes(gr.elements));
-    flat.push_back(g.reshape(gr.value, {gr.elements}));
+  for (Value v : values) {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    flat.push_back(g.reshape(v, {t.getNumElements()}));
   }
-  SmallVector<Value> pieces;
-  SmallVector<int64_t> perReplica(stage->data, 0);
-  for (int64_t r = 0; r < stage->data; ++r)
-    for (auto [k, gr] : llvm::enumerate(bucket)) {
-      int64_t from = 0;
-      for (int64_t q = 0; q < r; ++q)
-        from += sizes[k][q];
-      int64_t to = from + sizes[k][r];
-      pieces.push_back(g.make<onnx::SliceOp>(
-          flat[k], g.i64s({from}), g.i64s({to}), g.i64s({0}), Value()));
-      perReplica[r] += sizes[k][r];
-    }
-  int64_t total = 0;
-  for (int64_t n : perReplica)
-    total += n;
-  Value joined = onnx::ConcatOp::create(
-      b, loc, RankedTensorType::get({total}, b.getF32Type()), pieces, 0);
-  Value weighted = weigh(g, joined, weight);
+  // One value is laid out replica by replica already: no packing copy.
+  Value joined = flat.front();
+  SmallVector<int64_t> perReplica(sizes.front());
+  if (flat.size() > 1) {
+    SmallVector<Value> pieces;
+    perReplica.assign(stage->data, 0);
+    for (int64_t r = 0; r < stage->data; ++r)
+      for (auto [k, v] : llvm::enumerate(flat)) {
+        int64_t from = 0;
+        for (int64_t q = 0; q < r; ++q)
+          from += sizes[k][q];
+        int64_t to = from + sizes[k][r];
+        pieces.push_back(g.make<onnx::SliceOp>(v, g.i64s({from}), g.i64s({to}),
+                                               g.i64s({0}), Value()));
+        perReplica[r] += sizes[k][r];
+      }
+    int64_t total = 0;
+    for (int64_t n : perReplica)
+      total += n;
+    joined = onnx::ConcatOp::create(
+        b, loc, RankedTensorType::get({total}, b.getF32Type()), pieces, 0);
+  }
   Value mine = dist::ReduceScatterOp::create(
       b, loc, RankedTensorType::get({perReplica[replica]}, b.getF32Type()),
-      weighted, FlatSymbolRefAttr::get(b.getContext(), kMesh),
+      weigh(g, joined, weight), FlatSymbolRefAttr::get(b.getContext(), kMesh),
       b.getDenseI64ArrayAttr(group),
       dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum),
       b.getI64IntegerAttr(0), b.getDenseI64ArrayAttr(perReplica));
+  if (values.size() == 1)
+    return {mine};
+  SmallVector<Value> shards;
   int64_t at = 0;
-  for (auto [k, gr] : llvm::enumerate(bucket)) {
+  for (auto [k, v] : llvm::enumerate(values)) {
     int64_t n = sizes[k][replica];
-    Value shard = g.make<onnx::SliceOp>(mine, g.i64s({at}), g.i64s({at + n}),
-                                        g.i64s({0}), Value());
-    ret.setOperand(gr.result, shard);
+    shards.push_back(g.make<onnx::SliceOp>(mine, g.i64s({at}), g.i64s({at + n}),
+                                           g.i64s({0}), Value()));
+    at += n;
+  }
+  return shards;
+}
+
+/// The terms of a pipeline's running sum over microbatches
+/// (hetpar-dist-pipeline-schedule: add(add(g0, g1), g2), each add marked
+/// train::kRunningSumAttr), first microbatch first; {v} for any other value.
+static SmallVector<Value> runningSumTerms(Value v) {
+  SmallVector<Value> terms;
+  while (auto add = v.getDefiningOp<onnx::AddOp>()) {
+    if (!add->hasAttr(train::kRunningSumAttr))
+      break;
+    terms.push_back(add.getB());
+    v = add.getA();
+  }
+  terms.push_back(v);
+  std::reverse(terms.begin(), terms.end());
+  return terms;
+}
+
+/// Erases the adds of a running sum that nothing reads any more.
+static void eraseDeadSum(Value v) {
+  while (auto add = v.getDefiningOp<onnx::AddOp>()) {
+    if (!add->hasAttr(train::kRunningSumAttr) || !add->use_empty())
+      return;
+    v = add.getA();
+    add->erase();
+  }
+}
+
+/// The bucket's gradients become this replica's shards (ZeRO-1): summed over
+/// the replicas by one reduce-scatter after the last of them. ZeRO-2 in a
+/// pipeline: the sums over the microbatches are cut apart, each microbatch's
+/// gradients are reduce-scattered once its backward part has made them, and
+/// only the shards are summed, so no whole running sum is kept.
+void ReplicaStep::scatterBucket(ArrayRef<Gradient> bucket, Value weight) {
+  Location loc = bucketLoc(bucket);
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<SmallVector<int64_t>> sizes;
+  for (const Gradient &gr : bucket)
+    sizes.push_back(zeroSizes(gr.elements));
+  SmallVector<SmallVector<Value>> terms;
+  bool perMicrobatch = stage->zeroStage == 2 && plan.microbatches > 1;
+  for (const Gradient &gr : bucket) {
+    terms.push_back(perMicrobatch ? runningSumTerms(gr.value)
+                                  : SmallVector<Value>{gr.value});
+    perMicrobatch &= terms.back().size() == terms.front().size();
+  }
+  if (!perMicrobatch)
+    for (auto [k, gr] : llvm::enumerate(bucket))
+      terms[k] = {gr.value};
+  SmallVector<Value> sums(bucket.size());
+  for (size_t j = 0; j < terms.front().size(); ++j) {
+    SmallVector<Gradient> made;
+    SmallVector<Value> values;
+    for (auto [k, gr] : llvm::enumerate(bucket)) {
+      made.push_back({gr.result, terms[k][j], gr.elements});
+      values.push_back(terms[k][j]);
+    }
+    setInsertionAfter(made, weight, /*atEnd=*/false);
+    SmallVector<Value> shards = scatterValues(values, sizes, weight, loc);
+    GradientBuilder g(b, loc, {});
+    for (auto [k, shard] : llvm::enumerate(shards)) {
+      sums[k] = sums[k] ? g.add(sums[k], shard) : shard;
+      if (j > 0)
+        sums[k].getDefiningOp()->setAttr(train::kRunningSumAttr,
+                                         b.getUnitAttr());
+    }
+  }
+  for (auto [k, gr] : llvm::enumerate(bucket)) {
+    ret.setOperand(gr.result, sums[k]);
     func.setResultAttr(gr.result, train::kZeroSizesAttr,
                        b.getDenseI64ArrayAttr(sizes[k]));
-    at += n;
+    eraseDeadSum(gr.value);
   }
   func.setFunctionType(
       b.getFunctionType(func.getArgumentTypes(), ret.getOperandTypes()));
@@ -583,6 +667,11 @@ struct DistReduceGradientsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!(bucketMiB > 0) || std::isinf(bucketMiB)) {
+      module.emitError() << "bucket-mib must be a positive number of MiB, got "
+                         << bucketMiB;
+      return signalPassFailure();
+    }
     auto func = train::deviceStepFunction(module, device, getArgument());
     if (failed(func) ||
         failed(ReplicaStep(module, *func, device, bucketMiB).run()))

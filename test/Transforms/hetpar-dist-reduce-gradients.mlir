@@ -5,6 +5,9 @@
 // RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 --hetpar-train-optimizer | FileCheck %s --check-prefix=ZEROOPT
+// RUN: hetpar-opt %t/zero2.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=1 --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO2
+// RUN: sed 's/, zero_stage = 2//' %t/zero2.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=1 --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO1
+// RUN: not hetpar-opt %t/zero.mlir --hetpar-dist-reduce-gradients='device=1 bucket-mib=0' 2>&1 | FileCheck %s --check-prefix=BUCKET0
 // RUN: hetpar-opt %t/tensor.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=3 | FileCheck %s --check-prefix=TENSOR
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-reduce-gradients=device=1 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-reduce-gradients --verify-diagnostics
@@ -63,12 +66,13 @@ module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = tr
 // ZERO: func.func @main({{.*}}) -> (tensor<f32>, tensor<2xf32> {hetpar.gradient_of = @w, hetpar.zero_sizes = array<i64: 6, 2>, onnx.name = "w.grad"}, tensor<f32> {hetpar.grad_norm_weight = 5.000000e-01 : f64, hetpar.gradient_of = @b, onnx.name = "b.grad"})
 // ZERO-SAME: attributes {dist.device = 1 : i64, hetpar.grad_norm_group = array<i64: 0, 1>, hetpar.zero_group = array<i64: 0, 1>}
 // ZERO: dist.all_reduce %{{.*}} on @mesh [0, 1] reduction sum : tensor<f32>
+// A bucket of one gradient is laid out replica by replica already: it is
+// reduce-scattered without a packing copy (no Slice, no Concat).
 // ZERO: %[[FW:.*]] = onnx.Reshape(%{{.*}}, %{{.*}}) : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<8xf32>
-// ZERO: %[[P0:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<6xf32>
-// ZERO: %[[P1:.*]] = onnx.Slice(%[[FW]], {{.*}}) -> tensor<2xf32>
-// ZERO: %[[CAT:.*]] = onnx.Concat(%[[P0]], %[[P1]]) {axis = 0 : i64} : (tensor<6xf32>, tensor<2xf32>) -> tensor<8xf32>
-// ZERO: %[[S:.*]] = onnx.Mul(%[[CAT]], %{{.*}})
-// ZERO: %[[MINE:.*]] = dist.reduce_scatter %[[S]] on @mesh [0, 1] reduction sum dim 0 sizes [6, 2] : tensor<8xf32> -> tensor<2xf32>
+// ZERO-NOT: onnx.Concat
+// ZERO: %[[S:.*]] = onnx.Mul(%[[FW]], %{{.*}})
+// ZERO-NEXT: %[[MINE:.*]] = dist.reduce_scatter %[[S]] on @mesh [0, 1] reduction sum dim 0 sizes [6, 2] : tensor<8xf32> -> tensor<2xf32>
+// BUCKET0: error: bucket-mib must be a positive number of MiB, got 0
 // The optimizer updates device 1's 2 elements (offset 6) with state of that
 // size, then all-gathers @w.
 // ZEROOPT: ml_program.global private mutable @w.exp_avg(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.shard_offset = 6 : i64, hetpar.slot = "exp_avg", hetpar.state_of = @w}
@@ -91,6 +95,37 @@ module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = tr
     %1 = onnx.Add(%0, %b) : (tensor<3x2xf32>, tensor<f32>) -> tensor<3x2xf32>
     %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
     return %2 : tensor<f32>
+  }
+}
+
+//--- zero2.mlir
+// ZeRO-2 in a pipeline: stage 0 is two replicas (devices 0 and 1, one
+// sample of each of 2 microbatches), state shares 1:1. Each microbatch's
+// gradient of @w is reduce-scattered as soon as its backward part has made
+// it, and device 1 sums only its 4 elements over the microbatches (a
+// running sum of shards); the whole running sum of the schedule is gone.
+// ZERO2: func.func @main({{.*}}) -> (tensor<f32> {onnx.name = "loss"}, tensor<4xf32> {hetpar.gradient_of = @w, hetpar.zero_sizes = array<i64: 4, 4>, onnx.name = "w.grad"})
+// ZERO2: %[[G0:.*]] = onnx.Gemm({{.*}}) {hetpar.microbatch_index = 0 : i64
+// ZERO2: %[[R0:.*]] = dist.reduce_scatter %{{.*}} on @mesh [0, 1] reduction sum dim 0 sizes [4, 4] : tensor<8xf32> -> tensor<4xf32>
+// ZERO2: onnx.Gemm({{.*}}) {hetpar.microbatch_index = 1 : i64
+// ZERO2: %[[R1:.*]] = dist.reduce_scatter %{{.*}} on @mesh [0, 1] reduction sum dim 0 sizes [4, 4] : tensor<8xf32> -> tensor<4xf32>
+// ZERO2-NEXT: %[[ACC:.*]] = onnx.Add(%[[R0]], %[[R1]]) {hetpar.running_sum}
+// ZERO2-NOT: onnx.Add
+// ZERO2-NOT: dist.reduce_scatter
+// ZERO2: return %{{.*}}, %[[ACC]]
+// ZeRO-1: the whole gradients are summed over the microbatches, then
+// reduce-scattered once.
+// ZERO1: onnx.Add({{.*}}) {hetpar.microbatch_index = 1 : i64, hetpar.running_sum}
+// ZERO1-COUNT-1: dist.reduce_scatter
+// ZERO1-NOT: dist.reduce_scatter
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, zero_shares = [1.0, 1.0], zero_stage = 2>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">, #dist.device<2, "L4">]
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<1x4xf32> {onnx.name = "x"}) attributes {dist.device = 1 : i64} {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<1x4xf32>, tensor<4x2xf32>) -> tensor<1x2xf32>
+    dist.send %0 on @mesh to 2 tag 0 : tensor<1x2xf32>
+    return
   }
 }
 

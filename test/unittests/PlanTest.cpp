@@ -196,6 +196,74 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
   EXPECT_DOUBLE_EQ(activations[1], 384 + 128);
 }
 
+/// Two 4096 x 4096 float32 layers (64 MiB of parameters each) for the
+/// ZeRO-2 test: gradients large beside one 25 MiB bucket.
+constexpr const char *kWideMLP = R"(
+func.func @wide(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  %w1 = onnx.Constant dense<0.5> : tensor<4096x4096xf32>
+  %w2 = onnx.Constant dense<0.25> : tensor<4096x4096xf32>
+  %0 = onnx.MatMul(%x, %w1) : (tensor<4x4096xf32>, tensor<4096x4096xf32>) -> tensor<4x4096xf32> loc("mm1")
+  %1 = onnx.MatMul(%0, %w2) : (tensor<4x4096xf32>, tensor<4096x4096xf32>) -> tensor<4x4096xf32> loc("mm2")
+  return %1 : tensor<4x4096xf32>
+}
+)";
+
+TEST_F(SimulatorTest, ZeroTwoShardsTheSummedGradientsWhereOneDoesNotFit) {
+  // Stage 0 (mm1) over two replicas with equal state shares, stage 1 (mm2)
+  // on a third device, 2 microbatches of 2 samples (one per replica).
+  // ZeRO-1's gradient bytes peak while mm1 is differentiated: the whole
+  // running sum of w1's gradient and this microbatch's (2 x 67108864) and
+  // the received gradient of mm1's result (1 x 4096 x 4 = 16384). ZeRO-2's
+  // peak is after the backward part, when this microbatch's whole gradient
+  // of w1 and one 25 MiB bucket of it packed for the reduce-scatter
+  // (67108864 + 26214400) are held but its activations (x's row kept for
+  // dW1, 16384 bytes) are not, beside half the sum (33554432): 7340032 +
+  // 16384 + 16384 bytes less.
+  OwningOpRef<ModuleOp> wide = parseSourceString<ModuleOp>(kWideMLP, ctx.get());
+  ASSERT_TRUE(wide);
+  auto three = parseCluster(R"(
+name: three
+nodes:
+  - name: n0
+    devices: [{kind: A100-SXM4-80GB, count: 3}]
+)",
+                            "three.yaml");
+  ASSERT_TRUE(static_cast<bool>(three)) << errorOf(three.takeError());
+  const char *base = R"({"stages": [{"ops": ["mm1"], "devices": [0, 1],
+                                     "data": 2, "zero": %d},
+                                    {"ops": ["mm2"], "devices": [2]}],
+                         "microbatches": 2, "mode": "training"})";
+  char text[512];
+  double total[3], gradients[3];
+  for (int zero = 0; zero < 3; ++zero) {
+    snprintf(text, sizeof(text), base, zero);
+    auto pred = simulate(*wide, *three, plan(text), model);
+    ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+    total[zero] = pred->devices[0].memory.total();
+    gradients[zero] = pred->devices[0].memory.gradients;
+  }
+  EXPECT_DOUBLE_EQ(gradients[1] - gradients[2], 7340032 + 16384 + 16384);
+  EXPECT_DOUBLE_EQ(gradients[0], gradients[1]);
+  // Stage 0's devices cut between the two: the unsharded plan does not
+  // fit, ZeRO-1 does not either, ZeRO-2 does, and is what the planner takes.
+  for (Device &d : three->devices)
+    if (d.id != 2)
+      d.memoryBytes = (total[1] + total[2]) / 2;
+  snprintf(text, sizeof(text), base, 0);
+  Plan unsharded = plan(text);
+  auto pred = simulate(*wide, *three, unsharded, model);
+  ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
+  EXPECT_FALSE(pred->memoryProblems.empty());
+  func::FuncOp func = *wide->getOps<func::FuncOp>().begin();
+  OpCatalog catalog(func);
+  auto zero =
+      shardStateIfNeeded(catalog, func, *three, unsharded, *pred, model);
+  ASSERT_TRUE(zero.has_value());
+  EXPECT_EQ(zero->first.stages[0].zero, 2);
+  EXPECT_EQ(zero->first.stages[1].zero, 0);
+  EXPECT_TRUE(zero->second.memoryProblems.empty());
+}
+
 TEST_F(SimulatorTest, InferenceMemoryFollowsLiveness) {
   // One stage, one microbatch of 8 samples. While mm1 runs: x (8 x 16 x 4 =
   // 512 B) + its result (1024 B) = 1536; x is then dead. While relu runs:

@@ -100,6 +100,14 @@ static cl::opt<bool>
                        "(hetpar-train-recompute)"),
               cl::init(false), cl::cat(category));
 
+static cl::opt<double> bucketMiB(
+    "bucket-mib",
+    cl::desc("Data parallelism: the largest bucket of gradients summed (or, "
+             "with ZeRO, reduce-scattered) by one collective, in MiB (25, "
+             "PyTorch DistributedDataParallel's bucket_cap_mb)"),
+    cl::init(hetpar::dist::kGradientBucketMiB), cl::value_desc("MIB"),
+    cl::cat(category));
+
 static cl::opt<bool> evalProgram(
     "eval-program",
     cl::desc("Also write the evaluation step (the loss with running "
@@ -162,6 +170,7 @@ void hetpar::tools::buildTrainingPipeline(
   if (replica) {
     DistReduceGradientsPassOptions reduce;
     reduce.device = replica->device;
+    reduce.bucketMiB = bucketMiB;
     pm.addPass(createDistReduceGradientsPass(reduce));
   }
   TrainOptimizerPassOptions opt;

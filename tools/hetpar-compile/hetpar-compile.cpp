@@ -223,8 +223,9 @@ static cl::opt<bool> fuseAttention(
 static cl::opt<int> zeroStage(
     "zero-stage",
     cl::desc("Training: the ZeRO stage of every data-parallel stage of the "
-             "plan, 0 (each replica holds all optimizer state) or 1 (each "
-             "holds a shard in proportion to its device memory; "
+             "plan, 0 (each replica holds all optimizer state), 1 (each "
+             "holds a shard in proportion to its device memory) or 2 (also "
+             "of the gradients a pipeline sums over its microbatches; "
              "docs/training.md, \"Sharded optimizer state\")"),
     cl::init(0), cl::value_desc("N"), cl::cat(category));
 static cl::opt<int> optLevel("opt-level",
@@ -495,8 +496,9 @@ static int planModel(ModuleOp module,
   if (zeroStage > 0 && llvm::none_of(plan.stages, [](const hetpar::Stage &st) {
         return st.data > 1;
       }))
-    return fail("--zero-stage 1 shards the optimizer state over a stage's "
-                "data-parallel replicas, and the plan has none (" +
+    return fail("--zero-stage " + std::to_string(zeroStage) +
+                " shards the optimizer state over a stage's data-parallel "
+                "replicas, and the plan has none (" +
                 plan.origin + ")");
   bool zeroed = false;
   for (hetpar::Stage &st : plan.stages)
@@ -923,9 +925,10 @@ int main(int argc, char **argv) {
                 "' (float32, float16 or bfloat16)");
   // A training program for one device (docs/training.md).
   bool trainingProgram = codegen && !planned && mode == hetpar::Mode::Training;
-  if (zeroStage < 0 || zeroStage > 1)
-    return fail("--zero-stage must be 0 or 1 (ZeRO-1 shards the optimizer "
-                "state; stages 2 and 3 are not implemented)");
+  if (zeroStage < 0 || zeroStage > 2)
+    return fail("--zero-stage must be 0, 1 or 2 (ZeRO-1 shards the "
+                "optimizer state, ZeRO-2 also the summed gradients; stage 3 "
+                "is not implemented)");
   if (zeroStage > 0 && mode != hetpar::Mode::Training)
     return fail("--zero-stage shards optimizer state: it needs --mode "
                 "training");

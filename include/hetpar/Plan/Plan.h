@@ -68,9 +68,10 @@ struct Stage {
   /// Recompute activations in the backward pass instead of keeping them.
   bool recompute = false;
   /// ZeRO stage of the data-parallel replicas in training: 0 (each replica
-  /// holds the whole optimizer state) or 1 (each holds a shard of every
+  /// holds the whole optimizer state), 1 (each holds a shard of every
   /// large parameter's state, updates that shard and all-gathers the
-  /// parameter; docs/training.md, "Sharded optimizer state").
+  /// parameter) or 2 (also sums a pipeline's microbatch gradients as
+  /// shards only); docs/training.md, "Sharded optimizer state".
   int zero = 0;
   /// ZeRO-1: each replica's relative share of the state (empty: in
   /// proportion to each device's memory, from the cluster).

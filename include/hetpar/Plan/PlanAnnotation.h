@@ -39,6 +39,10 @@ struct StageAnnotation {
   /// ZeRO-1 (training): each replica's relative share of the optimizer
   /// state (`zero_shares`; empty: every replica holds all of it).
   llvm::SmallVector<double> zeroShares;
+  /// With zeroShares: 1 (ZeRO-1) or 2 (ZeRO-2: a pipeline's microbatches
+  /// each reduce-scatter their gradients, and the replica sums only its
+  /// shards).
+  int64_t zeroStage = 1;
   /// The replica of device `id` in this stage, or -1.
   int64_t replicaOf(int64_t id) const;
   /// The devices that hold the same shards as device `id` (one per replica,

@@ -50,6 +50,11 @@ struct TraceSpan {
 /// 16-bit dtype (ZeRO's mixed-precision Adam) and 4 + 4 + 8 = 16 in float32.
 inline constexpr double kAdamMomentBytesPerParameter = 8;
 inline constexpr double kMasterCopyBytesPerParameter = 4;
+/// The largest bucket of gradients one collective reduces, in bytes
+/// (dist::kGradientBucketMiB, the programs' default). ZeRO-2 packs one at a
+/// time.
+inline constexpr double kGradientBucketBytes =
+    dist::kGradientBucketMiB * 1024 * 1024;
 /// Their sum, K = 12 in ZeRO: the search's cautious bound while it builds
 /// stages (the simulator then counts exactly as above).
 inline constexpr double kAdamStateBytesPerParameter =
@@ -186,11 +191,12 @@ std::vector<int64_t> splitProportionally(int64_t total,
 /// parameter by them with splitProportionally.
 std::vector<double> zeroStateShares(const Stage &stage, const Cluster *cluster);
 
-/// Training: `plan` with ZeRO-1 on each of its data-parallel stages, and its
-/// prediction, when `pred` (the plan's own) does not fit memory and that one
-/// does; nullopt otherwise (inference, no data-parallel stage, fits already,
-/// or ZeRO-1 does not help enough). What the search and the data-parallel
-/// baseline do with a plan that does not fit.
+/// Training: `plan` with ZeRO-1 on each of its data-parallel stages, or
+/// where that does not fit and the plan has several microbatches ZeRO-2,
+/// and its prediction, when `pred` (the plan's own) does not fit memory and
+/// that one does; nullopt otherwise (inference, no data-parallel stage, fits
+/// already, or ZeRO does not help enough). What the search and the
+/// data-parallel baseline do with a plan that does not fit.
 std::optional<std::pair<Plan, Prediction>>
 shardStateIfNeeded(const OpCatalog &catalog, mlir::func::FuncOp func,
                    const Cluster &cluster, const Plan &plan,

@@ -320,12 +320,21 @@ def DistReduceGradientsPass
       (every replica's count, in the order of the function's
       `hetpar.zero_group`). The function gets `hetpar.grad_norm_group`: a
       shard counts once in the norm, a whole gradient 1 over the replicas.
+      A bucket of one gradient is reduce-scattered in place (no packing).
+    * ZeRO-2 (`zero_stage = 2`) in a pipeline of several microbatches: the
+      running sums of hetpar-dist-pipeline-schedule are taken apart; each
+      microbatch's bucket is reduce-scattered right after its last gradient
+      of that microbatch, and only the shards are summed (marked
+      `hetpar.running_sum`). A bucket whose gradients are not all sums of
+      every microbatch is reduce-scattered once, as ZeRO-1.
     * A gradient marked `hetpar.no_gradient` (no path to the loss) is not
       summed: it stays zero and the optimizer skips it.
 
-    Errors: no plan or a bad one (PlanAnnotation.h); a plan with tensor
-    parallelism (not generated yet); `device` not in the plan; a pipeline
-    step with a loss on a stage other than the last, or none on the last; an input whose first dimension is not the replica's rows; a loss
+    Errors: `bucket-mib` not a positive number; no plan or a bad one
+    (PlanAnnotation.h), or one PlanAnnotation::trainingProblem refuses;
+    `device` not in the plan; a pipeline step with a loss on a stage other
+    than the last, or none on the last; an input whose first dimension is
+    not the replica's rows; a loss
     that is not a mean or a sum over the samples; a class-weighted mean
     loss; training-mode BatchNormalization (its batch statistics would
     differ from one device's). A training-mode Dropout is fine: its
@@ -335,7 +344,7 @@ def DistReduceGradientsPass
   let options = [
     Option<"device", "device", "int64_t", "-1",
            "The device of the plan whose replica this step is">,
-    Option<"bucketMiB", "bucket-mib", "double", "25.0",
+    Option<"bucketMiB", "bucket-mib", "double", "::hetpar::dist::kGradientBucketMiB",
            "Largest all-reduce bucket in MiB (PyTorch DDP's bucket_cap_mb)">,
   ];
   let dependentDialects = ["hetpar::dist::DistDialect",

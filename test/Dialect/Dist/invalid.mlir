@@ -746,6 +746,16 @@ func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data =
 
 // -----
 
+// expected-error @+1 {{zero_stage must be 1 or 2, got 3}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, zero_shares = [1.0, 1.0], zero_stage = 3>}
+
+// -----
+
+// expected-error @+1 {{zero_stage 2 needs zero_shares}}
+func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, zero_stage = 2>}
+
+// -----
+
 // expected-error @+1 {{kinds has 1 entries for 2 devices}}
 func.func private @f() attributes {a = #dist.stage_plan<devices = [0, 1], data = 1, tensor = 2, kinds = ["L4"]>}
 

@@ -56,10 +56,10 @@ func.func @device_1(%x: tensor<8x62xf32>, %p: tensor<8x32xf32>) -> tensor<8x126x
 
 // A plan round-trips; defaults (inference, gpipe, one microbatch) are
 // elided, a schedule that is not a keyword is printed as a string.
-// CHECK: module attributes {dist.plan = #dist.plan<mode = training, schedule = "1f1b", microbatches = 2, batch = 8, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.000000e+00, 3.000000e+00], recompute = true, zero_shares = [8.000000e+01, 2.400000e+01], kinds = ["H100-PCIe-80GB", "L4"]>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>]>}
+// CHECK: module attributes {dist.plan = #dist.plan<mode = training, schedule = "1f1b", microbatches = 2, batch = 8, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.000000e+00, 3.000000e+00], recompute = true, zero_shares = [8.000000e+01, 2.400000e+01], kinds = ["H100-PCIe-80GB", "L4"], zero_stage = 2>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>]>}
 // CHECK: dist.op_sharding = #dist.op_sharding<dim = -1, parts = [3, 1], collective = all_reduce>, dist.stage_id = 1 : i64
 // CHECK: module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>}
-module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, kinds = ["H100-PCIe-80GB", "L4"], recompute = true, batch_shares = [5.0, 3.0], zero_shares = [80.0, 24.0]>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>], batch = 8, microbatches = 2, schedule = "1f1b", mode = training>} {
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, kinds = ["H100-PCIe-80GB", "L4"], recompute = true, batch_shares = [5.0, 3.0], zero_shares = [80.0, 24.0], zero_stage = 2>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>], batch = 8, microbatches = 2, schedule = "1f1b", mode = training>} {
   func.func private @f() attributes {dist.stage_id = 1 : i64, dist.op_sharding = #dist.op_sharding<dim = -1, parts = [3, 1], collective = all_reduce>}
 }
 

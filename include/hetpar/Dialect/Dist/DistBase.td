@@ -216,21 +216,27 @@ def Dist_StagePlanAttr : Dist_Attr<"StagePlan", "stage_plan"> {
     (equal when absent) and must come out whole.
 
     `recompute` (training): the stage recomputes its activations in the
-    backward pass. `zero_shares` (training): ZeRO-1, each replica's relative
+    backward pass. `zero_shares` (training): ZeRO, each replica's relative
     share of the optimizer state (absent: every replica holds all of it).
+    `zero_stage` (with `zero_shares`): 1 (default) reduce-scatters the
+    step's summed gradients; 2 also keeps only the replica's shard of the
+    gradients summed over a pipeline's microbatches, reduce-scattering each
+    microbatch's (Rajbhandari et al. 2020, "ZeRO", stage 2).
     `kinds`: each device's kind, as the cluster file names it.
 
     Constraints: at least one device, none negative or repeated; `data` and
     `tensor` >= 1 with data x tensor devices; `batch_shares` and
-    `zero_shares` have one positive entry per replica; `kinds` has one
-    non-empty string per device.
+    `zero_shares` have one positive entry per replica; `zero_stage` is 1 or
+    2, and 2 only with `zero_shares`; `kinds` has one non-empty string per
+    device.
   }];
   let parameters = (ins "::mlir::DenseI64ArrayAttr":$devices,
       "int64_t":$data, "int64_t":$tensor,
       OptionalParameter<"::mlir::DenseF64ArrayAttr">:$batch_shares,
       OptionalParameter<"::mlir::BoolAttr">:$recompute,
       OptionalParameter<"::mlir::DenseF64ArrayAttr">:$zero_shares,
-      OptionalParameter<"::mlir::ArrayAttr">:$kinds);
+      OptionalParameter<"::mlir::ArrayAttr">:$kinds,
+      DefaultValuedParameter<"int64_t", "1">:$zero_stage);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -55,6 +55,11 @@ inline constexpr int64_t kGradientTagOffset = int64_t(1) << 14;
 /// a pipeline to the devices of earlier stages (hetpar-dist-reduce-gradients);
 /// the partition's forward tags stay below it.
 inline constexpr int64_t kLossTag = kGradientTagOffset - 1;
+/// The default largest bucket of gradients that one data-parallel collective
+/// reduces, in MiB: PyTorch DistributedDataParallel's bucket_cap_mb (25).
+/// hetpar-dist-reduce-gradients' bucket-mib and hetpar-compile's --bucket-mib
+/// default to it; the simulator counts ZeRO-2's packing buffer with it.
+inline constexpr double kGradientBucketMiB = 25.0;
 } // namespace hetpar::dist
 
 #endif // HETPAR_DIALECT_DIST_DISTOPS_H
