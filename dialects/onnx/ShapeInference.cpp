@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <climits>
 #include <cmath>
 #include <map>
 #include <set>
@@ -1850,6 +1851,41 @@ LogicalResult RangeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     n = *count;
   }
   r.push_back(RankedTensorType::get({n}, elt));
+  return success();
+}
+
+LogicalResult OneHotOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getValues());
+  if (failed(checkScalar(*this, getDepth(), "depth")))
+    return failure();
+  if (auto v = shapeOf(getValues()); v) {
+    auto n = getNumElements(*v);
+    if (v->size() != 1 || (n && *n != 2))
+      return emitOpError() << "'values' must hold 2 elements ([off, on]), got "
+                              "shape "
+                           << formatShape(*v);
+  }
+  int64_t depth = kDyn;
+  if (auto d = readFloatElements(getConstantElements(getDepth()));
+      d && d->size() == 1) {
+    double truncated = std::trunc((*d)[0]);
+    if (!(truncated >= 1) || truncated > static_cast<double>(INT32_MAX))
+      return emitOpError() << "depth must be a positive number of classes "
+                              "(at most 2^31 - 1), got "
+                           << (*d)[0];
+    depth = static_cast<int64_t>(truncated);
+  }
+  auto idx = shapeOf(getIndices());
+  if (!idx) {
+    r.push_back(UnrankedTensorType::get(elt));
+    return success();
+  }
+  auto axis = checkAxis(*this, getAxis(), idx->size() + 1);
+  if (failed(axis))
+    return failure();
+  Shape out(idx->begin(), idx->end());
+  out.insert(out.begin() + *axis, depth);
+  r.push_back(RankedTensorType::get(out, elt));
   return success();
 }
 

@@ -839,6 +839,33 @@ struct GatherElementsRule
   }
 };
 
+/// OneHot: the result has the indices' axes and a new one of `depth` at
+/// `axis`, which stays whole (a device computes every class of its
+/// indices); depth and values are read whole.
+struct OneHotRule : public StaticRule<OneHotRule, OneHotOp> {
+  FailureOr<ShardingRule> build(OneHotOp op, Shapes &in, Shapes &out) const {
+    int64_t rank = out[0].size();
+    int64_t axis = normalizeAxis(op.getAxis(), rank).value_or(rank - 1);
+    ShardingRule rule;
+    DimFactors y(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      if (out[0][d] != 1)
+        y[d].push_back(rule.addFactor(
+            out[0][d], d == axis ? FactorKind::Whole : FactorKind::Parallel));
+    DimFactors idx;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        idx.push_back(y[d]);
+    DimFactors values(in[2].size());
+    for (auto [d, size] : llvm::enumerate(in[2]))
+      if (size != 1)
+        values[d].push_back(rule.addFactor(size, FactorKind::Whole));
+    rule.operands = {idx, DimFactors(in[1].size()), values};
+    rule.results = {y};
+    return rule;
+  }
+};
+
 template <typename... Ops> void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<ElementwiseRule<Ops>>(*ctx), ...);
 }
@@ -867,6 +894,7 @@ void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
   TransposeOp::attachInterface<TransposeRule>(*ctx);
   GatherOp::attachInterface<GatherRule>(*ctx);
   GatherElementsOp::attachInterface<GatherElementsRule>(*ctx);
+  OneHotOp::attachInterface<OneHotRule>(*ctx);
   attachAll<ReshapeLikeRule, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(ctx);
   attachAll<SingleAxisRule, SoftmaxOp, LogSoftmaxOp, ArgMaxOp, ArgMinOp,
             CumSumOp, SoftmaxGradOp, LogSoftmaxGradOp>(ctx);

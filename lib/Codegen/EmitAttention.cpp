@@ -24,24 +24,12 @@ namespace onnx = hetpar::onnx;
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// Row-major element strides of `shape`.
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
 /// The strides, along the logical dimensions the op reads, of an operand
 /// stored contiguously and read through Transpose(perm) (Q, KT, V), or of
 /// the result, Transpose(Y, perm) stored contiguously (`result`).
 SmallVector<int64_t>
 logicalStrides(Value v, std::optional<ArrayRef<int64_t>> perm, bool result) {
-  SmallVector<int64_t> stored = rowMajorStrides(shapeOf(v));
+  SmallVector<int64_t> stored = stridesOf(shapeOf(v));
   return onnx::FusedAttentionOp::permuted(stored, perm, result);
 }
 

@@ -24,21 +24,6 @@ namespace onnx = hetpar::onnx;
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getShape();
-}
-
-Type eltOf(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getElementType();
-}
-
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
@@ -65,10 +50,10 @@ int emitSoftmaxGrad(Operation *op, Value dY, Value y, int64_t axisAttr,
                     bool log, const LibraryEmitContext &ctx) {
   ArrayRef<int64_t> s = shapeOf(y);
   int64_t axis = normalizedAxis(axisAttr, static_cast<int64_t>(s.size()));
-  int64_t total = product(s);
+  int64_t total = numel(s);
   if (total == 0)
     return 0;
-  int64_t inner = product(s.drop_front(axis + 1));
+  int64_t inner = numel(s.drop_front(axis + 1));
   Type elt = eltOf(y);
   ctx.line(llvm::formatv(
       "hp_softmax_grad_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, {6}, {7}, "
@@ -84,8 +69,8 @@ int emitLayerNormGrad(onnx::LayerNormalizationGradOp op,
   Value x = op.getX();
   ArrayRef<int64_t> s = shapeOf(x);
   int64_t axis = normalizedAxis(op.getAxis(), static_cast<int64_t>(s.size()));
-  int64_t len = product(s.drop_front(axis));
-  int64_t rows = product(s.take_front(axis));
+  int64_t len = numel(s.drop_front(axis));
+  int64_t rows = numel(s.take_front(axis));
   std::string T = ctx.storageType(eltOf(x));
   std::string S = ctx.storageType(eltOf(op.getScale()));
   std::string A = ctx.accType(eltOf(x));
@@ -116,7 +101,7 @@ int64_t hetpar::codegen::rowGradientScratchBytes(Operation *op) {
   ArrayRef<int64_t> s = shapeOf(ln.getX());
   int64_t axis = normalizedAxis(ln.getAxis(), static_cast<int64_t>(s.size()));
   int64_t acc = eltOf(ln.getX()).isF64() ? 8 : 4;
-  return 2 * product(s.take_front(axis)) * acc;
+  return 2 * numel(s.take_front(axis)) * acc;
 }
 
 int hetpar::codegen::emitRowGradient(Operation *op,

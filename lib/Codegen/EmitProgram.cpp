@@ -19,6 +19,7 @@
 #include "EmitAllToAll.h"
 #include "EmitAttention.h"
 #include "EmitGradients.h"
+#include "EmitIndexing.h"
 #include "TraceSpans.h"
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
@@ -57,17 +58,6 @@ namespace onnx = hetpar::onnx;
 
 static RankedTensorType tensorType(Value v) {
   return llvm::dyn_cast<RankedTensorType>(v.getType());
-}
-static Type eltOf(Value v) { return tensorType(v).getElementType(); }
-static llvm::ArrayRef<int64_t> shapeOf(Value v) {
-  return tensorType(v).getShape();
-}
-static int64_t numelOf(Value v) { return numel(shapeOf(v)); }
-static llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
-  llvm::SmallVector<int64_t> s(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    s[d] = s[d + 1] * shape[d + 1];
-  return s;
 }
 
 /// The numpy-style dtype name of an element type; empty when unsupported.
@@ -337,23 +327,6 @@ static std::string braced(llvm::ArrayRef<int64_t> v) {
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? ", " : "") + std::to_string(v[i]);
   return s + (v.empty() ? "0}" : "}");
-}
-
-/// "hp_dims{{a, b, c}}" for an hp_dims argument.
-static std::string dims(llvm::ArrayRef<int64_t> v) {
-  return "hp_dims{" + braced(v) + "}";
-}
-
-/// The `reduction` of ScatterND/ScatterElements as hp_scatter_combine's
-/// code (0 none, 1 add, 2 mul, 3 max, 4 min; the op's verifier allows no
-/// other).
-static int scatterReduction(llvm::StringRef reduction) {
-  return llvm::StringSwitch<int>(reduction)
-      .Case("add", 1)
-      .Case("mul", 2)
-      .Case("max", 3)
-      .Case("min", 4)
-      .Default(0);
 }
 
 static std::string floatLiteral(double v, bool isDouble) {
@@ -933,9 +906,9 @@ void Emitter::emitStridedCopy(Value in, llvm::ArrayRef<int64_t> d,
     return;
   line(llvm::formatv("hp_copy_launch<{0}>(ctx, {1}, {2}, {3}, {4}, "
                      "{5}, {6}, {7}, {8}, {9}, {10});",
-                     storageType(elt), numel(d), d.size(), dims(d),
-                     dims(inStrides), dims(inMods), inOffset, ptr(in),
-                     dims(outStrides), outOffset, outPtr));
+                     storageType(elt), numel(d), d.size(), hpDims(d),
+                     hpDims(inStrides), hpDims(inMods), inOffset, ptr(in),
+                     hpDims(outStrides), outOffset, outPtr));
   ++program.libraryCalls;
 }
 
@@ -945,8 +918,8 @@ void Emitter::emitCopy(const std::string &src, const std::string &dst,
     return;
   line(llvm::formatv("hp_copy_launch<{0}>(ctx, {1}, 1, {2}, {3}, "
                      "{4}, 0, {5}, {6}, 0, {7});",
-                     storageType(elt), n, dims({n}), dims({1}), dims({n}), src,
-                     dims({1}), dst));
+                     storageType(elt), n, hpDims({n}), hpDims({1}), hpDims({n}),
+                     src, hpDims({1}), dst));
   ++program.libraryCalls;
 }
 
@@ -1490,12 +1463,12 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   std::string xg =
       llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
   if (!pointwise)
-    line(
-        llvm::formatv("    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
-                      "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-                      st, nsp, dims(inSp), dims(outSp), dims(k),
-                      dims(win.stride), dims(win.padBegin), dims(win.dilation),
-                      Cg, kc, inPlane, outPlane, xg, cols));
+    line(llvm::formatv(
+        "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
+        "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
+        st, nsp, hpDims(inSp), hpDims(outSp), hpDims(k), hpDims(win.stride),
+        hpDims(win.padBegin), hpDims(win.dilation), Cg, kc, inPlane, outPlane,
+        xg, cols));
   line(llvm::formatv(
       "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
       "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
@@ -1576,9 +1549,9 @@ LogicalResult Emitter::emitConvGrad(onnx::ConvGradOp op) {
         line(llvm::formatv(
             "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
             "{8}, {9}, {10}, {11}, {12}, {13});",
-            st, nsp, dims(inSp), dims(outSp), dims(k), dims(win.stride),
-            dims(win.padBegin), dims(win.dilation), Cg, kc, inPlane, outPlane,
-            xg, cols));
+            st, nsp, hpDims(inSp), hpDims(outSp), hpDims(k), hpDims(win.stride),
+            hpDims(win.padBegin), hpDims(win.dilation), Cg, kc, inPlane,
+            outPlane, xg, cols));
       line(llvm::formatv(
           "    if (hp_gemm<{0}, {1}>(ctx, 0, 1, {2}, {3}, {4}, 1.0f, {5}, {4}, "
           "0, {6}, {4}, 0, n ? 1.0f : 0.0f, {7} + g * {8}, {3}, 0, 1))",
@@ -1607,8 +1580,8 @@ LogicalResult Emitter::emitConvGrad(onnx::ConvGradOp op) {
         line(llvm::formatv(
             "    hp_launch(ctx, hp_col2im<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
             "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14});",
-            st, acc, Cg * inPlane, nsp, dims(inSp), dims(outSp), dims(k),
-            dims(win.stride), dims(win.padBegin), dims(win.dilation), kc,
+            st, acc, Cg * inPlane, nsp, hpDims(inSp), hpDims(outSp), hpDims(k),
+            hpDims(win.stride), hpDims(win.padBegin), hpDims(win.dilation), kc,
             inPlane, outPlane, cols, dxg));
       line("  }");
       program.libraryCalls += 2;
@@ -1632,16 +1605,17 @@ LogicalResult Emitter::emitPoolGrad(Operation *op) {
     line(llvm::formatv(
         "hp_launch(ctx, hp_maxpool_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
         "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15});",
-        st, acc, numel(x), nsp, dims(inSp), dims(outSp), dims(k),
-        dims(win.stride), dims(win.padBegin), dims(win.dilation), numel(k),
-        numel(inSp), numel(outSp), ptr(op->getOperand(1)), ptr(dY), ptr(dX)));
+        st, acc, numel(x), nsp, hpDims(inSp), hpDims(outSp), hpDims(k),
+        hpDims(win.stride), hpDims(win.padBegin), hpDims(win.dilation),
+        numel(k), numel(inSp), numel(outSp), ptr(op->getOperand(1)), ptr(dY),
+        ptr(dX)));
   else
     line(llvm::formatv(
         "hp_launch(ctx, hp_avgpool_grad<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
         "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16});",
-        st, acc, numel(x), nsp, dims(inSp), dims(outSp), dims(k),
-        dims(win.stride), dims(win.padBegin), dims(win.padEnd),
-        dims(win.dilation), intAttr(op, "count_include_pad", 0), numel(k),
+        st, acc, numel(x), nsp, hpDims(inSp), hpDims(outSp), hpDims(k),
+        hpDims(win.stride), hpDims(win.padBegin), hpDims(win.padEnd),
+        hpDims(win.dilation), intAttr(op, "count_include_pad", 0), numel(k),
         numel(inSp), numel(outSp), ptr(dY), ptr(dX)));
   ++program.libraryCalls;
   return success();
@@ -1741,7 +1715,7 @@ LogicalResult Emitter::emitResize(onnx::ResizeOp op, Value out) {
       storageType(eltOf(x)), numelOf(out), rank, axesLiteral, mode, coord,
       nearest, floatLiteral(op.getCubicCoeffA(), true), op.getExcludeOutside(),
       floatLiteral(op.getExtrapolationValue(), true), scalesPtr, roiPtr,
-      dims(listPos), axes.size(), ptr(x), ptr(out)));
+      hpDims(listPos), axes.size(), ptr(x), ptr(out)));
   ++program.libraryCalls;
   return success();
 }
@@ -2101,14 +2075,15 @@ LogicalResult Emitter::emitPool(Operation *op, bool isMax) {
   std::string indices = "(int64_t *)0";
   if (op->getNumResults() > 1 && op->getResult(1))
     indices = ptr(op->getResult(1));
-  line(llvm::formatv(
-      "hp_pool_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, "
-      "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
-      "{16}, {17}, {18});",
-      storageType(elt), accType(elt), isMax ? "true" : "false", numel(y), nsp,
-      dims(inSp), dims(outSp), dims(k), dims(win.stride), dims(win.padBegin),
-      dims(win.padEnd), dims(win.dilation), intAttr(op, "count_include_pad", 0),
-      numel(k), numel(inSp), numel(outSp), ptr(X), ptr(Y), indices));
+  line(llvm::formatv("hp_pool_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, "
+                     "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
+                     "{16}, {17}, {18});",
+                     storageType(elt), accType(elt), isMax ? "true" : "false",
+                     numel(y), nsp, hpDims(inSp), hpDims(outSp), hpDims(k),
+                     hpDims(win.stride), hpDims(win.padBegin),
+                     hpDims(win.padEnd), hpDims(win.dilation),
+                     intAttr(op, "count_include_pad", 0), numel(k), numel(inSp),
+                     numel(outSp), ptr(X), ptr(Y), indices));
   ++program.libraryCalls;
   return success();
 }
@@ -2202,7 +2177,11 @@ LibraryEmitContext Emitter::libraryContext() {
                             [&](Type t) { return storageType(t); },
                             [](Type t) { return accType(t); },
                             [&](Operation *o) { return scratch(o); },
-                            [&](const llvm::Twine &text) { line(text); }};
+                            [&](const llvm::Twine &text) { line(text); },
+                            [&](Operation *o) { return indexCheck(o); },
+                            [&](const std::string &src, const std::string &dst,
+                                int64_t n,
+                                Type elt) { emitCopy(src, dst, n, elt); }};
 }
 
 LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
@@ -2224,11 +2203,12 @@ LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
     }
   }
   Type elt = eltOf(in);
-  line(llvm::formatv(
-      "hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
-      "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
-      storageType(elt), accType(elt), kind, numelOf(out), kd.size(), dims(kd),
-      dims(ks), rd.size(), dims(rd), dims(rs), numel(rd), ptr(in), ptr(out)));
+  line(
+      llvm::formatv("hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
+                    "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
+                    storageType(elt), accType(elt), kind, numelOf(out),
+                    kd.size(), hpDims(kd), hpDims(ks), rd.size(), hpDims(rd),
+                    hpDims(rs), numel(rd), ptr(in), ptr(out)));
   ++program.libraryCalls;
   return success();
 }
@@ -2257,6 +2237,11 @@ LogicalResult Emitter::emitOp(Operation *op) {
   if (isRowGradient(op)) {
     comment(op);
     program.libraryCalls += codegen::emitRowGradient(op, libraryContext());
+    return success();
+  }
+  if (isIndexingOp(op)) {
+    comment(op);
+    program.libraryCalls += codegen::emitIndexingOp(op, libraryContext());
     return success();
   }
   if (isa<onnx::FusedAttentionOp>(op)) {
@@ -2462,86 +2447,6 @@ LogicalResult Emitter::emitOp(Operation *op) {
         ++program.libraryCalls;
         return success();
       })
-      .Case([&](onnx::GatherOp o) {
-        Value data = o->getOperand(0), idx = o->getOperand(1);
-        llvm::ArrayRef<int64_t> s = shapeOf(data);
-        int64_t axis = axisOf(data, intAttr(o, "axis", 0));
-        line(llvm::formatv("hp_launch(ctx, hp_gather<{0}, {1}>, {2}, {3}, {4}, "
-                           "{5}, {6}, {7}, {8}, {9});",
-                           storageType(eltOf(data)), storageType(eltOf(idx)),
-                           numelOf(out), s[axis], numelOf(idx),
-                           numel(s.drop_front(axis + 1)), ptr(data), ptr(idx),
-                           ptr(out), indexCheck(o)));
-        ++program.libraryCalls;
-        return success();
-      })
-      .Case([&](onnx::GatherElementsOp o) {
-        Value data = o->getOperand(0), idx = o->getOperand(1);
-        llvm::ArrayRef<int64_t> s = shapeOf(data);
-        int64_t axis = axisOf(data, intAttr(o, "axis", 0));
-        line(llvm::formatv(
-            "hp_launch(ctx, hp_gather_elements<{0}, {1}>, {2}, {3}, {4}, {5}, "
-            "{6}, {7}, {8}, {9}, {10}, {11});",
-            storageType(eltOf(data)), storageType(eltOf(idx)), numelOf(out),
-            s.size(), axis, dims(shapeOf(idx)), dims(stridesOf(s)), s[axis],
-            ptr(data), ptr(idx), ptr(out), indexCheck(o)));
-        ++program.libraryCalls;
-        return success();
-      })
-      .Case([&](onnx::GatherNDOp o) {
-        Value data = o->getOperand(0), idx = o->getOperand(1);
-        llvm::ArrayRef<int64_t> s = shapeOf(data), is = shapeOf(idx);
-        int64_t b = o.getBatchDims(), k = is.back();
-        llvm::SmallVector<int64_t> st = stridesOf(s);
-        int64_t groups = numel(s.take_front(b));
-        line(llvm::formatv(
-            "hp_launch(ctx, hp_gather_nd<{0}>, {1}, {2}, {3}, {4}, {5}, {6}, "
-            "{7}, {8}, {9}, {10}, {11});",
-            storageType(eltOf(data)), numelOf(out), k, dims(s.slice(b, k)),
-            dims(llvm::ArrayRef(st).slice(b, k)),
-            numel(is.drop_back()) / std::max<int64_t>(groups, 1),
-            numel(s.drop_front(b + k)), numel(s.drop_front(b)), ptr(data),
-            ptr(idx), ptr(out), indexCheck(o)));
-        ++program.libraryCalls;
-        return success();
-      })
-      .Case([&](onnx::ScatterNDOp o) {
-        Value data = o->getOperand(0), idx = o->getOperand(1),
-              upd = o->getOperand(2);
-        llvm::ArrayRef<int64_t> s = shapeOf(data), is = shapeOf(idx);
-        int64_t k = is.back();
-        llvm::SmallVector<int64_t> st = stridesOf(s);
-        emitCopy(ptr(data), ptr(out), numelOf(data), eltOf(data));
-        line(llvm::formatv(
-            "hp_launch(ctx, hp_scatter_nd<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
-            "{7}, {8}, {9}, {10}, {11});",
-            storageType(eltOf(data)), accType(eltOf(data)),
-            numel(s.drop_front(k)), k, dims(s.take_front(k)),
-            dims(llvm::ArrayRef(st).take_front(k)), numel(is.drop_back()),
-            scatterReduction(o.getReduction()), ptr(idx), ptr(upd), ptr(out),
-            indexCheck(o)));
-        ++program.libraryCalls;
-        return success();
-      })
-      .Case([&](onnx::ScatterElementsOp o) {
-        Value data = o->getOperand(0), idx = o->getOperand(1),
-              upd = o->getOperand(2);
-        llvm::ArrayRef<int64_t> s = shapeOf(data), us = shapeOf(upd);
-        int64_t axis = axisOf(data, o.getAxis());
-        emitCopy(ptr(data), ptr(out), numelOf(data), eltOf(data));
-        if (us[axis] == 0)
-          return success();
-        line(llvm::formatv(
-            "hp_launch(ctx, hp_scatter_elements<{0}, {1}, {2}>, {3}, {4}, "
-            "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-            storageType(eltOf(data)), accType(eltOf(data)),
-            storageType(eltOf(idx)), numelOf(upd) / us[axis], s.size(), axis,
-            dims(us), dims(stridesOf(s)), s[axis],
-            scatterReduction(o.getReduction()), ptr(idx), ptr(upd), ptr(out),
-            indexCheck(o)));
-        ++program.libraryCalls;
-        return success();
-      })
       .Case([&](onnx::ResizeOp o) { return emitResize(o, out); })
       .Case([&](onnx::TransposeOp o) {
         Value in = o->getOperand(0);
@@ -2660,7 +2565,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
         line(llvm::formatv(
             "hp_launch(ctx, hp_pad<{0}>, {1}, {2}, {3}, {4}, {5}, "
             "{6}, {7}, {8}, {9});",
-            st, numel(y), rank, m, dims(y), dims(s), dims(begin), ptr(in),
+            st, numel(y), rank, m, hpDims(y), hpDims(s), hpDims(begin), ptr(in),
             cv && numelOf(cv) ? ptr(cv) : "(const " + st + " *)0", ptr(out)));
         ++program.libraryCalls;
         return success();

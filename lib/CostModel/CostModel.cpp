@@ -75,7 +75,7 @@ static OpClass classify(Operation *op) {
             onnx::ScatterElementsOp, onnx::ResizeOp, onnx::ExpandOp,
             onnx::TileOp, onnx::PadOp, onnx::ShapeOp, onnx::SizeOp,
             onnx::ConstantOfShapeOp, onnx::RangeOp, onnx::TriluOp,
-            onnx::NonZeroOp, onnx::DropoutOp>(
+            onnx::OneHotOp, onnx::NonZeroOp, onnx::DropoutOp>(
           [](auto) { return OpClass::DataMovement; })
       .Case<onnx::MaxPoolOp, onnx::AveragePoolOp, onnx::GenericOp>(
           [](auto) { return OpClass::Other; })

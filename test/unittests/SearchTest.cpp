@@ -123,6 +123,10 @@ func.func @f(%a: tensor<2x8x16xf32>, %img: tensor<2x3x8x8xf32>,
   %4 = onnx.Softmax(%h) {axis = -1 : i64} : (tensor<2x8x768xf32>) -> tensor<2x8x768xf32> loc("softmax")
   %5 = onnx.Transpose(%2) {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x8x12x64xf32>) -> tensor<2x12x8x64xf32> loc("t")
   %6:3 = onnx.Split(%h) {axis = 2 : i64, num_outputs = 3 : i64} : (tensor<2x8x768xf32>) -> (tensor<2x8x256xf32>, tensor<2x8x256xf32>, tensor<2x8x256xf32>) loc("split")
+  %ids = onnx.Constant dense<1> : tensor<4x6xi64>
+  %depth = onnx.Constant dense<10> : tensor<i64>
+  %onoff = onnx.Constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %7 = onnx.OneHot(%ids, %depth, %onoff) {axis = 1 : i64} : (tensor<4x6xi64>, tensor<i64>, tensor<2xf32>) -> tensor<4x10x6xf32> loc("one_hot")
   return
 }
 )");
@@ -152,6 +156,10 @@ func.func @f(%a: tensor<2x8x16xf32>, %img: tensor<2x3x8x8xf32>,
             "([i, j, k]) -> ([i, j, k]) {i=2, j=8, k=768 whole}");
   EXPECT_EQ(rules["t"],
             "([i, j, k, l]) -> ([i, k, j, l]) {i=2, j=8, k=12, l=64}");
+  // OneHot: the indices' axes go through, the new class axis is whole.
+  EXPECT_EQ(rules["one_hot"],
+            "([i, k], [], [l]) -> ([i, j, k]) {i=4, j=10 whole, k=6, l=2 "
+            "whole}");
   // Equal Split: three chunks of a factor the outputs share.
   EXPECT_EQ(rules["split"],
             "([i, j, (l k)]) -> ([i, j, k], [i, j, k], [i, j, k]) {i=2, j=8, "

@@ -805,6 +805,40 @@ func.func @case97(%x: tensor<4x4xf32>) {
 
 // -----
 
+func.func @one_hot_values(%i: tensor<3xi64>, %d: tensor<i64>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'values' must hold 2 elements ([off, on]), got shape 3}}
+  %0 = onnx.OneHot(%i, %d, %v) : (tensor<3xi64>, tensor<i64>, tensor<3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_depth(%i: tensor<3xi64>, %v: tensor<2xf32>) {
+  %d = onnx.Constant dense<0> : tensor<i64>
+  // expected-error @+1 {{depth must be a positive number of classes (at most 2^31 - 1), got 0}}
+  %0 = onnx.OneHot(%i, %d, %v) : (tensor<3xi64>, tensor<i64>, tensor<2xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_axis(%i: tensor<3xi64>, %v: tensor<2xf32>) {
+  %d = onnx.Constant dense<4> : tensor<i64>
+  // expected-error @+1 {{axis}}
+  %0 = onnx.OneHot(%i, %d, %v) {axis = 2 : i64} : (tensor<3xi64>, tensor<i64>, tensor<2xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_depth_shape(%i: tensor<3xi64>, %d: tensor<2xi64>, %v: tensor<2xf32>) {
+  // expected-error @+1 {{'depth' must be a scalar, got shape 2}}
+  %0 = onnx.OneHot(%i, %d, %v) : (tensor<3xi64>, tensor<2xi64>, tensor<2xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
 func.func @conv_window_limit(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) {
   // expected-error @+1 {{kernel_shape, strides, dilations and pads must be below 2^31, got 9223372036854775807}}
   %0 = onnx.Conv(%x, %w) {dilations = array<i64: 9223372036854775807>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<*xf32>

@@ -1183,6 +1183,27 @@ def ONNX_TriluOp : ONNX_Op<"Trilu", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+def ONNX_OneHotOp : ONNX_Op<"OneHot", [Pure]> {
+  let summary = "ONNX OneHot: one-hot vectors of indices, along a new axis";
+  let description = [{
+    The result is `indices`' shape with an axis of `depth` entries inserted
+    at `axis`: entry d of the vector at an index i is `values[1]` when
+    i == d, or i + depth == d for a negative i, and `values[0]` otherwise.
+    An index outside [-depth, depth) gives a vector of `values[0]` only (the
+    ONNX specification's rule: not an error). Non-integer indices and depth
+    are truncated toward zero, as ONNX Runtime casts them.
+
+    Constraints: `depth` is a scalar or a 1-element tensor, positive when
+    constant; `values` has 2 elements ([off, on]); `axis` is in
+    [-(r + 1), r] for indices of rank r.
+  }];
+  let arguments = (ins ONNX_NumericTensor:$indices, ONNX_NumericTensor:$depth,
+                   ONNX_Tensor:$values,
+                   DefaultValuedAttr<ONNX_IntAttr, "-1">:$axis);
+  let results = (outs ONNX_Tensor:$output);
+  let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Training ops (ONNX Runtime's com.microsoft training ops). Produced by the
 // training passes (hetpar-onnx-differentiate, hetpar-train-optimizer), never

@@ -997,6 +997,26 @@ HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
   }
 }
 
+/// OneHot over the result seen as [outer, depth, inner] (the new axis in the
+/// middle): out[o][d][i] = values[1] where the index at [o][i] (truncated
+/// toward zero, plus depth when negative) is d, else values[0]. An index
+/// outside [-depth, depth) gives values[0] everywhere, as ONNX specifies.
+template <typename T, typename I>
+HP_KERNEL(hp_one_hot, int64_t depth, int64_t inner, const I *idx,
+          const T *values, T *out) {
+  HP_FOR(i) {
+    int64_t in = i % inner, d = (i / inner) % depth, o = i / inner / depth;
+    double raw = (double)idx[o * inner + in];
+    int64_t k = -1;
+    if (raw > -(double)depth - 1 && raw < (double)depth) {
+      k = (int64_t)raw;
+      if (k < 0)
+        k += depth;
+    }
+    out[i] = k == d ? values[1] : values[0];
+  }
+}
+
 /// GatherElements: out has the indices' shape `dims`; along `axis` the index
 /// comes from idx, elsewhere the coordinate itself. An index outside
 /// [-axisDim, axisDim) gives 0 and is reported as checked node `node`.
