@@ -61,6 +61,13 @@ std::string checkOperand(Operation *op, const std::optional<ShardingRule> &rule,
   return "";
 }
 
+/// Whether `op` computes statistics over the batch of operand `k` that
+/// data-parallel training synchronizes (OpBatch::synchronized).
+bool synchronizesBatch(Operation *op, unsigned k) {
+  auto bn = llvm::dyn_cast<onnx::BatchNormalizationOp>(op);
+  return bn && bn.getTrainingMode() != 0 && k == 0;
+}
+
 /// The batch of op `op`: the factor every operand that carries the batch
 /// agrees on, or the first reason it cannot be split.
 OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
@@ -75,6 +82,14 @@ OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
             ? findBatchFactor(*rule, rule->operands[k], *bd, a.size)
             : std::tuple<int, int64_t, int64_t>{-1, 0, 0};
     out.error = checkOperand(op, rule, k, f);
+    if (!out.error.empty() && f >= 0 && synchronizesBatch(op, k)) {
+      out.error.clear();
+      out.synchronized = true;
+      out.inferenceError =
+          onnx::describeNode(op) +
+          " computes statistics over the batch (training mode), which only "
+          "training synchronizes over the replicas";
+    }
     if (out.error.empty() && out.factor >= 0 &&
         (f != out.factor || units != out.units || within != out.within))
       out.error = onnx::describeNode(op) +
@@ -107,6 +122,8 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
       if (k < rules[i]->results.size())
         p = ShardingRule::placement(rules[i]->results[k], ob.factor,
                                     rules[i]->factors);
+      if (!p && ob.synchronized)
+        continue; // the same statistics on every replica
       if (!p) {
         ob = OpBatch{-1, 1, 1,
                      onnx::describeNode(op) + ": result " + std::to_string(k) +
@@ -123,6 +140,8 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
     }
     for (auto &[r, bd] : placed)
       a.values[r] = bd;
+    if (ob.synchronized && a.firstSynchronized < 0)
+      a.firstSynchronized = static_cast<int>(i);
   }
 }
 
@@ -203,6 +222,12 @@ hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
       return other;
   }
   return a;
+}
+
+std::string BatchAnalysis::wholeBatchReason(int i) const {
+  if (i < 0 || static_cast<size_t>(i) >= ops.size())
+    return "";
+  return !ops[i].error.empty() ? ops[i].error : ops[i].inferenceError;
 }
 
 std::string hetpar::describeBatchSeed(Operation *func, const BatchAnalysis &a) {

@@ -2,6 +2,7 @@
 #include "hetpar/Plan/PlanPlacement.h"
 
 #include "hetpar/Cluster/Cluster.h"
+#include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/Sharding.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -193,24 +194,29 @@ llvm::Error cutBatch(const OpCatalog &table, const Plan &plan,
   return llvm::Error::success();
 }
 
-/// A model with an op that mixes samples cannot have its batch split.
+/// Each stage's data parallelism, "2/1".
+std::string dataDegrees(const Plan &plan) {
+  return llvm::join(
+      llvm::map_range(plan.stages,
+                      [](const Stage &s) { return std::to_string(s.data); }),
+      "/");
+}
+
+/// A model with an op that mixes samples (in inference: or computes
+/// statistics over the batch) cannot have its batch split.
 llvm::Error checkBatchSplit(const OpCatalog &table, const Plan &plan) {
-  const BatchAnalysis &ba = table.batch;
   bool splitsBatch =
       plan.microbatches > 1 ||
       llvm::any_of(plan.stages, [](const Stage &s) { return s.data > 1; });
-  if (ba.firstError < 0 || !splitsBatch)
+  int whole = table.batch.wholeBatchOp(plan.mode == Mode::Training);
+  if (!splitsBatch || whole < 0)
     return llvm::Error::success();
   return fail(llvm::formatv(
       "the plan splits the batch ({0} microbatch(es), data parallelism {1}), "
       "but {2}: only tensor parallelism and pipeline stages without "
       "microbatches can run this model",
-      plan.microbatches,
-      llvm::join(llvm::map_range(
-                     plan.stages,
-                     [](const Stage &s) { return std::to_string(s.data); }),
-                 "/"),
-      ba.ops[ba.firstError].error));
+      plan.microbatches, dataDegrees(plan),
+      table.batch.wholeBatchReason(whole)));
 }
 
 } // namespace

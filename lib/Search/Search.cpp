@@ -401,7 +401,7 @@ std::vector<BlockConfig> Searcher::configs(llvm::ArrayRef<int> block,
   for (int t = 1; t <= n; ++t) {
     if (n % t)
       continue;
-    if (n / t > 1 && catalog.batch.firstError >= 0)
+    if (n / t > 1 && catalog.batch.wholeBatchOp(training) >= 0)
       continue; // an op cannot split the batch (Batch.h)
     bool inNode = true;
     for (int r = 0; r < n / t && inNode; ++r)
@@ -540,7 +540,7 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (batch % m == 0 &&
         (options.objective == Objective::Throughput || m == 1))
       microCounts.push_back(m);
-  if (catalog.batch.firstError >= 0)
+  if (catalog.batch.wholeBatchOp(training) >= 0)
     microCounts = {1};
 
   struct Estimate {
@@ -1047,9 +1047,10 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "
                                 "run the static pipeline first",
                                 catalog.names[i]));
-  if (int i = catalog.batch.firstError; i >= 0)
+  if (int i = catalog.batch.wholeBatchOp(options.mode == Mode::Training);
+      i >= 0)
     mlir::emitWarning(catalog.ops[i]->getLoc())
-        << catalog.batch.ops[i].error
+        << catalog.batch.wholeBatchReason(i)
         << ": the search keeps the batch whole (no data parallelism, no "
            "microbatches); tensor parallelism and pipeline stages remain";
   SearchResult result;

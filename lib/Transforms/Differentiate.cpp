@@ -416,7 +416,7 @@ LogicalResult Differentiator::run() {
     if (!start)
       return failure();
     grads[loss] = start;
-    if (transfers)
+    if (transfers || func->hasAttr(train::kSynchronizedAttr))
       start.getDefiningOp()->setAttr(train::kSeedAttr, b.getUnitAttr());
   }
   for (Operation *op : llvm::reverse(forward))

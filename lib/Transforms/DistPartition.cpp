@@ -293,6 +293,12 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
       return op->emitError()
              << "partition: " << opBatch.error
              << ", so the batch cannot be split over replicas or microbatches";
+    if (opBatch.synchronized && !training)
+      return op->emitError()
+             << "partition: op " << describeOp(op)
+             << " computes statistics over the batch (training mode), which "
+                "only training synchronizes over the replicas, so an "
+                "inference plan cannot split its batch";
     if (catalog->batch.of(v) != l->batch)
       return op->emitError()
              << "partition: operand " << k << " of op " << describeOp(op)
@@ -360,7 +366,9 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     Local l;
     if (rule && k < rule->results.size())
       layoutIn(rule->results[k], l);
-    if (fb >= 0 && !l.batch)
+    // Synchronized statistics (hetpar-dist-sync-batch-norm) are the same
+    // on every replica.
+    if (fb >= 0 && !l.batch && !opBatch.synchronized)
       return op->emitError()
              << "partition: result " << k << " of op " << describeOp(op)
              << " drops the batch its operands carry";

@@ -56,6 +56,8 @@ private:
   LogicalResult readReplica();
   LogicalResult checkBatchOps();
   Value buildWeight(const LossWeighting &how);
+  /// Scales the backward pass's seed (train::kSeedAttr) by `weight`.
+  LogicalResult weighSeed(Value weight);
   /// x summed over `over` (the replica's stage group when empty).
   Value allReduce(Location loc, Value x, ArrayRef<int64_t> over = {});
   FailureOr<SmallVector<Gradient>> collectGradients();
@@ -67,7 +69,6 @@ private:
   void markNormGroup(ArrayRef<Gradient> grads);
   Value weigh(GradientBuilder &g, Value x, Value weight);
   Location bucketLoc(ArrayRef<Gradient> bucket);
-  void addMesh();
   /// A plan of several stages: hetpar-dist-pipeline-schedule has weighted
   /// the step already; the loss travels from the last stage to the others.
   bool pipeline() const { return plan.stages.size() > 1; }
@@ -182,6 +183,23 @@ Value ReplicaStep::buildWeight(const LossWeighting &how) {
       NameLoc::get(b.getStringAttr("the batch's counted labels"), loc), count);
   counted = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
   return g.div(count, total);
+}
+
+LogicalResult ReplicaStep::weighSeed(Value weight) {
+  Operation *seed = nullptr;
+  func.walk([&](Operation *op) {
+    if (op->hasAttr(train::kSeedAttr))
+      seed = op;
+  });
+  if (!seed)
+    return func.emitError("the step has no backward seed (hetpar.seed) to "
+                          "weigh; run hetpar-onnx-differentiate first");
+  Operation *w = weight.getDefiningOp();
+  b.setInsertionPointAfter(w && seed->isBeforeInBlock(w) ? w : seed);
+  GradientBuilder g(b, seed->getLoc(), {});
+  Value scaled = g.mul(seed->getResult(0), weight);
+  seed->getResult(0).replaceAllUsesExcept(scaled, scaled.getDefiningOp());
+  return success();
 }
 
 FailureOr<SmallVector<Gradient>> ReplicaStep::collectGradients() {
@@ -445,17 +463,6 @@ bool ReplicaStep::isTensorShard(const Gradient &gr) {
   return global && global->hasAttr(train::kTensorShardAttr);
 }
 
-void ReplicaStep::addMesh() {
-  if (module.lookupSymbol(kMesh))
-    return;
-  b.setInsertionPointToStart(module.getBody());
-  SmallVector<Attribute> devices;
-  for (auto [id, kind] : llvm::zip(stage->devices, stage->kinds))
-    devices.push_back(
-        dist::DeviceAttr::get(b.getContext(), id, b.getStringAttr(kind)));
-  dist::MeshOp::create(b, module.getLoc(), kMesh, b.getArrayAttr(devices));
-}
-
 /// The step's loss on every device of a pipeline: the last stage's
 /// replicas sum theirs (already weighted) and each sends it to some devices
 /// of the earlier stages (device i of those, in mesh order, gets it from
@@ -594,8 +601,7 @@ void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
 LogicalResult ReplicaStep::run() {
   if (failed(readReplica()) || failed(checkBatchOps()))
     return failure();
-  func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
-  addMesh();
+  train::markDeviceStep(module, func, device, stage->devices, stage->kinds);
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   FailureOr<SmallVector<Gradient>> grads = collectGradients();
   if (failed(grads))
@@ -655,6 +661,19 @@ LogicalResult ReplicaStep::run() {
     ret.setOperand(0, allReduce(NameLoc::get(b.getStringAttr("the step's loss"),
                                              ret.getLoc()),
                                 weigh(g, ret.getOperand(0), weight)));
+  }
+  // A step whose backward pass sums over the replicas weighs its seed, so
+  // that what each replica adds to those sums carries its weight; its
+  // gradients are then summed as they are (a constant 1 keeps the guard of
+  // a replica without counted labels).
+  if (func->hasAttr(train::kSynchronizedAttr)) {
+    if (failed(weighSeed(weight)))
+      return failure();
+    b.setInsertionPointToStart(&func.getBody().front());
+    weight = onnx::ConstantOp::create(
+        b, func.getLoc(),
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                               1.0f));
   }
   reduceGradients(*grads, weight);
   if (normGroup)

@@ -1,5 +1,6 @@
 //===- Training.cpp - helpers shared by the training passes ---------------===//
 #include "hetpar/Transforms/Training.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -31,6 +32,22 @@ FailureOr<func::FuncOp> hetpar::train::deviceStepFunction(ModuleOp module,
            << pass
            << " needs device=<id>, the plan's device whose step this is";
   return func;
+}
+
+void hetpar::train::markDeviceStep(ModuleOp module, func::FuncOp func,
+                                   int64_t device,
+                                   ArrayRef<int64_t> stageDevices,
+                                   ArrayRef<std::string> kinds) {
+  OpBuilder b(module.getContext());
+  func->setAttr(dist::kDeviceAttrName, b.getI64IntegerAttr(device));
+  if (module.lookupSymbol("mesh"))
+    return;
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Attribute> devices;
+  for (auto [id, kind] : llvm::zip(stageDevices, kinds))
+    devices.push_back(
+        dist::DeviceAttr::get(b.getContext(), id, b.getStringAttr(kind)));
+  dist::MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(devices));
 }
 
 LogicalResult hetpar::train::checkDeviceRows(func::FuncOp func, int64_t device,

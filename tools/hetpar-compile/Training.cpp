@@ -161,6 +161,11 @@ void hetpar::tools::buildTrainingPipeline(
     mixed.dtype = codegen::floatModeName(dtype).str();
     pm.addPass(createTrainMixedPrecisionPass(mixed));
   }
+  if (replica) {
+    DistSyncBatchNormPassOptions sync;
+    sync.device = replica->device;
+    pm.addPass(createDistSyncBatchNormPass(sync));
+  }
   pm.addPass(createDifferentiatePass());
   if (replica && replica->pipeline) {
     DistPipelineSchedulePassOptions schedule;
@@ -404,6 +409,11 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   std::map<std::string, std::vector<int64_t>> shared;
   if (pipeline)
     shared = sharedParameters(planned, *plan);
+  // A training-mode Dropout draws the masks of the replica's own elements
+  // (its element_offset differs per replica), so such a step is never
+  // shared.
+  bool drawsMasks = false;
+  planned.walk([&](hetpar::onnx::DropoutOp d) { drawsMasks = true; });
   ReplicaSteps out;
   llvm::DenseMap<int64_t, size_t> byRows;
   for (auto [s, stage] : llvm::enumerate(plan->stages)) {
@@ -411,9 +421,11 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
     for (auto [r, id] : llvm::enumerate(stage.devices)) {
       // Replicas of one stage with equal rows share a step, unless
       // transfers to other stages, ZeRO-1 shards of the optimizer state
-      // (each replica updates its own) or tensor parallelism (each device
-      // holds its own shards and groups) make each device's its own.
-      if (!pipeline && stage.zeroShares.empty() && stage.tensor == 1) {
+      // (each replica updates its own), tensor parallelism (each device
+      // holds its own shards and groups) or Dropout masks (each replica
+      // draws its own elements') make each device's its own.
+      if (!pipeline && stage.zeroShares.empty() && stage.tensor == 1 &&
+          !drawsMasks) {
         auto [it, fresh] =
             byRows.try_emplace(stage.rows[r], out.modules.size());
         out.moduleOf.push_back(it->second);

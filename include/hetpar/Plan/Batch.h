@@ -56,6 +56,14 @@ struct OpBatch {
   /// dimension): why, as "op 'X' node 'n' reduces over ...". Its results
   /// then carry no batch.
   std::string error;
+  /// The op computes statistics over the batch that a split batch must
+  /// synchronize (a training-mode BatchNormalization): its rule keeps the
+  /// batch whole, but data-parallel training sums the statistics over the
+  /// replicas (hetpar-dist-sync-batch-norm), so the batch splits. Results
+  /// without the batch (the running statistics) are the same everywhere.
+  bool synchronized = false;
+  /// With `synchronized`: why an inference plan cannot split the batch.
+  std::string inferenceError;
 };
 
 /// The batch analysis of a function's ops (OpCatalog's order and rules).
@@ -76,7 +84,20 @@ struct BatchAnalysis {
   /// The first op whose rule cannot split the batch, or -1: data
   /// parallelism and microbatches are then impossible.
   int firstError = -1;
+  /// The first op with synchronized batch statistics (OpBatch), or -1: a
+  /// training plan may split the batch, an inference plan may not.
+  int firstSynchronized = -1;
 
+  /// The op that keeps the batch whole (no data parallelism, no
+  /// microbatches) in a training or an inference plan, or -1: firstError,
+  /// or in inference firstSynchronized. The one answer of the search, the
+  /// baselines and placePlan.
+  int wholeBatchOp(bool training) const {
+    return firstError >= 0 ? firstError : training ? -1 : firstSynchronized;
+  }
+  /// Why op `i` (wholeBatchOp) keeps the batch whole, as "node 'n' (Op)
+  /// reduces over ...".
+  std::string wholeBatchReason(int i) const;
   std::optional<BatchDim> of(mlir::Value v) const {
     auto it = values.find(v);
     if (it == values.end())

@@ -51,7 +51,8 @@ struct PlanPlacement {
 ///  - a batch of 0 samples, microbatches that do not divide it, a replica
 ///    without a whole, positive number of samples of a microbatch;
 ///  - a split batch (microbatches or data parallelism) in a model whose
-///    batch analysis found an op that mixes samples.
+///    batch analysis found an op that mixes samples, or, in an inference
+///    plan, one whose batch statistics only training synchronizes.
 llvm::Expected<PlanPlacement>
 placePlan(const OpCatalog &catalog, const Plan &plan, const Cluster *cluster);
 

@@ -264,6 +264,36 @@ def DistPipelineSchedulePass
   ];
 }
 
+def DistSyncBatchNormPass
+    : Pass<"hetpar-dist-sync-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Data-parallel training: batch statistics of the whole batch";
+  let description = [{
+    On the training step of device `device` of a plan (`dist.plan`) whose
+    stage is data-parallel, rewrites every training-mode BatchNormalization
+    into its equations (ONNX opset 15: the batch mean and population
+    variance per channel, the normalized output, the running statistics
+    with `momentum`), with the per-channel sums of x and of (x - mean)^2
+    summed over the replicas that hold this device's shards: a
+    `dist.all_reduce` followed by a `dist.grad_all_reduce`, so that
+    hetpar-onnx-differentiate (run after it) gives the synchronized
+    backward pass, whose sums of dY and dY * xhat are all-reduced as well
+    (PyTorch's SyncBatchNorm). The count is the microbatch's rows of all
+    replicas times the spatial extents. The step's result equals one
+    device's on the whole microbatch. The function gets `dist.device` and
+    the module a `dist.mesh @mesh` of the stage's devices. A stage of one
+    replica is left as it is.
+
+    Errors: `device` missing or not in the plan; no plan or a bad one; a
+    BatchNormalization input that is not static of rank 2 or more.
+  }];
+  let options = [
+    Option<"device", "device", "int64_t", "-1",
+           "The plan's device whose training step this is">,
+  ];
+  let dependentDialects = ["hetpar::dist::DistDialect",
+                           "hetpar::onnx::ONNXDialect"];
+}
+
 def DistReduceGradientsPass
     : Pass<"hetpar-dist-reduce-gradients", "mlir::ModuleOp"> {
   let summary = "Data-parallel training: sum the replicas' weighted gradients";

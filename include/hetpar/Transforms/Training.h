@@ -42,8 +42,16 @@ inline constexpr llvm::StringLiteral kEvalBindAttr = "hetpar.bind_weight";
 /// On the op that seeds the backward pass of a pipeline stage's step (the
 /// gradient of the loss: 1 or the loss scale), set by
 /// hetpar-onnx-differentiate for hetpar-dist-pipeline-schedule, which scales
-/// it by each microbatch's weight and removes the mark.
+/// it by each microbatch's weight and removes the mark; and of a step with
+/// kSynchronizedAttr, whose seed hetpar-dist-reduce-gradients weighs.
 inline constexpr llvm::StringLiteral kSeedAttr = "hetpar.seed";
+/// On a data-parallel step whose forward pass sums values over the replicas
+/// (hetpar-dist-sync-batch-norm's batch statistics): its backward pass sums
+/// gradients over them too, so hetpar-dist-reduce-gradients weights each
+/// replica's seed rather than its gradients (each replica's contribution to
+/// those sums must carry its weight).
+inline constexpr llvm::StringLiteral kSynchronizedAttr =
+    "hetpar.synchronized_statistics";
 /// On a collective of the backward pass whose operand does not come from the
 /// backward pass (hetpar-onnx-differentiate's all-reduce of zeros where no
 /// gradient reaches a dist.grad_all_reduce on this device): it runs in each
@@ -122,6 +130,13 @@ mlir::FailureOr<mlir::func::FuncOp> stepFunction(mlir::ModuleOp module);
 /// module when `device` is negative (the pass needs device=<id>).
 mlir::FailureOr<mlir::func::FuncOp>
 deviceStepFunction(mlir::ModuleOp module, int64_t device, llvm::StringRef pass);
+
+/// Makes `func` device `device`'s step of stage `stage` (`dist.device`) and
+/// gives the module a `dist.mesh @mesh` of the stage's devices when it has
+/// none: what a step's collectives over its stage need.
+void markDeviceStep(mlir::ModuleOp module, mlir::func::FuncOp func,
+                    int64_t device, llvm::ArrayRef<int64_t> stageDevices,
+                    llvm::ArrayRef<std::string> kinds);
 
 /// Checks that every input of `func` holds `rows` samples on axis 0 (device
 /// `device`'s rows of `what`: "the batch", "a microbatch"); an error at the
