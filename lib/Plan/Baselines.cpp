@@ -47,12 +47,15 @@ std::vector<int64_t> splitProportionally(int64_t total,
   if (weights.empty() || total < static_cast<int64_t>(weights.size()))
     return {};
   double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+  if (!(sum > 0) || !std::isfinite(sum) ||
+      llvm::any_of(weights, [](double w) { return !(w >= 0); }))
+    return {};
   // Everyone gets one, the rest goes by largest remainder.
   int64_t rest = total - static_cast<int64_t>(weights.size());
   std::vector<std::pair<double, size_t>> remainders;
   int64_t given = 0;
   for (auto [i, w] : llvm::enumerate(weights)) {
-    double exact = rest * w / sum;
+    double exact = static_cast<double>(rest) * (w / sum);
     parts[i] = 1 + static_cast<int64_t>(std::floor(exact));
     given += parts[i] - 1;
     remainders.push_back({exact - std::floor(exact), i});

@@ -44,6 +44,33 @@ const StringRef kOutputFields[] = {"predicted_step_time_s",
                                    "warnings",
                                    "search"};
 
+/// The largest ratio between two relative shares of one list: 10^9, far
+/// beyond any two devices' speeds or memories, and small enough that the
+/// shares' sum and every share of up to 2^53 items stay exact in a double.
+constexpr double kMaxShareRatio = 1e9;
+
+/// Relative shares (batch_shares, zero_shares, a sharding's parts):
+/// positive, finite, and within kMaxShareRatio of each other. `what`
+/// names them in the error ("shares", "parts").
+bool parseShares(YAMLReader &in, yaml::Node *value, const std::string &field,
+                 std::vector<double> &out, StringRef what = "shares") {
+  auto v = in.numbers(value, field);
+  if (!v)
+    return false;
+  for (double share : *v)
+    if (!(share > 0) || !std::isfinite(share))
+      return in.fail(value, field, what + " must be positive");
+  if (!v->empty()) {
+    auto [lo, hi] = std::minmax_element(v->begin(), v->end());
+    if (*hi > *lo * kMaxShareRatio)
+      return in.fail(value, field,
+                     what + " must be within a factor of 10^9 of each other "
+                            "(they are relative sizes)");
+  }
+  out = *v;
+  return true;
+}
+
 bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
                    OpSharding &out) {
   return in.forEachField(
@@ -60,15 +87,10 @@ bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
           return v.has_value();
         }
         if (key == "parts") {
-          auto v = in.numbers(value, f);
-          if (!v)
+          if (!parseShares(in, value, f, out.parts, "parts"))
             return false;
-          for (double p : *v)
-            if (!(p > 0))
-              return in.fail(value, f, "parts must be positive");
-          if (v->empty())
+          if (out.parts.empty())
             return in.fail(value, f, "needs at least one part");
-          out.parts = *v;
           return true;
         }
         auto c = in.scalar(value, f);
@@ -89,19 +111,6 @@ bool parseSharding(YAMLReader &in, yaml::Node *node, const std::string &where,
                              *c + "'");
         return true;
       });
-}
-
-/// Relative shares (batch_shares, zero_shares): positive numbers.
-bool parseShares(YAMLReader &in, yaml::Node *value, const std::string &field,
-                 std::vector<double> &out) {
-  auto v = in.numbers(value, field);
-  if (!v)
-    return false;
-  for (double share : *v)
-    if (!(share > 0))
-      return in.fail(value, field, "shares must be positive");
-  out = *v;
-  return true;
 }
 
 /// One stage: its fields, then the checks that relate them.
