@@ -391,10 +391,10 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
     return planned.emitError() << why << "; evaluate it with --plan-only";
   bool pipeline = plan->stages.size() > 1;
   // A pipeline runs its microbatches in its schedule; one stage runs them
-  // as accumulation steps, which --grad-accumulation-steps must not contradict.
+  // as accumulation steps. --grad-accumulation-steps must not contradict
+  // either.
   FailureOr<int64_t> microbatches =
-      pipeline ? FailureOr<int64_t>(plan->microbatches)
-               : replicaMicrobatches(planned, plan->microbatches);
+      replicaMicrobatches(planned, plan->microbatches);
   if (failed(microbatches))
     return failure();
   // The forward graph of each device: its rows in, the last stage's outputs
