@@ -318,9 +318,12 @@ int runTraining(const std::string &outDir, const std::string &backend,
   bool ownFile = false;
   if (s.isOk()) {
     s = startStep(*program, opts, first);
-    // Shards (ZeRO-1, tensor parallelism): each device resumes its own file,
-    // which only it reads.
-    ownFile = !s.isOk() && holdsShards(*program);
+    // Shards (ZeRO, tensor parallelism) and pipeline stages: each device
+    // resumes its own tensors, from files the reporting process may not
+    // read (resliced from another plan's files, one may be missing for
+    // this device only).
+    ownFile =
+        !s.isOk() && (holdsShards(*program) || pipelineStageOf(*program) >= 0);
   }
   // The data, the checkpoint to resume and the trainer's checks are every
   // process's alike (the same files): the reporting process says what is
