@@ -14,6 +14,9 @@ bench/search/make_gpt.py builds GPT-3 sizes, without weights, with the same buil
 Usage: make_gpt2.py OUT.onnx [--layers 12 --hidden 768 --heads 12 --vocab 50257
                               --positions 1024 --batch 1 --seq 128]
        [--external]  store weights in OUT.onnx.data instead of inside the model
+       [--encoder]   a BERT-style encoder of the same blocks (no causal mask, the
+                     final hidden states as output): BERT-base-sized with
+                     --vocab 30522 --positions 512
 """
 import argparse
 import os
@@ -28,8 +31,11 @@ def materialize(name, shape, make):
     return numpy_helper.from_array(make(), name)
 
 
-def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=materialize):
-    """The model as an onnx.ModelProto. Every float tensor of more than one element (the
+def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=materialize,
+          encoder=False):
+    """The model as an onnx.ModelProto; with ENCODER, a BERT-style encoder of the same
+    blocks instead: no causal mask, and the output is the final LayerNorm's hidden
+    states [batch, seq, hidden] (no LM head). Every float tensor of more than one element (the
     weights, LayerNorm scales and biases, the causal mask) comes from
     tensor(name, shape, make), where make() computes its values; a maker that never
     calls make() writes the graph without weights. Nodes are named the way PyTorch's
@@ -67,11 +73,12 @@ def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=ma
     wpe = weight("wpe", (positions, hidden))
     pos = const("position_ids", np.arange(seq, dtype=np.int64).reshape(1, seq))
     mask_shape = (1, 1, seq, seq)
-    # float32's lowest above the diagonal, as Hugging Face's GPT-2 masks
-    # (torch.finfo(dtype).min; older versions used -1e4).
-    inits.append(tensor("causal_mask", mask_shape, lambda: np.triu(
-        np.full((seq, seq), np.finfo(np.float32).min, np.float32),
-        1).reshape(mask_shape)))
+    if not encoder:
+        # float32's lowest above the diagonal, as Hugging Face's GPT-2 masks
+        # (torch.finfo(dtype).min; older versions used -1e4).
+        inits.append(tensor("causal_mask", mask_shape, lambda: np.triu(
+            np.full((seq, seq), np.finfo(np.float32).min, np.float32),
+            1).reshape(mask_shape)))
     const("scale", np.array(1.0 / np.sqrt(head_dim), np.float32))
     const("split_qkv", np.array([hidden] * 3, np.int64))
     const("heads_shape", np.array([batch, seq, heads, head_dim], np.int64))
@@ -106,7 +113,9 @@ def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=ma
 
         qh, kh, vh = heads_of(q, [0, 2, 1, 3]), heads_of(k, [0, 2, 3, 1]), heads_of(v, [0, 2, 1, 3])
         s = node("Mul", [node("MatMul", [qh, kh], attn), "scale"], attn)
-        probs = node("Softmax", [node("Add", [s, "causal_mask"], attn)], attn, axis=-1)
+        if not encoder:
+            s = node("Add", [s, "causal_mask"], attn)
+        probs = node("Softmax", [s], attn, axis=-1)
         ctx = node("Transpose", [node("MatMul", [probs, vh], attn)], attn, perm=[0, 2, 1, 3])
         ctx = node("Reshape", [ctx, "hidden_shape"], attn)
         h = node("Add", [h, linear(ctx, "attn.c_proj", hidden, hidden)], scope)
@@ -116,14 +125,20 @@ def build(layers, hidden, heads, vocab, positions, batch, seq, seed=0, tensor=ma
         gelu = node("Mul", [node("Mul", [x, "half"], act), node("Add", [erf, "one"], act)], act)
         h = node("Add", [h, linear(gelu, "mlp.c_proj", 4 * hidden, hidden)], scope)
     h = ln(h, "ln_f", "/transformer/ln_f")
-    wte_t = node("Transpose", [wte], "/lm_head", perm=[1, 0])
-    nodes.append(helper.make_node("MatMul", [h, wte_t], ["logits"], name="/lm_head/MatMul"))
+    if encoder:
+        nodes.append(helper.make_node("Identity", [h], ["last_hidden_state"],
+                                      name="/encoder/Identity"))
+        output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                               [batch, seq, hidden])
+    else:
+        wte_t = node("Transpose", [wte], "/lm_head", perm=[1, 0])
+        nodes.append(helper.make_node("MatMul", [h, wte_t], ["logits"], name="/lm_head/MatMul"))
+        output = helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])
 
     graph = helper.make_graph(
-        nodes, "gpt2",
+        nodes, "encoder" if encoder else "gpt2",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [batch, seq])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])],
-        inits)
+        [output], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               producer_name="hetpar-bench")
     model.ir_version = 8
@@ -160,8 +175,11 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--external", action="store_true")
+    ap.add_argument("--encoder", action="store_true",
+                    help="a BERT-style encoder of the same blocks: no causal mask, no LM head")
     a = ap.parse_args()
-    model = build(a.layers, a.hidden, a.heads, a.vocab, a.positions, a.batch, a.seq)
+    model = build(a.layers, a.hidden, a.heads, a.vocab, a.positions, a.batch, a.seq,
+                  encoder=a.encoder)
     save(model, a.out, a.external)
 
 

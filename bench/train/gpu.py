@@ -37,13 +37,29 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 WARMUP, STEPS = 3, 20
 # case: (bench/train/run.py model, compute dtype, loss tolerance against the
 # CPU: float32 kernels differ in summation order only; bfloat16 rounds
-# activations, so a different order can round differently)
+# activations, so a different order can round differently; hetpar-compile's
+# plan options). The multi-device plans (issue 14) are for the A100 and three
+# T4s of examples/clusters/a100-t4x3-pcie.yaml: the data-parallel baseline
+# (four uneven replicas), ZeRO-1 over them, and the tensor-parallel and
+# pipeline baselines. On the one GPU every rank shares it, and collectives
+# stage through host memory over MPI (the CPU reference runs as processes
+# here the same way).
+CLUSTER = ["--cluster", os.path.join(ROOT, "examples", "clusters", "a100-t4x3-pcie.yaml")]
 CASES = {
-    "mlp-float32": ("mlp", "float32", 1e-4),
-    "gpt2-float32": ("gpt2", "float32", 1e-4),
-    "vit-float32": ("vit", "float32", 1e-4),
-    "gpt2-bfloat16": ("gpt2", "bfloat16", 2e-2),
+    "mlp-float32": ("mlp", "float32", 1e-4, []),
+    "gpt2-float32": ("gpt2", "float32", 1e-4, []),
+    "vit-float32": ("vit", "float32", 1e-4, []),
+    "gpt2-bfloat16": ("gpt2", "bfloat16", 2e-2, []),
+    "gpt2-data-4dev-float32": ("gpt2", "float32", 1e-4, CLUSTER + ["--baseline", "data_parallel"]),
+    "gpt2-zero1-4dev-float32": ("gpt2", "float32", 1e-4,
+                                CLUSTER + ["--baseline", "data_parallel", "--zero-stage", "1"]),
+    "gpt2-tensor-4dev-float32": ("gpt2", "float32", 1e-4,
+                                 CLUSTER + ["--baseline", "tensor_parallel"]),
+    "gpt2-pipeline-4dev-float32": ("gpt2", "float32", 1e-4, CLUSTER + ["--baseline", "pipeline"]),
 }
+# Open MPI refuses root without these; hetpar-run starts mpirun for a plan of
+# several devices.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 def prepare(a):
@@ -51,14 +67,14 @@ def prepare(a):
     import run as bench  # bench/train/run.py: the models, batches and data
     bin_dir = os.path.join(a.build, "bin")
     shutil.rmtree(a.prep, ignore_errors=True)
-    for case, (name, dtype, _) in CASES.items():
+    for case, (name, dtype, _, plan) in CASES.items():
         shapes, loss, labels_shape, classes, _ = bench.MODELS[name]
         d = os.path.join(a.prep, case)
         os.makedirs(d)
         model = os.path.join(bench.MODELS_DIR, name, "model-dynamic.onnx")
         args = [os.path.join(bin_dir, "hetpar-compile"), model, "--mode", "training",
                 "--loss", loss, "--labels", "labels", "--optimizer", "adamw", "--lr", "1e-3",
-                "--dtype", dtype]
+                "--dtype", dtype] + plan
         for n, s in shapes.items():
             args += ["--input-shape", "%s=%s" % (n, "x".join(map(str, s)))]
         subprocess.run(args + ["--targets", "none", "--cuda-arch", "90", "-o",
@@ -71,13 +87,20 @@ def prepare(a):
         subprocess.run([os.path.join(bin_dir, "hetpar-run"), cpu, "--backend", "cpu", "--train",
                         "--data", os.path.join(d, "data"), "--steps", str(WARMUP + STEPS),
                         "--loss-log", os.path.join(d, "cpu-loss.jsonl")],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=MPI_ENV)
         shutil.rmtree(cpu)
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump({"model": name, "dtype": dtype, "loss": loss,
-                       "batch": labels_shape[0]}, f)
+                       "batch": labels_shape[0], "devices": devices_of(os.path.join(d, "out"))},
+                      f)
     print("prepared %d training cases in %s" % (len(CASES), a.prep))
     return 0
+
+
+def devices_of(out):
+    with open(os.path.join(out, "manifest.json")) as f:
+        return len(json.load(f)["devices"])
 
 
 def read_log(path):
@@ -113,11 +136,12 @@ def run(a):
         if not os.path.isfile(os.path.join(d, "case.json")):
             continue
         case = json.load(open(os.path.join(d, "case.json")))
-        tol = CASES.get(case_name, (None, None, 1e-3))[2]
+        tol = CASES.get(case_name, (None, None, 1e-3, []))[2]
         log = os.path.join(a.out, "train-%s.jsonl" % case_name)
         p = subprocess.run([a.hetpar_run, os.path.join(d, "out"), "--backend", "cuda", "--train",
                             "--data", os.path.join(d, "data"), "--steps", str(WARMUP + STEPS),
-                            "--loss-log", log], capture_output=True, text=True)
+                            "--loss-log", log], capture_output=True, text=True, env=MPI_ENV,
+                           timeout=300)
         if p.returncode:
             failed += 1
             print("%-18s FAILED   %s" % (case_name, (p.stderr.strip().splitlines() or ["?"])[-1]))
@@ -129,7 +153,9 @@ def run(a):
         status = "match" if diff <= tol else "MISMATCH"
         failed += status != "match"
         peer = "torch with CUDA not installed"
-        if have_cuda_torch and case["dtype"] == "float32":
+        if case.get("devices", 1) > 1:
+            peer = "%d ranks on the one GPU" % case["devices"]
+        if have_cuda_torch and case["dtype"] == "float32" and case.get("devices", 1) == 1:
             t, why = torch_eager(case, os.path.join(d, "data"), WARMUP + STEPS)
             peer = why if t is None else "%.3f, HetPar/PyTorch %.2fx" % (t * 1e3, step / t)
         print("%-18s %-8s %-22s %-12.3f %s" % (case_name, status, "%.2e (tol %.0e)" % (diff, tol),

@@ -34,7 +34,10 @@
 #if defined(__CUDACC__)
 #define HP_CUDA 1
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 #define HP_HD __host__ __device__ __forceinline__
 #define HP_DEV __device__ __forceinline__
 #else
@@ -2977,6 +2980,232 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
 }
 #endif
 
+#if HP_CUDA
+/// 16-bit element types of the tensor-core attention (sm_80 and later):
+/// HetPar's storage structs and the CUDA types WMMA reads (the same bits).
+template <typename T> struct hp_wmma_type { static const bool ok = false; };
+template <> struct hp_wmma_type<hp_bf16> {
+  static const bool ok = true;
+  typedef __nv_bfloat16 type;
+};
+template <> struct hp_wmma_type<hp_half> {
+  static const bool ok = true;
+  typedef __half type;
+};
+
+/// Tensor-core FusedAttention for 16-bit Q, K, V (FlashAttention-2's
+/// algorithm with WMMA 16x16x16 products, float accumulation): a block of
+/// four warps takes 64 queries of one batch, each warp 16 of them. Per tile of
+/// 64 keys the block stages K and V in shared memory; each warp computes its
+/// 16 x 64 scores S = Q KT on tensor cores, applies the scale and the mask and
+/// the online softmax in float (two lanes per query row), writes P in the
+/// input type and accumulates O += P V on tensor cores into its float rows
+/// of O in shared memory, which the running maximum rescales. Keys past Lk
+/// in the last tile and queries past Lq are zero rows whose scores are -inf
+/// or whose outputs are not written. D and Dv are multiples of 16 (checked
+/// by hp_attention_mma_fits). Shared memory: hp_attention_mma_smem_bytes.
+#define HP_ATTN_MMA_BR 64
+#define HP_ATTN_MMA_BC 64
+template <typename T, typename M>
+__global__ void __launch_bounds__(128)
+    hp_attention_mma(hp_attention_shape s, const T *q, const T *kT, const T *v,
+                     const T *scale, const M *mask, const T *fill, T *y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  typedef typename hp_wmma_type<T>::type W;
+  const int BR = HP_ATTN_MMA_BR, BC = HP_ATTN_MMA_BC;
+  const int D = (int)s.D, DV = (int)s.Dv;
+  // Leading dimensions padded against bank conflicts; WMMA wants multiples
+  // of 8 elements (16-bit) and of 4 (float), and 32-byte aligned tiles.
+  const int ldq = D + 8, ldv = DV + 8, lds = BC + 4, ldp = BC + 8, ldo = DV + 4;
+  extern __shared__ __align__(128) unsigned char hp_attention_mma_smem[];
+  uint16_t *Qs = (uint16_t *)hp_attention_mma_smem;
+  uint16_t *Ks = Qs + BR * ldq, *Vs = Ks + BC * ldq;
+  float *Ss = (float *)(Vs + BC * ldv);
+  uint16_t *Ps = (uint16_t *)(Ss + BR * lds);
+  float *Os = (float *)(Ps + BR * ldp);
+  float *rowM = Os + BR * ldo, *rowL = rowM + BR;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int64_t i0 = blockIdx.x * (int64_t)BR;
+  const float sc = scale ? (float)*scale : 1.0f;
+  for (int64_t b = blockIdx.y; b < s.batch; b += gridDim.y) {
+    const uint16_t *qb = (const uint16_t *)(q + hp_attention_offset(s, s.q, b));
+    const uint16_t *kb =
+        (const uint16_t *)(kT + hp_attention_offset(s, s.k, b));
+    const uint16_t *vb = (const uint16_t *)(v + hp_attention_offset(s, s.v, b));
+    const M *mb = mask ? mask + hp_attention_offset(s, s.m, b) : mask;
+    for (int e = tid; e < BR * D; e += blockDim.x) {
+      const int r = s.q.col == 1 ? e / D : e % BR;
+      const int d = s.q.col == 1 ? e % D : e / BR;
+      const int64_t i = i0 + r;
+      Qs[r * ldq + d] = i < s.Lq ? qb[i * s.q.row + d * s.q.col] : 0;
+    }
+    for (int e = tid; e < BR * ldo; e += blockDim.x)
+      Os[e] = 0.0f;
+    if (tid < BR) {
+      rowM[tid] = -INFINITY;
+      rowL[tid] = 0.0f;
+    }
+    const int64_t last = i0 + BR - 1 < s.Lq - 1 ? i0 + BR - 1 : s.Lq - 1;
+    const int64_t keys = hp_attention_key_limit(s, last);
+    for (int64_t j0 = 0; j0 < keys; j0 += BC) {
+      const int cols = (int)(keys - j0 < BC ? keys - j0 : BC);
+      __syncthreads(); // the previous tile is consumed; Q and O are set
+      for (int e = tid; e < BC * D; e += blockDim.x) {
+        const int c = s.k.row == 1 ? e / D : e % BC;
+        const int d = s.k.row == 1 ? e % D : e / BC;
+        Ks[c * ldq + d] = c < cols ? kb[d * s.k.row + (j0 + c) * s.k.col] : 0;
+      }
+      for (int e = tid; e < BC * DV; e += blockDim.x) {
+        const int c = s.v.col == 1 ? e / DV : e % BC;
+        const int d = s.v.col == 1 ? e % DV : e / BC;
+        Vs[c * ldv + d] = c < cols ? vb[(j0 + c) * s.v.row + d * s.v.col] : 0;
+      }
+      __syncthreads();
+      // S (this warp's 16 rows) = Q KT.
+      const W *Qw = (const W *)(Qs + warp * 16 * ldq);
+      for (int n = 0; n < BC / 16; ++n) {
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+        wmma::fill_fragment(acc, 0.0f);
+        for (int k = 0; k < D / 16; ++k) {
+          wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major> fa;
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, W, wmma::col_major> fb;
+          wmma::load_matrix_sync(fa, Qw + k * 16, ldq);
+          wmma::load_matrix_sync(fb, (const W *)(Ks + n * 16 * ldq) + k * 16,
+                                 ldq);
+          wmma::mma_sync(acc, fa, fb, acc);
+        }
+        wmma::store_matrix_sync(Ss + warp * 16 * lds + n * 16, acc, lds,
+                                wmma::mem_row_major);
+      }
+      __syncwarp();
+      // The online softmax of each row, two lanes per row, 32 keys each.
+      const int r = warp * 16 + lane / 2, half = lane & 1;
+      const int64_t i = i0 + r;
+      const M *mi = mb && i < s.Lq ? mb + i * s.m.row : (const M *)0;
+      const float mOld = rowM[r];
+      float mx = mOld;
+      for (int c = half * 32; c < half * 32 + 32; ++c) {
+        float x = -INFINITY;
+        if (c < cols && i < s.Lq)
+          x = hp_attention_score<float>(
+              s, Ss[r * lds + c], sc, mi ? mi + (j0 + c) * s.m.col : mi, fill);
+        Ss[r * lds + c] = x;
+        mx = x > mx ? x : mx;
+      }
+      const float other = __shfl_xor_sync(0xffffffffu, mx, 1);
+      mx = other > mx ? other : mx;
+      // All scores so far -inf: nothing to add (exp(-inf - -inf) is NaN).
+      const float alpha = mx == -INFINITY ? 1.0f : __expf(mOld - mx);
+      float sum = 0.0f;
+      for (int c = half * 32; c < half * 32 + 32; ++c) {
+        const float p = mx == -INFINITY ? 0.0f : __expf(Ss[r * lds + c] - mx);
+        const T pt = (T)p;
+        sum += (float)pt; // the rounded weights that P V multiplies
+        Ps[r * ldp + c] = pt.bits;
+      }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      for (int d = half; d < DV; d += 2)
+        Os[r * ldo + d] *= alpha;
+      if (!half) {
+        rowM[r] = mx;
+        rowL[r] = rowL[r] * alpha + sum;
+      }
+      __syncwarp();
+      // O (this warp's 16 rows) += P V.
+      for (int n = 0; n < DV / 16; ++n) {
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+        float *Ow = Os + warp * 16 * ldo + n * 16;
+        wmma::load_matrix_sync(acc, Ow, ldo, wmma::mem_row_major);
+        for (int k = 0; k < BC / 16; ++k) {
+          wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major> fa;
+          wmma::fragment<wmma::matrix_b, 16, 16, 16, W, wmma::row_major> fb;
+          wmma::load_matrix_sync(fa, (const W *)(Ps + warp * 16 * ldp) + k * 16,
+                                 ldp);
+          wmma::load_matrix_sync(fb, (const W *)(Vs + k * 16 * ldv) + n * 16,
+                                 ldv);
+          wmma::mma_sync(acc, fa, fb, acc);
+        }
+        wmma::store_matrix_sync(Ow, acc, ldo, wmma::mem_row_major);
+      }
+      __syncwarp();
+    }
+    __syncwarp();
+    T *yb = y + hp_attention_offset(s, s.y, b);
+    for (int e = lane; e < 16 * DV; e += 32) {
+      const int r = warp * 16 + e / DV, d = e % DV;
+      if (i0 + r < s.Lq)
+        yb[(i0 + r) * s.y.row + d * s.y.col] = (T)(Os[r * ldo + d] / rowL[r]);
+    }
+    __syncthreads(); // Q and O are rewritten for the next batch
+  }
+#endif
+}
+
+/// Shared memory of hp_attention_mma (bytes): Q, K and V tiles, the float
+/// scores, P, the float output rows and two floats per row.
+static int64_t hp_attention_mma_smem_bytes(const hp_attention_shape &s) {
+  const int64_t BR = HP_ATTN_MMA_BR, BC = HP_ATTN_MMA_BC;
+  return 2 * (BR * (s.D + 8) + BC * (s.D + 8) + BC * (s.Dv + 8) +
+              BR * (BC + 8)) +
+         4 * (BR * (BC + 4) + BR * (s.Dv + 4) + 2 * BR);
+}
+
+/// Whether hp_attention_mma can take this attention: HETPAR_ATTENTION=mma
+/// (opt-in until the kernel has been checked on a GPU: it compiles with nvcc
+/// in CI, scripts/gpu-check.sh runs it against PyTorch), head dimensions that
+/// are multiples of 16, and a device of compute capability 8.0 or later with
+/// the shared memory for it.
+static bool hp_attention_mma_fits(const hp_attention_shape &s) {
+  static int major = -1, optin = 0, chosen = 0;
+  if (major < 0) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                           dev);
+    const char *e = getenv("HETPAR_ATTENTION");
+    chosen = e && strcmp(e, "mma") == 0;
+  }
+  return chosen && major >= 8 && s.D > 0 && s.Dv > 0 && s.D % 16 == 0 &&
+         s.Dv % 16 == 0 && hp_attention_mma_smem_bytes(s) <= optin;
+}
+
+/// Launches hp_attention_mma where it applies (16-bit T with float
+/// accumulation, hp_attention_mma_fits); false where it does not. Other
+/// types never instantiate the kernel.
+template <typename T, typename Acc, typename M,
+          bool Wmma = hp_wmma_type<T>::ok && sizeof(Acc) == 4>
+struct hp_attention_mma_try {
+  static bool run(hp_ctx *, const hp_attention_shape &, const T *, const T *,
+                  const T *, const T *, const M *, const T *, T *) {
+    return false;
+  }
+};
+template <typename T, typename Acc, typename M>
+struct hp_attention_mma_try<T, Acc, M, true> {
+  static bool run(hp_ctx *ctx, const hp_attention_shape &s, const T *q,
+                  const T *kT, const T *v, const T *scale, const M *mask,
+                  const T *fill, T *y) {
+    if (!hp_attention_mma_fits(s))
+      return false;
+    static int64_t allowed = 48 * 1024; // the default dynamic shared memory
+    const int64_t bytes = hp_attention_mma_smem_bytes(s);
+    if (bytes > allowed) {
+      cudaFuncSetAttribute(hp_attention_mma<T, M>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)bytes);
+      allowed = bytes;
+    }
+    dim3 grid((unsigned)((s.Lq + HP_ATTN_MMA_BR - 1) / HP_ATTN_MMA_BR),
+              (unsigned)(s.batch < 65535 ? s.batch : 65535));
+    hp_attention_mma<T, M><<<grid, 128, (size_t)bytes, ctx->stream>>>(
+        s, q, kT, v, scale, mask, fill, y);
+    return true;
+  }
+};
+#endif
+
 /// Shared memory of hp_attention_tiles for br queries and bc keys (bytes).
 template <typename Acc>
 static int64_t hp_attention_smem_bytes(const hp_attention_shape &s, int br,
@@ -2984,12 +3213,14 @@ static int64_t hp_attention_smem_bytes(const hp_attention_shape &s, int br,
   return (int64_t)sizeof(Acc) * (br * (s.D + s.Dv + bc) + bc * (s.D + s.Dv));
 }
 
-/// FusedAttention. On the GPU: hp_attention_tiles with 64 queries and 32
-/// keys per block, halved until the tiles fit 48 KiB of shared memory (the
-/// default limit per block), else hp_attention_naive. On the CPU:
-/// hp_attention_blocked for float and double, hp_attention_naive for 16-bit
-/// types. `scale`, `mask` and `fill` may be null (absent). Lk == 0 gives
-/// zeros, as the unfused product of an empty Softmax with V does.
+/// FusedAttention. On the GPU: hp_attention_mma for 16-bit types where it
+/// applies and HETPAR_ATTENTION=mma chose it (hp_attention_mma_try), else
+/// hp_attention_tiles with 64 queries and 32 keys per block, halved until the
+/// tiles fit 48 KiB of shared memory (the default limit per block), else
+/// hp_attention_naive. On the CPU: hp_attention_blocked for float and double,
+/// hp_attention_naive for 16-bit types. `scale`, `mask` and `fill` may be null
+/// (absent). Lk == 0 gives zeros, as the unfused product of an empty Softmax
+/// with V does.
 template <typename T, typename Acc, typename M>
 static void hp_attention_launch(hp_ctx *ctx, hp_attention_shape s, const T *q,
                                 const T *kT, const T *v, const T *scale,
@@ -3006,6 +3237,9 @@ static void hp_attention_launch(hp_ctx *ctx, hp_attention_shape s, const T *q,
     return;
   }
 #if HP_CUDA
+  if (hp_attention_mma_try<T, Acc, M>::run(ctx, s, q, kT, v, scale, mask, fill,
+                                           y))
+    return;
   int br = 64, bc = 32;
   while (br > 1 && hp_attention_smem_bytes<Acc>(s, br, bc) > 48 * 1024) {
     br /= 2;
@@ -3041,6 +3275,53 @@ struct hp_conv2d_shape {
   int64_t N, G, Cg, Mg, H, W, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW;
 };
 
+/// What a convolution does to each output element after its sum (the
+/// epilogue of onnx.Conv and onnx.FusedConv, as ONNX Runtime's FusedConv):
+/// y = act(sum + bias[m] + z[i]) for output channel m and element i of y.
+/// `bias` ([M], one per output channel) and `z` (shaped as y: a residual
+/// input) are optional (null); `act` is HP_ACT_NONE, HP_ACT_RELU (v < 0 ? 0
+/// : v, NaN stays NaN as in the unfused Relu) or HP_ACT_CLIP (to [lo, hi],
+/// as the unfused Clip's hp_max/hp_min). The sum, the bias and z add in that
+/// order, as the unfused Conv (bias broadcast, then the products added) and
+/// Add did, so float32 results are bitwise those of the unfused graph.
+enum { HP_ACT_NONE = 0, HP_ACT_RELU = 1, HP_ACT_CLIP = 2 };
+template <typename T> struct hp_conv_epilogue {
+  const T *bias;
+  const T *z;
+  int act;
+  float lo, hi;
+};
+
+/// Element i (output channel m) of a convolution's result from its sum v.
+template <typename T, typename Acc>
+HP_HD T hp_conv_finish(const hp_conv_epilogue<T> &e, Acc v, int64_t m,
+                       int64_t i) {
+  if (e.bias)
+    v = (Acc)e.bias[m] + v;
+  if (e.z)
+    v = v + (Acc)e.z[i];
+  if (e.act == HP_ACT_RELU)
+    v = v < Acc(0) ? Acc(0) : v;
+  else if (e.act == HP_ACT_CLIP)
+    v = hp_min<Acc>(hp_max<Acc>(v, (Acc)e.lo), (Acc)e.hi);
+  return (T)v;
+}
+
+/// Whether the epilogue changes anything (else a convolution just stores
+/// its sums).
+template <typename T>
+HP_HD bool hp_conv_epilogue_any(const hp_conv_epilogue<T> &e) {
+  return e.bias || e.z || e.act != HP_ACT_NONE;
+}
+
+/// The epilogue over y [N, M, P] (P elements per output channel), in place:
+/// after the GEMMs of the whole-image path and of N-D convolutions.
+template <typename T, typename Acc>
+HP_KERNEL(hp_conv_epilogue_rows, hp_conv_epilogue<T> e, int64_t M, int64_t P,
+          T *y) {
+  HP_FOR(i) { y[i] = hp_conv_finish<T, Acc>(e, (Acc)y[i], i / P % M, i); }
+}
+
 /// Output channels and output columns of one iteration of
 /// hp_conv2d_direct_rows: 8 x 64 accumulators (2 KiB of float) stay in L1.
 #define HP_CONV_MB 8
@@ -3051,11 +3332,11 @@ struct hp_conv2d_shape {
 /// row: for each input channel, kernel row and kernel column, every channel's
 /// weight times a run of the input row (a vector loop; stride 1 and 2 read
 /// with constant steps). No im2col matrix is written, and the group loop is
-/// the task index, so depthwise and grouped convolutions copy nothing. With
-/// beta 1 the accumulators start from y (the bias broadcast into it).
+/// the task index, so depthwise and grouped convolutions copy nothing. The
+/// epilogue finishes each output.
 template <typename T, typename Acc>
-HP_KERNEL(hp_conv2d_direct_rows, hp_conv2d_shape s, float beta, const T *x,
-          const T *w, T *y) {
+HP_KERNEL(hp_conv2d_direct_rows, hp_conv2d_shape s, hp_conv_epilogue<T> epi,
+          const T *x, const T *w, T *y) {
   const int64_t mBlocks = (s.Mg + HP_CONV_MB - 1) / HP_CONV_MB;
   const int64_t tiles = (s.OW + HP_CONV_OWT - 1) / HP_CONV_OWT;
   HP_FOR_W(task, HP_CONV_MB * HP_CONV_OWT * s.Cg * s.kH * s.kW) {
@@ -3071,10 +3352,10 @@ HP_KERNEL(hp_conv2d_direct_rows, hp_conv2d_shape s, float beta, const T *x,
     const int64_t ow0 = tile * HP_CONV_OWT;
     const int64_t cols = s.OW - ow0 < HP_CONV_OWT ? s.OW - ow0 : HP_CONV_OWT;
     Acc acc[HP_CONV_MB][HP_CONV_OWT];
-    T *yRow = y + ((ng * s.Mg + m0) * s.OH + oh) * s.OW + ow0;
+    const int64_t yOff = ((ng * s.Mg + m0) * s.OH + oh) * s.OW + ow0;
     for (int64_t m = 0; m < mCount; ++m)
       for (int64_t ow = 0; ow < cols; ++ow)
-        acc[m][ow] = beta != 0.0f ? (Acc)yRow[m * s.OH * s.OW + ow] : Acc(0);
+        acc[m][ow] = Acc(0);
     for (int64_t c = 0; c < s.Cg; ++c) {
       const T *xPlane = x + (ng * s.Cg + c) * s.H * s.W;
       const T *wc = w + ((g * s.Mg + m0) * s.Cg + c) * s.kH * s.kW;
@@ -3111,9 +3392,12 @@ HP_KERNEL(hp_conv2d_direct_rows, hp_conv2d_shape s, float beta, const T *x,
         }
       }
     }
-    for (int64_t m = 0; m < mCount; ++m)
+    for (int64_t m = 0; m < mCount; ++m) {
+      const int64_t channel = g * s.Mg + m0 + m, row = yOff + m * s.OH * s.OW;
       for (int64_t ow = 0; ow < cols; ++ow)
-        yRow[m * s.OH * s.OW + ow] = (T)acc[m][ow];
+        y[row + ow] =
+            hp_conv_finish<T, Acc>(epi, acc[m][ow], channel, row + ow);
+    }
   }
 }
 
@@ -3122,8 +3406,8 @@ HP_KERNEL(hp_conv2d_direct_rows, hp_conv2d_shape s, float beta, const T *x,
 /// convolutions, where im2col plus a GEMM per group is G launches of a
 /// one-row GEMM).
 template <typename T, typename Acc>
-HP_KERNEL(hp_conv2d_direct, hp_conv2d_shape s, float beta, const T *x,
-          const T *w, T *y) {
+HP_KERNEL(hp_conv2d_direct, hp_conv2d_shape s, hp_conv_epilogue<T> epi,
+          const T *x, const T *w, T *y) {
   HP_FOR(i) {
     int64_t r = i;
     const int64_t ow = r % s.OW;
@@ -3132,7 +3416,7 @@ HP_KERNEL(hp_conv2d_direct, hp_conv2d_shape s, float beta, const T *x,
     r /= s.OH;
     const int64_t m = r % (s.G * s.Mg), n = r / (s.G * s.Mg);
     const int64_t g = m / s.Mg;
-    Acc acc = beta != 0.0f ? (Acc)y[i] : Acc(0);
+    Acc acc = Acc(0);
     for (int64_t c = 0; c < s.Cg; ++c) {
       const T *xPlane = x + ((n * s.G + g) * s.Cg + c) * s.H * s.W;
       const T *wc = w + (m * s.Cg + c) * s.kH * s.kW;
@@ -3147,7 +3431,7 @@ HP_KERNEL(hp_conv2d_direct, hp_conv2d_shape s, float beta, const T *x,
         }
       }
     }
-    y[i] = (T)acc;
+    y[i] = hp_conv_finish<T, Acc>(epi, acc, m, i);
   }
 }
 
