@@ -235,15 +235,26 @@ std::optional<int64_t> GemmOp::getFlopCount() {
               getC() ? numel(getY()) : std::optional<int64_t>(0));
 }
 
-std::optional<int64_t> ConvOp::getFlopCount() {
-  auto w = llvm::dyn_cast<RankedTensorType>(getW().getType());
-  auto wn = numel(getW());
+/// Conv's and FusedConv's products and bias: each output element takes
+/// (C/group) * prod(kernel) multiply-adds, plus one add for the bias.
+template <typename ConvLike>
+static std::optional<int64_t> convFlops(ConvLike op) {
+  auto w = llvm::dyn_cast<RankedTensorType>(op.getW().getType());
+  auto wn = numel(op.getW());
   if (!w || !wn || w.getDimSize(0) == 0)
     return std::nullopt;
-  // Each output element: (C/group) * prod(kernel) multiply-adds, plus the bias.
   int64_t perOutput = *wn / w.getDimSize(0);
-  return plus(scaled(scaled(numel(getY()), 2), perOutput),
-              getB() ? numel(getY()) : std::optional<int64_t>(0));
+  return plus(scaled(scaled(numel(op.getY()), 2), perOutput),
+              op.getB() ? numel(op.getY()) : std::optional<int64_t>(0));
+}
+
+std::optional<int64_t> ConvOp::getFlopCount() { return convFlops(*this); }
+
+// FusedConv: Conv's, plus one per output for the residual add and one for
+// the activation, as the unfused Add and Relu/Clip count.
+std::optional<int64_t> FusedConvOp::getFlopCount() {
+  int64_t extra = (getZ() ? 1 : 0) + (getActivation() != "none" ? 1 : 0);
+  return plus(convFlops(*this), scaled(numel(getY()), extra));
 }
 
 template <typename PoolOp> static std::optional<int64_t> poolFlops(PoolOp op) {

@@ -641,6 +641,43 @@ LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   return success();
 }
 
+LogicalResult FusedConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  Type elt = elementTypeOf(getX());
+  auto y = convShape(*this);
+  if (failed(y))
+    return failure();
+  if (Value b = getB()) {
+    auto sb = shapeOf(b), wt = shapeOf(getW());
+    if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
+      return emitOpError() << "B must have shape (M)";
+  }
+  if (Value z = getZ()) {
+    auto sz = shapeOf(z);
+    if (elementTypeOf(z) != elt)
+      return emitOpError() << "Z must have X's element type " << elt;
+    if (sz && *y &&
+        (sz->size() != (*y)->size() ||
+         llvm::any_of(llvm::zip(*sz, **y), [](auto p) {
+           return dimsConflict(std::get<0>(p), std::get<1>(p));
+         })))
+      return emitOpError() << "Z must have the result's shape";
+  }
+  StringRef act = getActivation();
+  auto params = getActivationParams();
+  if (act != "none" && act != "Relu" && act != "Clip")
+    return emitOpError() << "activation must be none, Relu or Clip, got '"
+                         << act << "'";
+  if (act == "Clip" &&
+      (!params || params->size() != 2 || std::isnan((*params)[0]) ||
+       std::isnan((*params)[1]) || (*params)[0] > (*params)[1]))
+    return emitOpError() << "Clip needs activation_params [lower, upper] "
+                            "with lower <= upper";
+  if (act != "Clip" && params)
+    return emitOpError() << "activation_params are for Clip only";
+  r.push_back(tensorOf(*y, elt));
+  return success();
+}
+
 /// MaxPool's and AveragePool's checks of the attributes and their result
 /// shape on an input of shape `x` (shared with their gradients).
 template <typename PoolOp>

@@ -175,9 +175,10 @@ private:
                                          llvm::ArrayRef<std::string> a);
   LogicalResult emitMatMul(Operation *op);
   LogicalResult emitGemm(onnx::GemmOp op);
-  LogicalResult emitConv(onnx::ConvOp op);
-  LogicalResult emitConv2d(onnx::ConvOp op, llvm::ArrayRef<int64_t> shape,
-                           float beta);
+  std::string convEpilogue(Operation *op);
+  LogicalResult emitConv(Operation *op);
+  LogicalResult emitConv2d(Operation *op, llvm::ArrayRef<int64_t> shape,
+                           const std::string &epilogue);
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
@@ -1428,9 +1429,34 @@ static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
                   shapeOf(op->getResult(0)));
 }
 
-LogicalResult Emitter::emitConv(onnx::ConvOp op) {
+/// The hp_conv_epilogue of a Conv (its bias) or FusedConv (its bias,
+/// residual Z and activation), as a C++ expression.
+std::string Emitter::convEpilogue(Operation *op) {
+  std::string st = storageType(eltOf(op->getResult(0)));
+  Value bias = op->getNumOperands() > 2 ? op->getOperand(2) : Value(), z;
+  std::string act = "HP_ACT_NONE";
+  double lo = 0, hi = 0;
+  if (auto fused = dyn_cast<onnx::FusedConvOp>(op)) {
+    bias = fused.getB();
+    z = fused.getZ();
+    if (fused.getActivation() == "Relu")
+      act = "HP_ACT_RELU";
+    if (fused.getActivation() == "Clip") {
+      act = "HP_ACT_CLIP";
+      lo = (*fused.getActivationParams())[0];
+      hi = (*fused.getActivationParams())[1];
+    }
+  }
+  return "hp_conv_epilogue<" + st + ">{" + (bias ? ptr(bias) : "nullptr") +
+         ", " + (z ? ptr(z) : "nullptr") + ", " + act + ", " +
+         floatLiteral(lo, false) + ", " + floatLiteral(hi, false) + "}";
+}
+
+/// Conv and FusedConv: 2-D through hp_conv2d_launch; other ranks per image
+/// and group as im2col plus one GEMM, then one pass of the epilogue (bias,
+/// residual, activation) over the result.
+LogicalResult Emitter::emitConv(Operation *op) {
   Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
-  Value Bias = op.getB();
   llvm::ArrayRef<int64_t> x = shapeOf(X), w = shapeOf(W), y = shapeOf(Y);
   size_t nsp = x.size() - 2;
   int64_t N = x[0], C = x[1], M = y[1];
@@ -1442,21 +1468,16 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
   bool pointwise = win.pointwise();
-  float beta = 0.0f;
-  if (Bias) {
-    emitStridedCopy(Bias, {N, M, outPlane}, {0, 1, 0}, {1, M, 1}, 0, ptr(Y),
-                    {M * outPlane, outPlane, 1}, 0, elt);
-    beta = 1.0f;
-  }
   if (numel(y) == 0)
     return success();
+  std::string epilogue = convEpilogue(op);
   if (nsp == 2) // hp_conv2d_shape: N, G, Cg, Mg, H, W, OH, OW, kH, kW,
                 // sH, sW, pH, pW, dH, dW.
     return emitConv2d(op,
                       {N, G, Cg, Mg, inSp[0], inSp[1], outSp[0], outSp[1], k[0],
                        k[1], win.stride[0], win.stride[1], win.padBegin[0],
                        win.padBegin[1], win.dilation[0], win.dilation[1]},
-                      beta);
+                      epilogue);
   std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
   line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
   line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
@@ -1471,28 +1492,35 @@ LogicalResult Emitter::emitConv(onnx::ConvOp op) {
         xg, cols));
   line(llvm::formatv(
       "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
-      "{5} + g * {6}, {4}, 0, {7}, {3}, 0, {8}, {9} + (n * {10} + "
+      "{5} + g * {6}, {4}, 0, {7}, {3}, 0, 0.0f, {8} + (n * {9} + "
       "g * {2}) * {3}, {3}, 0, 1))",
       st, accType(elt), Mg, outPlane, Cg * kc, ptr(W), Mg * Cg * kc,
-      pointwise ? xg : cols, floatLiteral(beta, false), ptr(Y), M));
+      pointwise ? xg : cols, ptr(Y), M));
   line("      return 1;");
   line("  }");
+  line(llvm::formatv("{{ const auto epi = {0};", epilogue));
+  line("  if (hp_conv_epilogue_any(epi))");
+  line(llvm::formatv("    hp_launch(ctx, hp_conv_epilogue_rows<{0}, {1}>, {2}, "
+                     "epi, (int64_t){3}, (int64_t){4}, {5});",
+                     st, accType(elt), numel(y), M, outPlane, ptr(Y)));
+  line("}");
   program.libraryCalls += 2;
   return success();
 }
 
-/// A 2-D Conv after its bias: one hp_conv2d_launch, which picks the direct
-/// kernel or im2col plus a GEMM per image and group for the backend it is
-/// built for (hetpar_device.h, hp_conv2d_direct_pays).
-LogicalResult Emitter::emitConv2d(onnx::ConvOp op,
-                                  llvm::ArrayRef<int64_t> shape, float beta) {
+/// A 2-D Conv or FusedConv: one hp_conv2d_launch, which picks the direct
+/// kernel, the register-blocked kernel, the tiles or im2col plus a GEMM per
+/// image and group for the backend it is built for (hetpar_device.h), and
+/// finishes each output through `epilogue` (an hp_conv_epilogue).
+LogicalResult Emitter::emitConv2d(Operation *op, llvm::ArrayRef<int64_t> shape,
+                                  const std::string &epilogue) {
   Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
   line(llvm::formatv("if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
                      "{3}, {4}, {5}, {6}, (({0} *){7})))",
-                     st, accType(elt), braced(shape), floatLiteral(beta, false),
-                     ptr(X), ptr(W), ptr(Y), scratch(op)));
+                     st, accType(elt), braced(shape), epilogue, ptr(X), ptr(W),
+                     ptr(Y), scratch(op)));
   line("  return 1;");
   ++program.libraryCalls;
   return success();
@@ -2265,7 +2293,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<onnx::MatMulOp>([&](Operation *o) { return emitMatMul(o); })
       .Case([&](onnx::GemmOp o) { return emitGemm(o); })
-      .Case([&](onnx::ConvOp o) { return emitConv(o); })
+      .Case<onnx::ConvOp, onnx::FusedConvOp>(
+          [&](Operation *o) { return emitConv(o); })
       .Case([&](onnx::ConvGradOp o) { return emitConvGrad(o); })
       .Case<onnx::MaxPoolGradOp, onnx::AveragePoolGradOp>(
           [&](Operation *o) { return emitPoolGrad(o); })
@@ -2615,7 +2644,7 @@ FailureOr<DeviceProgram> Emitter::run() {
   // Conv's and ConvGrad's im2col scratch (the columns of one image and
   // group), sized before the arena is planned.
   for (Operation *op : ops)
-    if (isa<onnx::ConvOp, onnx::ConvGradOp>(op)) {
+    if (isa<onnx::ConvOp, onnx::FusedConvOp, onnx::ConvGradOp>(op)) {
       bool grad = isa<onnx::ConvGradOp>(op);
       llvm::ArrayRef<int64_t> w = shapeOf(op->getOperand(grad ? 2 : 1)),
                               y = shapeOf(grad ? op->getOperand(0)

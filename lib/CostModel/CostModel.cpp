@@ -50,8 +50,8 @@ llvm::StringRef getOpClassName(OpClass cls) {
 
 static OpClass classify(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpClass>(op)
-      .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::ConvGradOp,
-            onnx::EinsumOp, onnx::FusedAttentionOp>(
+      .Case<onnx::MatMulOp, onnx::GemmOp, onnx::ConvOp, onnx::FusedConvOp,
+            onnx::ConvGradOp, onnx::EinsumOp, onnx::FusedAttentionOp>(
           [](auto) { return OpClass::MatMul; })
       .Case<onnx::LayerNormalizationOp, onnx::LayerNormalizationGradOp,
             onnx::BatchNormalizationOp, onnx::InstanceNormalizationOp>(

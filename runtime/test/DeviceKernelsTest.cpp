@@ -293,19 +293,21 @@ TEST(Softmax, LogSoftmaxOfLargeLogits) {
     EXPECT_NEAR(y[k], (double)x[k] - m - std::log(s), 2e-6) << k;
 }
 
-// hp_conv2d_launch against a plain loop over ONNX Conv's definition, on both
-// of its paths: the direct kernel (depthwise, with a depth multiplier of 2)
-// and im2col plus GEMM (two input channels per group); stride 2, padding 1,
-// and beta 1 onto a bias already in y.
+// hp_conv2d_launch against a plain loop over ONNX Conv's definition followed
+// by the unfused epilogue (Add of the bias, Add of a residual, Relu or Clip),
+// on each of its paths: the direct kernel (depthwise, with a depth multiplier
+// of 2), im2col plus GEMM (two input channels per group), the tiles and the
+// register-blocked kernel; stride 2, padding 1.
 std::vector<float> convReference(const hp_conv2d_shape &s,
                                  const std::vector<float> &x,
-                                 const std::vector<float> &w, float bias) {
-  std::vector<float> y(s.N * s.G * s.Mg * s.OH * s.OW, bias);
+                                 const std::vector<float> &w,
+                                 const hp_conv_epilogue<float> &e) {
+  std::vector<float> y(s.N * s.G * s.Mg * s.OH * s.OW);
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t m = 0; m < s.G * s.Mg; ++m)
       for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ++ow) {
-          double acc = bias;
+          double acc = 0;
           int64_t g = m / s.Mg;
           for (int64_t c = 0; c < s.Cg; ++c)
             for (int64_t kh = 0; kh < s.kH; ++kh)
@@ -318,32 +320,55 @@ std::vector<float> convReference(const hp_conv2d_shape &s,
                     w[((m * s.Cg + c) * s.kH + kh) * s.kW + kw] *
                     x[((n * s.G + g) * s.Cg + c) * s.H * s.W + ih * s.W + iw];
               }
-          y[((n * s.G * s.Mg + m) * s.OH + oh) * s.OW + ow] = (float)acc;
+          int64_t i = ((n * s.G * s.Mg + m) * s.OH + oh) * s.OW + ow;
+          if (e.bias)
+            acc += e.bias[m];
+          if (e.z)
+            acc += e.z[i];
+          if (e.act == HP_ACT_RELU)
+            acc = std::max(acc, 0.0);
+          if (e.act == HP_ACT_CLIP)
+            acc = std::min(std::max(acc, (double)e.lo), (double)e.hi);
+          y[i] = (float)acc;
         }
   return y;
 }
 
-/// Runs `conv(x, w, y)` with y holding the bias 0.5 and beta 1, and checks
-/// y against convReference.
+/// Runs `conv(x, w, epilogue, y)` with three epilogues (none; a bias per
+/// channel, a residual and Relu; a bias and Clip to [-1, 2]) and checks y
+/// against convReference.
 template <typename F> void checkConvWith(const hp_conv2d_shape &s, F conv) {
   std::vector<float> x(s.N * s.G * s.Cg * s.H * s.W),
-      w(s.G * s.Mg * s.Cg * s.kH * s.kW);
+      w(s.G * s.Mg * s.Cg * s.kH * s.kW), bias(s.G * s.Mg),
+      z(s.N * s.G * s.Mg * s.OH * s.OW);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = (float)((i * 7) % 11) - 5.0f;
   for (size_t i = 0; i < w.size(); ++i)
     w[i] = (float)((i * 5) % 7) * 0.25f - 0.75f;
-  std::vector<float> want = convReference(s, x, w, 0.5f);
-  std::vector<float> y(want.size(), 0.5f);
-  conv(x.data(), w.data(), y.data());
-  for (size_t i = 0; i < y.size(); ++i)
-    ASSERT_NEAR(y[i], want[i], 1e-4) << "element " << i;
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = (float)(i % 5) * 0.5f - 1.0f;
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = (float)((i * 3) % 13) * 0.75f - 4.5f;
+  const hp_conv_epilogue<float> epilogues[] = {
+      {nullptr, nullptr, HP_ACT_NONE, 0.0f, 0.0f},
+      {bias.data(), z.data(), HP_ACT_RELU, 0.0f, 0.0f},
+      {bias.data(), nullptr, HP_ACT_CLIP, -1.0f, 2.0f}};
+  for (const hp_conv_epilogue<float> &e : epilogues) {
+    std::vector<float> want = convReference(s, x, w, e);
+    std::vector<float> y(want.size(), NAN);
+    conv(x.data(), w.data(), e, y.data());
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(y[i], want[i], 1e-4)
+          << "element " << i << ", activation " << e.act;
+  }
 }
 
 void checkConv(const hp_conv2d_shape &s) {
   std::vector<float> cols(s.Cg * s.kH * s.kW * s.OH * s.OW);
-  checkConvWith(s, [&](const float *x, const float *w, float *y) {
+  checkConvWith(s, [&](const float *x, const float *w,
+                       const hp_conv_epilogue<float> &e, float *y) {
     int status =
-        hp_conv2d_launch<float, float>(nullptr, s, 1.0f, x, w, y, cols.data());
+        hp_conv2d_launch<float, float>(nullptr, s, e, x, w, y, cols.data());
     ASSERT_EQ(status, 0);
   });
 }
@@ -353,9 +378,18 @@ void checkConv(const hp_conv2d_shape &s) {
 void checkTiled(const hp_conv2d_shape &s, int64_t kb, int64_t width) {
   int64_t total = s.N * s.OH * s.OW;
   hp_conv2d_tiling t = {kb, width, (total + width - 1) / width};
-  checkConvWith(s, [&](const float *x, const float *w, float *y) {
-    hp_conv2d_tiled<float, float>(nullptr, s, 1.0f, x, w, y, t);
+  checkConvWith(s, [&](const float *x, const float *w,
+                       const hp_conv_epilogue<float> &e, float *y) {
+    hp_conv2d_tiled<float, float>(nullptr, s, e, x, w, y, t);
   });
+}
+
+/// hp_conv2d_blocked on `s`, which must be a shape it takes.
+void checkBlocked(const hp_conv2d_shape &s) {
+  EXPECT_TRUE(hp_conv2d_blocked_pays(s));
+  checkConvWith(s, [&](const float *x, const float *w,
+                       const hp_conv_epilogue<float> &e,
+                       float *y) { hp_conv2d_blocked(s, e, x, w, y); });
 }
 
 TEST(Conv2d, DepthwiseRunsDirect) {
@@ -372,6 +406,11 @@ TEST(Conv2d, GroupsOfTwoChannelsRunIm2colGemm) {
   hp_conv2d_shape s = {2, 2, 2, 3, 5, 7, 3, 4, 3, 3, 2, 2, 1, 1, 1, 1};
   EXPECT_FALSE(hp_conv2d_direct_pays(s));
   checkConv(s);
+  // 4096 output channels leave no room for tiles: one GEMM per image, then
+  // the epilogue as its own pass.
+  hp_conv2d_shape wide = {2, 1, 2, 4096, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1};
+  EXPECT_EQ(hp_conv2d_tiles(wide, 2).tiles, 0);
+  checkConv(wide);
 }
 
 // The tiles of hp_conv2d_tiled on each im2col path, with tiles that span
@@ -422,25 +461,14 @@ TEST(Conv2d, TilingCoversEveryThread) {
 // padding along the row; stride 1 with dilation 2; one input channel.
 TEST(Conv2d, RegisterBlockedDirect) {
   hp_conv2d_shape stem = {2, 1, 3, 5, 40, 40, 20, 20, 7, 7, 2, 2, 3, 3, 1, 1};
-  EXPECT_TRUE(hp_conv2d_blocked_pays(stem));
-  checkConvWith(stem, [&](const float *x, const float *w, float *y) {
-    hp_conv2d_blocked(stem, 1.0f, x, w, y);
-  });
+  checkBlocked(stem);
   hp_conv2d_shape groups = {1, 2, 4, 8, 18, 35, 18, 33, 3, 3, 1, 1, 1, 0, 1, 1};
-  EXPECT_TRUE(hp_conv2d_blocked_pays(groups));
-  checkConvWith(groups, [&](const float *x, const float *w, float *y) {
-    hp_conv2d_blocked(groups, 1.0f, x, w, y);
-  });
+  checkBlocked(groups);
   hp_conv2d_shape dilated = {1, 1, 2, 3, 6, 40, 6, 36, 3, 3, 1, 1, 1, 0, 1, 2};
-  checkConvWith(dilated, [&](const float *x, const float *w, float *y) {
-    hp_conv2d_blocked(dilated, 1.0f, x, w, y);
-  });
+  checkBlocked(dilated);
   // One input channel without groups (a grayscale stem) is not depthwise.
   hp_conv2d_shape gray = {2, 1, 1, 4, 20, 20, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1};
-  EXPECT_TRUE(hp_conv2d_blocked_pays(gray));
-  checkConvWith(gray, [&](const float *x, const float *w, float *y) {
-    hp_conv2d_blocked(gray, 1.0f, x, w, y);
-  });
+  checkBlocked(gray);
   hp_conv2d_shape many = stem;
   many.Mg = 9; // more than one block of channels: GEMM tiles instead
   EXPECT_FALSE(hp_conv2d_blocked_pays(many));

@@ -220,6 +220,12 @@ static cl::opt<bool> fuseAttention(
              "as one kernel without the score matrix "
              "(hetpar-onnx-fuse-attention; default true)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> fuseConv(
+    "fuse-conv",
+    cl::desc("Finish each Conv output with its residual Add and Relu or "
+             "Clip in the convolution's own kernel (hetpar-onnx-fuse-conv; "
+             "default true)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int> zeroStage(
     "zero-stage",
     cl::desc("Training: the ZeRO stage of every data-parallel stage of the "
@@ -636,13 +642,17 @@ codegenOptions(hetpar::FloatMode floatMode) {
 }
 
 /// Adds the graph rewrites code generation wants on every function: unless
-/// --fuse-attention=false, fused attention (hetpar-onnx-fuse-attention),
-/// then matrix transposes folded into GEMM flags
-/// (hetpar-onnx-fold-transposes). In this order a 2-D attention's
-/// MatMul(Q, Transpose(K)) is still a MatMul when the fusion looks for it.
+/// --fuse-attention=false, fused attention (hetpar-onnx-fuse-attention);
+/// unless --fuse-conv=false, convolutions with their residual Add and
+/// activation (hetpar-onnx-fuse-conv); then matrix transposes folded into
+/// GEMM flags (hetpar-onnx-fold-transposes). In this order a 2-D
+/// attention's MatMul(Q, Transpose(K)) is still a MatMul when the fusion
+/// looks for it.
 static void addCodegenRewrites(PassManager &pm) {
   if (fuseAttention)
     pm.addNestedPass<func::FuncOp>(hetpar::createFuseAttentionPass());
+  if (fuseConv)
+    pm.addNestedPass<func::FuncOp>(hetpar::createFuseConvPass());
   pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
 }
 

@@ -142,6 +142,30 @@ def FuseAttentionPass : Pass<"hetpar-onnx-fuse-attention", "mlir::func::FuncOp">
   }];
 }
 
+def FuseConvPass : Pass<"hetpar-onnx-fuse-conv", "mlir::func::FuncOp"> {
+  let summary = "Fuse a Conv's residual Add and activation into a FusedConv";
+  let description = [{
+    Rewrites
+
+    ```
+    Y = Conv(X, W, B)      any rank, group, padding
+    Y = Add(Y, Z)          optional, Z of Y's exact type (either operand)
+    Y = Relu(Y) | Clip(Y, min, max)   optional, constant scalar bounds
+    ```
+
+    into one `onnx.FusedConv` (ONNX Runtime's com.microsoft FusedConv), whose
+    code finishes each output with the bias, Z and the activation while it is
+    still in registers or cache: a ResNet block's Conv, Add and Relu were
+    three passes over the activation. At least one of Add and the activation
+    must be there. Every fused intermediate value must have exactly one use,
+    so a training graph whose backward pass reads the Conv's or the Add's
+    result is left as it is; an Add that broadcasts is not fused.
+    hetpar-compile runs it on each device's function before code generation
+    (after the search and the partition, which see the unfused graph);
+    `--fuse-conv=false` turns it off.
+  }];
+}
+
 def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp"> {
   let summary = "Check that every tensor in the module has a static shape";
   let description = [{

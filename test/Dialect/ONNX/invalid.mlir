@@ -1358,3 +1358,29 @@ func.func @fused_attention_perm(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x5xf32>, %
   %0 = onnx.FusedAttention(%q, %kt, %v) {q_perm = array<i64: 2, 0, 1>} : (tensor<2x4x8xf32>, tensor<2x8x5xf32>, tensor<2x5x6xf32>) -> tensor<2x4x6xf32>
   return %0 : tensor<2x4x6xf32>
 }
+
+// -----
+
+// FusedConv: Clip without its bounds, an unknown activation, a residual of
+// another shape.
+func.func @fused_conv_clip(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) {
+  // expected-error @+1 {{Clip needs activation_params [lower, upper] with lower <= upper}}
+  %0 = onnx.FusedConv(%x, %w) {activation = "Clip"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_activation(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) {
+  // expected-error @+1 {{activation must be none, Relu or Clip, got 'Tanh'}}
+  %0 = onnx.FusedConv(%x, %w) {activation = "Tanh"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv_residual(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %z: tensor<1x2x4x1xf32>) {
+  // expected-error @+1 {{Z must have the result's shape}}
+  %0 = onnx.FusedConv(%x, %w) residual(%z) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x4xf32>
+  return
+}

@@ -465,6 +465,46 @@ def ONNX_ConvOp : ONNX_Op<"Conv", [Pure]> {
   let assemblyFormat = "`(` operands `)` attr-dict `:` functional-type(operands, results)";
 }
 
+def ONNX_FusedConvOp
+    : ONNX_Op<"FusedConv", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Conv with its residual Add and activation (a HetPar op)";
+  let description = [{
+    Not an ONNX operator: hetpar-onnx-fuse-conv forms it from a Conv whose
+    only user is an Add of a residual Z and/or an activation, as ONNX
+    Runtime's com.microsoft FusedConv does:
+
+    Y = activation(Conv(X, W, B) + Z)
+
+    with X, W, B and the attributes `auto_pad` ... `strides` as Conv's, Z
+    optional, and `activation` one of `none`, `Relu` (max(v, 0), NaN stays
+    NaN) or `Clip` (to [`activation_params`[0], `activation_params`[1]];
+    -inf and +inf stand for a missing bound). Code generation applies the
+    bias, Z and the activation to each output as its sum is finished, where
+    the unfused graph made a pass over the result for each.
+
+    Constraints: those of Conv on X, W, B and the attributes; Z, when
+    present, has Y's shape and element type; `activation` is none, Relu or
+    Clip; `activation_params` holds two values (lower <= upper, neither NaN)
+    with Clip and is absent otherwise.
+  }];
+  let arguments = (ins ONNX_FloatTensor:$X, ONNX_FloatTensor:$W,
+                   Optional<ONNX_FloatTensor>:$B,
+                   Optional<ONNX_FloatTensor>:$Z,
+                   DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                   OptionalAttr<ONNX_IntsAttr>:$dilations,
+                   DefaultValuedAttr<ONNX_IntAttr, "1">:$group,
+                   OptionalAttr<ONNX_IntsAttr>:$kernel_shape,
+                   OptionalAttr<ONNX_IntsAttr>:$pads,
+                   OptionalAttr<ONNX_IntsAttr>:$strides,
+                   DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                   OptionalAttr<ONNX_FloatsAttr>:$activation_params);
+  let results = (outs ONNX_FloatTensor:$Y);
+  let assemblyFormat = [{
+    `(` $X `,` $W `)` (`bias` `(` $B^ `)`)? (`residual` `(` $Z^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def ONNX_BatchNormalizationOp : ONNX_Op<"BatchNormalization", [Pure]> {
   let summary = "ONNX BatchNormalization";
   let description = [{

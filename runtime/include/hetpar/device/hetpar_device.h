@@ -3649,24 +3649,27 @@ static void hp_im2col2d_tile(const hp_conv2d_shape &s, const T *x, int64_t g,
   }
 }
 
-/// Adds the output tile `out` ([Mg, c1 - c0]) of group g and the columns
-/// [c0, c1) of all images to y: y = beta * y + out.
-template <typename T>
+/// Stores the output tile `out` ([Mg, c1 - c0] sums) of group g and the
+/// columns [c0, c1) of all images into y through the epilogue.
+template <typename T, typename Acc>
 static void hp_conv2d_scatter(const hp_conv2d_shape &s, int64_t g, int64_t c0,
-                              int64_t c1, float beta, const T *out, T *y) {
+                              int64_t c1, const hp_conv_epilogue<T> &epi,
+                              const T *out, T *y) {
   const int64_t outPlane = s.OH * s.OW;
   for (int64_t n = c0 / outPlane; n * outPlane < c1; ++n) {
     const int64_t a = c0 > n * outPlane ? c0 : n * outPlane;
     const int64_t b = c1 < (n + 1) * outPlane ? c1 : (n + 1) * outPlane;
     for (int64_t m = 0; m < s.Mg; ++m) {
-      T *dst = y + ((n * s.G + g) * s.Mg + m) * outPlane + (a - n * outPlane);
+      const int64_t at =
+          ((n * s.G + g) * s.Mg + m) * outPlane + (a - n * outPlane);
       const T *src = out + m * (c1 - c0) + (a - c0);
-      if (beta != 0.0f) {
+      if (hp_conv_epilogue_any(epi)) {
         HP_SIMD
         for (int64_t i = 0; i < b - a; ++i)
-          dst[i] = (T)(beta * dst[i] + src[i]);
+          y[at + i] =
+              hp_conv_finish<T, Acc>(epi, (Acc)src[i], g * s.Mg + m, at + i);
       } else {
-        memcpy(dst, src, sizeof(T) * (size_t)(b - a));
+        memcpy(y + at, src, sizeof(T) * (size_t)(b - a));
       }
     }
   }
@@ -3724,10 +3727,11 @@ static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s) {
 /// one vector of 16 input columns and adds it times each channel's weight,
 /// from `wt` ([K][HP_BCONV_M], zero past mCount).
 template <int SW>
-static void hp_conv2d_block(const hp_conv2d_shape &s, float beta,
-                            const float *x, const float *wt, float *y,
-                            int64_t n, int64_t g, int64_t m0, int64_t mCount,
-                            int64_t oh, int64_t ow0, int64_t cols) {
+static void hp_conv2d_block(const hp_conv2d_shape &s,
+                            const hp_conv_epilogue<float> &epi, const float *x,
+                            const float *wt, float *y, int64_t n, int64_t g,
+                            int64_t m0, int64_t mCount, int64_t oh, int64_t ow0,
+                            int64_t cols) {
   hp_v16f acc[HP_BCONV_M];
 #pragma GCC unroll 8
   for (int m = 0; m < HP_BCONV_M; ++m)
@@ -3759,10 +3763,11 @@ static void hp_conv2d_block(const hp_conv2d_shape &s, float beta,
           acc[m] += wv[m] * in;
       }
     }
-  float *out = y + ((n * s.G + g) * s.Mg + m0) * s.OH * s.OW + oh * s.OW + ow0;
-  for (int64_t m = 0; m < mCount; ++m, out += s.OH * s.OW)
+  int64_t at = ((n * s.G + g) * s.Mg + m0) * s.OH * s.OW + oh * s.OW + ow0;
+  for (int64_t m = 0; m < mCount; ++m, at += s.OH * s.OW)
     for (int64_t j = 0; j < cols; ++j)
-      out[j] = beta != 0.0f ? beta * out[j] + acc[m][j] : acc[m][j];
+      y[at + j] = hp_conv_finish<float, float>(epi, acc[m][j],
+                                               g * s.Mg + m0 + m, at + j);
 }
 
 /// Direct 2-D convolution of float on the CPU with register-blocked
@@ -3773,8 +3778,8 @@ static void hp_conv2d_block(const hp_conv2d_shape &s, float beta,
 /// the im2col writes about as much as the GEMM computes (ResNet's 7 x 7 stem
 /// with 8 output channels spent two thirds of its time in im2col). Each
 /// task repacks its channels' weights as [K][HP_BCONV_M] on the stack.
-static void hp_conv2d_blocked(hp_conv2d_shape s, float beta, const float *x,
-                              const float *w, float *y) {
+static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
+                              const float *x, const float *w, float *y) {
   const int64_t K = s.Cg * s.kH * s.kW;
   const int64_t mBlocks = (s.Mg + HP_BCONV_M - 1) / HP_BCONV_M;
   const int64_t tasks = s.G * mBlocks * s.N * s.OH;
@@ -3799,11 +3804,9 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, float beta, const float *x,
       for (int64_t ow0 = 0; ow0 < s.OW; ow0 += HP_BCONV_W) {
         const int64_t cols = s.OW - ow0 < HP_BCONV_W ? s.OW - ow0 : HP_BCONV_W;
         if (s.sW == 1)
-          hp_conv2d_block<1>(s, beta, x, wt, y, n, g, m0, mCount, oh, ow0,
-                             cols);
+          hp_conv2d_block<1>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
         else
-          hp_conv2d_block<2>(s, beta, x, wt, y, n, g, m0, mCount, oh, ow0,
-                             cols);
+          hp_conv2d_block<2>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
       }
     }
   }
@@ -3834,8 +3837,9 @@ static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
 /// third of the speed of tiles of 64. float and double (a GEMM that cannot
 /// fail).
 template <typename T, typename Acc>
-static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s, float beta,
-                            const T *x, const T *w, T *y, hp_conv2d_tiling t) {
+static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
+                            hp_conv_epilogue<T> epi, const T *x, const T *w,
+                            T *y, hp_conv2d_tiling t) {
   const int64_t K = s.Cg * s.kH * s.kW, outPlane = s.OH * s.OW;
   const int64_t total = s.N * outPlane, inPlane = s.H * s.W;
   const bool pointwise = hp_conv2d_pointwise(s);
@@ -3860,38 +3864,47 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s, float beta,
         } else {
           hp_im2col2d_tile(s, x, g, k0, kb, c0, c1, tile);
         }
-        hp_gemm<T, Acc>(ctx, 0, 0, s.Mg, c1 - c0, kb, 1.0f,
-                        w + g * s.Mg * K + k0, K, 0, B, ldb, 0,
-                        k0 > 0   ? 1.0f
-                        : single ? beta
-                                 : 0.0f,
-                        C, single ? outPlane : c1 - c0, 0, 1);
+        hp_gemm<T, Acc>(
+            ctx, 0, 0, s.Mg, c1 - c0, kb, 1.0f, w + g * s.Mg * K + k0, K, 0, B,
+            ldb, 0, k0 > 0 ? 1.0f : 0.0f, C, single ? outPlane : c1 - c0, 0, 1);
       }
       if (!single)
-        hp_conv2d_scatter(s, g, c0, c1, beta, out, y);
+        hp_conv2d_scatter<T, Acc>(s, g, c0, c1, epi, out, y);
+      else if (hp_conv_epilogue_any(epi))
+        // The tile's sums are still in cache: finish them in place.
+        for (int64_t m = 0; m < s.Mg; ++m) {
+          const int64_t at = ((n * s.G + g) * s.Mg + m) * outPlane + j0;
+          HP_SIMD
+          for (int64_t i = 0; i < c1 - c0; ++i)
+            y[at + i] = hp_conv_finish<T, Acc>(epi, (Acc)y[at + i],
+                                               g * s.Mg + m, at + i);
+        }
     }
   }
 }
 #endif
 
-/// A 2-D convolution (the bias, if any, already broadcast into y and beta
-/// 1): the direct kernel where hp_conv2d_direct_pays, else per image and
-/// group im2col into `cols` ([Cg*kH*kW, OH*OW]) and one GEMM. Returns 0, or
-/// non-zero with ctx->error set (a GEMM failure).
+/// A 2-D convolution finished by `epi` (bias, residual, activation): the
+/// direct kernel where hp_conv2d_direct_pays, on the CPU the register-blocked
+/// kernel or the tiles where they pay (each finishes its outputs while they
+/// are in registers or cache), else per image and group im2col into `cols`
+/// ([Cg*kH*kW, OH*OW]) and one GEMM, then one pass of the epilogue. Returns
+/// 0, or non-zero with ctx->error set (a GEMM failure).
 template <typename T, typename Acc>
-static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s, float beta,
-                            const T *x, const T *w, T *y, T *cols) {
+static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
+                            hp_conv_epilogue<T> epi, const T *x, const T *w,
+                            T *y, T *cols) {
   const int64_t outPlane = s.OH * s.OW, inPlane = s.H * s.W;
   const int64_t kc = s.kH * s.kW;
   if (hp_conv2d_direct_pays(s)) {
 #if HP_CUDA
     hp_launch(ctx, hp_conv2d_direct<T, Acc>, s.N * s.G * s.Mg * outPlane, s,
-              beta, x, w, y);
+              epi, x, w, y);
 #else
     hp_launch(ctx, hp_conv2d_direct_rows<T, Acc>,
               s.N * s.G * ((s.Mg + HP_CONV_MB - 1) / HP_CONV_MB) * s.OH *
                   ((s.OW + HP_CONV_OWT - 1) / HP_CONV_OWT),
-              s, beta, x, w, y);
+              s, epi, x, w, y);
 #endif
     return 0;
   }
@@ -3904,13 +3917,14 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s, float beta,
   const int64_t threads = 1;
 #endif
   if (std::is_same<T, float>::value && hp_conv2d_blocked_pays(s)) {
-    hp_conv2d_blocked(s, beta, (const float *)x, (const float *)w, (float *)y);
+    hp_conv2d_blocked(s, *(const hp_conv_epilogue<float> *)&epi,
+                      (const float *)x, (const float *)w, (float *)y);
     return 0;
   }
   const hp_conv2d_tiling tiling = hp_conv2d_tiles(s, threads);
   if ((std::is_same<T, float>::value || std::is_same<T, double>::value) &&
       tiling.tiles > 0) {
-    hp_conv2d_tiled<T, Acc>(ctx, s, beta, x, w, y, tiling);
+    hp_conv2d_tiled<T, Acc>(ctx, s, epi, x, w, y, tiling);
     return 0;
   }
 #endif
@@ -3925,10 +3939,13 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s, float beta,
                             kc, inPlane, outPlane, xg, cols);
       if (hp_gemm<T, Acc>(ctx, 0, 0, s.Mg, outPlane, s.Cg * kc, 1.0f,
                           w + g * s.Mg * s.Cg * kc, s.Cg * kc, 0,
-                          pointwise ? xg : cols, outPlane, 0, beta,
+                          pointwise ? xg : cols, outPlane, 0, 0.0f,
                           y + (n * s.G + g) * s.Mg * outPlane, outPlane, 0, 1))
         return 1;
     }
+  if (hp_conv_epilogue_any(epi))
+    hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
+              epi, s.G * s.Mg, outPlane, y);
   return 0;
 }
 
