@@ -217,6 +217,10 @@ bool parseStage(YAMLReader &in, yaml::Node *node, const std::string &where,
     return in.fail(node, where + ".zero_shares",
                    "has " + Twine(stage.zeroShares.size()) +
                        " shares for data " + Twine(stage.data));
+  if (stage.zero > 0 && stage.data < 2)
+    return in.fail(node, where + ".zero",
+                   "shards the optimizer state over the stage's data-parallel "
+                   "replicas, and the stage has data 1");
   if (!stage.zeroShares.empty() && stage.zero == 0)
     return in.fail(node, where + ".zero_shares",
                    "is given but the stage's 'zero' is 0");

@@ -16,8 +16,10 @@
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -116,6 +118,19 @@ static cl::opt<bool> evalProgram(
     cl::init(true), cl::cat(category));
 
 bool hetpar::tools::wantEvalProgram() { return evalProgram; }
+
+llvm::Error hetpar::tools::checkTrainingFlags() {
+  // Checked whether or not the plan has a data-parallel step that uses it,
+  // as hetpar-dist-reduce-gradients checks it where one does.
+  if (bucketMiB.getNumOccurrences() &&
+      (!(bucketMiB > 0) || std::isinf(bucketMiB)))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "bucket-mib must be a positive number of MiB, got " +
+            llvm::formatv("{0}", llvm::format("%g", bucketMiB.getValue()))
+                .str());
+  return llvm::Error::success();
+}
 
 llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
   return category;

@@ -9,6 +9,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -79,6 +80,11 @@ llvm::cl::OptionCategory &trainingOptionCategory();
 
 /// Whether --eval-program (on by default) asks for the evaluation step.
 bool wantEvalProgram();
+
+/// The training flags' values that are wrong whatever the plan (today
+/// --bucket-mib: a positive, finite number of MiB), as an error naming the
+/// flag; success otherwise.
+llvm::Error checkTrainingFlags();
 
 /// Adds the passes that turn the same imported module into the evaluation
 /// step of the training program (`hetpar-run --eval-data`): the same

@@ -497,8 +497,15 @@ static int planModel(ModuleOp module,
     prediction = std::move(*traced);
   }
 
-  // --zero-stage applies to every data-parallel stage of the plan, whose
-  // prediction then holds each replica's share of the optimizer state.
+  // --zero-stage, when given (0 too), applies to every data-parallel stage
+  // of the plan, whose prediction then holds each replica's share of the
+  // optimizer state.
+  if (mode != hetpar::Mode::Training &&
+      llvm::any_of(plan.stages,
+                   [](const hetpar::Stage &st) { return st.zero > 0; }))
+    return fail("the plan shards optimizer state ('zero'), which only "
+                "training has: compile it with --mode training, or remove "
+                "'zero' (docs/plan-format.md)");
   if (zeroStage > 0 && llvm::none_of(plan.stages, [](const hetpar::Stage &st) {
         return st.data > 1;
       }))
@@ -508,8 +515,9 @@ static int planModel(ModuleOp module,
                 plan.origin + ")");
   bool zeroed = false;
   for (hetpar::Stage &st : plan.stages)
-    if (zeroStage > 0 && st.data > 1 && st.zero != zeroStage) {
+    if (zeroStage.getNumOccurrences() && st.data > 1 && st.zero != zeroStage) {
       st.zero = zeroStage;
+      st.zeroShares.clear(); // a stage without ZeRO has no shares
       zeroed = true;
     }
   if (zeroed) {
@@ -939,6 +947,8 @@ int main(int argc, char **argv) {
     return fail("--zero-stage must be 0, 1 or 2 (ZeRO-1 shards the "
                 "optimizer state, ZeRO-2 also the summed gradients; stage 3 "
                 "is not implemented)");
+  if (llvm::Error err = hetpar::tools::checkTrainingFlags())
+    return fail(llvm::toString(std::move(err)));
   if (zeroStage > 0 && mode != hetpar::Mode::Training)
     return fail("--zero-stage shards optimizer state: it needs --mode "
                 "training");
