@@ -89,13 +89,12 @@ struct TrainLiftParamsPass
     ModuleOp module = getOperation();
     std::optional<llvm::Regex> frozen;
     if (!freeze.empty()) {
-      frozen.emplace("^(" + freeze + ")$");
-      std::string err;
-      if (!frozen->isValid(err)) {
-        module.emitError() << "--freeze '" << freeze
-                           << "' is not a valid regular expression: " << err;
+      llvm::Expected<llvm::Regex> re = train::freezeRegex(freeze);
+      if (!re) {
+        module.emitError() << llvm::toString(re.takeError());
         return signalPassFailure();
       }
+      frozen.emplace(std::move(*re));
     }
     auto buffers = findBuffers(module);
     if (failed(buffers))
@@ -117,9 +116,8 @@ struct TrainLiftParamsPass
       lifted.push_back(c);
       anyParam = true;
     });
-    if (frozen && !frozeAny) {
-      module.emitError() << "--freeze '" << freeze
-                         << "' matches no float initializer of the model";
+    if (frozen && !frozeAny && requireMatch) {
+      module.emitError() << train::freezeMatchesNothing(freeze);
       return signalPassFailure();
     }
     // A pipeline stage without parameters still passes gradients on.

@@ -79,6 +79,22 @@ ml_program::GlobalOp hetpar::train::getOrCreateStepGlobal(ModuleOp module,
   return g;
 }
 
+llvm::Expected<llvm::Regex> hetpar::train::freezeRegex(StringRef pattern) {
+  llvm::Regex re(("^(" + pattern + ")$").str());
+  std::string err;
+  if (!re.isValid(err))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--freeze '" + pattern + "' is not a valid regular expression: " + err);
+  return std::move(re);
+}
+
+std::string hetpar::train::freezeMatchesNothing(StringRef pattern) {
+  return ("--freeze '" + pattern +
+          "' matches no float initializer of the model")
+      .str();
+}
+
 hetpar::onnx::ConstantOp hetpar::train::floatInitializer(Value v) {
   auto c = v.getDefiningOp<hetpar::onnx::ConstantOp>();
   if (!c || !c->hasAttr(hetpar::onnx::kInitializerAttrName) ||

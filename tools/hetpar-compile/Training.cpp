@@ -138,12 +138,16 @@ llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
 
 /// The passes up to one scalar loss over the lifted parameters, shared by
 /// the training and the evaluation step so that both see the same globals.
+/// A pipeline stage (`stage`) holds some of the initializers: a --freeze
+/// that names none of them is checked against the whole model instead
+/// (checkFreezeNamesSome).
 static void
 buildLossPipeline(OpPassManager &pm,
                   const std::function<void(OpPassManager &)> &toStatic,
-                  bool attachLoss = true) {
+                  bool attachLoss = true, bool stage = false) {
   hetpar::TrainLiftParamsPassOptions lift;
   lift.freeze = freeze;
+  lift.requireMatch = !stage;
   pm.addPass(hetpar::createTrainLiftParamsPass(lift));
   toStatic(pm);
   if (!attachLoss)
@@ -167,7 +171,8 @@ void hetpar::tools::buildTrainingPipeline(
     OpPassManager &pm, codegen::FloatMode dtype,
     const std::function<void(OpPassManager &)> &toStatic,
     std::optional<ReplicaStep> replica) {
-  buildLossPipeline(pm, toStatic, !replica || replica->lastStage);
+  buildLossPipeline(pm, toStatic, !replica || replica->lastStage,
+                    replica && replica->pipeline);
   TrainDropoutPassOptions dropout;
   dropout.seed = seed;
   pm.addPass(createTrainDropoutPass(dropout));
@@ -394,6 +399,22 @@ static void markSharedParameters(
                   b.getDictionaryAttr(entries));
 }
 
+/// A --freeze that names no float initializer of the whole model (the
+/// names `trained`) is an error, as hetpar-train-lift-params reports it on
+/// one device.
+static LogicalResult checkFreezeNamesSome(ModuleOp planned,
+                                          llvm::ArrayRef<std::string> trained) {
+  if (freeze.empty())
+    return success();
+  llvm::Expected<llvm::Regex> re = hetpar::train::freezeRegex(freeze);
+  if (!re)
+    return planned.emitError() << llvm::toString(re.takeError());
+  if (llvm::none_of(trained,
+                    [&](const std::string &n) { return re->match(n); }))
+    return planned.emitError() << hetpar::train::freezeMatchesNothing(freeze);
+  return success();
+}
+
 FailureOr<hetpar::tools::ReplicaSteps>
 hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
                                  llvm::ArrayRef<std::string> trained) {
@@ -411,6 +432,8 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   FailureOr<int64_t> microbatches =
       replicaMicrobatches(planned, plan->microbatches);
   if (failed(microbatches))
+    return failure();
+  if (pipeline && failed(checkFreezeNamesSome(planned, trained)))
     return failure();
   // The forward graph of each device: its rows in, the last stage's outputs
   // out, transfers between the stages.

@@ -499,7 +499,9 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     them each step; otherwise they keep their values.
 
     Errors: `freeze` is not a valid regular expression, or matches no
-    initializer; nothing is trainable; one initializer is the running
+    initializer (unless `require-match` is off: a pipeline stage holds only
+    some of the model's initializers, and hetpar-compile checks the whole
+    model instead); nothing is trainable; one initializer is the running
     statistic of two training-mode BatchNormalization nodes, or its type
     differs from the node's running-statistic result.
   }];
@@ -507,6 +509,8 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     Option<"freeze", "freeze", "std::string", /*default=*/"\"\"",
            "Initializers (a regular expression over their names, full match) "
            "that stay constant">,
+    Option<"requireMatch", "require-match", "bool", /*default=*/"true",
+           "Fail when `freeze` matches no float initializer of the module">,
   ];
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }

@@ -10,6 +10,8 @@
 #define HETPAR_TRANSFORMS_TRAINING_H
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Regex.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -154,6 +156,16 @@ mlir::ml_program::GlobalOp getOrCreateStepGlobal(mlir::ModuleOp module,
 /// onnx::kInitializerAttrName, of a float element type) that `v` is, or
 /// null: what training lifts into a parameter.
 onnx::ConstantOp floatInitializer(mlir::Value v);
+
+/// The initializers `--freeze PATTERN` names: PATTERN as a full match
+/// ("^(PATTERN)$"), or an error ("--freeze 'P' is not a valid regular
+/// expression: why"). The one reading of the flag, for
+/// hetpar-train-lift-params and for hetpar-compile's whole-model check of a
+/// pipeline's stages.
+llvm::Expected<llvm::Regex> freezeRegex(llvm::StringRef pattern);
+
+/// The error of a --freeze PATTERN that names no float initializer.
+std::string freezeMatchesNothing(llvm::StringRef pattern);
 
 /// The role of `global` ("" when it has none).
 inline llvm::StringRef roleOf(mlir::ml_program::GlobalOp global) {
