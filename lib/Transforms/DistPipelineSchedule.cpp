@@ -294,7 +294,7 @@ void StageSchedule::weighMicrobatch(int64_t k) {
         count.getType(), count, FlatSymbolRefAttr::get(b.getContext(), "mesh"),
         b.getDenseI64ArrayAttr(st.dataGroupOf(device)),
         dist::ReductionKindAttr::get(b.getContext(), dist::ReductionKind::Sum));
-    countedOf[k] = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
+    countedOf[k] = train::contributes(g, count, total);
     w = g.mul(g.div(count, total), w);
   }
   weightOf[k] = w;

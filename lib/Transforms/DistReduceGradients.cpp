@@ -181,7 +181,7 @@ Value ReplicaStep::buildWeight(const LossWeighting &how) {
   Value count = train::countLabels(g, how.labels, how.ignoreIndex);
   Value total = allReduce(
       NameLoc::get(b.getStringAttr("the batch's counted labels"), loc), count);
-  counted = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
+  counted = train::contributes(g, count, total);
   return g.div(count, total);
 }
 
@@ -248,10 +248,9 @@ Location ReplicaStep::bucketLoc(ArrayRef<Gradient> bucket) {
   return NameLoc::get(b.getStringAttr(name), bucket.front().value.getLoc());
 }
 
-/// x times the replica's weight. A replica whose labels are all ignored
-/// has a NaN mean loss (0/0, as PyTorch's) and NaN gradients, but nothing to
-/// contribute: it adds zeros, so that the batch's loss and gradients are
-/// one device's.
+/// x times the replica's weight; zeros from a replica whose labels are all
+/// ignored while others' are not (train::contributes), so that the batch's
+/// loss and gradients are one device's.
 Value ReplicaStep::weigh(GradientBuilder &g, Value x, Value weight) {
   if (!weight)
     return x;

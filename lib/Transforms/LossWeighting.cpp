@@ -90,3 +90,9 @@ Value train::countLabels(GradientBuilder &g, Value labels,
     axes.push_back(i);
   return g.reduceSum(ones, axes, /*keepDims=*/false);
 }
+
+Value train::contributes(GradientBuilder &g, Value count, Value total) {
+  Value some = g.make<onnx::GreaterOp>(count, g.scalar(0.0, count));
+  Value none = g.make<onnx::EqualOp>(total, g.scalar(0.0, total));
+  return g.make<onnx::OrOp>(some, none);
+}

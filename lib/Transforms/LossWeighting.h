@@ -40,6 +40,16 @@ mlir::FailureOr<LossWeighting> detectLossWeighting(mlir::func::FuncOp func,
 mlir::Value countLabels(GradientBuilder &g, mlir::Value labels,
                         int64_t ignoreIndex);
 
+/// Whether a part of a batch (a replica's rows, a microbatch) with `count`
+/// counted labels, of `total` in the batch, contributes its weighted loss
+/// and gradients (an i1 scalar): where it counts labels, or where no part
+/// does. A part without labels has a NaN mean (0/0, as PyTorch's) but
+/// nothing to contribute, so it adds zeros; a batch without labels has a
+/// NaN loss on one device and in PyTorch, and keeps it here too (each part's
+/// weight is 0/0), so that training stops on it alike.
+mlir::Value contributes(GradientBuilder &g, mlir::Value count,
+                        mlir::Value total);
+
 } // namespace hetpar::train
 
 #endif // HETPAR_LIB_TRANSFORMS_LOSSWEIGHTING_H
