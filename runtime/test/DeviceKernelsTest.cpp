@@ -293,6 +293,60 @@ TEST(Softmax, LogSoftmaxOfLargeLogits) {
     EXPECT_NEAR(y[k], (double)x[k] - m - std::log(s), 2e-6) << k;
 }
 
+// 2-D max pooling (hp_pool_launch on the CPU: hp_pool2d_rows, whose interior
+// columns run as vector loops) against a plain loop over the window in
+// hp_pool's order (positions outside the input skipped, the first seeding
+// the maximum, only a greater value replacing it): ResNet's 3 x 3 stride-2
+// pooling with padding 1, a dilated window with uneven padding, and NaNs,
+// which stay where they seed a window and are skipped where they come later.
+void checkMaxPool2d(int64_t planes, int64_t H, int64_t W, int64_t k,
+                    int64_t stride, int64_t pad, int64_t dil) {
+  const int64_t OH = (H + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+  const int64_t OW = (W + pad - dil * (k - 1) - 1) / stride + 1;
+  std::vector<float> x(planes * H * W);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = (float)((i * 37) % 23) - 11.0f;
+  x[5] = NAN;
+  x[W + 7] = NAN;
+  std::vector<float> want(planes * OH * OW), y(want.size(), 0.0f);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float acc = -INFINITY;
+        bool seeded = false;
+        for (int64_t kh = 0; kh < k; ++kh)
+          for (int64_t kw = 0; kw < k; ++kw) {
+            int64_t ih = oh * stride - pad + kh * dil,
+                    iw = ow * stride + kw * dil;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+              continue;
+            float v = x[(p * H + ih) * W + iw];
+            if (!seeded || v > acc)
+              acc = v;
+            seeded = true;
+          }
+        want[(p * OH + oh) * OW + ow] = acc;
+      }
+  // Padding pad on top and bottom, none on the left, pad on the right.
+  hp_pool_launch<float, float, true>(
+      nullptr, planes * OH * OW, 2, hp_dims{{H, W}}, hp_dims{{OH, OW}},
+      hp_dims{{k, k}}, hp_dims{{stride, stride}}, hp_dims{{pad, 0}},
+      hp_dims{{pad, pad}}, hp_dims{{dil, dil}}, 0, k * k, H * W, OH * OW,
+      x.data(), y.data(), nullptr);
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::isnan(want[i]))
+      ASSERT_TRUE(std::isnan(y[i])) << "element " << i;
+    else
+      ASSERT_EQ(y[i], want[i]) << "element " << i;
+  }
+}
+
+TEST(Pool2d, MaxPoolingByRowsAndColumns) {
+  checkMaxPool2d(3, 32, 32, 3, 2, 1, 1);
+  checkMaxPool2d(2, 9, 20, 3, 1, 1, 2);
+  checkMaxPool2d(2, 7, 7, 2, 2, 0, 1);
+}
+
 // hp_conv2d_launch against a plain loop over ONNX Conv's definition followed
 // by the unfused epilogue (Add of the bias, Add of a residual, Relu or Clip),
 // on each of its paths: the direct kernel (depthwise, with a depth multiplier
