@@ -2674,14 +2674,18 @@ template <> int hp_gemm<double, double>(HP_GEMM_PARAMS(double)) {
 /// A batch of small GEMMs (attention's per-head products: 64 x 64 x 16 at
 /// batch 32 x 4 heads) runs one GEMM per thread: OpenBLAS runs each of them
 /// on one thread (its small-matrix kernel) while the other threads spin, a
-/// third of ViT tiny's time at batch 32. Up to 2^18 multiply-adds per GEMM
-/// (a 64^3 product) counts as small. Any other GEMM is called outside a
-/// parallel region: inside one, even a region of one thread, OpenBLAS's
-/// OpenMP build runs single-threaded (GPT-2 small took 3.5x as long).
+/// third of ViT tiny's time at batch 32. Up to 10^6 multiply-adds per GEMM
+/// counts as small: OpenBLAS's own bound for its single-threaded
+/// small-matrix kernel (100^3, sgemm_small_kernel_permit for SkylakeX and
+/// Cooper Lake); with 2^18, Llama tiny's LM head at batch 32 (32 products of
+/// 16 x 512 x 64) ran one after another on one thread, and the model took
+/// 8% longer. Any other GEMM is called outside a parallel region: inside
+/// one, even a region of one thread, OpenBLAS's OpenMP build runs
+/// single-threaded (GPT-2 small took 3.5x as long).
 template <typename F>
 static void hp_blas_batch(int64_t M, int64_t N, int64_t K, int64_t batch,
                           F gemm) {
-  if (batch > 1 && M * N * K <= (int64_t(1) << 18)) {
+  if (batch > 1 && M * N * K <= 1000000) {
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < batch; ++b)
       gemm(b);
