@@ -511,8 +511,9 @@ TEST(Conv2d, TilingCoversEveryThread) {
 }
 
 // hp_conv2d_blocked: a stride-2 7 x 7 stem with 5 of 8 channels in a block
-// and a partial last block of columns; stride 1 over two groups, without
-// padding along the row; stride 1 with dilation 2; one input channel.
+// and a partial last block of columns, also on rows of 32 columns and more;
+// stride 1 over two groups, without padding along the row; stride 1 with
+// dilation 2; one input channel.
 TEST(Conv2d, RegisterBlockedDirect) {
   hp_conv2d_shape stem = {2, 1, 3, 5, 40, 40, 20, 20, 7, 7, 2, 2, 3, 3, 1, 1};
   checkBlocked(stem);
@@ -520,6 +521,10 @@ TEST(Conv2d, RegisterBlockedDirect) {
   checkBlocked(groups);
   hp_conv2d_shape dilated = {1, 1, 2, 3, 6, 40, 6, 36, 3, 3, 1, 1, 1, 0, 1, 2};
   checkBlocked(dilated);
+  // Rows of 35 outputs at stride 2: a block of 32 columns (two vectors with
+  // AVX-512) and one of 3.
+  hp_conv2d_shape wide = {1, 1, 3, 5, 70, 70, 35, 35, 7, 7, 2, 2, 3, 3, 1, 1};
+  checkBlocked(wide);
   // One input channel without groups (a grayscale stem) is not depthwise.
   hp_conv2d_shape gray = {2, 1, 1, 4, 20, 20, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1};
   checkBlocked(gray);

@@ -3776,30 +3776,44 @@ static inline void hp_load_strided(const float *row, hp_v16f &v) {
 /// The most input columns one block of hp_conv2d_blocked reads from a row.
 #define HP_BCONV_SPAN 256
 
-/// The input columns one block of hp_conv2d_blocked reads from a row: its
-/// kernel's width, and 16 columns at its stride (a stride-2 load reads 32).
-static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s) {
-  return (s.kW - 1) * s.dW + HP_BCONV_W * s.sW;
+/// The input columns one block of hp_conv2d_blocked of `nv` vectors reads
+/// from a row: its kernel's width, and 16 x nv columns at its stride (a
+/// stride-2 load reads 32 per vector).
+static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s,
+                                           int64_t nv = 1) {
+  return (s.kW - 1) * s.dW + HP_BCONV_W * nv * s.sW;
 }
 
+/// Vectors of 16 columns per block of hp_conv2d_blocked where a row has
+/// room for them: 2 with AVX-512 (8 x 2 accumulators and the inputs fit its
+/// 32 vector registers, and each weight broadcast and each row copy serves
+/// twice the columns: ResNet-18/8's 7 x 7 stride-2 stem, 32 columns per
+/// row), 1 otherwise (AVX2 has 16 registers of half the width).
+#if defined(__AVX512F__)
+#define HP_BCONV_NV 2
+#else
+#define HP_BCONV_NV 1
+#endif
+
 /// One block of hp_conv2d_blocked: output channels [m0, m0 + mCount) of
-/// group g, output row oh, columns [ow0, ow0 + cols) of image n, for stride
-/// SW along the row. Each (input channel, kernel row, kernel column) loads
-/// one vector of 16 input columns and adds it times each channel's weight,
-/// from `wt` ([K][HP_BCONV_M], zero past mCount).
-template <int SW>
+/// group g, output row oh, columns [ow0, ow0 + cols) of image n (cols <=
+/// 16 x NV), for stride SW along the row. Each (input channel, kernel row,
+/// kernel column) loads NV vectors of 16 input columns and adds them times
+/// each channel's weight, from `wt` ([K][HP_BCONV_M], zero past mCount).
+template <int SW, int NV>
 static void hp_conv2d_block(const hp_conv2d_shape &s,
                             const hp_conv_epilogue<float> &epi, const float *x,
                             const float *wt, float *y, int64_t n, int64_t g,
                             int64_t m0, int64_t mCount, int64_t oh, int64_t ow0,
                             int64_t cols) {
-  hp_v16f acc[HP_BCONV_M];
+  hp_v16f acc[HP_BCONV_M][NV];
 #pragma GCC unroll 8
   for (int m = 0; m < HP_BCONV_M; ++m)
-    acc[m] = hp_v16f{};
+    for (int v = 0; v < NV; ++v)
+      acc[m][v] = hp_v16f{};
   const float *xg = x + (n * s.G + g) * s.Cg * s.H * s.W;
   const float *wk = wt;
-  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span(s);
+  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span(s, NV);
   float padded[HP_BCONV_SPAN];
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t kh = 0; kh < s.kH; ++kh, wk += s.kW * HP_BCONV_M) {
@@ -3816,24 +3830,49 @@ static void hp_conv2d_block(const hp_conv2d_shape &s,
         window = padded;
       }
       for (int64_t kw = 0; kw < s.kW; ++kw) {
-        hp_v16f in;
-        hp_load_strided<SW>(window + kw * s.dW, in);
+        hp_v16f in[NV];
+        for (int v = 0; v < NV; ++v)
+          hp_load_strided<SW>(window + kw * s.dW + v * HP_BCONV_W * SW, in[v]);
         const float *wv = wk + kw * HP_BCONV_M;
 #pragma GCC unroll 8
-        for (int m = 0; m < HP_BCONV_M; ++m)
-          acc[m] += wv[m] * in;
+        for (int m = 0; m < HP_BCONV_M; ++m) {
+          const float w = wv[m];
+          for (int v = 0; v < NV; ++v)
+            acc[m][v] += w * in[v];
+        }
       }
     }
   int64_t at = ((n * s.G + g) * s.Mg + m0) * s.OH * s.OW + oh * s.OW + ow0;
   for (int64_t m = 0; m < mCount; ++m, at += s.OH * s.OW)
     for (int64_t j = 0; j < cols; ++j)
-      y[at + j] = hp_conv_finish<float, float>(epi, acc[m][j],
-                                               g * s.Mg + m0 + m, at + j);
+      y[at + j] = hp_conv_finish<float, float>(
+          epi, acc[m][j / HP_BCONV_W][j % HP_BCONV_W], g * s.Mg + m0 + m,
+          at + j);
+}
+
+/// The blocks of one output row of hp_conv2d_blocked: 16 x HP_BCONV_NV
+/// columns at a time where the row has them and the span fits, then 16.
+template <int SW>
+static void hp_conv2d_block_row(const hp_conv2d_shape &s,
+                                const hp_conv_epilogue<float> &epi,
+                                const float *x, const float *wt, float *y,
+                                int64_t n, int64_t g, int64_t m0,
+                                int64_t mCount, int64_t oh) {
+  int64_t ow0 = 0;
+  const int64_t wide = HP_BCONV_W * HP_BCONV_NV;
+  if (HP_BCONV_NV > 1 && hp_conv2d_block_span(s, HP_BCONV_NV) <= HP_BCONV_SPAN)
+    for (; ow0 + wide <= s.OW; ow0 += wide)
+      hp_conv2d_block<SW, HP_BCONV_NV>(s, epi, x, wt, y, n, g, m0, mCount, oh,
+                                       ow0, wide);
+  for (; ow0 < s.OW; ow0 += HP_BCONV_W) {
+    const int64_t cols = s.OW - ow0 < HP_BCONV_W ? s.OW - ow0 : HP_BCONV_W;
+    hp_conv2d_block<SW, 1>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
+  }
 }
 
 /// Direct 2-D convolution of float on the CPU with register-blocked
 /// accumulators: one task per image, group, block of HP_BCONV_M output
-/// channels and output row, HP_BCONV_W columns at a time, strides 1 and 2
+/// channels and output row, 16 or 32 columns at a time, strides 1 and 2
 /// along the row (others take the tiles). No im2col: it wins where a group
 /// has few output channels, so that the GEMM after im2col has few rows and
 /// the im2col writes about as much as the GEMM computes (ResNet's 7 x 7 stem
@@ -3862,13 +3901,10 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
                 m < mCount ? w[(g * s.Mg + m0 + m) * K + k] : 0.0f;
         packed = gb;
       }
-      for (int64_t ow0 = 0; ow0 < s.OW; ow0 += HP_BCONV_W) {
-        const int64_t cols = s.OW - ow0 < HP_BCONV_W ? s.OW - ow0 : HP_BCONV_W;
-        if (s.sW == 1)
-          hp_conv2d_block<1>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
-        else
-          hp_conv2d_block<2>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
-      }
+      if (s.sW == 1)
+        hp_conv2d_block_row<1>(s, epi, x, wt, y, n, g, m0, mCount, oh);
+      else
+        hp_conv2d_block_row<2>(s, epi, x, wt, y, n, g, m0, mCount, oh);
     }
   }
 }
