@@ -627,30 +627,34 @@ static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
   return std::optional<Shape>(*out);
 }
 
-LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
-  Type elt = elementTypeOf(getX());
-  auto y = convShape(*this);
+/// Conv's and FusedConv's result shape (convShape) after the check of the
+/// bias B against W's output channels.
+template <typename ConvLike>
+static FailureOr<std::optional<Shape>> convWithBiasShape(ConvLike op) {
+  auto y = convShape(op);
   if (failed(y))
     return failure();
-  if (Value b = getB()) {
-    auto sb = shapeOf(b), wt = shapeOf(getW());
+  if (Value b = op.getB()) {
+    auto sb = shapeOf(b), wt = shapeOf(op.getW());
     if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
-      return emitOpError() << "B must have shape (M)";
+      return op.emitOpError() << "B must have shape (M)";
   }
-  r.push_back(tensorOf(*y, elt));
+  return y;
+}
+
+LogicalResult ConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
+  auto y = convWithBiasShape(*this);
+  if (failed(y))
+    return failure();
+  r.push_back(tensorOf(*y, elementTypeOf(getX())));
   return success();
 }
 
 LogicalResult FusedConvOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getX());
-  auto y = convShape(*this);
+  auto y = convWithBiasShape(*this);
   if (failed(y))
     return failure();
-  if (Value b = getB()) {
-    auto sb = shapeOf(b), wt = shapeOf(getW());
-    if (sb && (sb->size() != 1 || (wt && dimsConflict((*sb)[0], (*wt)[0]))))
-      return emitOpError() << "B must have shape (M)";
-  }
   if (Value z = getZ()) {
     auto sz = shapeOf(z);
     if (elementTypeOf(z) != elt)
