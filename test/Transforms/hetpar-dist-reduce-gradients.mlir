@@ -140,10 +140,14 @@ module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = tr
 // XENT: %[[N:.*]] = onnx.ReduceSum(%[[F]], {{.*}}) {keepdims = 0 : i64} : (tensor<2xf32>, tensor<1xi64>) -> tensor<f32>
 // XENT-NEXT: %[[ALL:.*]] = dist.all_reduce %[[N]] on @mesh [0, 1, 2] reduction sum : tensor<f32> -> tensor<f32>
 // XENT-NEXT: %[[Z:.*]] = onnx.Constant dense<0.000000e+00> : tensor<f32>
-// XENT-NEXT: %[[ANY:.*]] = onnx.Greater(%[[N]], %[[Z]])
+// XENT-NEXT: %[[SOME:.*]] = onnx.Greater(%[[N]], %[[Z]])
+// XENT-NEXT: %[[Z2:.*]] = onnx.Constant dense<0.000000e+00> : tensor<f32>
+// XENT-NEXT: %[[NONE:.*]] = onnx.Equal(%[[ALL]], %[[Z2]])
+// XENT-NEXT: %[[ANY:.*]] = onnx.Or(%[[SOME]], %[[NONE]])
 // XENT-NEXT: %[[W:.*]] = onnx.Div(%[[N]], %[[ALL]])
 // A replica whose labels are all ignored (a NaN mean, NaN gradients) adds
-// zeros instead.
+// zeros instead, unless no replica counts any label (then the batch's loss
+// is NaN, as one device's).
 // XENT: %[[S:.*]] = onnx.Mul(%{{.*}}, %[[W]]) : (tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
 // XENT: %[[G:.*]] = onnx.Where(%[[ANY]], %[[S]], %{{.*}}) : (tensor<i1>, tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xf32>
 // XENT-NEXT: dist.all_reduce %[[G]] on @mesh [0, 1, 2] reduction sum : tensor<3x5xf32>
