@@ -1,6 +1,8 @@
 // RUN: split-file %s %t
 // RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=MEAN
 // RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=0.00001' | FileCheck %s --check-prefix=BUCKETS
+// A bucket of 1e30 MiB holds every gradient, as the default 25 MiB does here.
+// RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=1e30' | FileCheck %s --check-prefix=MEAN
 // RUN: hetpar-opt %t/xent.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=2 | FileCheck %s --check-prefix=XENT
 // RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO
