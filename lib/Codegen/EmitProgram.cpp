@@ -1033,11 +1033,25 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
         return "(" + pos + " || " + neg + ")";
       })
       .Case([&](onnx::ClipOp o) {
-        std::string e = x;
+        // A missing bound of a float type is the type's lowest or largest
+        // value (ONNX: numeric_limits::lowest() and max()), so that -inf
+        // and +inf are clamped too, as in ONNX Runtime.
+        std::string lo, hi;
+        if (auto ft = llvm::dyn_cast<FloatType>(resElt)) {
+          double big = llvm::APFloat::getLargest(ft.getFloatSemantics())
+                           .convertToDouble();
+          lo = floatLiteral(-big, ft.isF64());
+          hi = floatLiteral(big, ft.isF64());
+        }
         if (o.getMin())
-          e = "hp_max<" + ct + ">(" + e + ", " + a[1] + ")";
+          lo = a[1];
         if (o.getMax())
-          e = "hp_min<" + ct + ">(" + e + ", " + a[o.getMin() ? 2 : 1] + ")";
+          hi = a[o.getMin() ? 2 : 1];
+        std::string e = x;
+        if (!lo.empty())
+          e = "hp_max<" + ct + ">(" + e + ", " + lo + ")";
+        if (!hi.empty())
+          e = "hp_min<" + ct + ">(" + e + ", " + hi + ")";
         return e;
       })
       .Case<onnx::CastOp, onnx::CastLikeOp>([&](Operation *) -> std::string {

@@ -60,11 +60,14 @@ std::optional<float> constantBound(Value v, float absent) {
   return f;
 }
 
-/// Add(Y, Z) or Add(Z, Y) with Z of Y's exact type: Z becomes the residual.
+/// Add(Y, Z) or Add(Z, Y) with Z of Y's exact static type: Z becomes the
+/// residual. (Two equal dynamic types may still broadcast at run time.)
 void matchResidual(ConvMatch &m) {
   Value y = m.result();
   auto add = llvm::dyn_cast_or_null<onnx::AddOp>(soleUser(y));
-  if (!add || add.getC().getType() != y.getType())
+  auto type = llvm::dyn_cast<RankedTensorType>(y.getType());
+  if (!add || !type || !type.hasStaticShape() ||
+      add.getC().getType() != y.getType())
     return;
   Value z = add.getA() == y ? add.getB() : add.getA();
   if (z.getType() != y.getType())
@@ -73,24 +76,45 @@ void matchResidual(ConvMatch &m) {
   m.tail.push_back(add);
 }
 
-/// Relu(Y), or Clip(Y, min, max) with constant scalar bounds.
+/// The bounds of Clip(Y, min, max) when they are constant scalars, a
+/// missing one the largest float of Y's element type (ONNX:
+/// numeric_limits::lowest() and max(); infinity for wider types).
+std::optional<std::pair<float, float>> clipBounds(onnx::ClipOp clip) {
+  float largest = std::numeric_limits<float>::infinity();
+  if (auto ft = llvm::dyn_cast<FloatType>(
+          llvm::cast<ShapedType>(clip.getType()).getElementType());
+      ft && ft.getWidth() <= 32)
+    largest = static_cast<float>(
+        APFloat::getLargest(ft.getFloatSemantics()).convertToDouble());
+  std::optional<float> lo = constantBound(clip.getMin(), -largest);
+  std::optional<float> hi = constantBound(clip.getMax(), largest);
+  if (!lo || !hi || *lo > *hi)
+    return std::nullopt;
+  return std::make_pair(*lo, *hi);
+}
+
+/// Relu(Y), Clip(Y, min, max) with constant scalar bounds, or Relu then such
+/// a Clip (PyTorch 1.13 exports ReLU6 so): Clip(Relu(v), lo, hi) is
+/// Clip(v, max(lo, 0), hi), NaN and -0 included (hp_max gives +0 for
+/// max(-0, 0) either way).
 void matchActivation(ConvMatch &m) {
   Operation *user = soleUser(m.result());
-  if (auto relu = llvm::dyn_cast_or_null<onnx::ReluOp>(user)) {
+  bool relu = false;
+  if (auto r = llvm::dyn_cast_or_null<onnx::ReluOp>(user)) {
     m.activation = "Relu";
-    m.tail.push_back(relu);
-    return;
+    m.tail.push_back(r);
+    relu = true;
+    user = soleUser(r.getY());
   }
   auto clip = llvm::dyn_cast_or_null<onnx::ClipOp>(user);
   if (!clip || clip.getInput() != m.result())
     return;
-  const float inf = std::numeric_limits<float>::infinity();
-  std::optional<float> lo = constantBound(clip.getMin(), -inf);
-  std::optional<float> hi = constantBound(clip.getMax(), inf);
-  if (!lo || !hi || *lo > *hi)
+  auto bounds = clipBounds(clip);
+  if (!bounds || (relu && bounds->second < 0.0f))
     return;
+  float lo = relu ? std::max(bounds->first, 0.0f) : bounds->first;
   m.activation = "Clip";
-  m.params = {*lo, *hi};
+  m.params = {lo, bounds->second};
   m.tail.push_back(clip);
 }
 

@@ -150,14 +150,18 @@ def FuseConvPass : Pass<"hetpar-onnx-fuse-conv", "mlir::func::FuncOp"> {
     ```
     Y = Conv(X, W, B)      any rank, group, padding
     Y = Add(Y, Z)          optional, Z of Y's exact type (either operand)
-    Y = Relu(Y) | Clip(Y, min, max)   optional, constant scalar bounds
+    Y = Relu(Y) | Clip(Y, min, max) | Clip(Relu(Y), min, max)
+                           optional, constant scalar bounds
     ```
 
     into one `onnx.FusedConv` (ONNX Runtime's com.microsoft FusedConv), whose
     code finishes each output with the bias, Z and the activation while it is
     still in registers or cache: a ResNet block's Conv, Add and Relu were
     three passes over the activation. At least one of Add and the activation
-    must be there. Every fused intermediate value must have exactly one use,
+    must be there. A missing Clip bound becomes the element type's lowest or
+    largest value (ONNX's definition), and Relu then Clip (PyTorch's ReLU6
+    export) one Clip whose lower bound is at least 0. Every fused
+    intermediate value must have exactly one use,
     so a training graph whose backward pass reads the Conv's or the Add's
     result is left as it is; an Add that broadcasts is not fused.
     hetpar-compile runs it on each device's function before code generation

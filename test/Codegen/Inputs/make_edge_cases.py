@@ -168,6 +168,26 @@ CASES["relu_nan"] = (
     [np.array([np.nan, -1.0, 2.0], dtype=np.float32)],
     [np.array([np.nan, 0.0, 2.0], dtype=np.float32)])
 
+# Clip without a lower bound clamps to float's lowest value, as ONNX says
+# (numeric_limits::lowest()) and ONNX Runtime does, so -inf becomes -FLT_MAX;
+# NaN stays NaN. The same after a Conv, where hetpar-onnx-fuse-conv makes
+# the Clip the convolution's epilogue (a 1 x 1 Conv of weight 1).
+LOWEST = np.finfo(np.float32).min
+CASES["clip_missing_min_inf"] = (
+    model([helper.make_node("Clip", ["x", "", "hi"], ["y"])],
+          [f32("x", [5])], [f32("y", [5])],
+          [numpy_helper.from_array(np.array(0.25, dtype=np.float32), "hi")]),
+    [np.array([-np.inf, np.inf, 1.0, -2.0, np.nan], dtype=np.float32)],
+    [np.array([LOWEST, 0.25, 0.25, -2.0, np.nan], dtype=np.float32)])
+CASES["conv_clip_missing_min_inf"] = (
+    model([helper.make_node("Conv", ["x", "w"], ["c"]),
+           helper.make_node("Clip", ["c", "", "hi"], ["y"])],
+          [f32("x", [1, 1, 1, 5])], [f32("y", [1, 1, 1, 5])],
+          [numpy_helper.from_array(np.ones((1, 1, 1, 1), dtype=np.float32), "w"),
+           numpy_helper.from_array(np.array(0.25, dtype=np.float32), "hi")]),
+    [np.array([-np.inf, np.inf, 1.0, -2.0, np.nan], dtype=np.float32).reshape(1, 1, 1, 5)],
+    [np.array([LOWEST, 0.25, 0.25, -2.0, np.nan], dtype=np.float32).reshape(1, 1, 1, 5)])
+
 # Dropout in training mode with ratio 0 (PyTorch's F.dropout(x, p=0.0)) is
 # the identity, and its mask is all true.
 CASES["dropout_ratio_0_training"] = (

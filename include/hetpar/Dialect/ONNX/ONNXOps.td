@@ -478,7 +478,8 @@ def ONNX_FusedConvOp
     with X, W, B and the attributes `auto_pad` ... `strides` as Conv's, Z
     optional, and `activation` one of `none`, `Relu` (max(v, 0), NaN stays
     NaN) or `Clip` (to [`activation_params`[0], `activation_params`[1]];
-    -inf and +inf stand for a missing bound). Code generation applies the
+    hetpar-onnx-fuse-conv writes a missing bound as the element type's
+    lowest or largest value, as ONNX defines it). Code generation applies the
     bias, Z and the activation to each output as its sum is finished, where
     the unfused graph made a pass over the result for each.
 
