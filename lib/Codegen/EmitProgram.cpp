@@ -24,6 +24,7 @@
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
 #include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/ONNX/ClipBounds.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Training.h"
@@ -1037,11 +1038,10 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
         // value (ONNX: numeric_limits::lowest() and max()), so that -inf
         // and +inf are clamped too, as in ONNX Runtime.
         std::string lo, hi;
-        if (auto ft = llvm::dyn_cast<FloatType>(resElt)) {
-          double big = llvm::APFloat::getLargest(ft.getFloatSemantics())
-                           .convertToDouble();
-          lo = floatLiteral(-big, ft.isF64());
-          hi = floatLiteral(big, ft.isF64());
+        if (llvm::isa<FloatType>(resElt)) {
+          double big = onnx::clipDefaultBound(resElt);
+          lo = floatLiteral(-big, resElt.isF64());
+          hi = floatLiteral(big, resElt.isF64());
         }
         if (o.getMin())
           lo = a[1];
@@ -1447,9 +1447,11 @@ static Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel) {
 /// residual Z and activation), as a C++ expression.
 std::string Emitter::convEpilogue(Operation *op) {
   std::string st = storageType(eltOf(op->getResult(0)));
-  Value bias = op->getNumOperands() > 2 ? op->getOperand(2) : Value(), z;
+  Value bias, z;
   std::string act = "HP_ACT_NONE";
   double lo = 0, hi = 0;
+  if (auto conv = dyn_cast<onnx::ConvOp>(op))
+    bias = conv.getB();
   if (auto fused = dyn_cast<onnx::FusedConvOp>(op)) {
     bias = fused.getB();
     z = fused.getZ();

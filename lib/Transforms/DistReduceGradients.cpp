@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LossWeighting.h"
+#include "hetpar/Transforms/GradientBuckets.h"
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/Gradient.h"
@@ -690,9 +691,8 @@ struct DistReduceGradientsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!(bucketMiB > 0) || std::isinf(bucketMiB)) {
-      module.emitError() << "bucket-mib must be a positive number of MiB, got "
-                         << bucketMiB;
+    if (std::string why = train::bucketMiBError(bucketMiB); !why.empty()) {
+      module.emitError() << why;
       return signalPassFailure();
     }
     auto func = train::deviceStepFunction(module, device, getArgument());

@@ -6,6 +6,7 @@
 // rules). Two match helpers peel the optional steps off the Conv's result.
 //
 //===----------------------------------------------------------------------===//
+#include "hetpar/Dialect/ONNX/ClipBounds.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
@@ -13,7 +14,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cmath>
-#include <limits>
 
 namespace hetpar {
 #define GEN_PASS_DEF_FUSECONVPASS
@@ -80,12 +80,9 @@ void matchResidual(ConvMatch &m) {
 /// missing one the largest float of Y's element type (ONNX:
 /// numeric_limits::lowest() and max(); infinity for wider types).
 std::optional<std::pair<float, float>> clipBounds(onnx::ClipOp clip) {
-  float largest = std::numeric_limits<float>::infinity();
-  if (auto ft = llvm::dyn_cast<FloatType>(
-          llvm::cast<ShapedType>(clip.getType()).getElementType());
-      ft && ft.getWidth() <= 32)
-    largest = static_cast<float>(
-        APFloat::getLargest(ft.getFloatSemantics()).convertToDouble());
+  // float: wider types' largest value is infinity here.
+  float largest = static_cast<float>(onnx::clipDefaultBound(
+      llvm::cast<ShapedType>(clip.getType()).getElementType()));
   std::optional<float> lo = constantBound(clip.getMin(), -largest);
   std::optional<float> hi = constantBound(clip.getMax(), largest);
   if (!lo || !hi || *lo > *hi)

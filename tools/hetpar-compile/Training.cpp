@@ -9,6 +9,7 @@
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Transforms/GradientBuckets.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
@@ -16,10 +17,8 @@
 #include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -122,13 +121,10 @@ bool hetpar::tools::wantEvalProgram() { return evalProgram; }
 llvm::Error hetpar::tools::checkTrainingFlags() {
   // Checked whether or not the plan has a data-parallel step that uses it,
   // as hetpar-dist-reduce-gradients checks it where one does.
-  if (bucketMiB.getNumOccurrences() &&
-      (!(bucketMiB > 0) || std::isinf(bucketMiB)))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "bucket-mib must be a positive number of MiB, got " +
-            llvm::formatv("{0}", llvm::format("%g", bucketMiB.getValue()))
-                .str());
+  if (bucketMiB.getNumOccurrences())
+    if (std::string why = hetpar::train::bucketMiBError(bucketMiB);
+        !why.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
   return llvm::Error::success();
 }
 
