@@ -129,25 +129,31 @@ static LogicalResult verifyStageId(Operation *op, Attribute value) {
 }
 
 /// `dist.op_sharding` on an op: one part per tensor-parallel device of the
-/// op's stage.
+/// op's stage (its `dist.stage_id`, or in the global form the `dist.stage`
+/// around it).
 static LogicalResult verifyOpSharding(Operation *op, Attribute value) {
   auto sharding = llvm::dyn_cast<OpShardingAttr>(value);
   if (!sharding)
     return op->emitError() << "'" << kOpShardingAttrName
                            << "' must be a #dist.op_sharding, got " << value;
-  auto id = op->getAttrOfType<IntegerAttr>(kStageIdAttrName);
-  if (!id)
+  int64_t index;
+  if (auto id = op->getAttrOfType<IntegerAttr>(kStageIdAttrName))
+    index = id.getInt();
+  else if (auto stage = op->getParentOfType<StageOp>())
+    index = stage.getIndex();
+  else
     return op->emitError() << "'" << kOpShardingAttrName << "' needs a '"
-                           << kStageIdAttrName << "' on the same op";
+                           << kStageIdAttrName
+                           << "' on the same op or a dist.stage around it";
   PlanAttr plan = enclosingPlan(op);
-  if (!plan || id.getInt() < 0 ||
-      id.getInt() >= static_cast<int64_t>(plan.getStages().size()))
-    return success(); // verifyStageId reports a bad stage
-  auto stage = llvm::cast<StagePlanAttr>(plan.getStages()[id.getInt()]);
+  if (!plan || index < 0 ||
+      index >= static_cast<int64_t>(plan.getStages().size()))
+    return success(); // verifyStageId or the stage's verifier reports it
+  auto stage = llvm::cast<StagePlanAttr>(plan.getStages()[index]);
   if (static_cast<int64_t>(sharding.getParts().size()) != stage.getTensor())
     return op->emitError() << "'" << kOpShardingAttrName << "' has "
                            << sharding.getParts().size() << " parts but stage "
-                           << id.getInt() << " has " << stage.getTensor()
+                           << index << " has " << stage.getTensor()
                            << " tensor-parallel devices";
   return success();
 }
@@ -237,15 +243,20 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    llvm::ArrayRef<int64_t> devices,
                                    int64_t splitDim,
                                    llvm::ArrayRef<int64_t> sizes,
-                                   std::optional<ReductionKind> partial) {
+                                   std::optional<ReductionKind> partial,
+                                   int64_t replicas) {
   if (failed(verifyGroup(devices, emitError)))
     return failure();
+  if (replicas < 1 || devices.size() % replicas != 0)
+    return emitError() << replicas << " replicas do not divide a group of "
+                       << devices.size() << " devices";
+  size_t perReplica = devices.size() / replicas;
   if (splitDim < -1)
     return emitError() << "split dimension " << splitDim << " is negative";
   if (splitDim >= 0) {
-    if (sizes.size() != devices.size())
-      return emitError() << "a split over " << devices.size()
-                         << " devices needs " << devices.size()
+    if (sizes.size() != perReplica)
+      return emitError() << "a split over " << perReplica
+                         << " devices needs " << perReplica
                          << " extents, got " << sizes.size();
     for (int64_t s : sizes)
       if (s < 0)

@@ -59,12 +59,6 @@ using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::partition;
 
-std::string hetpar::partition::describeOp(Operation *op) {
-  std::string name = onnx::getNodeName(op->getLoc());
-  return "'" + onnx::getONNXOpType(op) + "'" +
-         (name.empty() ? std::string() : " node '" + name + "'");
-}
-
 //===----------------------------------------------------------------------===//
 // The plan
 //===----------------------------------------------------------------------===//
@@ -95,31 +89,152 @@ LogicalResult Partitioner::readPlan() {
   }
   splitsBatch |= microbatches > 1;
 
-  // Ops to stages, in the function's order.
-  for (Operation &op : func.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>() ||
-        isa<onnx::ConstantOp, onnx::NoValueOp>(op))
-      continue;
-    auto s = op.getAttrOfType<IntegerAttr>(dist::kStageIdAttrName);
-    if (!s || s.getInt() < 0 ||
-        s.getInt() >= static_cast<int64_t>(stages.size()))
-      return op.emitError() << "op " << describeOp(&op)
-                            << (s ? " names a stage the plan does not have"
-                                  : " has no dist.stage_id");
-    if (op.getNumRegions())
-      return op.emitError() << "op " << describeOp(&op)
-                            << " has regions, which the partition does not "
-                               "split";
-    for (Value operand : op.getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (auto it = stageOf.find(def);
-            it != stageOf.end() && it->second > s.getInt())
-          return op.emitError() << "op " << describeOp(&op) << " in stage "
-                                << s.getInt() << " uses a value of stage "
-                                << it->second << ", which runs later";
-    stageOf[&op] = s.getInt();
-    stages[s.getInt()].ops.push_back(&op);
+  if (stageDevices.size() != stages.size())
+    return func.emitError()
+           << "partition: the function has " << stageDevices.size()
+           << " dist.stage ops but the plan " << stages.size()
+           << " stages (hetpar-dist-apply-plan makes them)";
+  for (auto [s, st] : llvm::enumerate(stages))
+    if (stageDevices[s] != ArrayRef<int64_t>(st.devices))
+      return func.emitError() << "partition: dist.stage " << s
+                              << " is not on the plan's devices of stage " << s;
+  for (Operation &op : func.getBody().front())
+    if (auto it = stageOf.find(&op); it != stageOf.end())
+      stages[it->second].ops.push_back(&op);
+  for (const Transfer &t : transfers)
+    if (failed(readTransfer(t)))
+      return failure();
+  return success();
+}
+
+LogicalResult Partitioner::flattenGlobalForm() {
+  Block &body = func.getBody().front();
+  SmallVector<dist::StageOp> stageOps;
+  SmallVector<dist::TransferOp> transferOps;
+  for (Operation &op : body) {
+    if (auto st = dyn_cast<dist::StageOp>(op))
+      stageOps.push_back(st);
+    else if (auto t = dyn_cast<dist::TransferOp>(op))
+      transferOps.push_back(t);
+    else if (!isa<func::ReturnOp, onnx::ConstantOp, onnx::NoValueOp>(op))
+      return op.emitError() << "partition: op " << describeOp(&op)
+                            << " is outside every dist.stage: the partition "
+                               "takes the global form (hetpar-dist-apply-plan)";
   }
+  for (auto [s, st] : llvm::enumerate(stageOps)) {
+    if (st.getIndexAttr().getInt() != static_cast<int64_t>(s))
+      return st.emitError() << "partition: dist.stage "
+                            << st.getIndexAttr().getInt() << " comes where "
+                            << "stage " << s << " belongs (stage order)";
+    // A value from another stage arrives through a transfer.
+    for (Value v : st.getInputs())
+      if (v.getDefiningOp<dist::StageOp>())
+        return st.emitError() << "partition: dist.stage " << s
+                              << " reads a value of another stage without a "
+                                 "dist.transfer";
+    stageDevices.emplace_back(st.getDevices().begin(), st.getDevices().end());
+  }
+  for (dist::TransferOp t : transferOps) {
+    auto from = t.getInput().getDefiningOp<dist::StageOp>();
+    if (!from || t->use_empty() ||
+        !llvm::all_of(t->getUsers(),
+                      [](Operation *u) { return isa<dist::StageOp>(u); }))
+      return t.emitError() << "partition: a dist.transfer moves a result of "
+                              "one dist.stage to others";
+    Transfer info{Value(), -1, t.getSource(), t.getTarget()};
+    for (Operation *u : t->getUsers())
+      info.to = std::max<int>(
+          info.to, llvm::cast<dist::StageOp>(u).getIndexAttr().getInt());
+    if (info.to <= static_cast<int>(from.getIndexAttr().getInt()))
+      return t.emitError() << "partition: a dist.transfer moves a value to "
+                              "a later stage";
+    auto yield = llvm::cast<dist::YieldOp>(
+        from.getBody().front().getTerminator());
+    info.value =
+        yield.getValues()[llvm::cast<OpResult>(t.getInput()).getResultNumber()];
+    if (!info.value.getDefiningOp())
+      return t.emitError() << "partition: a dist.transfer moves a value its "
+                              "stage computes, not one it takes";
+    transfers.push_back(info);
+  }
+  // The stages' ops into the function, in stage order, each with its
+  // dist.stage_id; the transfers go (recorded above).
+  for (auto [s, st] : llvm::enumerate(stageOps)) {
+    Block &inner = st.getBody().front();
+    for (auto [arg, v] : llvm::zip(inner.getArguments(), st.getInputs()))
+      arg.replaceAllUsesWith(v);
+    auto yield = llvm::cast<dist::YieldOp>(inner.getTerminator());
+    for (auto [r, v] : llvm::zip(st.getResults(), yield.getValues()))
+      r.replaceAllUsesWith(v);
+    for (Operation &op :
+         llvm::make_early_inc_range(inner.without_terminator())) {
+      if (op.getNumRegions())
+        return op.emitError() << "op " << describeOp(&op)
+                              << " has regions, which the partition does not "
+                                 "split";
+      op.moveBefore(st);
+      op.setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
+      stageOf[&op] = s;
+    }
+  }
+  for (dist::TransferOp t : transferOps) {
+    t.getResult().replaceAllUsesWith(t.getInput());
+    t.erase();
+  }
+  for (dist::StageOp st : stageOps)
+    st.erase();
+  return success();
+}
+
+/// Stage `st`'s layout of a value as a transfer's sharding names it: the
+/// split within each replica, in indices (granule 1).
+static FailureOr<Local> transferLayout(Location loc,
+                                       dist::ShardingAttr sharding,
+                                       const StageInfo &st, int s,
+                                       StringRef end) {
+  auto fail = [&]() {
+    return mlir::emitError(loc) << "partition: the " << end
+                                << " of a dist.transfer ";
+  };
+  if (sharding.getDevices() != ArrayRef<int64_t>(st.devices) ||
+      sharding.getReplicas() != st.data)
+    return fail() << "must lie on stage " << s << "'s devices as its "
+                  << st.data << " replicas";
+  if (sharding.getPartial())
+    return fail() << "is partial; values leave a stage reduced";
+  Local l;
+  if (!sharding.isSplit())
+    return l;
+  l.kind = Local::Split;
+  l.dim = static_cast<int>(sharding.getSplitDim());
+  for (int64_t n : sharding.getSizes()) {
+    l.starts.push_back(l.sizes.empty() ? 0 : l.starts.back() + l.sizes.back());
+    l.sizes.push_back(n);
+  }
+  return l;
+}
+
+LogicalResult Partitioner::readTransfer(const Transfer &t) {
+  Value v = t.value;
+  int from = stageOfValue(v);
+  Location loc = v.getLoc();
+  auto source = transferLayout(loc, t.source, stages[from], from, "source");
+  auto target = transferLayout(loc, t.target, stages[t.to], t.to, "target");
+  if (failed(source) || failed(target))
+    return failure();
+  if (source->kind != target->kind)
+    return mlir::emitError(loc) << "partition: a dist.transfer leaves split "
+                                   "exactly when it arrives split";
+  if (source->kind != Local::Split)
+    return success();
+  // A split travels to one stage, and is no graph output.
+  bool output = llvm::any_of(
+      v.getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); });
+  if (splitExits.count(v) || output || source->dim != target->dim)
+    return mlir::emitError(loc)
+           << "partition: a value travels split along one dimension, to one "
+              "later stage, and is no graph output";
+  splitExits[v] = SplitTransfer{t.to, *source, *target};
   return success();
 }
 
@@ -175,54 +290,8 @@ LogicalResult Partitioner::placeDropout(Device &d, Operation *op,
   return success();
 }
 
-/// The op's dist.op_sharding as the simulator reads a plan's.
-static std::optional<OpSharding> namedSharding(Operation *op) {
-  auto attr =
-      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
-  if (!attr)
-    return std::nullopt;
-  OpSharding s;
-  s.dim = attr.getDim();
-  ArrayRef<int64_t> parts = attr.getParts().asArrayRef();
-  s.parts.assign(parts.begin(), parts.end());
-  s.collective = attr.getCollective();
-  return s;
-}
-
-/// The tensor-parallel split that `op`'s dist.op_sharding names (none
-/// without one), checked against its sharding rule and a group of `t`.
 FailureOr<TensorSplit> Partitioner::tensorSplit(Operation *op, int64_t t) {
-  int index = catalog->index.lookup(op);
-  const std::optional<ShardingRule> &rule = catalog->rules[index];
-  auto sharding =
-      op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
-  TensorSplit split;
-  if (!sharding)
-    return split;
-  // The dist dialect's verifier has checked the parts against the stage.
-  DenseI64ArrayAttr parts = sharding.getParts();
-  if (!rule)
-    return op->emitError() << "partition: op " << describeOp(op)
-                           << " is sharded but has no sharding rule";
-  // The factor the sharding names, as the simulator resolves it.
-  std::optional<OpSharding> named = namedSharding(op);
-  auto resolved = resolveSharding(*catalog, index, &*named, t);
-  if (!resolved)
-    return op->emitError() << "partition: "
-                           << llvm::toString(resolved.takeError());
-  split.factor = resolved->factor;
-  int64_t at = 0;
-  for (int64_t p : parts.asArrayRef()) {
-    split.starts.push_back(at);
-    split.sizes.push_back(p);
-    at += p;
-  }
-  const auto &factor = rule->factors[split.factor];
-  if (at != factor.size)
-    return op->emitError() << "partition: the parts of op " << describeOp(op)
-                           << " add up to " << at
-                           << " but the factor they split has " << factor.size;
-  return split;
+  return tensorSplitOf(*catalog, op, t);
 }
 
 FailureOr<Local> Partitioner::operandLayout(Operation *op, unsigned k,
@@ -235,40 +304,6 @@ FailureOr<Local> Partitioner::operandLayout(Operation *op, unsigned k,
   if (failed(split))
     return failure();
   return tensorLayout(*rule, rule->operands[k], *split);
-}
-
-void Partitioner::findSplitExits() {
-  std::vector<std::optional<ResolvedSharding>> resolved(catalog->ops.size());
-  std::vector<std::optional<OpSharding>> named(catalog->ops.size());
-  std::vector<int> stageIndex(catalog->ops.size(), -1);
-  for (auto [i, op] : llvm::enumerate(catalog->ops)) {
-    auto it = stageOf.find(op);
-    if (it == stageOf.end())
-      continue;
-    stageIndex[i] = it->second;
-    named[i] = namedSharding(op);
-    auto r = resolveSharding(*catalog, i, named[i] ? &*named[i] : nullptr,
-                             stages[it->second].tensor);
-    if (r)
-      resolved[i] = std::move(*r);
-    else
-      llvm::consumeError(r.takeError()); // partitionOp reports it
-  }
-  for (Value v : exits) {
-    auto r = llvm::dyn_cast<OpResult>(v);
-    if (!r || !catalog->index.count(r.getOwner()))
-      continue;
-    auto exit = exitSplit(
-        *catalog, r,
-        [&](int k) { return resolved[k] ? &*resolved[k] : nullptr; },
-        [&](int k) {
-          return named[k] ? named[k]->collective
-                          : std::optional<dist::CollectiveKind>();
-        },
-        [&](int k) { return stageIndex[k]; });
-    if (exit)
-      splitExits[v] = *exit;
-  }
 }
 
 LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
@@ -419,24 +454,9 @@ LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
   // leaves partial sums split along the last dimension, in the op's
   // proportions (as the simulator's afterCollective has it).
   Local want;
-  auto type = llvm::dyn_cast<RankedTensorType>(global.getType());
   if (*sharding.getCollective() == dist::CollectiveKind::ReduceScatter &&
-      result.kind == Local::Partial && type && type.getRank() > 0) {
-    ArrayRef<int64_t> parts = sharding.getParts().asArrayRef();
-    std::vector<double> weights(parts.begin(), parts.end());
-    // Fewer indices than devices: all-reduced instead.
-    std::vector<int64_t> sizes =
-        splitProportionally(type.getShape().back(), weights);
-    for (int64_t n : sizes) {
-      want.starts.push_back(
-          want.sizes.empty() ? 0 : want.starts.back() + want.sizes.back());
-      want.sizes.push_back(n);
-    }
-    if (!sizes.empty()) {
-      want.kind = Local::Split;
-      want.dim = static_cast<int>(type.getRank() - 1);
-    }
-  }
+      result.kind == Local::Partial)
+    want = reduceScatterLayout(sharding, global.getType());
   auto out = convert(d, global, result, result.batch, want, op, 0);
   if (failed(out))
     return failure();
@@ -448,6 +468,10 @@ LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult Partitioner::run() {
+  // The global form (hetpar-dist-apply-plan) flat, each op marked with its
+  // stage, before anything reads the ops.
+  if (failed(flattenGlobalForm()))
+    return failure();
   catalog.emplace(func);
   if (failed(readPlan()))
     return failure();
@@ -483,7 +507,6 @@ LogicalResult Partitioner::run() {
           exits.push_back(r);
         }
       }
-  findSplitExits();
 
   // Stage by stage: a later stage's receives need the batch layout of the
   // values an earlier one sends.
@@ -491,14 +514,7 @@ LogicalResult Partitioner::run() {
     if (failed(partitionDevice(d)))
       return failure();
 
-  // The mesh, first in the module; the annotated graph goes.
-  b.setInsertionPointToStart(module.getBody());
-  SmallVector<Attribute> meshDevices;
-  for (const StageInfo &st : stages)
-    for (auto [id, kind] : llvm::zip(st.devices, st.kinds))
-      meshDevices.push_back(
-          dist::DeviceAttr::get(ctx, id, b.getStringAttr(kind)));
-  dist::MeshOp::create(b, func.getLoc(), kMesh, b.getArrayAttr(meshDevices));
+  // The mesh (hetpar-dist-apply-plan's) stays; the annotated graph goes.
   module->setAttr("dist.microbatches", b.getI64IntegerAttr(microbatches));
   module->removeAttr(dist::kPlanAttrName);
   func.erase();

@@ -49,16 +49,8 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
   return out;
 }
 
-FailureOr<Local> Partitioner::receivedSplit(Value global, const Device &to) {
-  const ExitSplit &exit = splitExits.find(global)->second;
-  FailureOr<Local> want = operandLayout(catalog->ops[exit.user], exit.operand,
-                                        stages[to.stage].tensor);
-  if (failed(want))
-    return failure();
-  if (want->kind != Local::Split || want->outer != 1)
-    return func.emitError() << "internal error: partition: a value that "
-                               "travels split is not received split";
-  return *want;
+FailureOr<Local> Partitioner::receivedSplit(Value global, const Device &) {
+  return splitExits.find(global)->second.target;
 }
 
 FailureOr<SmallVector<Partitioner::Piece>>
@@ -471,6 +463,13 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
     if (stageOfValue(v) == d.stage) {
       exitBatch[v] = d.values[v].batch;
       exitLayout[v] = d.values[v];
+      // A split transfer sends the parts of the split the stage leaves.
+      if (auto it = splitExits.find(v);
+          it != splitExits.end() && !it->second.source.sameSplit(d.values[v]))
+        return v.getDefiningOp()->emitError()
+               << "partition: the dist.transfer of a result of op "
+               << describeOp(v.getDefiningOp())
+               << " leaves split otherwise than the op's sharding leaves it";
     }
   if (failed(replicateOutputs(d)) || failed(sendToLaterStages(d)))
     return failure();

@@ -384,23 +384,3 @@ FailureOr<Value> Partitioner::makeReplicated(Device &d, Value global) {
   d.replicated[global] = out->value;
   return out->value;
 }
-
-/// The tensor-parallel layout of an operand or result whose dimensions
-/// hold `dims` of `rule`'s factors: split where the split factor lies,
-/// replicated when it holds none of it.
-Local hetpar::partition::tensorLayout(const ShardingRule &rule,
-                                      const DimFactors &dims,
-                                      const TensorSplit &split) {
-  Local out;
-  if (split.factor < 0)
-    return out;
-  if (auto p = ShardingRule::placement(dims, split.factor, rule.factors)) {
-    out.kind = Local::Split;
-    out.dim = p->dim;
-    out.granule = p->granule;
-    out.outer = p->outer;
-    out.starts = split.starts;
-    out.sizes = split.sizes;
-  }
-  return out;
-}

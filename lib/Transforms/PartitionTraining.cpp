@@ -91,7 +91,8 @@ Value Partitioner::parameterShard(Device &d, Value global, const Local &tp) {
   shard->setAttr(train::kTensorShardAttr,
                  dist::ShardingAttr::get(ctx,
                                          FlatSymbolRefAttr::get(ctx, kMesh),
-                                         d.group, tp.dim, sizes, std::nullopt));
+                                         d.group, tp.dim, sizes, std::nullopt,
+                                         /*replicas=*/1));
   d.paramShards[global] = shard;
   return shard;
 }

@@ -75,8 +75,29 @@ struct TensorSplit {
   SmallVector<int64_t> starts, sizes;
 };
 
+/// `'Op' node 'name'` for diagnostics.
 std::string describeOp(Operation *op);
 
+// What an op's dist.op_sharding makes of its values (PartitionSplits.cpp):
+// the one reading of hetpar-dist-apply-plan and hetpar-dist-partition.
+
+/// The op's dist.op_sharding as the simulator reads a plan's (none without
+/// one).
+std::optional<OpSharding> namedSharding(Operation *op);
+
+/// The tensor-parallel split that `op`'s dist.op_sharding names on a group
+/// of `t` devices (factor -1 without one), checked against its sharding
+/// rule. Fails with an error at the op: a sharding without a rule, one the
+/// rule cannot resolve, parts that do not add up to the factor.
+FailureOr<TensorSplit> tensorSplitOf(const OpCatalog &catalog, Operation *op,
+                                     int64_t t);
+
+/// The split a `reduce_scatter` after an op leaves its partial sums in: the
+/// last dimension of `type` in the proportions of the sharding's parts (as
+/// the simulator's afterCollective has it), in indices (granule 1);
+/// replicated where the dimension has fewer indices than devices (then the
+/// sums are all-reduced).
+Local reduceScatterLayout(dist::OpShardingAttr sharding, Type type);
 
 /// The tensor-parallel layout of an operand or result whose dimensions
 /// hold `dims` of `rule`'s factors: split where the split factor lies,
@@ -94,7 +115,24 @@ public:
 
 private:
   // --- the plan ---------------------------------------------------------
+  /// A dist.transfer of the global form: the value its stage yields, the
+  /// last stage that receives it, and its two layouts.
+  struct Transfer {
+    Value value;
+    int to;
+    dist::ShardingAttr source, target;
+  };
+  /// The global form's stages inlined into the function (each op with its
+  /// dist.stage_id, as the rest of the partition reads them), its transfers
+  /// recorded and removed. Fails at the op: an op outside every stage,
+  /// stages out of order, a stage reading another's value without a
+  /// transfer, an op with regions.
+  LogicalResult flattenGlobalForm();
+  /// The plan (dist.plan), checked against the global form's stages.
   LogicalResult readPlan();
+  /// A transfer's layouts, checked against its stages: split at both ends
+  /// (then the value travels in the overlaps) or at neither.
+  LogicalResult readTransfer(const Transfer &t);
   InFlightDiagnostic error(Operation *at) { return at->emitError(); }
 
   // --- one device -------------------------------------------------------
@@ -130,9 +168,6 @@ private:
   /// The tensor-parallel layout operand `k` of `op` needs on a group of `t`
   /// (replicated for an op without a rule or sharding).
   FailureOr<Local> operandLayout(Operation *op, unsigned k, int64_t t);
-  /// The values that travel to a later stage split (exitSplit, Sharding.h),
-  /// each with its first user there.
-  void findSplitExits();
   FailureOr<Value> makeReplicated(Device &d, Value global);
   LogicalResult applyCollective(Device &d, Operation *op, Local &result,
                                 Value global);
@@ -245,9 +280,16 @@ private:
   DenseMap<int64_t, Device *> deviceById;
   /// Values that leave their stage: where the batch lies, and their tag.
   DenseMap<Value, std::optional<BatchDim>> exitBatch;
-  /// Values that travel split, with their first user in the receiving
-  /// stage, and the split the producing stage holds them in.
-  DenseMap<Value, ExitSplit> splitExits;
+  /// The global form's transfers and the devices of its stages.
+  SmallVector<Transfer> transfers;
+  SmallVector<SmallVector<int64_t>> stageDevices;
+  /// A value that travels split (its transfer says so): the receiving
+  /// stage, the split it leaves in and the one it arrives in (indices).
+  struct SplitTransfer {
+    int stage;
+    Local source, target;
+  };
+  DenseMap<Value, SplitTransfer> splitExits;
   DenseMap<Value, Local> exitLayout;
   DenseMap<Value, int64_t> exitTag;
   SmallVector<Value> exits; // in tag order

@@ -1,6 +1,6 @@
-// RUN: hetpar-opt %s --split-input-file --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
-// RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
-// RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
+// RUN: hetpar-opt %s --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
+// RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
 
 // A training plan with tensor parallelism (docs/training.md, "Tensor-parallel
 // training"). The replicated input of the column-parallel Gemm enters the
@@ -226,20 +226,74 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// expected-error @+1 {{no plan on the module}}
-module {
+// The global form as a user's pass left it: %h could travel split (stage 1
+// wants it split as stage 0 leaves it), but its transfer says replicated, so
+// stage 0 gathers it and sends it whole.
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>,
+    #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">, #dist.device<2, "unknown">, #dist.device<3, "unknown">]
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  return %x : tensor<2x4xf32>
+  %h = dist.stage 0 on @mesh [0, 1] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Relu(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0, 1]> to #dist.sharding<@mesh, [2, 3]>
+  %y = dist.stage 1 on @mesh [2, 3] ins(%t) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Tanh(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2], collective = all_gather>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+}
+// CHECK-LABEL: func.func @device_0(
+// CHECK: onnx.Relu{{.*}} -> tensor<2x2xf32>
+// CHECK: dist.all_gather {{.*}} on @mesh [0, 1] dim 0 sizes [2, 2]
+// CHECK: %[[W:.*]] = onnx.Transpose{{.*}} -> tensor<2x4xf32>
+// CHECK: dist.send %[[W]] on @mesh to 2 tag 0 : tensor<2x4xf32>
+// CHECK-LABEL: func.func @device_2(
+// CHECK: dist.recv on @mesh from 0 tag 0 : tensor<2x4xf32>
+// CHECK: onnx.Slice
+
+// -----
+
+// The same global form with a split transfer whose source is not the split
+// the op leaves (3 + 1 for 2 + 2).
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>,
+    #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">, #dist.device<2, "unknown">, #dist.device<3, "unknown">]
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = dist.stage 0 on @mesh [0, 1] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    // expected-error @+1 {{the dist.transfer of a result of op 'Relu' leaves split otherwise than the op's sharding leaves it}}
+    %r = onnx.Relu(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0, 1] split 1 sizes [3, 1]> to #dist.sharding<@mesh, [2, 3] split 1 sizes [2, 2]>
+  %y = dist.stage 1 on @mesh [2, 3] ins(%t) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Tanh(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2], collective = all_gather>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
 }
 }
 
 // -----
 
-module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
-    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0], recompute = false, tensor = 1>]>} {
+// A global form with an op outside every stage.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">]
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{op 'Relu' has no dist.stage_id}}
-  %e = onnx.Relu(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %h = dist.stage 0 on @mesh [0] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    dist.yield %a : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{op 'Relu' is outside every dist.stage: the partition takes the global form (hetpar-dist-apply-plan)}}
+  %e = onnx.Relu(%h) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %e : tensor<2x4xf32>
 }
 }

@@ -857,7 +857,8 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   return 0;
 }
 
-/// Code generation for a plan: annotate, partition (hetpar-dist-partition),
+/// Code generation for a plan: annotate, the global form
+/// (hetpar-dist-apply-plan), partition (hetpar-dist-partition),
 /// check the exchanges, one program per device. OUT is complete or absent.
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
@@ -877,6 +878,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   if (plan.mode == hetpar::Mode::Training)
     return compileTrainingPlan(module, floatMode, inputsRead, std::move(files));
   PassManager pm(module.getContext());
+  pm.addPass(hetpar::createDistApplyPlanPass());
   pm.addPass(hetpar::createDistPartitionPass());
   pm.addPass(hetpar::createDistVerifyExchangesPass());
   addCodegenRewrites(pm);

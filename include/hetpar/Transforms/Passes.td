@@ -409,6 +409,46 @@ def DistReduceGradientsPass
                            "hetpar::onnx::ONNXDialect"];
 }
 
+def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
+  let summary = "Put an annotated model into the global form: stages and transfers";
+  let description = [{
+    Applies the plan written onto the module (`dist.plan` on the module,
+    `dist.stage_id` and `dist.op_sharding` on ops: what hetpar-search-plan,
+    hetpar-compile or a hand-written plan leaves) as the global form of the
+    dist dialect, which hetpar-dist-partition splits per device:
+
+    - a `dist.mesh @mesh` of the plan's devices in plan order (the process
+      ranks), first in the module;
+    - the model function's ops moved into one `dist.stage` per pipeline
+      stage, in stage order, on the stage's devices. A stage takes as
+      operands the graph inputs, constants and earlier stages' values that
+      its ops read, and yields what later stages or the function's return
+      read. Ops keep their `dist.op_sharding` and lose `dist.stage_id` (the
+      stage says it); shapes stay global;
+    - a `dist.transfer` for each value that goes from one stage to another,
+      one per receiving stage. Its source is the layout the producing stage
+      leaves the value in and its target the layout the receiving stage
+      takes it in, over each stage's devices as its replicas (`replicas` =
+      the stage's data parallelism): replicated, or, where every user in the
+      one receiving stage wants it split along the dimension its producer
+      leaves it split (exitSplit, the simulator's answer too), split with
+      each tensor-parallel device's extent. The value then travels in the
+      overlaps of the two splits, and nothing is gathered.
+
+    A model already in the global form is left as it is. A pass of the
+    user's may rewrite the global form before the partition:
+    a transfer made replicated is gathered where it leaves; one made split
+    is sent in pieces if its producer leaves it in that split.
+
+    Fails with an error at the op: an op without a `dist.stage_id` (other
+    than constants), one naming a stage the plan does not have, one that
+    reads a value of a later stage; at the module: no plan, or not one model
+    function.
+  }];
+  let dependentDialects = ["hetpar::dist::DistDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   let summary = "Split an annotated model into one program per device";
   let description = [{

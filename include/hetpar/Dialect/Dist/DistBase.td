@@ -137,21 +137,29 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
     holds a summand (the state after a row-parallel matmul, before its
     all-reduce; max, min and prod likewise).
 
+    `replicas 2` makes the group data-parallel replicas of equal size, in
+    order (`[4, 5, 6, 7] replicas 2`: replica 0 is devices 4 and 5, as in a
+    `#dist.stage_plan` of data 2 x tensor 2). Each replica holds its own rows
+    of the batch, in the plan's batch shares, and within the replica the
+    value lies as `split` or `partial` say, with one extent per device of a
+    replica: the layout of a value in a data x tensor stage.
+
     Constraints: the group is not empty and has no repeated device; device ids
-    are non-negative; `split` names a dimension >= 0 and comes with one
-    non-negative extent per device; `partial` (sum, max, min or prod) is not
-    combined with `split`. Where the sharding is attached to a value, the
-    split dimension must exist and the extents must add up to its size; the
-    devices must be in the mesh.
+    are non-negative; `replicas` >= 1 divides the group's size; `split` names
+    a dimension >= 0 and comes with one non-negative extent per device of a
+    replica; `partial` (sum, max, min or prod) is not combined with `split`.
+    Where the sharding is attached to a value, the split dimension must exist
+    and the extents must add up to its size; the devices must be in the mesh.
   }];
   let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
                         ArrayRefParameter<"int64_t">:$devices,
                         DefaultValuedParameter<"int64_t", "-1">:$split_dim,
                         OptionalArrayRefParameter<"int64_t">:$sizes,
-                        OptionalParameter<"std::optional<ReductionKind>">:$partial);
+                        OptionalParameter<"std::optional<ReductionKind>">:$partial,
+                        DefaultValuedParameter<"int64_t", "1">:$replicas);
   let assemblyFormat = [{
-    `<` $mesh `,` `[` $devices `]` (`split` $split_dim^ `sizes` ` ` `[` $sizes `]`)?
-    (`partial` $partial^)? `>`
+    `<` $mesh `,` `[` $devices `]` (`replicas` $replicas^)?
+    (`split` $split_dim^ `sizes` ` ` `[` $sizes `]`)? (`partial` $partial^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -1,0 +1,92 @@
+// RUN: hetpar-opt %s --split-input-file --hetpar-dist-apply-plan --verify-diagnostics | FileCheck %s
+
+// Two stages: stage 0 is 2 data-parallel replicas of 2 tensor-parallel
+// devices, stage 1 one replica of 2. %h leaves stage 0 split 4 + 4 along its
+// columns and every user in stage 1 wants it split 2 + 6 along them: its
+// transfer is split at both ends. %g is replicated where it leaves. The
+// constant and the graph input enter stage 0 as operands; the ops lose
+// dist.stage_id and keep dist.op_sharding; the output leaves stage 1.
+module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe, stages = [
+    #dist.stage_plan<devices = [0, 1, 2, 3], data = 2, tensor = 2, kinds = ["A100", "A100", "T4", "T4"]>,
+    #dist.stage_plan<devices = [4, 5], data = 1, tensor = 2, kinds = ["L4", "L4"]>]>} {
+func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x8xf32> {onnx.name = "y"}) {
+  %w = onnx.Constant dense<1.0> : tensor<2x8xf32>
+  %h = onnx.MatMul(%x, %w) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 4]>} : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %g = onnx.Sigmoid(%h) {dist.stage_id = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = onnx.Relu(%h) {dist.stage_id = 1 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 6]>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = onnx.Add(%r, %g) {dist.stage_id = 1 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 6], collective = all_gather>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+}
+// CHECK: dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "T4">, #dist.device<3, "T4">, #dist.device<4, "L4">, #dist.device<5, "L4">]
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[W:.*]] = onnx.Constant
+// CHECK: %[[S0:.*]]:2 = dist.stage 0 on @mesh [0, 1, 2, 3] ins(%arg0, %[[W]]) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x2xf32>, %[[B:.*]]: tensor<2x8xf32>):
+// CHECK-NEXT: %[[H:.*]] = onnx.MatMul(%[[A]], %[[B]]) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 4]>}
+// CHECK-NEXT: %[[G:.*]] = onnx.Sigmoid(%[[H]]) :
+// CHECK-NEXT: dist.yield %[[H]], %[[G]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK-NEXT: } : (tensor<4x2xf32>, tensor<2x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: %[[T0:.*]] = dist.transfer %[[S0]]#0 : tensor<4x8xf32> from #dist.sharding<@mesh, [0, 1, 2, 3] replicas 2 split 1 sizes [4, 4]> to #dist.sharding<@mesh, [4, 5] split 1 sizes [2, 6]>
+// CHECK-NEXT: %[[T1:.*]] = dist.transfer %[[S0]]#1 : tensor<4x8xf32> from #dist.sharding<@mesh, [0, 1, 2, 3] replicas 2> to #dist.sharding<@mesh, [4, 5]>
+// CHECK-NEXT: %[[S1:.*]] = dist.stage 1 on @mesh [4, 5] ins(%[[T0]], %[[T1]]) {
+// CHECK: onnx.Relu
+// CHECK-NOT: dist.stage_id
+// CHECK: dist.yield
+// CHECK: return %[[S1]] : tensor<4x8xf32>
+
+// -----
+
+// A value that stage 2 also reads travels replicated, one transfer per
+// receiving stage; a graph output computed by stage 0 leaves it too.
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [1], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %b = onnx.Tanh(%a) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %c = onnx.Add(%a, %b) {dist.stage_id = 2 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %c, %a : tensor<2x4xf32>, tensor<2x4xf32>
+}
+}
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[S0:.*]] = dist.stage 0 on @mesh [0] ins(%arg0)
+// CHECK: %[[T01:.*]] = dist.transfer %[[S0]] : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
+// CHECK: %[[S1:.*]] = dist.stage 1 on @mesh [1] ins(%[[T01]])
+// CHECK: %[[T02:.*]] = dist.transfer %[[S0]] : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [2]>
+// CHECK: %[[T12:.*]] = dist.transfer %[[S1]] : tensor<2x4xf32> from #dist.sharding<@mesh, [1]> to #dist.sharding<@mesh, [2]>
+// CHECK: %[[S2:.*]] = dist.stage 2 on @mesh [2] ins(%[[T02]], %[[T12]])
+// CHECK: return %[[S2]], %[[S0]]
+
+// -----
+
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{op 'Relu' has no dist.stage_id}}
+  %e = onnx.Relu(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %e : tensor<2x4xf32>
+}
+}
+
+// -----
+
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = onnx.Relu(%x) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{op 'Tanh' in stage 0 uses a value of stage 1, which runs later}}
+  %b = onnx.Tanh(%a) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %b : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// expected-error @+1 {{no plan on the module}}
+module {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+}
