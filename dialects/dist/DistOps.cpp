@@ -238,13 +238,11 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   FlatSymbolRefAttr mesh,
-                                   llvm::ArrayRef<int64_t> devices,
-                                   int64_t splitDim,
-                                   llvm::ArrayRef<int64_t> sizes,
-                                   std::optional<ReductionKind> partial,
-                                   int64_t replicas) {
+LogicalResult
+ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     FlatSymbolRefAttr mesh, llvm::ArrayRef<int64_t> devices,
+                     int64_t splitDim, llvm::ArrayRef<int64_t> sizes,
+                     std::optional<ReductionKind> partial, int64_t replicas) {
   if (failed(verifyGroup(devices, emitError)))
     return failure();
   if (replicas < 1 || devices.size() % replicas != 0)
@@ -255,9 +253,8 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "split dimension " << splitDim << " is negative";
   if (splitDim >= 0) {
     if (sizes.size() != perReplica)
-      return emitError() << "a split over " << perReplica
-                         << " devices needs " << perReplica
-                         << " extents, got " << sizes.size();
+      return emitError() << "a split over " << perReplica << " devices needs "
+                         << perReplica << " extents, got " << sizes.size();
     for (int64_t s : sizes)
       if (s < 0)
         return emitError() << "extent " << s << " is negative";

@@ -154,14 +154,14 @@ void PlanApplier::findSplitTransfers() {
       TransferLayouts l;
       auto sharding =
           op->getAttrOfType<dist::OpShardingAttr>(dist::kOpShardingAttrName);
-      if (sharding && sharding.getCollective() ==
-                          dist::CollectiveKind::ReduceScatter)
+      if (sharding &&
+          sharding.getCollective() == dist::CollectiveKind::ReduceScatter)
         l.source = reduceScatterLayout(sharding, r.getType());
       else
-        l.source = tensorLayout(*rule, rule->results[r.getResultNumber()],
-                                *from);
-      l.target = tensorLayout(*userRule, userRule->operands[exit->operand],
-                              *to);
+        l.source =
+            tensorLayout(*rule, rule->results[r.getResultNumber()], *from);
+      l.target =
+          tensorLayout(*userRule, userRule->operands[exit->operand], *to);
       if (l.source.kind == Local::Split && l.source.outer == 1 &&
           l.target.kind == Local::Split && l.target.outer == 1)
         splitTransfers[r] = l;
@@ -248,9 +248,8 @@ void PlanApplier::formStage(int s) {
   OpBuilder inner = OpBuilder::atBlockEnd(block);
   dist::YieldOp::create(inner, loc, leaving);
   for (auto [v, r] : llvm::zip(leaving, stage.getResults()))
-    v.replaceUsesWithIf(r, [&](OpOperand &use) {
-      return use.getOwner()->getBlock() != block;
-    });
+    v.replaceUsesWithIf(
+        r, [&](OpOperand &use) { return use.getOwner()->getBlock() != block; });
 }
 
 namespace {

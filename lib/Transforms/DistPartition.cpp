@@ -1,11 +1,10 @@
 //===- DistPartition.cpp - hetpar-dist-partition --------------------------===//
 //
-// Applies a plan written onto the IR (dist.plan, dist.stage_id,
-// dist.op_sharding: Search.h's annotateModule, or a user's pass) and splits the
-// model into one function per device in the local form of the dist dialect
-// (Passes.td describes the result). Mechanism only: every decision comes from
-// the annotations; the sharding rules (ShardingRuleOpInterface) say how an
-// op's work splits.
+// Splits a model in the global form (hetpar-dist-apply-plan's: dist.stage
+// regions, dist.op_sharding, dist.transfer) into one function per device in
+// the local form of the dist dialect (Passes.td describes the result).
+// Mechanism only: every decision comes from the IR; the sharding rules
+// (ShardingRuleOpInterface) say how an op's work splits.
 //
 // Each device function runs one microbatch of its data-parallel replica. Two
 // kinds of split are tracked per value and device:
@@ -21,8 +20,8 @@
 // all-gather, an all-reduce, an all-to-all. Values that leave a stage leave
 // replicated within the replica and travel by send/recv, cut and joined along
 // the batch where the replicas of the two stages split the microbatch
-// differently; a value the next stage wants split as it is travels split
-// (exitSplit), in the overlaps of the two stages' splits.
+// differently; a value whose dist.transfer is split travels split, in the
+// overlaps of the two stages' splits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,8 +147,8 @@ LogicalResult Partitioner::flattenGlobalForm() {
     if (info.to <= static_cast<int>(from.getIndexAttr().getInt()))
       return t.emitError() << "partition: a dist.transfer moves a value to "
                               "a later stage";
-    auto yield = llvm::cast<dist::YieldOp>(
-        from.getBody().front().getTerminator());
+    auto yield =
+        llvm::cast<dist::YieldOp>(from.getBody().front().getTerminator());
     info.value =
         yield.getValues()[llvm::cast<OpResult>(t.getInput()).getResultNumber()];
     if (!info.value.getDefiningOp())
@@ -193,8 +192,8 @@ static FailureOr<Local> transferLayout(Location loc,
                                        const StageInfo &st, int s,
                                        StringRef end) {
   auto fail = [&]() {
-    return mlir::emitError(loc) << "partition: the " << end
-                                << " of a dist.transfer ";
+    return mlir::emitError(loc)
+           << "partition: the " << end << " of a dist.transfer ";
   };
   if (sharding.getDevices() != ArrayRef<int64_t>(st.devices) ||
       sharding.getReplicas() != st.data)
@@ -361,9 +360,8 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
   // adds it after the all-reduce (Local::addend), so that the devices' graphs
   // (and their backward passes) have one shape.
   auto ruleOp = llvm::dyn_cast<ShardingRuleOpInterface>(op);
-  std::optional<unsigned> added = reductionSplit && ruleOp
-                                      ? ruleOp.getAddedOperand()
-                                      : std::nullopt;
+  std::optional<unsigned> added =
+      reductionSplit && ruleOp ? ruleOp.getAddedOperand() : std::nullopt;
 
   // Operands in the layouts the op needs.
   IRMapping mapping;

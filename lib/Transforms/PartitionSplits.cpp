@@ -34,9 +34,9 @@ std::optional<OpSharding> hetpar::partition::namedSharding(Operation *op) {
   return s;
 }
 
-FailureOr<TensorSplit> hetpar::partition::tensorSplitOf(const OpCatalog &catalog,
-                                                        Operation *op,
-                                                        int64_t t) {
+FailureOr<TensorSplit>
+hetpar::partition::tensorSplitOf(const OpCatalog &catalog, Operation *op,
+                                 int64_t t) {
   int index = catalog.index.lookup(op);
   const std::optional<ShardingRule> &rule = catalog.rules[index];
   auto sharding =
@@ -86,9 +86,8 @@ Local hetpar::partition::reduceScatterLayout(dist::OpShardingAttr sharding,
   out.kind = Local::Split;
   out.dim = static_cast<int>(ranked.getRank() - 1);
   for (int64_t n : sizes) {
-    out.starts.push_back(out.sizes.empty() ? 0
-                                           : out.starts.back() +
-                                                 out.sizes.back());
+    out.starts.push_back(
+        out.sizes.empty() ? 0 : out.starts.back() + out.sizes.back());
     out.sizes.push_back(n);
   }
   return out;

@@ -2,7 +2,9 @@
 //
 // The one class behind hetpar-dist-partition (DistPartition.cpp describes
 // the pass), shared by the files that implement it: DistPartition.cpp (the
-// plan, one op, the module), PartitionLayouts.cpp (local values and their
+// global form and the plan, one op, the module), PartitionSplits.cpp (what an
+// op's sharding makes of its values, shared with hetpar-dist-apply-plan),
+// PartitionLayouts.cpp (local values and their
 // conversions), PartitionDevice.cpp (one device's program and the
 // transfers between stages), PartitionTraining.cpp (what a training plan
 // adds for its backward pass). Private to lib/Transforms.

@@ -452,12 +452,12 @@ def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
 def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   let summary = "Split an annotated model into one program per device";
   let description = [{
-    Applies the plan written onto the module (`dist.plan` on the module,
-    `dist.stage_id` and `dist.op_sharding` on ops: what hetpar-search-plan,
-    hetpar-compile or a hand-written plan leaves) and replaces the model
-    function by one function per device of the plan, `@device_<id>` with
-    `dist.device = <id>` (the local form of the dist dialect), and a
-    `dist.mesh @mesh` of the plan's devices in plan order (the process ranks).
+    Splits a model in the global form (hetpar-dist-apply-plan: a
+    `dist.stage` per stage of the module's `dist.plan`, `dist.op_sharding` on
+    sharded ops, a `dist.transfer` per value between stages, the
+    `dist.mesh @mesh`) and replaces the model function by one function per
+    device of the plan, `@device_<id>` with `dist.device = <id>` (the local
+    form of the dist dialect).
 
     Each function runs one microbatch of its data-parallel replica: it takes
     every graph input at microbatch size (`dist.batch_dim = 0` on inputs
@@ -467,10 +467,10 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     differs from what the op's sharding rule needs is all-gathered (split to
     whole), all-reduced (partial sums), reduce-scattered (partial sums to
     split), all-to-all'd (split along another dimension) or sliced (whole to
-    split). Values that later stages use leave replicated and travel by
-    `dist.send` / `dist.recv`, cut and joined along the batch; one that the
-    next stage wants split as its producer leaves it travels split, each
-    receiving device getting the overlaps of its part (exitSplit). The first device of the last
+    split). Values that later stages use travel by `dist.send` /
+    `dist.recv` as their transfer says: replicated, cut and joined along the
+    batch, or split, each receiving device getting the overlaps of its part
+    with each sender's. The first device of the last
     stage receives and joins every graph output (its function alone has
     results, with `dist.batch_dim` where they carry the batch); the module
     gets `dist.microbatches`.
@@ -502,10 +502,14 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     one gradient travels back and reaches the whole group.
 
     Fails with an error at the op when a plan cannot be applied: an op
+    outside every stage, stages out of the plan's order or off its devices,
+    a stage reading another stage's value without a transfer, a transfer
+    split at one end only, split to two stages or as a graph output, or
+    split otherwise than its producer leaves it, an op
     without a sharding rule whose operand carries a split batch, a sharding
     whose parts do not add up to the factor it splits, a contraction split
-    of an op whose partial results do not add (ReduceMean), a stage that uses
-    a later stage's value, a training plan without `local-io`, `local-io`
+    of an op whose partial results do not add (ReduceMean), a training plan
+    without `local-io`, `local-io`
     over several stages with a graph output that the last stage does not
     compute.
   }];

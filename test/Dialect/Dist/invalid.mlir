@@ -70,6 +70,24 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{3 replicas do not divide a group of 4 devices}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1, 2, 3] replicas 3>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{a split over 2 devices needs 2 extents, got 4}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1, 2, 3] replicas 2 split 1 sizes [2, 2, 1, 1]>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
   // expected-error @+1 {{extent -1 is negative}}
   %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] split 1 sizes [7, -1]>
   return
