@@ -259,19 +259,13 @@ struct DistApplyPlanPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> funcs;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isDeclaration() && !f->hasAttr(dist::kDeviceAttrName))
-        funcs.push_back(f);
-    if (funcs.size() != 1) {
-      module.emitError() << "apply-plan: expected one model function, found "
-                         << funcs.size();
+    FailureOr<func::FuncOp> func = modelFunction(module, "apply-plan");
+    if (failed(func))
       return signalPassFailure();
-    }
     // A model in the global form already (a user's) stays as it is.
-    if (!funcs.front().getOps<dist::StageOp>().empty())
+    if (!func->getOps<dist::StageOp>().empty())
       return;
-    PlanApplier applier(module, funcs.front());
+    PlanApplier applier(module, *func);
     if (failed(applier.run()))
       signalPassFailure();
   }

@@ -526,16 +526,10 @@ struct DistPartitionPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> funcs;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isDeclaration() && !f->hasAttr(dist::kDeviceAttrName))
-        funcs.push_back(f);
-    if (funcs.size() != 1) {
-      module.emitError() << "partition: expected one model function, found "
-                         << funcs.size();
+    FailureOr<func::FuncOp> func = modelFunction(module, "partition");
+    if (failed(func))
       return signalPassFailure();
-    }
-    Partitioner p(module, funcs.front(), localIo);
+    Partitioner p(module, *func, localIo);
     if (failed(p.run()))
       signalPassFailure();
   }

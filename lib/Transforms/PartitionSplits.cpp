@@ -1,6 +1,7 @@
 //===- PartitionSplits.cpp - the layouts an op's sharding gives -----------===//
 //
-// What an op's dist.op_sharding makes of its operands and results on a
+// The model function, op names for diagnostics, and what an op's
+// dist.op_sharding makes of its operands and results on a
 // tensor-parallel group: the one reading of an op sharding shared by
 // hetpar-dist-apply-plan (the layouts its transfers name) and
 // hetpar-dist-partition (the layouts it builds). Partitioner.h declares them.
@@ -19,6 +20,18 @@ std::string hetpar::partition::describeOp(Operation *op) {
   std::string name = onnx::getNodeName(op->getLoc());
   return "'" + onnx::getONNXOpType(op) + "'" +
          (name.empty() ? std::string() : " node '" + name + "'");
+}
+
+FailureOr<func::FuncOp> hetpar::partition::modelFunction(ModuleOp module,
+                                                         StringRef pass) {
+  SmallVector<func::FuncOp> funcs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isDeclaration() && !f->hasAttr(dist::kDeviceAttrName))
+      funcs.push_back(f);
+  if (funcs.size() != 1)
+    return module.emitError()
+           << pass << ": expected one model function, found " << funcs.size();
+  return funcs.front();
 }
 
 std::optional<OpSharding> hetpar::partition::namedSharding(Operation *op) {

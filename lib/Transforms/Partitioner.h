@@ -80,6 +80,10 @@ struct TensorSplit {
 /// `'Op' node 'name'` for diagnostics.
 std::string describeOp(Operation *op);
 
+/// The module's one model function (defined, without dist.device); fails
+/// with an error at the module naming `pass` otherwise.
+FailureOr<func::FuncOp> modelFunction(ModuleOp module, StringRef pass);
+
 // What an op's dist.op_sharding makes of its values (PartitionSplits.cpp):
 // the one reading of hetpar-dist-apply-plan and hetpar-dist-partition.
 
