@@ -758,6 +758,8 @@ LogicalResult Emitter::planGlobals() {
       extra["slot"] = slot.getValue().str();
     if (auto at = g->getAttrOfType<IntegerAttr>(train::kShardOffsetAttr))
       extra["shard_offset"] = at.getInt();
+    if (g->hasAttr(train::kZeroBetweenStepsAttr))
+      extra["zero_between_steps"] = true;
     if (auto shard =
             g->getAttrOfType<dist::ShardingAttr>(train::kTensorShardAttr)) {
       auto self = func->getAttrOfType<IntegerAttr>(dist::kDeviceAttrName);

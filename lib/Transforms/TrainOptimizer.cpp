@@ -250,6 +250,7 @@ struct TrainOptimizerPass
     if (accumulate > 1) {
       microGlobal =
           addGlobal(top, symbols, loc, train::kMicrobatchGlobal, i64, "state");
+      microGlobal->setAttr(train::kZeroBetweenStepsAttr, top.getUnitAttr());
       micro = load(b, loc, microGlobal);
       countMasksByMicrobatch(func, stepGlobal, microGlobal);
       in.apply = train::equals(g, micro, accumulate - 1);
@@ -257,6 +258,7 @@ struct TrainOptimizerPass
       for (Param &p : params) {
         auto acc =
             addState(top, symbols, p.global, "grad_accum", shardOf(func, p));
+        acc->setAttr(train::kZeroBetweenStepsAttr, top.getUnitAttr());
         Value sum = g.make<onnx::WhereOp>(
             first, p.grad, g.add(load(b, p.global.getLoc(), acc), p.grad));
         store(b, p.global.getLoc(), acc, sum);

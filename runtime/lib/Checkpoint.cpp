@@ -308,6 +308,16 @@ Status loadResliced(Program &program, const std::string &dir, int64_t &step,
   std::vector<NamedTensor> parts;
   for (const WeightTensor *w : stateTensors(program)) {
     NamedTensor t{w->name, {}};
+    // Checkpoints are written between steps, where such a tensor is zero:
+    // a plan without it (a pipeline's for gradient accumulation) leaves it
+    // out.
+    if (w->zeroBetweenSteps && !joined.tensors.count(w->name)) {
+      t.tensor.dtype = w->dtype;
+      t.tensor.shape = w->shape;
+      t.tensor.data.assign(w->bytes, 0);
+      parts.push_back(std::move(t));
+      continue;
+    }
     s = cutFromJoined(joined, w->name, placementOf(program.weightTensors(), *w),
                       w->dtype, w->shape, t.tensor);
     if (!s.isOk())

@@ -107,6 +107,11 @@ struct Node {
       error("expected a string, got " + value.dump());
     return value.get<std::string>();
   }
+  bool boolean() const {
+    if (!value.is_boolean())
+      error("expected true or false, got " + value.dump());
+    return value.get<bool>();
+  }
   uint64_t u64() const {
     if (value.is_number_unsigned())
       return value.get<uint64_t>();
@@ -281,6 +286,12 @@ parseWeightsIndex(const json &index, const std::string &indexPath,
     }
     WeightTensor w{info.name, info.dtype, info.shape, offset,
                    size,      role,       of,         shardOffset};
+    if (t.has("zero_between_steps")) {
+      if (role != "optimizer" && role != "state")
+        t.field("zero_between_steps")
+            .error("belongs to optimizer or state tensors");
+      w.zeroBetweenSteps = t.field("zero_between_steps").boolean();
+    }
     if (t.has("tensor_shard")) {
       if (role != "param" && role != "buffer")
         t.field("tensor_shard").error("belongs to a param or buffer");

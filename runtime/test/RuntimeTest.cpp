@@ -557,6 +557,20 @@ TEST_F(ProgramTest, WeightErrors) {
                   "is 12");
   index["bytes"] = 12;
 
+  // Only training state can be zero between steps (weights.json
+  // "zero_between_steps"), and it says so with a boolean.
+  index["tensors"][0]["zero_between_steps"] = true;
+  expectLoadError(path("weights.json") +
+                  ": tensors[0].zero_between_steps: belongs to optimizer or "
+                  "state tensors");
+  index["tensors"][0]["role"] = "state";
+  index["tensors"][0]["zero_between_steps"] = 1;
+  expectLoadError(path("weights.json") +
+                  ": tensors[0].zero_between_steps: expected true or false, "
+                  "got 1");
+  index["tensors"][0].erase("zero_between_steps");
+  index["tensors"][0].erase("role");
+
   index["tensors"][0].erase("crc32");
   expectLoadError(path("weights.json") + ": missing field tensors[0].crc32");
 

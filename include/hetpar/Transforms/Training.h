@@ -118,6 +118,12 @@ inline constexpr llvm::StringLiteral kLossScaleAttr = "hetpar.loss_scale";
 /// Gradient accumulation (hetpar-train-optimizer accumulate > 1): the int64
 /// index of the next microbatch within the step, role "state".
 inline constexpr llvm::StringLiteral kMicrobatchGlobal = "hetpar.microbatch";
+/// On a global that is zero at every step boundary, where checkpoints are
+/// written (gradient accumulation's buffers and microbatch counter): a
+/// checkpoint of another plan, which has no such tensor, resumes it as zeros
+/// (weights.json "zero_between_steps").
+inline constexpr llvm::StringLiteral kZeroBetweenStepsAttr =
+    "hetpar.zero_between_steps";
 /// The initial loss scale, 2^16 (torch.cuda.amp.GradScaler's init_scale).
 inline constexpr double kInitialLossScale = 65536.0;
 /// Finite steps after which the scale doubles (GradScaler's growth_interval).

@@ -187,6 +187,10 @@ struct WeightTensor {
   /// tensorDim is -1 when the tensor is whole.
   int64_t tensorDim = -1, tensorStart = 0;
   std::vector<int64_t> wholeShape;
+  /// Zero at every step boundary (weights.json "zero_between_steps":
+  /// gradient accumulation's buffers and counter): resuming from another
+  /// plan's checkpoint, which does not hold it, starts it at zero.
+  bool zeroBetweenSteps = false;
 };
 
 /// What a program folder says about its weights, read without the weights
