@@ -95,6 +95,10 @@ LogicalResult PlanApplier::assignStages() {
       return op.emitError() << "op " << describeOp(&op)
                             << (s ? " names a stage the plan does not have"
                                   : " has no dist.stage_id");
+    if (op.getNumRegions())
+      return op.emitError() << "op " << describeOp(&op)
+                            << " has regions, which the partition does not "
+                               "split";
     for (Value operand : op.getOperands())
       if (Operation *def = operand.getDefiningOp())
         if (auto it = stageOf.find(def);
@@ -162,8 +166,13 @@ void PlanApplier::findSplitTransfers() {
             tensorLayout(*rule, rule->results[r.getResultNumber()], *from);
       l.target =
           tensorLayout(*userRule, userRule->operands[exit->operand], *to);
-      if (l.source.kind == Local::Split && l.source.outer == 1 &&
-          l.target.kind == Local::Split && l.target.outer == 1)
+      // Pieces go to and from every device of a replica (the partition
+      // refuses empty parts in a transfer).
+      auto whole = [](const Local &x) {
+        return x.kind == Local::Split && x.outer == 1 &&
+               !llvm::is_contained(x.sizes, 0);
+      };
+      if (whole(l.source) && whole(l.target))
         splitTransfers[r] = l;
     }
   }

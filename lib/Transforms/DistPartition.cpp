@@ -140,10 +140,14 @@ LogicalResult Partitioner::flattenGlobalForm() {
                       [](Operation *u) { return isa<dist::StageOp>(u); }))
       return t.emitError() << "partition: a dist.transfer moves a result of "
                               "one dist.stage to others";
-    Transfer info{Value(), -1, t.getSource(), t.getTarget()};
-    for (Operation *u : t->getUsers())
-      info.to = std::max<int>(
-          info.to, llvm::cast<dist::StageOp>(u).getIndexAttr().getInt());
+    Transfer info{Value(), -1, t.getSource(), t.getTarget(), t.getLoc()};
+    for (Operation *u : t->getUsers()) {
+      int s = llvm::cast<dist::StageOp>(u).getIndexAttr().getInt();
+      if (info.to >= 0 && s != info.to)
+        return t.emitError() << "partition: a dist.transfer arrives in one "
+                                "stage (one transfer per receiving stage)";
+      info.to = s;
+    }
     if (info.to <= static_cast<int>(from.getIndexAttr().getInt()))
       return t.emitError() << "partition: a dist.transfer moves a value to "
                               "a later stage";
@@ -204,6 +208,9 @@ static FailureOr<Local> transferLayout(Location loc,
   Local l;
   if (!sharding.isSplit())
     return l;
+  if (llvm::is_contained(sharding.getSizes(), 0))
+    return fail() << "gives a device no index of its split (every device of "
+                     "a replica holds a part)";
   l.kind = Local::Split;
   l.dim = static_cast<int>(sharding.getSplitDim());
   for (int64_t n : sharding.getSizes()) {
@@ -216,7 +223,7 @@ static FailureOr<Local> transferLayout(Location loc,
 LogicalResult Partitioner::readTransfer(const Transfer &t) {
   Value v = t.value;
   int from = stageOfValue(v);
-  Location loc = v.getLoc();
+  Location loc = t.loc;
   auto source = transferLayout(loc, t.source, stages[from], from, "source");
   auto target = transferLayout(loc, t.target, stages[t.to], t.to, "target");
   if (failed(source) || failed(target))
@@ -229,7 +236,9 @@ LogicalResult Partitioner::readTransfer(const Transfer &t) {
   // A split travels to one stage, and is no graph output.
   bool output = llvm::any_of(
       v.getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); });
-  if (splitExits.count(v) || output || source->dim != target->dim)
+  int to = llvm::count_if(transfers,
+                          [&](const Transfer &o) { return o.value == v; });
+  if (to > 1 || output || source->dim != target->dim)
     return mlir::emitError(loc)
            << "partition: a value travels split along one dimension, to one "
               "later stage, and is no graph output";

@@ -127,6 +127,7 @@ private:
     Value value;
     int to;
     dist::ShardingAttr source, target;
+    Location loc; ///< the dist.transfer's, for errors
   };
   /// The global form's stages inlined into the function (each op with its
   /// dist.stage_id, as the rest of the partition reads them), its transfers

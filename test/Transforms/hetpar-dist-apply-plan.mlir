@@ -90,3 +90,19 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %x : tensor<2x4xf32>
 }
 }
+
+// -----
+
+// An op with regions (its branches read values of other stages).
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+func.func @main(%c: tensor<i1>, %x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  // expected-error @+1 {{op 'If' has regions, which the partition does not split}}
+  %0 = onnx.Generic "If"(%c) attributes {dist.stage_id = 1 : i64, attrs = {}, domain = "", region_names = ["then_branch", "else_branch"], version = 17 : i64} bodies {
+    onnx.Yield %r : tensor<4x3xf32>
+  }, {
+    onnx.Yield %x : tensor<4x3xf32>
+  } : (tensor<i1>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+}

@@ -284,6 +284,84 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// A value that travels split to stage 1 and replicated to stage 2: a split
+// travels to one stage.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>, #dist.stage_plan<devices = [4], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">, #dist.device<2, "unknown">, #dist.device<3, "unknown">, #dist.device<4, "unknown">]
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = dist.stage 0 on @mesh [0, 1] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Relu(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{a value travels split along one dimension, to one later stage, and is no graph output}}
+  %t1 = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0, 1] split 1 sizes [2, 2]> to #dist.sharding<@mesh, [2, 3] split 1 sizes [2, 2]>
+  %g = dist.stage 1 on @mesh [2, 3] ins(%t1) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Tanh(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2], collective = all_gather>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %t2 = dist.transfer %g : tensor<2x4xf32> from #dist.sharding<@mesh, [2, 3]> to #dist.sharding<@mesh, [4]>
+  %t3 = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0, 1]> to #dist.sharding<@mesh, [4]>
+  %y = dist.stage 2 on @mesh [4] ins(%t2, %t3) {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>):
+    %r = onnx.Add(%a, %b) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// A split transfer that gives a device nothing.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0, 1], data = 1, tensor = 2>, #dist.stage_plan<devices = [2, 3], data = 1, tensor = 2>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">, #dist.device<2, "unknown">, #dist.device<3, "unknown">]
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h = dist.stage 0 on @mesh [0, 1] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Relu(%a) {dist.op_sharding = #dist.op_sharding<dim = 1, parts = [2, 2]>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{the target of a dist.transfer gives a device no index of its split}}
+  %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0, 1] split 1 sizes [2, 2]> to #dist.sharding<@mesh, [2, 3] split 1 sizes [4, 0]>
+  %y = dist.stage 1 on @mesh [2, 3] ins(%t) {
+  ^bb0(%a: tensor<2x4xf32>):
+    dist.yield %a : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// One transfer read by two stages.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">, #dist.device<2, "unknown">]
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %h = dist.stage 0 on @mesh [0] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Relu(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{a dist.transfer arrives in one stage (one transfer per receiving stage)}}
+  %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [2]>
+  %y = dist.stage 1 on @mesh [1] ins(%t) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Tanh(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %z = dist.stage 2 on @mesh [2] ins(%t) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %r = onnx.Sigmoid(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y, %z : tensor<2x4xf32>, tensor<2x4xf32>
+}
+}
+
+// -----
+
 // A global form with an op outside every stage.
 module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
 dist.mesh @mesh devices [#dist.device<0, "unknown">]

@@ -442,8 +442,8 @@ def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
 
     Fails with an error at the op: an op without a `dist.stage_id` (other
     than constants), one naming a stage the plan does not have, one that
-    reads a value of a later stage; at the module: no plan, or not one model
-    function.
+    reads a value of a later stage, one with regions (which the partition
+    does not split); at the module: no plan, or not one model function.
   }];
   let dependentDialects = ["hetpar::dist::DistDialect",
                            "mlir::func::FuncDialect"];
@@ -504,7 +504,8 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     Fails with an error at the op when a plan cannot be applied: an op
     outside every stage, stages out of the plan's order or off its devices,
     a stage reading another stage's value without a transfer, a transfer
-    split at one end only, split to two stages or as a graph output, or
+    read by two stages, a transfer split at one end only, with an empty
+    part, of a value that also goes elsewhere or is a graph output, or
     split otherwise than its producer leaves it, an op
     without a sharding rule whose operand carries a split batch, a sharding
     whose parts do not add up to the factor it splits, a contraction split
