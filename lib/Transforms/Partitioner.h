@@ -2,7 +2,8 @@
 //
 // The one class behind hetpar-dist-partition (DistPartition.cpp describes
 // the pass), shared by the files that implement it: DistPartition.cpp (the
-// global form and the plan, one op, the module), PartitionSplits.cpp (what an
+// plan, one op, the module), PartitionGlobalForm.cpp (reading the global
+// form), PartitionSplits.cpp (what an
 // op's sharding makes of its values, shared with hetpar-dist-apply-plan),
 // PartitionLayouts.cpp (local values and their
 // conversions), PartitionDevice.cpp (one device's program and the
