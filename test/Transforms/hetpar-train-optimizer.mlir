@@ -143,8 +143,10 @@
 // call of a step starts from its own gradient); the step counter grows only
 // on the 4th call, which alone updates (grad_scale 1/4: the mean gradient;
 // NaN, the skip signal, on the other calls); the microbatch counter wraps.
-// ACCUM: ml_program.global private mutable @hetpar.microbatch(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "state"}
-// ACCUM: ml_program.global private mutable @w.grad_accum(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.slot = "grad_accum", hetpar.state_of = @w}
+// Both are zero between steps (hetpar.zero_between_steps: a resume from a
+// plan without them starts them at zero).
+// ACCUM: ml_program.global private mutable @hetpar.microbatch(dense<0> : tensor<i64>) : tensor<i64> {hetpar.role = "state", hetpar.zero_between_steps}
+// ACCUM: ml_program.global private mutable @w.grad_accum(dense<0.000000e+00> : tensor<2xf32>) : tensor<2xf32> {hetpar.role = "optimizer", hetpar.slot = "grad_accum", hetpar.state_of = @w, hetpar.zero_between_steps}
 // ACCUM-LABEL: func.func @main
 // ACCUM: %[[S:.*]] = ml_program.global_load @hetpar.step : tensor<i64>
 // ACCUM: %[[MB:.*]] = ml_program.global_load @hetpar.microbatch : tensor<i64>
