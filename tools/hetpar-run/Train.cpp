@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -111,24 +112,29 @@ Status loadTraining(const std::string &outDir, const std::string &backend,
 }
 
 /// The global step to start from: the checkpoint's with --resume, else the
-/// program's own step counter (0 in a fresh weights.bin).
-Status startStep(Program &program, const TrainOptions &opts, int64_t &step) {
+/// program's own step counter (0 in a fresh weights.bin). `resumed`: what the
+/// reporting process says of the resume ("" when none). It is said only once
+/// the first step has run: every device of the job has loaded its part by
+/// then, and another device's load error ends the job before it.
+Status startStep(Program &program, const TrainOptions &opts, int64_t &step,
+                 std::string &resumed) {
   if (opts.resumeDir.empty())
     return readStepCounter(program, step);
   CheckpointSource source;
   Status s = loadCheckpoint(program, opts.resumeDir, step, &source);
   if (!s.isOk() || !reports(program))
     return s;
+  std::ostringstream line;
   if (!source.resliced) {
-    std::cout << "resumed from " << source.files[0] << " at step " << step
-              << "\n";
-    return s;
+    line << "resumed from " << source.files[0] << " at step " << step << "\n";
+  } else {
+    line << "resumed from " << opts.resumeDir << " at step " << step
+         << ", resliced for this plan from";
+    for (const std::string &f : source.files)
+      line << " " << std::filesystem::path(f).filename().string();
+    line << "\n";
   }
-  std::cout << "resumed from " << opts.resumeDir << " at step " << step
-            << ", resliced for this plan from";
-  for (const std::string &f : source.files)
-    std::cout << " " << std::filesystem::path(f).filename().string();
-  std::cout << "\n";
+  resumed = line.str();
   return s;
 }
 
@@ -198,7 +204,7 @@ Status evaluateAt(Evaluation &e, int64_t step, LossLog &log) {
 /// The loop: opts.steps steps from global step `first`, evaluating with
 /// `eval` (null: no --eval-data).
 int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
-              int64_t first, Evaluation *eval) {
+              int64_t first, Evaluation *eval, const std::string &resumed) {
   bool reporter = reports(program);
   Progress progress(reporter && ::isatty(STDERR_FILENO));
   LossLog log;
@@ -228,6 +234,8 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
       progress.finish();
       return fail(s.message());
     }
+    if (i == 0)
+      std::cout << resumed; // every device has loaded its part
     r.loss = result.loss;
     r.lossScale = result.lossScale;
     r.skipped = result.skipped;
@@ -274,6 +282,8 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
   progress.finish();
   if (!reporter)
     return 0;
+  if (opts.steps == 0)
+    std::cout << resumed;
   std::cout << "trained " << opts.steps << " step"
             << (opts.steps == 1 ? "" : "s") << " (global steps " << first + 1
             << ".." << first + opts.steps << "), last loss " << r.loss << "\n";
@@ -316,8 +326,9 @@ int runTraining(const std::string &outDir, const std::string &backend,
     s = openEvaluation(*program, opts, eval);
   int64_t first = 0;
   bool ownFile = false;
+  std::string resumed;
   if (s.isOk()) {
-    s = startStep(*program, opts, first);
+    s = startStep(*program, opts, first, resumed);
     // Shards (ZeRO, tensor parallelism) and pipeline stages: each device
     // resumes its own tensors, from files the reporting process may not
     // read (resliced from another plan's files, one may be missing for
@@ -363,8 +374,8 @@ int runTraining(const std::string &outDir, const std::string &backend,
     std::cout << ", " << opts.steps << (opts.steps == 1 ? " step" : " steps")
               << " from step " << first << "\n";
   }
-  int rc =
-      trainLoop(*program, *trainer, opts, first, evaluates ? &eval : nullptr);
+  int rc = trainLoop(*program, *trainer, opts, first,
+                     evaluates ? &eval : nullptr, resumed);
   if (rc == 0 && !opts.traceFile.empty()) {
     s = writeTrace(opts.traceFile, *program,
                    trainingEvents(*program, trainer->lastStepTrace()),
