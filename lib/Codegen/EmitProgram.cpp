@@ -202,6 +202,9 @@ private:
                        Type elt);
   void emitCopy(const std::string &src, const std::string &dst, int64_t n,
                 Type elt);
+  /// A contiguous copy of `n` elements of C type `cType`.
+  void emitCopy(const std::string &src, const std::string &dst, int64_t n,
+                llvm::StringRef cType);
   void comment(Operation *op);
   void line(const llvm::Twine &text) { body << indent << text << "\n"; }
   void call(const llvm::Twine &text) {
@@ -918,12 +921,17 @@ void Emitter::emitStridedCopy(Value in, llvm::ArrayRef<int64_t> d,
 
 void Emitter::emitCopy(const std::string &src, const std::string &dst,
                        int64_t n, Type elt) {
+  emitCopy(src, dst, n, storageType(elt));
+}
+
+void Emitter::emitCopy(const std::string &src, const std::string &dst,
+                       int64_t n, llvm::StringRef cType) {
   if (n == 0)
     return;
   line(llvm::formatv("hp_copy_launch<{0}>(ctx, {1}, 1, {2}, {3}, "
                      "{4}, 0, {5}, {6}, 0, {7});",
-                     storageType(elt), n, hpDims({n}), hpDims({1}), hpDims({n}),
-                     src, hpDims({1}), dst));
+                     cType, n, hpDims({n}), hpDims({1}), hpDims({n}), src,
+                     hpDims({1}), dst));
   ++program.libraryCalls;
 }
 
@@ -2733,6 +2741,15 @@ FailureOr<DeviceProgram> Emitter::run() {
         "((" + (converted(elt) ? std::string("float") : storageType(elt)) +
         " *)outputs[" + std::to_string(j) + "])";
     body << "  // graph output " << j << "\n";
+    // A graph input returned as it is (or through views) keeps its float32
+    // values, not its 16-bit copy's.
+    auto arg = llvm::dyn_cast<BlockArgument>(root(v));
+    if (converted(elt) && arg && arg.getOwner() == &func.getBody().front()) {
+      emitCopy("((const float *)inputs[" + std::to_string(arg.getArgNumber()) +
+                   "])",
+               dst, numelOf(v), "float");
+      continue;
+    }
     if (converted(elt)) {
       line(llvm::formatv(
           "hp_launch(ctx, hp_convert<float, {0}>, {1}, {2}, {3});",
