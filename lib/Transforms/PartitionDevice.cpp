@@ -49,16 +49,10 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
   return out;
 }
 
-FailureOr<Local> Partitioner::receivedSplit(Value global, const Device &) {
-  return splitExits.find(global)->second.target;
-}
-
 FailureOr<SmallVector<Partitioner::Piece>>
 Partitioner::splitPiecesTo(Value global, int64_t to) {
   const Device &dst = *deviceById[to];
-  FailureOr<Local> want = receivedSplit(global, dst);
-  if (failed(want))
-    return failure();
+  const Local *want = &splitExits.find(global)->second.target;
   const Local &have = exitLayout.find(global)->second;
   if (have.kind != Local::Split || have.dim != want->dim || have.outer != 1)
     return func.emitError() << "internal error: partition: a value that "
@@ -229,12 +223,8 @@ LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   for (auto [k, entry] : llvm::enumerate(received)) {
     auto &[v, parts] = entry;
     Local l;
-    if (splitExits.count(v)) {
-      auto want = receivedSplit(v, d);
-      if (failed(want))
-        return failure();
-      l = *want;
-    }
+    if (auto it = splitExits.find(v); it != splitExits.end())
+      l = it->second.target; // the transfer's split, without the batch
     l.batch = exitBatch.lookup(v);
     if (splitExits.count(v)) {
       l.value = joinSplitPieces(loc, pieces[k], parts, l);

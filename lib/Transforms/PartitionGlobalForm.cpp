@@ -149,6 +149,6 @@ LogicalResult Partitioner::readTransfer(const Transfer &t) {
     return mlir::emitError(loc)
            << "partition: a value travels split along one dimension, to one "
               "later stage, and is no graph output";
-  splitExits[v] = SplitTransfer{t.to, *source, *target};
+  splitExits[v] = SplitTransfer{*source, *target};
   return success();
 }

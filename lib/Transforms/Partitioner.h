@@ -123,7 +123,7 @@ public:
 private:
   // --- the plan ---------------------------------------------------------
   /// A dist.transfer of the global form: the value its stage yields, the
-  /// last stage that receives it, and its two layouts.
+  /// stage that receives it, and its two layouts.
   struct Transfer {
     Value value;
     int to;
@@ -265,9 +265,6 @@ private:
   FailureOr<SmallVector<Piece>> splitPiecesTo(Value global, int64_t to);
   Value joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
                         ArrayRef<Value> parts, const Local &l);
-  /// The split layout device `to` receives a split exit in (its first
-  /// user's), without the batch.
-  FailureOr<Local> receivedSplit(Value global, const Device &to);
   int stageOfValue(Value v) const;
 
   ModuleOp module;
@@ -291,10 +288,9 @@ private:
   /// The global form's transfers and the devices of its stages.
   SmallVector<Transfer> transfers;
   SmallVector<SmallVector<int64_t>> stageDevices;
-  /// A value that travels split (its transfer says so): the receiving
-  /// stage, the split it leaves in and the one it arrives in (indices).
+  /// A value that travels split (its transfer says so): the split it
+  /// leaves in and the one it arrives in (indices).
   struct SplitTransfer {
-    int stage;
     Local source, target;
   };
   DenseMap<Value, SplitTransfer> splitExits;
