@@ -105,6 +105,17 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 // -----
 
+// `partial` without its reduction is an error, not a replicated value.
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+2 {{expected keyword for how the values of a group combine elementwise}}
+  // expected-error @+1 {{failed to parse Dist_ShardingAttr parameter 'partial'}}
+  %a = dist.annotate %x : tensor<8x6xf32> as #dist.sharding<@m, [0, 1] partial>
+  return
+}
+
+// -----
+
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x6xf32>) {
   // expected-error @+1 {{a split value cannot also be partial}}

@@ -127,6 +127,18 @@ def Dist_DeviceAttr : Dist_Attr<"Device", "device"> {
   let genVerifyDecl = 1;
 }
 
+// `partial` always names its reduction: `partial` alone is a parse error (the
+// default parser of an optional enum would accept it and drop `partial`).
+def Dist_PartialParameter
+    : OptionalParameter<"std::optional<ReductionKind>"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<std::optional<ReductionKind>> {
+    auto kind = ::mlir::FieldParser<ReductionKind>::parse($_parser);
+    if (::mlir::failed(kind))
+      return ::mlir::failure();
+    return std::optional<ReductionKind>(*kind);
+  }() }];
+}
+
 def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
   let summary = "Where a tensor lives: a device group, and how it is split";
   let description = [{
@@ -155,7 +167,7 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
                         ArrayRefParameter<"int64_t">:$devices,
                         DefaultValuedParameter<"int64_t", "-1">:$split_dim,
                         OptionalArrayRefParameter<"int64_t">:$sizes,
-                        OptionalParameter<"std::optional<ReductionKind>">:$partial,
+                        Dist_PartialParameter:$partial,
                         DefaultValuedParameter<"int64_t", "1">:$replicas);
   let assemblyFormat = [{
     `<` $mesh `,` `[` $devices `]` (`replicas` $replicas^)?
