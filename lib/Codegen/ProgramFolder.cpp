@@ -235,6 +235,24 @@ static std::string findNvcc(const CodegenOptions &opts) {
   return "";
 }
 
+/// Creates the missing folders above `target` (an absolute path), as
+/// `mkdir -p` would: `-o a/b` creates `a/`, as the plan-only compile does.
+/// Returns the topmost folder it created ("" when none), which a failed
+/// compile removes again.
+static llvm::Expected<std::string> createParentFolders(llvm::StringRef target) {
+  std::string top;
+  for (llvm::StringRef p = path::parent_path(target);
+       !p.empty() && !fs::exists(p); p = path::parent_path(p))
+    top = p.str();
+  if (top.empty())
+    return std::string();
+  llvm::StringRef parent = path::parent_path(target);
+  if (std::error_code ec = fs::create_directories(parent))
+    return llvm::createStringError(ec, "cannot create '%s': %s",
+                                   parent.str().c_str(), ec.message().c_str());
+  return top;
+}
+
 llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                                                 llvm::StringRef outDir,
                                                 llvm::StringRef model,
@@ -544,6 +562,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   // absolute prefix, or LLVM would put a relative one under $TMPDIR.
   llvm::SmallString<256> prefix(target);
   fs::make_absolute(prefix);
+  auto createdParents = createParentFolders(prefix);
+  if (!createdParents)
+    return createdParents.takeError();
   prefix += ".tmp";
   llvm::SmallString<256> tmp;
   if (std::error_code ec = fs::createUniqueDirectory(prefix, tmp))
@@ -563,8 +584,11 @@ llvm::Error hetpar::codegen::writeProgramFolder(
         ::usleep(1000);
       return;
     }
-    if (!keep)
+    if (!keep) {
       fs::remove_directories(tmp);
+      if (!createdParents->empty())
+        fs::remove_directories(*createdParents);
+    }
     cleanupState = 2;
   });
   auto file = [&](llvm::StringRef name) {
