@@ -657,7 +657,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::json::Object d{{"id", deviceIds[k]}};
     for (auto &kv : *entries[k])
       d.try_emplace(kv.first, std::move(kv.second));
-    if (k < plan.stages.size())
+    if (k < plan.stages.size() && plan.stages[k] >= 0)
       d["stage"] = plan.stages[k];
     if (k < plan.kinds.size())
       d["kind"] = plan.kinds[k];

@@ -133,6 +133,7 @@ static int deviceSource(const char *argv0) {
         argv0, reinterpret_cast<void *>(&fail));
     std::vector<hetpar::codegen::DeviceProgram> programs;
     std::vector<int64_t> ids;
+    bool partitioned = false;
     for (auto f : module->getOps<func::FuncOp>()) {
       if (f.isDeclaration())
         continue;
@@ -144,6 +145,7 @@ static int deviceSource(const char *argv0) {
         return 1;
       programs.push_back(std::move(*program));
       ids.push_back(id ? id.getInt() : 0);
+      partitioned |= bool(id);
       if (!id)
         break; // a one-device module: its first function
     }
@@ -152,8 +154,15 @@ static int deviceSource(const char *argv0) {
     if (llvm::Error err =
             hetpar::codegen::checkOutputFolder(outputPath, {inputPath}))
       return fail(llvm::toString(std::move(err)));
+    // A partitioned module's placement (microbatches, stages, kinds, the
+    // device that returns the outputs), read from its IR as hetpar-compile
+    // reads it.
+    hetpar::codegen::PlanFiles placement;
+    if (partitioned)
+      hetpar::codegen::describePlacement(*module, ids, placement);
     if (llvm::Error err = hetpar::codegen::writeProgramFolder(
-            programs, ids, outputPath, inputPath, opts, llvm::errs()))
+            programs, ids, outputPath, inputPath, opts, llvm::errs(),
+            placement))
       return fail(llvm::toString(std::move(err)));
     return 0;
   }
