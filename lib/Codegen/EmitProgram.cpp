@@ -778,7 +778,8 @@ LogicalResult Emitter::planGlobals() {
   }
   // Loads alias the global; an optimizer result whose only use stores it
   // back to the global its operand was loaded from is written in place.
-  llvm::DenseMap<Operation *, int64_t> writeStep; // global -> step
+  // global -> the steps that write it
+  llvm::DenseMap<Operation *, llvm::SmallVector<int64_t, 1>> writeSteps;
   for (Operation *op : ops) {
     if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op))
       if (auto g = globalOf(op))
@@ -799,19 +800,23 @@ LogicalResult Emitter::planGlobals() {
       Storage tiedStorage = storage.lookup(load.getResult());
       storage[r] = tiedStorage;
       inPlaceStores.insert(store);
-      writeStep[globalOf(load)] = step.lookup(op);
+      writeSteps[globalOf(load)].push_back(step.lookup(op));
     }
   }
   for (Operation *op : ops)
     if (isa<ml_program::GlobalStoreOp>(op) && !inPlaceStores.count(op))
-      writeStep.try_emplace(globalOf(op), step.lookup(op));
-  // A global written in place must not be read through a load afterwards.
+      writeSteps[globalOf(op)].push_back(step.lookup(op));
+  // A load's value is the global's one copy: no write may come between the
+  // load and a read of its value (a load after a write reads the new value,
+  // as a pipeline's next microbatch reads running statistics).
   for (Operation *op : ops)
     for (Value in : op->getOperands())
       if (auto load = root(in).getDefiningOp<ml_program::GlobalLoadOp>()) {
-        auto it = writeStep.find(globalOf(load));
-        if (it != writeStep.end() && step.lookup(op) > it->second &&
-            !isa<ml_program::GlobalStoreOp>(op))
+        int64_t loaded = step.lookup(load), read = step.lookup(op);
+        bool stale =
+            llvm::any_of(writeSteps.lookup(globalOf(load)),
+                         [&](int64_t w) { return w > loaded && w < read; });
+        if (stale && !isa<ml_program::GlobalStoreOp>(op))
           return op->emitError()
                  << "reads global @" << globalOf(load).getSymName()
                  << " after it was updated in place (code generation keeps "

@@ -72,7 +72,8 @@ public:
 
 private:
   LogicalResult readStage();
-  LogicalResult checkState();
+  void findState();
+  LogicalResult checkStateReads();
   void classify();
   void sinkIntoBackward();
   void markSlot(Operation *before, Operation *end, int64_t k);
@@ -97,6 +98,8 @@ private:
   /// The one-microbatch step's ops (terminator excluded) and their parts.
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, Part> partOf;
+  /// Globals the step stores before the optimizer (findState).
+  llvm::DenseSet<StringAttr> state;
   /// The part after which a microbatch is done (Forward when the step has
   /// no backward transfers).
   Part lastPart = Part::Backward;
@@ -131,16 +134,32 @@ LogicalResult StageSchedule::readStage() {
   return train::checkDeviceRows(func, device, rows, "a microbatch");
 }
 
-/// State the forward part writes (BatchNormalization's running statistics)
-/// would be read once and written per microbatch: refused.
-LogicalResult StageSchedule::checkState() {
+/// State the step writes (BatchNormalization's running statistics): each
+/// microbatch reads what the one before wrote, as one device accumulating
+/// the microbatches updates the statistics once per microbatch (PyTorch's
+/// gradient accumulation does the same). Its loads run per microbatch, in
+/// the forward part (forward parts run in microbatch order in every
+/// schedule), not once; a read of such state in the backward part would see
+/// a later microbatch's value and is refused.
+void StageSchedule::findState() {
   for (Operation *op : ops)
-    if (llvm::isa<ml_program::GlobalStoreOp>(op))
-      return op->emitError(
-          "the training step writes a global before the optimizer (the "
-          "running statistics of a training-mode BatchNormalization): "
-          "pipeline microbatches would read it once and write it per "
-          "microbatch (not supported yet)");
+    if (auto store = llvm::dyn_cast<ml_program::GlobalStoreOp>(op))
+      state.insert(store.getGlobal().getLeafReference());
+}
+
+LogicalResult StageSchedule::checkStateReads() {
+  for (Operation *op : ops) {
+    auto load = llvm::dyn_cast<ml_program::GlobalLoadOp>(op);
+    if (!load || !state.contains(load.getGlobal().getLeafReference()))
+      continue;
+    for (Operation *user : load->getUsers())
+      if (partOf.lookup(user) == Part::Backward)
+        return user->emitError()
+               << "the backward pass reads global '"
+               << load.getGlobal().getLeafReference().getValue()
+               << "', which the forward pass writes per microbatch: a "
+                  "pipeline cannot give it the value of the microbatch";
+  }
   return success();
 }
 
@@ -166,6 +185,9 @@ void StageSchedule::classify() {
       part = Part::Forward;
     if (op->hasAttr(train::kBackwardAttr))
       part = Part::Backward;
+    if (auto load = llvm::dyn_cast<ml_program::GlobalLoadOp>(op);
+        load && state.contains(load.getGlobal().getLeafReference()))
+      part = Part::Forward;
     for (Value in : op->getOperands()) {
       // The seed runs once, but what it reaches is per microbatch (it is
       // scaled by the microbatch's weight).
@@ -418,8 +440,7 @@ LogicalResult StageSchedule::run() {
     return failure();
   for (Operation &op : func.getBody().front().without_terminator())
     ops.push_back(&op);
-  if (failed(checkState()))
-    return failure();
+  findState();
   for (Operation *op : ops)
     if (op->hasAttr(train::kSeedAttr))
       seedOp = op;
@@ -432,6 +453,8 @@ LogicalResult StageSchedule::run() {
                  : Part::Forward;
   if (lastPart == Part::Backward)
     sinkIntoBackward();
+  if (failed(checkStateReads()))
+    return failure();
   if (failed(findWeight()))
     return failure();
   hoistInvariants();

@@ -3,6 +3,7 @@
 // RUN: hetpar-opt %t/last.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=1 | FileCheck %s --check-prefix=LAST
 // RUN: sed 's/"1f1b"/"gpipe"/' %t/first.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=GPIPE
 // RUN: hetpar-opt %t/counts.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=3 | FileCheck %s --check-prefix=COUNTS
+// RUN: hetpar-opt %t/state.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=STATE
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-pipeline-schedule=device=0 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-pipeline-schedule --verify-diagnostics
 
@@ -106,6 +107,37 @@ module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 2, mode = tr
   }
 }
 
+//--- state.mlir
+// State the step writes (as BatchNormalization's running statistics): each
+// microbatch loads what the one before stored, in the forward part, as one
+// device accumulating the microbatches would; the parameter's load is
+// hoisted once.
+// STATE: ml_program.global_load @w
+// STATE-NOT: ml_program.global_load @w
+// STATE: ml_program.global_load @m : tensor<4xf32> {hetpar.microbatch_index = 0 : i64}
+// STATE: ml_program.global_store @m = {{.*}} : tensor<4xf32> {hetpar.microbatch_index = 0 : i64}
+// STATE: ml_program.global_load @m : tensor<4xf32> {hetpar.microbatch_index = 1 : i64}
+// STATE: ml_program.global_store @m = {{.*}} : tensor<4xf32> {hetpar.microbatch_index = 1 : i64}
+// STATE: ml_program.global_load @m : tensor<4xf32> {hetpar.microbatch_index = 2 : i64}
+// STATE: ml_program.global_store @m = {{.*}} : tensor<4xf32> {hetpar.microbatch_index = 2 : i64}
+// STATE-NOT: ml_program.global_load @m
+module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 3, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  ml_program.global private mutable @m(dense<0.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}) attributes {dist.device = 0 : i64} {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+    dist.send %0 on @mesh to 1 tag 0 : tensor<2x2xf32>
+    %m = ml_program.global_load @m : tensor<4xf32>
+    %axes = onnx.Constant dense<0> : tensor<1xi64>
+    %mean = onnx.ReduceMean(%x, %axes) {keepdims = 0 : i64} : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<4xf32>
+    %new = onnx.Add(%m, %mean) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ml_program.global_store @m = %new : tensor<4xf32>
+    return
+  }
+}
+
 //--- errors.mlir
 // expected-error @+1 {{device 0 is not in the plan}}
 module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, stages = [#dist.stage_plan<devices = [1], data = 1, tensor = 1>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
@@ -120,6 +152,21 @@ module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = tr
   // expected-error @+1 {{input 0 has type 'tensor<3x4xf32>', not device 0's 2 rows of a microbatch on axis 0}}
   func.func @main(%x: tensor<3x4xf32>) {
     return
+  }
+}
+
+// -----
+
+// The backward part reading state that each microbatch's forward writes.
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [2], data = 1, tensor = 1>]>} {
+  ml_program.global private mutable @m(dense<0.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  func.func @main(%x: tensor<2x4xf32>) -> tensor<4xf32> {
+    %m = ml_program.global_load @m : tensor<4xf32>
+    %new = onnx.Add(%m, %m) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ml_program.global_store @m = %new : tensor<4xf32>
+    // expected-error @+1 {{the backward pass reads global 'm', which the forward pass writes per microbatch: a pipeline cannot give it the value of the microbatch}}
+    %g = onnx.Mul(%m, %m) {hetpar.backward} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %g : tensor<4xf32>
   }
 }
 

@@ -279,11 +279,16 @@ def DistPipelineSchedulePass
       in it contributes zeros (its loss, gradients and sent gradients).
     * A training-mode Dropout of microbatch k draws with counter
       step * m + k, as one device accumulating the microbatches does.
+    * State the step writes (a training-mode BatchNormalization's running
+      statistics, `ml_program.global_store` before the optimizer) is loaded
+      and stored once per microbatch, in its forward part: microbatch k
+      reads what microbatch k - 1 wrote, as one device accumulating the
+      microbatches (and PyTorch's accumulation loop) updates it.
 
     Errors: no plan or a bad one; `device` not in the plan; a schedule other
     than 1f1b or gpipe; an input whose first dimension is not the device's
-    rows of a microbatch; a step that writes a global before the optimizer
-    (training-mode BatchNormalization); a last stage with a loss but no
+    rows of a microbatch; a backward-part read of state the forward part
+    writes; a last stage with a loss but no
     `hetpar.seed`; a loss that is not a mean or a sum over the samples.
   }];
   let options = [
