@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "LossWeighting.h"
+#include "Recompute.h"
 #include "TrainStepControl.h"
 
 #include "hetpar/Dialect/Dist/DistOps.h"
@@ -66,8 +67,10 @@ SmallVector<Slot> scheduleSlots(dist::PipelineSchedule schedule, int64_t s,
 
 class StageSchedule {
 public:
-  StageSchedule(ModuleOp module, func::FuncOp func, int64_t device)
-      : module(module), func(func), device(device), b(module.getContext()) {}
+  StageSchedule(ModuleOp module, func::FuncOp func, int64_t device,
+                bool forceRecompute)
+      : module(module), func(func), device(device),
+        forceRecompute(forceRecompute), b(module.getContext()) {}
   LogicalResult run();
 
 private:
@@ -76,6 +79,7 @@ private:
   LogicalResult checkStateReads();
   void classify();
   void sinkIntoBackward();
+  void recomputeStage();
   void markSlot(Operation *before, Operation *end, int64_t k);
   LogicalResult findWeight();
   void hoistInvariants();
@@ -91,6 +95,7 @@ private:
   ModuleOp module;
   func::FuncOp func;
   int64_t device;
+  bool forceRecompute;
   OpBuilder b;
   PlanAnnotation plan;
   int stage = -1;
@@ -217,6 +222,37 @@ void StageSchedule::sinkIntoBackward() {
     if (onlyBackward && !op->use_empty())
       partOf[op] = Part::Backward;
   }
+}
+
+/// Activation recomputation (the plan's stage says "recompute", or the
+/// pass's `recompute` forces it): the backward part reads clones of each
+/// layer's forward values, rebuilt from the layer's inputs just before the
+/// layer's first backward reader (Recompute.h), so that a microbatch in
+/// flight keeps only its layers' inputs until its backward part. Every layer
+/// is recomputed, the last one too, except on the last stage, whose backward
+/// part follows its forward part at once. The clones belong to the backward
+/// part and are marked train::kRecomputedAttr (else the CSE after the
+/// optimizer would merge them back).
+void StageSchedule::recomputeStage() {
+  train::RecomputeScope scope;
+  for (Operation *op : ops)
+    if (partOf.lookup(op) == Part::Forward &&
+        !llvm::isa<dist::DistDialect>(op->getDialect()))
+      scope.forward.insert(op);
+  scope.stored = state;
+  scope.keepLastLayer = stage + 1 == static_cast<int>(plan.stages.size());
+  scope.isBackward = [&](Operation *op) {
+    return partOf.lookup(op) == Part::Backward;
+  };
+  Block &body = func.getBody().front();
+  train::assignForwardLayers(scope, body);
+  for (Operation *clone : train::recomputeLayers(scope, body)) {
+    partOf[clone] = Part::Backward;
+    clone->setAttr(train::kRecomputedAttr, b.getUnitAttr());
+  }
+  ops.clear();
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
 }
 
 /// The last stage's seed and the weight of each microbatch's loss.
@@ -455,6 +491,9 @@ LogicalResult StageSchedule::run() {
     sinkIntoBackward();
   if (failed(checkStateReads()))
     return failure();
+  if (lastPart == Part::Backward &&
+      (forceRecompute || plan.stages[stage].recompute))
+    recomputeStage();
   if (failed(findWeight()))
     return failure();
   hoistInvariants();
@@ -482,7 +521,8 @@ struct DistPipelineSchedulePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto func = train::deviceStepFunction(module, device, getArgument());
-    if (failed(func) || failed(StageSchedule(module, *func, device).run()))
+    if (failed(func) ||
+        failed(StageSchedule(module, *func, device, recompute).run()))
       signalPassFailure();
   }
 };

@@ -7,15 +7,13 @@
 // "Activation recomputation").
 //
 //===----------------------------------------------------------------------===//
+#include "Recompute.h"
+
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
-#include "hetpar/Plan/Sharding.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 
 namespace hetpar {
 #define GEN_PASS_DEF_TRAINRECOMPUTEPASS
@@ -27,177 +25,51 @@ using namespace hetpar;
 
 namespace {
 
-/// Ops that take no part in layers and are never cloned: constants, absent
-/// optional operands and reads of globals (a clone of a load after the
-/// optimizer's stores would read the new value).
-bool isLeaf(Operation *op) {
-  return op->hasTrait<OpTrait::ConstantLike>() ||
-         llvm::isa<ml_program::GlobalLoadOp>(op);
-}
-
-/// Whether `op` only computes values: an op without memory effects, or an
-/// onnx op (value semantics; training-mode Dropout's mask is a function of
-/// its seed attribute, its step operand and the element index, so a clone
-/// draws the same mask). Ops with regions are not cloned.
-bool isValueOp(Operation *op) {
-  return !op->getNumRegions() &&
-         (llvm::isa<onnx::ONNXDialect>(op->getDialect()) ||
-          isMemoryEffectFree(op));
-}
-
-/// The forward pass of a differentiated step and its layers.
+/// The forward pass of a differentiated step: the backward slice of the loss
+/// (result 0 of `ret`), leaves included. The backward pass starts at the
+/// first other op that reads a forward value other than a leaf, state
+/// updates (stores and what only feeds them) aside: a
+/// data-parallel step's loss transfer (a forward op) comes after its
+/// gradients' all-reduces, so program order alone does not say where the
+/// forward pass ends. Globals stored before the backward pass
+/// (BatchNormalization's running statistics) are its state; the
+/// optimizer's stores come after it.
 struct Forward {
-  /// Ops the loss (result 0 of `ret`) depends on, leaves included.
-  llvm::DenseSet<Operation *> ops;
-  /// Layer (assignLayers) of each forward op that is not a leaf.
-  llvm::DenseMap<Operation *, int> layer;
-  /// The last forward op in program order: backward readers come after it.
-  Operation *last = nullptr;
-  int lastLayer = -1;
-  /// Globals stored before the backward pass begins (BatchNormalization's
-  /// running statistics, written after their last read in the forward
-  /// pass): an op reading one is not cloned, since its clone, in the backward
-  /// pass, would read the new value (and code generation keeps one copy of
-  /// a global). The optimizer's stores come after the backward pass.
-  llvm::DenseSet<StringAttr> stored;
+  train::RecomputeScope scope;
+  Operation *firstBackward = nullptr;
 };
 
-/// Whether `op` reads a global stored before the backward pass.
-bool readsStoredState(const Forward &f, Operation *op) {
-  return llvm::any_of(op->getOperands(), [&](Value v) {
-    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
-    return load && f.stored.contains(load.getGlobal().getLeafReference());
-  });
-}
-
-/// The forward ops of the step: the backward slice of the loss in `body`.
-Forward detectForward(Block &body, func::ReturnOp ret) {
-  Forward f;
+void detectForward(Forward &f, Block &body, func::ReturnOp ret) {
+  llvm::DenseSet<Operation *> &forward = f.scope.forward;
   SmallVector<Value> work{ret.getOperand(0)};
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !f.ops.insert(def).second)
+    if (!def || !forward.insert(def).second)
       continue;
     llvm::append_range(work, def->getOperands());
   }
-  SmallVector<Operation *> named;
-  std::vector<std::string> names;
   for (Operation &op : body) {
-    if (!f.ops.contains(&op))
+    if (forward.contains(&op) || op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    f.last = &op;
-    if (isLeaf(&op))
+    if (auto store = llvm::dyn_cast<ml_program::GlobalStoreOp>(op)) {
+      f.scope.stored.insert(store.getGlobal().getLeafReference());
       continue;
-    named.push_back(&op);
-    names.push_back(onnx::getNodeName(op.getLoc()));
-  }
-  // The stores up to the first op of the backward pass.
-  for (Operation &op : body) {
-    if (f.last && f.last->isBeforeInBlock(&op) &&
-        !llvm::isa<ml_program::GlobalStoreOp>(op))
+    }
+    // State updates (what only feeds stores) and reads of leaves (a load, a
+    // constant) do not start the backward pass.
+    bool feedsStores =
+        op.getNumResults() && llvm::all_of(op.getUsers(), [](Operation *u) {
+          return llvm::isa<ml_program::GlobalStoreOp>(u);
+        });
+    if (!feedsStores && llvm::any_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && forward.contains(def) && !train::isRecomputeLeaf(def);
+        })) {
+      f.firstBackward = &op;
       break;
-    if (auto store = llvm::dyn_cast<ml_program::GlobalStoreOp>(op))
-      f.stored.insert(store.getGlobal().getLeafReference());
-  }
-  std::vector<int> layers = assignLayers(names);
-  for (auto [op, l] : llvm::zip(named, layers))
-    f.layer[op] = l;
-  if (!layers.empty())
-    f.lastLayer = layers.back();
-  return f;
-}
-
-/// Whether `user` is a backward reader that may read a recomputed value: a
-/// non-forward op after the forward pass without memory effects.
-bool isRewirable(const Forward &f, Block &body, Operation *user) {
-  Operation *top = body.findAncestorOpInBlock(*user);
-  return top && !f.ops.contains(top) && f.last->isBeforeInBlock(top) &&
-         !top->hasTrait<OpTrait::IsTerminator>() && isValueOp(top);
-}
-
-/// Whether `v`, a result of forward op `def` of layer `l`, is kept as it is:
-/// its op cannot be cloned (it has effects, or reads state the step stores),
-/// or a forward op of another layer, the return or
-/// an op inside the forward pass that is not forward also reads it.
-bool isKept(const Forward &f, Block &body, Value v, Operation *def, int l) {
-  if (!isValueOp(def) || readsStoredState(f, def))
-    return true;
-  for (Operation *user : v.getUsers()) {
-    Operation *top = body.findAncestorOpInBlock(*user);
-    if (!top || top->hasTrait<OpTrait::IsTerminator>())
-      return true;
-    if (f.ops.contains(top)) {
-      auto it = f.layer.find(top);
-      if (it == f.layer.end() || it->second != l)
-        return true;
-    } else if (!f.last->isBeforeInBlock(top)) {
-      return true;
     }
   }
-  return false;
-}
-
-/// Per layer: its values to recompute (in program order).
-llvm::MapVector<int, SmallVector<Value>> detectRecomputed(const Forward &f,
-                                                          Block &body) {
-  llvm::MapVector<int, SmallVector<Value>> out;
-  for (Operation &op : body) {
-    auto it = f.layer.find(&op);
-    if (it == f.layer.end() || it->second == f.lastLayer)
-      continue;
-    for (Value r : op.getResults())
-      if (!isKept(f, body, r, &op, it->second) &&
-          llvm::any_of(r.getUsers(),
-                       [&](Operation *u) { return isRewirable(f, body, u); }))
-        out[it->second].push_back(r);
-  }
-  return out;
-}
-
-/// The ops of layer `l` that computing `values` takes, in program order:
-/// everything back to the layer's inputs and its kept values.
-SmallVector<Operation *> collectClones(const Forward &f, Block &body,
-                                       ArrayRef<Value> values, int l) {
-  llvm::DenseSet<Operation *> needed;
-  SmallVector<Value> work(values.begin(), values.end());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    auto it = def ? f.layer.find(def) : f.layer.end();
-    if (it == f.layer.end() || it->second != l || isKept(f, body, v, def, l) ||
-        !needed.insert(def).second)
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  SmallVector<Operation *> ordered;
-  for (Operation &op : body)
-    if (needed.contains(&op))
-      ordered.push_back(&op);
-  return ordered;
-}
-
-/// Clones the ops computing `values` of layer `l` before their first
-/// backward reader and makes every backward reader read the clones.
-void recomputeLayer(const Forward &f, Block &body, ArrayRef<Value> values,
-                    int l) {
-  Operation *first = nullptr;
-  for (Value v : values)
-    for (Operation *u : v.getUsers())
-      if (isRewirable(f, body, u)) {
-        Operation *top = body.findAncestorOpInBlock(*u);
-        if (!first || top->isBeforeInBlock(first))
-          first = top;
-      }
-  OpBuilder b(first);
-  IRMapping map;
-  for (Operation *op : collectClones(f, body, values, l))
-    b.clone(*op, map);
-  for (Value v : values) {
-    Value clone = map.lookup(v);
-    v.replaceUsesWithIf(clone, [&](OpOperand &use) {
-      return isRewirable(f, body, use.getOwner());
-    });
-  }
+  train::assignForwardLayers(f.scope, body);
 }
 
 /// Whether the module's `dist.plan` asks for recomputation: its one
@@ -241,11 +113,14 @@ struct TrainRecomputePass
       func->emitError("hetpar-train-recompute: the step returns no loss");
       return signalPassFailure();
     }
-    Forward f = detectForward(body, ret);
-    if (!f.last)
+    Forward f;
+    detectForward(f, body, ret);
+    if (!f.firstBackward)
       return;
-    for (auto &[l, values] : detectRecomputed(f, body))
-      recomputeLayer(f, body, values, l);
+    f.scope.isBackward = [&](Operation *op) {
+      return op == f.firstBackward || f.firstBackward->isBeforeInBlock(op);
+    };
+    train::recomputeLayers(f.scope, body);
   }
 };
 } // namespace

@@ -4,6 +4,9 @@
 // RUN: sed 's/"1f1b"/"gpipe"/' %t/first.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=GPIPE
 // RUN: hetpar-opt %t/counts.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=3 | FileCheck %s --check-prefix=COUNTS
 // RUN: hetpar-opt %t/state.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=STATE
+// RUN: hetpar-opt %t/recompute.mlir --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: sed 's/recompute = true/recompute = false/' %t/recompute.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule=device=0 | FileCheck %s --check-prefix=NORECOMPUTE
+// RUN: sed 's/recompute = true/recompute = false/' %t/recompute.mlir | hetpar-opt --hetpar-onnx-differentiate --hetpar-dist-pipeline-schedule='device=0 recompute=true' | FileCheck %s --check-prefix=RECOMPUTE
 // RUN: hetpar-opt %t/errors.mlir --split-input-file --hetpar-dist-pipeline-schedule=device=0 --verify-diagnostics
 // RUN: hetpar-opt %t/no-device.mlir --hetpar-dist-pipeline-schedule --verify-diagnostics
 
@@ -134,6 +137,35 @@ module attributes {dist.plan = #dist.plan<batch = 6, microbatches = 3, mode = tr
     %mean = onnx.ReduceMean(%x, %axes) {keepdims = 0 : i64} : (tensor<2x4xf32>, tensor<1xi64>) -> tensor<4xf32>
     %new = onnx.Add(%m, %mean) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     ml_program.global_store @m = %new : tensor<4xf32>
+    return
+  }
+}
+
+//--- recompute.mlir
+// The plan's stage 0 recomputes: its one layer (/l0/: MatMul, Tanh, Mul)
+// is not the last stage's, so it is recomputed too. The backward part of
+// each microbatch reads clones of the MatMul and the Tanh (the Mul's
+// gradient reads the Tanh's output), marked hetpar.recomputed and built in
+// the backward slot from the microbatch's input; the layer's output is
+// sent and not kept.
+// RECOMPUTE: %[[X0:.*]] = onnx.Slice(%arg0, {{.*}}) {hetpar.microbatch_index = 0 : i64}
+// RECOMPUTE: onnx.Tanh{{.*}}{hetpar.microbatch_index = 0 : i64}
+// RECOMPUTE-NOT: hetpar.recomputed
+// RECOMPUTE: dist.recv on @mesh from 1 tag 16384 {hetpar.microbatch_index = 0 : i64}
+// RECOMPUTE-NEXT: %[[A:.*]] = onnx.MatMul(%[[X0]], %{{.*}}) {hetpar.microbatch_index = 0 : i64, hetpar.recomputed}
+// RECOMPUTE-NEXT: %[[T:.*]] = onnx.Tanh(%[[A]]) {hetpar.microbatch_index = 0 : i64, hetpar.recomputed}
+// RECOMPUTE-NEXT: onnx.Mul(%{{.*}}, %[[T]]) {hetpar.microbatch_index = 0 : i64}
+// RECOMPUTE-COUNT-2: hetpar.recomputed
+// NORECOMPUTE-NOT: hetpar.recomputed
+module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 2, mode = training, schedule = "1f1b", stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1, recompute = true>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+  dist.mesh @mesh devices [#dist.device<0, "L4">, #dist.device<1, "L4">]
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x4xf32>) : tensor<4x4xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}) attributes {dist.device = 0 : i64} {
+    %w = ml_program.global_load @w : tensor<4x4xf32>
+    %a = onnx.MatMul(%x, %w) : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> loc("/l0/MatMul")
+    %t = onnx.Tanh(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/l0/Tanh")
+    %m = onnx.Mul(%t, %t) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("/l0/Mul")
+    dist.send %m on @mesh to 1 tag 0 : tensor<2x4xf32>
     return
   }
 }

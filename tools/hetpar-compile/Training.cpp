@@ -186,6 +186,9 @@ void hetpar::tools::buildTrainingPipeline(
   if (replica && replica->pipeline) {
     DistPipelineSchedulePassOptions schedule;
     schedule.device = replica->device;
+    // A stage recomputes where the plan says (or --recompute), per
+    // microbatch, in the schedule.
+    schedule.recompute = recompute;
     pm.addPass(createDistPipelineSchedulePass(schedule));
   }
   if (replica) {
@@ -217,15 +220,14 @@ void hetpar::tools::buildTrainingPipeline(
   pm.addPass(createCanonicalizerPass());
   // Last: CSE would merge the clones back into the forward originals
   // (nothing in code generation merges equal ops).
-  if (recompute)
+  bool pipeline = replica && replica->pipeline;
+  if (!pipeline && (recompute || (replica && replica->recompute)))
     pm.addPass(hetpar::createTrainRecomputePass());
 }
 
-std::string hetpar::tools::trainingManifest(ModuleOp module,
-                                            codegen::FloatMode dtype,
-                                            std::optional<int64_t> batchSize,
-                                            int64_t microbatches,
-                                            int64_t callMicrobatches) {
+std::string hetpar::tools::trainingManifest(
+    ModuleOp module, codegen::FloatMode dtype, std::optional<int64_t> batchSize,
+    int64_t microbatches, int64_t callMicrobatches, bool planRecomputes) {
   auto func = hetpar::train::stepFunction(module);
   // A program without inputs (every operand an initializer) counts one
   // sample of nothing per step: each step just runs.
@@ -270,7 +272,7 @@ std::string hetpar::tools::trainingManifest(ModuleOp module,
       {"loss_scaling", dtype == codegen::FloatMode::F16 ? "dynamic" : "none"},
       {"tokens_per_sample", tokens},
       {"seed", seed.getValue()},
-      {"recompute", recompute.getValue()},
+      {"recompute", recompute || planRecomputes},
       {"optimizer", std::move(opt)},
       {"model", "model.onnx"}};
   std::string text;
@@ -478,7 +480,7 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
           [](OpPassManager &p) {
             hetpar::buildToStaticPipeline(p, hetpar::ToStaticPipelineOptions());
           },
-          ReplicaStep{id, *microbatches, pipeline, last});
+          ReplicaStep{id, *microbatches, pipeline, last, stage.recompute});
       if (failed(applyPassManagerCLOptions(pm)) || failed(pm.run(*step)))
         return failure();
       out.modules.push_back(std::move(step));

@@ -28,6 +28,9 @@ struct ReplicaStep {
   int64_t microbatches;
   bool pipeline = false;
   bool lastStage = true;
+  /// The plan's stage of the device recomputes its activations (its
+  /// "recompute", which the simulator charged): as --recompute.
+  bool recompute = false;
 };
 
 /// Adds the passes that turn the imported module (initializers marked) into
@@ -101,11 +104,13 @@ void buildEvalPipeline(
 /// `microbatches` when positive, else --grad-accumulation-steps (the calls
 /// of a step). `callMicrobatches` > 1: each call runs that many microbatches
 /// of a pipeline (manifest "call_microbatches"; each device takes its rows
-/// of each).
+/// of each). "recompute" is --recompute, or `planRecomputes` (a stage of the
+/// plan recomputes).
 std::string trainingManifest(mlir::ModuleOp module, codegen::FloatMode dtype,
                              std::optional<int64_t> batchSize = std::nullopt,
                              int64_t microbatches = 0,
-                             int64_t callMicrobatches = 1);
+                             int64_t callMicrobatches = 1,
+                             bool planRecomputes = false);
 
 } // namespace hetpar::tools
 

@@ -813,7 +813,10 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   files.training = hetpar::tools::trainingManifest(
       *steps->modules.front(), floatMode,
       pipeline ? plan->batch : plan->microbatchRows,
-      pipeline ? 1 : plan->microbatches, pipeline ? plan->microbatches : 1);
+      pipeline ? 1 : plan->microbatches, pipeline ? plan->microbatches : 1,
+      llvm::any_of(plan->stages, [](const hetpar::StageAnnotation &st) {
+        return st.recompute;
+      }));
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
   // The evaluation step reads every parameter from the reporting device's

@@ -285,6 +285,15 @@ def DistPipelineSchedulePass
       reads what microbatch k - 1 wrote, as one device accumulating the
       microbatches (and PyTorch's accumulation loop) updates it.
 
+    * Activation recomputation where the plan's stage says `recompute` (or
+      the `recompute` option asks for it): the backward part reads clones of
+      each layer's forward values, rebuilt from the layer's inputs just
+      before the layer's first backward reader (hetpar-train-recompute's
+      rewrite, on the step of one microbatch), so a microbatch in flight
+      keeps only its layers' inputs. Every layer is recomputed, the last one
+      too, except on the last stage (its backward part follows its forward
+      part at once).
+
     Errors: no plan or a bad one; `device` not in the plan; a schedule other
     than 1f1b or gpipe; an input whose first dimension is not the device's
     rows of a microbatch; a backward-part read of state the forward part
@@ -294,6 +303,9 @@ def DistPipelineSchedulePass
   let options = [
     Option<"device", "device", "int64_t", "-1",
            "The plan's device whose step this is">,
+    Option<"recompute", "recompute", "bool", /*default=*/"false",
+           "Recompute activations on every stage, whatever the plan's stages "
+           "say (hetpar-compile --recompute)">,
   ];
 }
 
@@ -816,7 +828,10 @@ def TrainRecomputePass : Pass<"hetpar-train-recompute", "mlir::ModuleOp"> {
     Activation checkpointing (Chen et al., "Training Deep Nets with Sublinear
     Memory Cost", 2016) as a rewrite of the differentiated training step, one
     layer at a time. The forward ops are the ops the returned loss (result 0)
-    depends on; every other op is backward or optimizer. Forward ops are split
+    depends on; the backward pass starts at the first other op that reads a
+    forward value other than a constant or a load (state updates, stores and
+    what only feeds them, aside), so a data-parallel step's loss all-reduce,
+    placed after the gradients' all-reduces, does not hide it. Forward ops are split
     into layers by their ONNX node names with `assignLayers`, the layer
     assignment of the planner and the simulator (constants and
     `ml_program.global_load`s take no part). For each layer, the values that

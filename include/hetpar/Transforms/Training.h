@@ -60,6 +60,10 @@ inline constexpr llvm::StringLiteral kSynchronizedAttr =
 /// microbatch's backward part of a pipeline's schedule, as the group's other
 /// devices run theirs.
 inline constexpr llvm::StringLiteral kBackwardAttr = "hetpar.backward";
+/// On a clone that a pipeline stage's activation recomputation made of a
+/// forward op (hetpar-dist-pipeline-schedule): the CSE after the optimizer
+/// must not merge it back into the original, whose operands it shares.
+inline constexpr llvm::StringLiteral kRecomputedAttr = "hetpar.recomputed";
 /// On an add of a running sum over microbatches (hetpar-dist-pipeline-
 /// schedule's loss and gradient sums): code generation computes it where it
 /// stands, never fused into the next microbatch's add, so that each
