@@ -128,6 +128,8 @@ llvm::Error hetpar::tools::checkTrainingFlags() {
   return llvm::Error::success();
 }
 
+bool hetpar::tools::recomputeEveryStage() { return recompute; }
+
 llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
   return category;
 }
@@ -186,9 +188,8 @@ void hetpar::tools::buildTrainingPipeline(
   if (replica && replica->pipeline) {
     DistPipelineSchedulePassOptions schedule;
     schedule.device = replica->device;
-    // A stage recomputes where the plan says (or --recompute), per
-    // microbatch, in the schedule.
-    schedule.recompute = recompute;
+    // A stage recomputes where the plan says (--recompute sets it on every
+    // stage), per microbatch, in the schedule.
     pm.addPass(createDistPipelineSchedulePass(schedule));
   }
   if (replica) {

@@ -81,6 +81,11 @@ std::vector<std::string> trainableInitializers(mlir::ModuleOp module);
 /// --help next to hetpar-compile's own.
 llvm::cl::OptionCategory &trainingOptionCategory();
 
+/// --recompute: every stage of a training plan recomputes its activations
+/// (hetpar-compile writes it into the plan, which the simulator and the
+/// code generation then read).
+bool recomputeEveryStage();
+
 /// Whether --eval-program (on by default) asks for the evaluation step.
 bool wantEvalProgram();
 

@@ -513,18 +513,24 @@ static int planModel(ModuleOp module,
                 " shards the optimizer state over a stage's data-parallel "
                 "replicas, and the plan has none (" +
                 plan.origin + ")");
-  bool zeroed = false;
+  bool planChanged = false; // the plan changed: simulated again below
   for (hetpar::Stage &st : plan.stages)
     if (zeroStage.getNumOccurrences() && st.data > 1 && st.zero != zeroStage) {
       st.zero = zeroStage;
       st.zeroShares.clear(); // a stage without ZeRO has no shares
-      zeroed = true;
+      planChanged = true;
     }
-  if (zeroed) {
-    auto sharded = hetpar::simulate(module, *cluster, plan, **model);
-    if (!sharded)
-      return fail(llvm::toString(sharded.takeError()));
-    prediction = std::move(*sharded);
+  // --recompute applies to every stage of a training plan, whose
+  // prediction then counts the recomputation.
+  if (mode == hetpar::Mode::Training && hetpar::tools::recomputeEveryStage())
+    for (hetpar::Stage &st : plan.stages)
+      if (!st.recompute)
+        st.recompute = planChanged = true;
+  if (planChanged) {
+    auto changed = hetpar::simulate(module, *cluster, plan, **model);
+    if (!changed)
+      return fail(llvm::toString(changed.takeError()));
+    prediction = std::move(*changed);
   }
 
   llvm::json::Object planJSON =
