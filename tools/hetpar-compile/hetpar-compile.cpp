@@ -307,6 +307,361 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        std::string traceText, hetpar::FloatMode floatMode,
                        llvm::ArrayRef<std::string> inputsRead);
 
+/// The plan hetpar-compile evaluates or compiles, and what it was chosen
+/// among: the plan, its simulated prediction, the baselines it is compared
+/// with, and the search's result when it was searched.
+struct ChosenPlan {
+  hetpar::Plan plan;
+  std::optional<hetpar::Prediction> prediction;
+  std::vector<hetpar::Baseline> baselines;
+  std::optional<hetpar::SearchResult> searchResult;
+};
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// --plan FILE: the plan as given, simulated (it must fit in memory).
+static llvm::Error planFromFile(ModuleOp module, const hetpar::Cluster &cluster,
+                                const hetpar::CostModel &model, ChosenPlan &c) {
+  auto loaded = hetpar::loadPlan(planPath);
+  if (!loaded)
+    return error(llvm::toString(loaded.takeError()));
+  c.plan = std::move(*loaded);
+  if (mode.getNumOccurrences() && c.plan.modeGiven && c.plan.mode != mode)
+    return error(llvm::formatv("--mode={0} but the plan '{1}' says mode {2}",
+                               hetpar::getModeName(mode), planPath,
+                               hetpar::getModeName(c.plan.mode)));
+  if (!c.plan.modeGiven)
+    c.plan.mode = mode;
+  auto pred = hetpar::simulate(module, cluster, c.plan, model);
+  if (!pred)
+    return error(
+        planPath + ": " + llvm::toString(pred.takeError()) +
+        (clusterPath.empty()
+             ? " (no --cluster was given, so the cluster is one local " +
+                   deviceKind +
+                   " device; give the cluster the plan was written for)"
+             : std::string()));
+  if (!pred->memoryProblems.empty()) {
+    std::string lines;
+    for (const std::string &p : pred->memoryProblems)
+      lines += "\n  " + p;
+    return error(llvm::formatv("{0}: the plan does not fit in memory on {1} "
+                               "device(s):{2}",
+                               planPath, pred->memoryProblems.size(), lines));
+  }
+  for (const std::string &w : pred->warnings)
+    llvm::errs() << "hetpar-compile: warning: " << planPath << ": " << w
+                 << "\n";
+  if (c.plan.origin.empty())
+    c.plan.origin = "given";
+  c.prediction = std::move(*pred);
+  // Compared in the plan's mode.
+  c.baselines = hetpar::makeBaselines(module, cluster, c.plan.mode, model);
+  return llvm::Error::success();
+}
+
+/// --baseline NAME: one of the baselines, simulated again with its timeline.
+static llvm::Error planFromBaseline(ModuleOp module,
+                                    const hetpar::Cluster &cluster,
+                                    const hetpar::CostModel &model,
+                                    ChosenPlan &c) {
+  c.baselines = hetpar::makeBaselines(module, cluster, mode, model);
+  const hetpar::Baseline *chosen = nullptr;
+  for (const hetpar::Baseline &b : c.baselines)
+    if (b.name == baselinePlan)
+      chosen = &b;
+  if (!chosen)
+    return error("--baseline: unknown baseline '" + baselinePlan +
+                 "' (data_parallel, pipeline or tensor_parallel)");
+  if (!chosen->prediction)
+    return error("--baseline " + baselinePlan +
+                 " is not applicable here: " + chosen->notApplicable);
+  if (!chosen->fits())
+    return error("--baseline " + baselinePlan + " does not fit in memory: " +
+                 chosen->prediction->memoryProblems.front());
+  c.plan = chosen->plan;
+  c.plan.origin = "baseline: " + baselinePlan;
+  if (llvm::any_of(c.plan.stages,
+                   [](const hetpar::Stage &st) { return st.zero; }))
+    c.plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
+  // Simulated again with its timeline: the baselines are compared without
+  // one, and trace.json would be empty.
+  auto traced = hetpar::simulate(module, cluster, c.plan, model);
+  if (!traced)
+    return error(llvm::toString(traced.takeError()));
+  c.prediction = std::move(*traced);
+  return llvm::Error::success();
+}
+
+/// Neither: the search's best plan (on --assume-kind's cluster, then
+/// evaluated on the real one).
+static llvm::Error planFromSearch(ModuleOp module,
+                                  const hetpar::Cluster &cluster,
+                                  const hetpar::CostModel &model,
+                                  ChosenPlan &c) {
+  if (!(searchBudget > 0) || !std::isfinite(searchBudget))
+    return error("--search-budget must be a positive number of seconds");
+  hetpar::SearchOptions options;
+  options.mode = mode;
+  options.objective = objective;
+  options.budgetSeconds = searchBudget;
+  if (stageCount < 0)
+    return error("--stages must be 0 (any number) or more");
+  options.stages = stageCount;
+  // A progress bar on a terminal, once the search has run for a second.
+  auto started = std::chrono::steady_clock::now();
+  bool drawn = false;
+  if (llvm::errs().is_displayed())
+    options.progress = [&](double done) {
+      double secs = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+      if (secs < 1 && !drawn)
+        return;
+      drawn = true;
+      int filled = static_cast<int>(done * 30);
+      llvm::errs() << "\rsearching [" << std::string(filled, '#')
+                   << std::string(30 - filled, ' ')
+                   << llvm::formatv("] {0,3}% {1:F1} s", int(done * 100), secs);
+      if (done >= 1)
+        llvm::errs() << "\n";
+    };
+  // --assume-kind: the same topology with every device of one kind.
+  hetpar::Cluster searched = cluster;
+  if (!assumeKind.empty()) {
+    const hetpar::DeviceKind *k = hetpar::lookupDeviceKind(assumeKind);
+    if (!k)
+      return error("--assume-kind: unknown device kind '" + assumeKind +
+                   "' (hetpar-cluster --catalog lists the kinds)");
+    for (hetpar::Device &d : searched.devices) {
+      d.kind = k->name;
+      d.fp32Flops = k->fp32Flops;
+      d.tensorFlops = k->tensorFlops;
+      d.memoryBytes = k->memoryBytes;
+      d.memoryBandwidth = k->memoryBandwidth;
+      d.slowdown = 1.0;
+    }
+  }
+  auto result = hetpar::searchPlan(module, searched, model, options);
+  if (drawn && !result)
+    llvm::errs() << "\n";
+  if (!result)
+    return error(llvm::toString(result.takeError()));
+  c.searchResult = std::move(*result);
+  c.baselines = c.searchResult->baselines;
+  c.plan = c.searchResult->best.plan;
+  c.prediction = c.searchResult->best.prediction;
+  if (!assumeKind.empty()) {
+    // Evaluated on the real cluster.
+    c.plan.origin = "search assuming every device is " + assumeKind;
+    auto real = hetpar::simulate(module, cluster, c.plan, model);
+    if (!real)
+      return error(llvm::toString(real.takeError()));
+    if (!real->memoryProblems.empty())
+      return error(llvm::formatv(
+          "the plan made for {0} does not fit the real cluster: {1}",
+          assumeKind, real->memoryProblems.front()));
+    c.prediction = std::move(*real);
+    c.baselines = hetpar::makeBaselines(module, cluster, mode, model);
+    c.searchResult.reset();
+  }
+  return llvm::Error::success();
+}
+
+/// A searched training plan that code generation cannot take gives way to
+/// the data-parallel baseline (with a note), or fails when that does not fit.
+static llvm::Error
+fallBackToGeneratable(ModuleOp module, const hetpar::Cluster &cluster,
+                      const hetpar::CostModel &model,
+                      std::optional<hetpar::FloatMode> generate,
+                      ChosenPlan &c) {
+  // A searched training plan that trainingPlanProblem refuses (16-bit with
+  // tensor parallelism or stages, docs/training.md) gives way to the
+  // data-parallel baseline, and the user is told.
+  llvm::SmallVector<int64_t> tensors;
+  for (const hetpar::Stage &st : c.plan.stages)
+    tensors.push_back(st.tensor);
+  std::string problem = hetpar::trainingPlanProblem(
+      tensors, generate && *generate != hetpar::FloatMode::F32);
+  if (generate && mode == hetpar::Mode::Training && c.searchResult &&
+      !problem.empty()) {
+    const hetpar::Baseline *dp = nullptr;
+    for (const hetpar::Baseline &b : c.baselines)
+      if (b.name == "data_parallel" && b.fits())
+        dp = &b;
+    if (!dp)
+      return error(llvm::formatv(
+          "the searched plan ({0} stage(s)) cannot be generated: {1}; and "
+          "the data-parallel baseline does not fit (evaluate plans with "
+          "--plan-only)",
+          c.plan.stages.size(), problem));
+    llvm::errs() << llvm::formatv(
+        "hetpar-compile: note: the searched plan ({0} stage(s), {1:F4} s per "
+        "step) cannot be generated: {3}; compiling the data-parallel baseline "
+        "({2:F4} s per step) instead\n",
+        c.plan.stages.size(), c.prediction->stepTime, dp->prediction->stepTime,
+        problem);
+    c.plan = dp->plan;
+    c.plan.origin = "baseline: data_parallel (training code generation)";
+    auto traced = hetpar::simulate(module, cluster, c.plan, model);
+    if (!traced)
+      return error(llvm::toString(traced.takeError()));
+    c.prediction = std::move(*traced);
+  }
+  return llvm::Error::success();
+}
+
+/// --zero-stage and --recompute edit the plan, which is simulated again.
+static llvm::Error applyPlanFlags(ModuleOp module,
+                                  const hetpar::Cluster &cluster,
+                                  const hetpar::CostModel &model,
+                                  ChosenPlan &c) {
+  // --zero-stage, when given (0 too), applies to every data-parallel stage
+  // of the plan, whose prediction then holds each replica's share of the
+  // optimizer state.
+  if (mode != hetpar::Mode::Training &&
+      llvm::any_of(c.plan.stages,
+                   [](const hetpar::Stage &st) { return st.zero > 0; }))
+    return error("the plan shards optimizer state ('zero'), which only "
+                 "training has: compile it with --mode training, or remove "
+                 "'zero' (docs/plan-format.md)");
+  if (zeroStage > 0 &&
+      llvm::none_of(c.plan.stages,
+                    [](const hetpar::Stage &st) { return st.data > 1; }))
+    return error("--zero-stage " + std::to_string(zeroStage) +
+                 " shards the optimizer state over a stage's data-parallel "
+                 "replicas, and the plan has none (" +
+                 c.plan.origin + ")");
+  bool planChanged = false; // the c.plan changed: simulated again below
+  for (hetpar::Stage &st : c.plan.stages)
+    if (zeroStage.getNumOccurrences() && st.data > 1 && st.zero != zeroStage) {
+      st.zero = zeroStage;
+      st.zeroShares.clear(); // a stage without ZeRO has no shares
+      planChanged = true;
+    }
+  // --recompute applies to every stage of a training plan, whose
+  // prediction then counts the recomputation.
+  if (mode == hetpar::Mode::Training && hetpar::tools::recomputeEveryStage())
+    for (hetpar::Stage &st : c.plan.stages)
+      if (!st.recompute)
+        st.recompute = planChanged = true;
+  if (planChanged) {
+    auto changed = hetpar::simulate(module, cluster, c.plan, model);
+    if (!changed)
+      return error(llvm::toString(changed.takeError()));
+    c.prediction = std::move(*changed);
+  }
+  return llvm::Error::success();
+}
+
+/// plan.json: the prediction, the model, the cost model, the objective, the
+/// search's statistics and alternatives, the baselines.
+static llvm::json::Object planToJSON(const ChosenPlan &c,
+                                     const hetpar::Cluster &cluster,
+                                     const hetpar::CostModel &model) {
+  llvm::json::Object planJSON =
+      hetpar::predictionToJSON(c.plan, *c.prediction, cluster);
+  planJSON["model"] = modelPath.getValue();
+  planJSON["cost_model"] = model.name();
+  planJSON["objective"] =
+      objective == hetpar::Objective::Latency ? "latency" : "throughput";
+  if (c.searchResult) {
+    const hetpar::SearchStats &st = c.searchResult->stats;
+    llvm::json::Array alternatives;
+    for (const hetpar::Candidate &c : c.searchResult->alternatives)
+      alternatives.push_back(
+          llvm::json::Object{{"description", c.description},
+                             {"predicted_step_time_s", c.prediction.stepTime},
+                             {"bubble_fraction", c.prediction.bubbleFraction}});
+    planJSON["search"] =
+        llvm::json::Object{{"seconds", st.seconds},
+                           {"partitions_estimated", st.candidatesEstimated},
+                           {"plans_simulated", st.candidatesSimulated},
+                           {"sharding_problems", st.shardingProblems},
+                           {"sharding_proven_optimal", st.shardingOptimal},
+                           {"sharding_fallbacks", st.shardingFallbacks},
+                           {"budget_exhausted", st.budgetExhausted},
+                           {"alternatives", std::move(alternatives)}};
+  }
+  planJSON["baselines"] = hetpar::baselinesToJSON(c.baselines);
+  return planJSON;
+}
+
+/// --plan-only: OUT/plan.json and OUT/trace.json, each complete or absent.
+static int writePlanFiles(llvm::json::Object planJSON, const ChosenPlan &c,
+                          const hetpar::Cluster &cluster,
+                          const std::vector<std::string> &inputsRead) {
+  // OUT is a directory; its two files are each complete or absent.
+  if (llvm::sys::fs::exists(outputPath) &&
+      !llvm::sys::fs::is_directory(outputPath))
+    return fail("-o '" + outputPath + "' exists and is not a folder");
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+    return fail("cannot create '" + outputPath + "': " + ec.message());
+  llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
+  llvm::sys::path::append(planFile, "plan.json");
+  llvm::sys::path::append(traceFile, "trace.json");
+  for (llvm::StringRef file : {planFile.str(), traceFile.str()})
+    if (llvm::Error err = hetpar::checkNotAnInput(file, inputsRead))
+      return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err =
+          hetpar::writeOutput(planFile, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", llvm::json::Value(std::move(planJSON)))
+               << "\n";
+          }))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err =
+          hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
+            hetpar::writeTraceJSON(os, *c.prediction, cluster);
+            os << "\n";
+          })) {
+    llvm::sys::fs::remove(planFile);
+    return fail(llvm::toString(std::move(err)));
+  }
+  return 0;
+}
+
+/// The short report on stdout: the plan, its prediction, its stages, the
+/// baselines (or --explain's lines), what was written.
+static void reportPlan(const ChosenPlan &c, const hetpar::Cluster &cluster,
+                       bool generate) {
+  // A short report on stdout.
+  llvm::outs() << llvm::formatv(
+      "plan ({0}): {1} stage(s), {2} microbatch(es), {3}, {4}\n", c.plan.origin,
+      c.plan.stages.size(), c.plan.microbatches,
+      hetpar::getScheduleName(c.plan.schedule),
+      hetpar::getModeName(c.plan.mode));
+  llvm::outs() << llvm::formatv(
+      "predicted step time {0:F6} s, throughput {1:F2} "
+      "samples/s, bubble {2:P}\n",
+      c.prediction->stepTime, c.prediction->throughput,
+      c.prediction->bubbleFraction);
+  printStageTable(c.plan, *c.prediction, cluster);
+  if (c.searchResult && explain)
+    for (const std::string &line : c.searchResult->explanation)
+      llvm::outs() << "explain: " << line << "\n";
+  // (--explain already said each baseline's time against the plan's.)
+  for (const hetpar::Baseline &b : c.baselines) {
+    if (c.searchResult && explain)
+      break;
+    llvm::outs() << "baseline " << b.name << ": ";
+    if (!b.prediction)
+      llvm::outs() << "not applicable (" << b.notApplicable << ")\n";
+    else
+      llvm::outs() << llvm::formatv("{0:F6} s{1}\n", b.prediction->stepTime,
+                                    b.fits() ? ""
+                                             : " (does not fit in memory)");
+  }
+  if (generate)
+    llvm::outs() << "wrote " << outputPath << ": one program per device ("
+                 << c.plan.stages.size()
+                 << " stage(s)), plan.json, trace.json\n";
+  else
+    llvm::outs() << "wrote " << outputPath << "/plan.json and " << outputPath
+                 << "/trace.json\n";
+}
+
 /// --plan-only: evaluate the given plan, or search one, and write
 /// OUT/plan.json and OUT/trace.json. With `generate` (--cluster or --plan
 /// without --plan-only), compile the plan instead: OUT is then a program
@@ -326,311 +681,35 @@ static int planModel(ModuleOp module,
   auto model = makeCostModel();
   if (!model)
     return fail(llvm::toString(model.takeError()));
-
-  std::vector<hetpar::Baseline> baselines;
-  std::optional<hetpar::SearchResult> searchResult;
-  hetpar::Plan plan;
-  std::optional<hetpar::Prediction> prediction;
-  if (!planPath.empty()) {
-    auto loaded = hetpar::loadPlan(planPath);
-    if (!loaded)
-      return fail(llvm::toString(loaded.takeError()));
-    plan = std::move(*loaded);
-    if (mode.getNumOccurrences() && plan.modeGiven && plan.mode != mode)
-      return fail(llvm::formatv("--mode={0} but the plan '{1}' says mode {2}",
-                                hetpar::getModeName(mode), planPath,
-                                hetpar::getModeName(plan.mode)));
-    if (!plan.modeGiven)
-      plan.mode = mode;
-    auto pred = hetpar::simulate(module, *cluster, plan, **model);
-    if (!pred)
-      return fail(
-          planPath + ": " + llvm::toString(pred.takeError()) +
-          (clusterPath.empty()
-               ? " (no --cluster was given, so the cluster is one local " +
-                     deviceKind +
-                     " device; give the cluster the plan was written for)"
-               : std::string()));
-    if (!pred->memoryProblems.empty()) {
-      std::string lines;
-      for (const std::string &p : pred->memoryProblems)
-        lines += "\n  " + p;
-      return fail(llvm::formatv("{0}: the plan does not fit in memory on {1} "
-                                "device(s):{2}",
-                                planPath, pred->memoryProblems.size(), lines));
-    }
-    for (const std::string &w : pred->warnings)
-      llvm::errs() << "hetpar-compile: warning: " << planPath << ": " << w
-                   << "\n";
-    if (plan.origin.empty())
-      plan.origin = "given";
-    prediction = std::move(*pred);
-    // Compared in the plan's mode.
-    baselines = hetpar::makeBaselines(module, *cluster, plan.mode, **model);
-  } else if (!baselinePlan.empty()) {
-    baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
-    const hetpar::Baseline *chosen = nullptr;
-    for (const hetpar::Baseline &b : baselines)
-      if (b.name == baselinePlan)
-        chosen = &b;
-    if (!chosen)
-      return fail("--baseline: unknown baseline '" + baselinePlan +
-                  "' (data_parallel, pipeline or tensor_parallel)");
-    if (!chosen->prediction)
-      return fail("--baseline " + baselinePlan +
-                  " is not applicable here: " + chosen->notApplicable);
-    if (!chosen->fits())
-      return fail("--baseline " + baselinePlan + " does not fit in memory: " +
-                  chosen->prediction->memoryProblems.front());
-    plan = chosen->plan;
-    plan.origin = "baseline: " + baselinePlan;
-    if (llvm::any_of(plan.stages,
-                     [](const hetpar::Stage &st) { return st.zero; }))
-      plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
-    // Simulated again with its timeline: the baselines are compared without
-    // one, and trace.json would be empty.
-    auto traced = hetpar::simulate(module, *cluster, plan, **model);
-    if (!traced)
-      return fail(llvm::toString(traced.takeError()));
-    prediction = std::move(*traced);
-  } else {
-    if (!(searchBudget > 0) || !std::isfinite(searchBudget))
-      return fail("--search-budget must be a positive number of seconds");
-    hetpar::SearchOptions options;
-    options.mode = mode;
-    options.objective = objective;
-    options.budgetSeconds = searchBudget;
-    if (stageCount < 0)
-      return fail("--stages must be 0 (any number) or more");
-    options.stages = stageCount;
-    // A progress bar on a terminal, once the search has run for a second.
-    auto started = std::chrono::steady_clock::now();
-    bool drawn = false;
-    if (llvm::errs().is_displayed())
-      options.progress = [&](double done) {
-        double secs = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - started)
-                          .count();
-        if (secs < 1 && !drawn)
-          return;
-        drawn = true;
-        int filled = static_cast<int>(done * 30);
-        llvm::errs() << "\rsearching [" << std::string(filled, '#')
-                     << std::string(30 - filled, ' ')
-                     << llvm::formatv("] {0,3}% {1:F1} s", int(done * 100),
-                                      secs);
-        if (done >= 1)
-          llvm::errs() << "\n";
-      };
-    // --assume-kind: the same topology with every device of one kind.
-    hetpar::Cluster searched = *cluster;
-    if (!assumeKind.empty()) {
-      const hetpar::DeviceKind *k = hetpar::lookupDeviceKind(assumeKind);
-      if (!k)
-        return fail("--assume-kind: unknown device kind '" + assumeKind +
-                    "' (hetpar-cluster --catalog lists the kinds)");
-      for (hetpar::Device &d : searched.devices) {
-        d.kind = k->name;
-        d.fp32Flops = k->fp32Flops;
-        d.tensorFlops = k->tensorFlops;
-        d.memoryBytes = k->memoryBytes;
-        d.memoryBandwidth = k->memoryBandwidth;
-        d.slowdown = 1.0;
-      }
-    }
-    auto result = hetpar::searchPlan(module, searched, **model, options);
-    if (drawn && !result)
-      llvm::errs() << "\n";
-    if (!result)
-      return fail(llvm::toString(result.takeError()));
-    searchResult = std::move(*result);
-    baselines = searchResult->baselines;
-    plan = searchResult->best.plan;
-    prediction = searchResult->best.prediction;
-    if (!assumeKind.empty()) {
-      // Evaluated on the real cluster.
-      plan.origin = "search assuming every device is " + assumeKind;
-      auto real = hetpar::simulate(module, *cluster, plan, **model);
-      if (!real)
-        return fail(llvm::toString(real.takeError()));
-      if (!real->memoryProblems.empty())
-        return fail(llvm::formatv(
-            "the plan made for {0} does not fit the real cluster: {1}",
-            assumeKind, real->memoryProblems.front()));
-      prediction = std::move(*real);
-      baselines = hetpar::makeBaselines(module, *cluster, mode, **model);
-      searchResult.reset();
-    }
-  }
-
-  // A searched training plan that trainingPlanProblem refuses (16-bit with
-  // tensor parallelism or stages, docs/training.md) gives way to the
-  // data-parallel baseline, and the user is told.
-  llvm::SmallVector<int64_t> tensors;
-  for (const hetpar::Stage &st : plan.stages)
-    tensors.push_back(st.tensor);
-  std::string problem = hetpar::trainingPlanProblem(
-      tensors, generate && *generate != hetpar::FloatMode::F32);
-  if (generate && mode == hetpar::Mode::Training && searchResult &&
-      !problem.empty()) {
-    const hetpar::Baseline *dp = nullptr;
-    for (const hetpar::Baseline &b : baselines)
-      if (b.name == "data_parallel" && b.fits())
-        dp = &b;
-    if (!dp)
-      return fail(llvm::formatv(
-          "the searched plan ({0} stage(s)) cannot be generated: {1}; and the "
-          "data-parallel baseline does not fit (evaluate plans with "
-          "--plan-only)",
-          plan.stages.size(), problem));
-    llvm::errs() << llvm::formatv(
-        "hetpar-compile: note: the searched plan ({0} stage(s), {1:F4} s per "
-        "step) cannot be generated: {3}; compiling the data-parallel baseline "
-        "({2:F4} s per step) instead\n",
-        plan.stages.size(), prediction->stepTime, dp->prediction->stepTime,
-        problem);
-    plan = dp->plan;
-    plan.origin = "baseline: data_parallel (training code generation)";
-    auto traced = hetpar::simulate(module, *cluster, plan, **model);
-    if (!traced)
-      return fail(llvm::toString(traced.takeError()));
-    prediction = std::move(*traced);
-  }
-
-  // --zero-stage, when given (0 too), applies to every data-parallel stage
-  // of the plan, whose prediction then holds each replica's share of the
-  // optimizer state.
-  if (mode != hetpar::Mode::Training &&
-      llvm::any_of(plan.stages,
-                   [](const hetpar::Stage &st) { return st.zero > 0; }))
-    return fail("the plan shards optimizer state ('zero'), which only "
-                "training has: compile it with --mode training, or remove "
-                "'zero' (docs/plan-format.md)");
-  if (zeroStage > 0 && llvm::none_of(plan.stages, [](const hetpar::Stage &st) {
-        return st.data > 1;
-      }))
-    return fail("--zero-stage " + std::to_string(zeroStage) +
-                " shards the optimizer state over a stage's data-parallel "
-                "replicas, and the plan has none (" +
-                plan.origin + ")");
-  bool planChanged = false; // the plan changed: simulated again below
-  for (hetpar::Stage &st : plan.stages)
-    if (zeroStage.getNumOccurrences() && st.data > 1 && st.zero != zeroStage) {
-      st.zero = zeroStage;
-      st.zeroShares.clear(); // a stage without ZeRO has no shares
-      planChanged = true;
-    }
-  // --recompute applies to every stage of a training plan, whose
-  // prediction then counts the recomputation.
-  if (mode == hetpar::Mode::Training && hetpar::tools::recomputeEveryStage())
-    for (hetpar::Stage &st : plan.stages)
-      if (!st.recompute)
-        st.recompute = planChanged = true;
-  if (planChanged) {
-    auto changed = hetpar::simulate(module, *cluster, plan, **model);
-    if (!changed)
-      return fail(llvm::toString(changed.takeError()));
-    prediction = std::move(*changed);
-  }
-
-  llvm::json::Object planJSON =
-      hetpar::predictionToJSON(plan, *prediction, *cluster);
-  planJSON["model"] = modelPath.getValue();
-  planJSON["cost_model"] = (*model)->name();
-  planJSON["objective"] =
-      objective == hetpar::Objective::Latency ? "latency" : "throughput";
-  if (searchResult) {
-    const hetpar::SearchStats &st = searchResult->stats;
-    llvm::json::Array alternatives;
-    for (const hetpar::Candidate &c : searchResult->alternatives)
-      alternatives.push_back(
-          llvm::json::Object{{"description", c.description},
-                             {"predicted_step_time_s", c.prediction.stepTime},
-                             {"bubble_fraction", c.prediction.bubbleFraction}});
-    planJSON["search"] =
-        llvm::json::Object{{"seconds", st.seconds},
-                           {"partitions_estimated", st.candidatesEstimated},
-                           {"plans_simulated", st.candidatesSimulated},
-                           {"sharding_problems", st.shardingProblems},
-                           {"sharding_proven_optimal", st.shardingOptimal},
-                           {"sharding_fallbacks", st.shardingFallbacks},
-                           {"budget_exhausted", st.budgetExhausted},
-                           {"alternatives", std::move(alternatives)}};
-  }
-  planJSON["baselines"] = hetpar::baselinesToJSON(baselines);
-
+  ChosenPlan c;
+  llvm::Error chosen =
+      !planPath.empty()       ? planFromFile(module, *cluster, **model, c)
+      : !baselinePlan.empty() ? planFromBaseline(module, *cluster, **model, c)
+                              : planFromSearch(module, *cluster, **model, c);
+  if (chosen)
+    return fail(llvm::toString(std::move(chosen)));
+  if (llvm::Error err =
+          fallBackToGeneratable(module, *cluster, **model, generate, c))
+    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = applyPlanFlags(module, *cluster, **model, c))
+    return fail(llvm::toString(std::move(err)));
+  llvm::json::Object planJSON = planToJSON(c, *cluster, **model);
   if (generate) {
     std::string planText, traceText;
     llvm::raw_string_ostream(planText)
         << llvm::formatv("{0:2}", llvm::json::Value(std::move(planJSON)))
         << "\n";
     llvm::raw_string_ostream traceOS(traceText);
-    hetpar::writeTraceJSON(traceOS, *prediction, *cluster);
+    hetpar::writeTraceJSON(traceOS, *c.prediction, *cluster);
     traceOS << "\n";
-    if (int rc = compilePlan(module, plan, *cluster, std::move(planText),
+    if (int rc = compilePlan(module, c.plan, *cluster, std::move(planText),
                              std::move(traceText), *generate, inputsRead))
       return rc;
-  } else {
-    // OUT is a directory; its two files are each complete or absent.
-    if (llvm::sys::fs::exists(outputPath) &&
-        !llvm::sys::fs::is_directory(outputPath))
-      return fail("-o '" + outputPath + "' exists and is not a folder");
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
-      return fail("cannot create '" + outputPath + "': " + ec.message());
-    llvm::SmallString<256> planFile(outputPath), traceFile(outputPath);
-    llvm::sys::path::append(planFile, "plan.json");
-    llvm::sys::path::append(traceFile, "trace.json");
-    for (llvm::StringRef file : {planFile.str(), traceFile.str()})
-      if (llvm::Error err = hetpar::checkNotAnInput(file, inputsRead))
-        return fail(llvm::toString(std::move(err)));
-    if (llvm::Error err =
-            hetpar::writeOutput(planFile, [&](llvm::raw_ostream &os) {
-              os << llvm::formatv("{0:2}",
-                                  llvm::json::Value(std::move(planJSON)))
-                 << "\n";
-            }))
-      return fail(llvm::toString(std::move(err)));
-    if (llvm::Error err =
-            hetpar::writeOutput(traceFile, [&](llvm::raw_ostream &os) {
-              hetpar::writeTraceJSON(os, *prediction, *cluster);
-              os << "\n";
-            })) {
-      llvm::sys::fs::remove(planFile);
-      return fail(llvm::toString(std::move(err)));
-    }
+  } else if (int rc =
+                 writePlanFiles(std::move(planJSON), c, *cluster, inputsRead)) {
+    return rc;
   }
-
-  // A short report on stdout.
-  llvm::outs() << llvm::formatv(
-      "plan ({0}): {1} stage(s), {2} microbatch(es), {3}, {4}\n", plan.origin,
-      plan.stages.size(), plan.microbatches,
-      hetpar::getScheduleName(plan.schedule), hetpar::getModeName(plan.mode));
-  llvm::outs() << llvm::formatv(
-      "predicted step time {0:F6} s, throughput {1:F2} "
-      "samples/s, bubble {2:P}\n",
-      prediction->stepTime, prediction->throughput, prediction->bubbleFraction);
-  printStageTable(plan, *prediction, *cluster);
-  if (searchResult && explain)
-    for (const std::string &line : searchResult->explanation)
-      llvm::outs() << "explain: " << line << "\n";
-  // (--explain already said each baseline's time against the plan's.)
-  for (const hetpar::Baseline &b : baselines) {
-    if (searchResult && explain)
-      break;
-    llvm::outs() << "baseline " << b.name << ": ";
-    if (!b.prediction)
-      llvm::outs() << "not applicable (" << b.notApplicable << ")\n";
-    else
-      llvm::outs() << llvm::formatv("{0:F6} s{1}\n", b.prediction->stepTime,
-                                    b.fits() ? ""
-                                             : " (does not fit in memory)");
-  }
-  if (generate)
-    llvm::outs() << "wrote " << outputPath << ": one program per device ("
-                 << plan.stages.size() << " stage(s)), plan.json, trace.json\n";
-  else
-    llvm::outs() << "wrote " << outputPath << "/plan.json and " << outputPath
-                 << "/trace.json\n";
+  reportPlan(c, *cluster, bool(generate));
   return 0;
 }
 
