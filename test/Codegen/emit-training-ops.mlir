@@ -7,6 +7,8 @@
 // RUN: %expect-exit 1 hetpar-translate --emit-device-source %t/mixed.mlir 2>&1 | FileCheck %s --check-prefix=MIXED
 // RUN: hetpar-translate --emit-device-source %t/zero-ratio.mlir | FileCheck %s --check-prefix=ZERO
 // RUN: hetpar-translate --emit-device-source %t/offset.mlir | FileCheck %s --check-prefix=OFFSET
+// RUN: hetpar-translate --emit-device-source %t/state-order.mlir | FileCheck %s --check-prefix=STATE
+// RUN: %expect-exit 1 hetpar-translate --emit-device-source %t/stale-read.mlir 2>&1 | FileCheck %s --check-prefix=STALE
 
 //--- ops.mlir
 // CHECK: // BatchNormalization bn
@@ -53,4 +55,42 @@ func.func @main(%x: tensor<2x3x4xf32> {onnx.name = "x"}, %step: tensor<i64> {onn
   %t = onnx.Constant dense<true> : tensor<i1>
   %0:2 = onnx.Dropout(%x) training_mode(%t) step(%step) {seed = 3 : i64, element_offset = 5 : i64} : (tensor<2x3x4xf32>, tensor<i1>, tensor<i64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xi1>)
   return %0#0 : tensor<2x3x4xf32>
+}
+
+//--- state-order.mlir
+// A global is one copy in the weights and a load is a view of it: a load
+// after a store reads the stored value (a pipeline's second microbatch reads
+// the running statistics the first wrote), so two load-update-store rounds
+// compile. Each store copies its value into the global's weights, which the
+// next round reads.
+// STATE: k0_Add, 4, ((float *)(weights + 0))
+// STATE: hp_copy_launch<float>({{.*}}((float *)(weights + 0)));
+// STATE: k1_Add, 4, ((float *)(weights + 0))
+// STATE: hp_copy_launch<float>({{.*}}((float *)(weights + 0)));
+module {
+  ml_program.global private mutable @m(dense<0.0> : tensor<4xf32>) : tensor<4xf32>
+  func.func @main(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "y"}) {
+    %a = ml_program.global_load @m : tensor<4xf32>
+    %b = onnx.Add(%a, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ml_program.global_store @m = %b : tensor<4xf32>
+    %c = ml_program.global_load @m : tensor<4xf32>
+    %d = onnx.Add(%c, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ml_program.global_store @m = %d : tensor<4xf32>
+    return %d : tensor<4xf32>
+  }
+}
+
+//--- stale-read.mlir
+// A read of a load's value after a store to its global would see the new
+// value, not the one loaded: an error at the reader.
+// STALE: error: reads global @m after it was updated in place (code generation keeps one copy of each global)
+module {
+  ml_program.global private mutable @m(dense<0.0> : tensor<4xf32>) : tensor<4xf32>
+  func.func @main(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "y"}) {
+    %a = ml_program.global_load @m : tensor<4xf32>
+    %b = onnx.Add(%a, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ml_program.global_store @m = %b : tensor<4xf32>
+    %d = onnx.Mul(%a, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %d : tensor<4xf32>
+  }
 }
