@@ -282,8 +282,6 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
   progress.finish();
   if (!reporter)
     return 0;
-  if (opts.steps == 0)
-    std::cout << resumed;
   std::cout << "trained " << opts.steps << " step"
             << (opts.steps == 1 ? "" : "s") << " (global steps " << first + 1
             << ".." << first + opts.steps << "), last loss " << r.loss << "\n";
