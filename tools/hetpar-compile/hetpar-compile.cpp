@@ -321,6 +321,19 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// c.prediction: c.plan simulated (again, after the plan changed), with its
+/// timeline.
+static llvm::Error simulateChosen(ModuleOp module,
+                                  const hetpar::Cluster &cluster,
+                                  const hetpar::CostModel &model,
+                                  ChosenPlan &c) {
+  auto simulated = hetpar::simulate(module, cluster, c.plan, model);
+  if (!simulated)
+    return simulated.takeError();
+  c.prediction = std::move(*simulated);
+  return llvm::Error::success();
+}
+
 /// --plan FILE: the plan as given, simulated (it must fit in memory).
 static llvm::Error planFromFile(ModuleOp module, const hetpar::Cluster &cluster,
                                 const hetpar::CostModel &model, ChosenPlan &c) {
@@ -388,11 +401,7 @@ static llvm::Error planFromBaseline(ModuleOp module,
     c.plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
   // Simulated again with its timeline: the baselines are compared without
   // one, and trace.json would be empty.
-  auto traced = hetpar::simulate(module, cluster, c.plan, model);
-  if (!traced)
-    return error(llvm::toString(traced.takeError()));
-  c.prediction = std::move(*traced);
-  return llvm::Error::success();
+  return simulateChosen(module, cluster, model, c);
 }
 
 /// Neither: the search's best plan (on --assume-kind's cluster, then
@@ -505,10 +514,7 @@ fallBackToGeneratable(ModuleOp module, const hetpar::Cluster &cluster,
         problem);
     c.plan = dp->plan;
     c.plan.origin = "baseline: data_parallel (training code generation)";
-    auto traced = hetpar::simulate(module, cluster, c.plan, model);
-    if (!traced)
-      return error(llvm::toString(traced.takeError()));
-    c.prediction = std::move(*traced);
+    return simulateChosen(module, cluster, model, c);
   }
   return llvm::Error::success();
 }
@@ -547,12 +553,8 @@ static llvm::Error applyPlanFlags(ModuleOp module,
     for (hetpar::Stage &st : c.plan.stages)
       if (!st.recompute)
         st.recompute = planChanged = true;
-  if (planChanged) {
-    auto changed = hetpar::simulate(module, cluster, c.plan, model);
-    if (!changed)
-      return error(llvm::toString(changed.takeError()));
-    c.prediction = std::move(*changed);
-  }
+  if (planChanged)
+    return simulateChosen(module, cluster, model, c);
   return llvm::Error::success();
 }
 
