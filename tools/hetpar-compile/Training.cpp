@@ -341,6 +341,12 @@ checkTrained(llvm::MutableArrayRef<OwningOpRef<ModuleOp>> steps,
   return success();
 }
 
+/// The initializer name of `op`, an onnx.Constant; null for anything else.
+static StringAttr initializerName(Operation *op) {
+  return op ? op->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName)
+            : StringAttr();
+}
+
 /// Device `id`'s function of the partitioned `planned`, alone in a clone
 /// with the mesh and the plan.
 static OwningOpRef<ModuleOp> deviceModule(ModuleOp planned, int64_t id) {
@@ -366,8 +372,7 @@ sharedParameters(ModuleOp planned, const hetpar::PlanAnnotation &plan) {
       continue;
     int s = plan.stageOf(dev.getInt());
     f.walk([&](hetpar::onnx::ConstantOp c) {
-      auto name =
-          c->getAttrOfType<StringAttr>(hetpar::onnx::kInitializerAttrName);
+      StringAttr name = initializerName(c);
       if (name && !c->use_empty() &&
           llvm::isa<FloatType>(c.getType().getElementType()))
         stagesOf[name.str()].insert(s);
@@ -381,6 +386,54 @@ sharedParameters(ModuleOp planned, const hetpar::PlanAnnotation &plan) {
       llvm::append_range(shared[name], plan.stages[s].devices);
   }
   return shared;
+}
+
+/// Fails (with an error at the node) when a running statistic of a
+/// training-mode BatchNormalization (a buffer, docs/training.md) is read on
+/// two stages of the partitioned `planned`: each stage would keep and update
+/// its own copy, which then hold different values. One device refuses two
+/// nodes that update one buffer the same way (hetpar-train-lift-params).
+static LogicalResult
+checkBuffersOnOneStage(ModuleOp planned, const hetpar::PlanAnnotation &plan) {
+  // Each buffer's writing node and its stage.
+  std::map<std::string, std::pair<Operation *, int>> writers;
+  for (auto f : planned.getOps<func::FuncOp>()) {
+    auto dev = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (!dev)
+      continue;
+    f.walk([&](hetpar::onnx::BatchNormalizationOp bn) {
+      if (bn.getTrainingMode() == 0)
+        return;
+      for (Value stat : {bn.getInputMean(), bn.getInputVar()})
+        if (auto name = initializerName(stat.getDefiningOp()))
+          writers.try_emplace(name.str(), bn, plan.stageOf(dev.getInt()));
+    });
+  }
+  for (auto f : planned.getOps<func::FuncOp>()) {
+    auto dev = f->getAttrOfType<IntegerAttr>(hetpar::dist::kDeviceAttrName);
+    if (!dev)
+      continue;
+    int s = plan.stageOf(dev.getInt());
+    WalkResult walk = f.walk([&](hetpar::onnx::ConstantOp c) {
+      StringAttr name = initializerName(c);
+      auto it = name ? writers.find(name.str()) : writers.end();
+      if (it == writers.end() || it->second.second == s || c->use_empty())
+        return WalkResult::advance();
+      Operation *reader = *c->getUsers().begin();
+      reader->emitError()
+          << "initializer '" << name.getValue()
+          << "', a running statistic that "
+          << hetpar::onnx::describeNode(it->second.first) << " on stage "
+          << it->second.second << " updates, is also read by "
+          << hetpar::onnx::describeNode(reader) << " on stage " << s
+          << ": a training program keeps one copy of it, so put these nodes "
+             "on one stage";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
 }
 
 /// The entries of `shared` that device `id` takes part in, as the module
@@ -445,6 +498,8 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
       failed(partition.run(planned)))
     return failure();
   std::map<std::string, std::vector<int64_t>> shared;
+  if (pipeline && failed(checkBuffersOnOneStage(planned, *plan)))
+    return failure();
   if (pipeline)
     shared = sharedParameters(planned, *plan);
   // A training-mode Dropout draws the masks of the replica's own elements
