@@ -63,7 +63,7 @@ static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
 static llvm::Error runBuild(llvm::StringRef program,
                             llvm::ArrayRef<std::string> args,
                             llvm::StringRef logFile, llvm::raw_ostream &log,
-                            llvm::StringRef what) {
+                            llvm::StringRef what, llvm::StringRef tool) {
   llvm::SmallVector<llvm::StringRef> argv{program};
   for (const std::string &a : args)
     argv.push_back(a);
@@ -76,8 +76,7 @@ static llvm::Error runBuild(llvm::StringRef program,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   if (rc == 0) {
-    log << llvm::formatv("hetpar-compile: built {0} in {1:f1} s\n", what,
-                         seconds);
+    log << llvm::formatv("{0}: built {1} in {2:f1} s\n", tool, what, seconds);
     return llvm::Error::success();
   }
   std::string output;
@@ -462,10 +461,10 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
 /// (every device of a plan has its own), and lists each built library in its
 /// entry; returns the first failure. No build starts after a failure or once
 /// an interrupt is removing the folder. `file` maps a name to its path in the
-/// folder.
+/// folder; `tool` prefixes the lines of `log`.
 llvm::Error runBuilds(llvm::ArrayRef<BuildJob> jobs,
                       llvm::function_ref<std::string(llvm::StringRef)> file,
-                      llvm::raw_ostream &log) {
+                      llvm::raw_ostream &log, llvm::StringRef tool) {
   std::mutex mutex;
   std::optional<llvm::Error> firstError;
   auto build = [&](const BuildJob &job) {
@@ -477,7 +476,7 @@ llvm::Error runBuilds(llvm::ArrayRef<BuildJob> jobs,
     std::string line;
     llvm::raw_string_ostream lineOS(line);
     llvm::Error err =
-        runBuild(job.program, job.args, job.logFile, lineOS, job.what);
+        runBuild(job.program, job.args, job.logFile, lineOS, job.what, tool);
     if (!err && !fs::exists(file(job.library)))
       err = llvm::createStringError(std::errc::io_error,
                                     "'%s' exited 0 but wrote no %s",
@@ -646,7 +645,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     if (auto err = add(*plan.evalProgram, {"eval", "eval_weights.bin",
                                            "eval_weights.json", "build-eval"}))
       return err;
-  if (auto err = runBuilds(jobs, file, log))
+  if (auto err = runBuilds(jobs, file, log, opts.toolName))
     return err;
   for (size_t k = 0; k < programs.size(); ++k)
     if (sameAs[k] >= 0)

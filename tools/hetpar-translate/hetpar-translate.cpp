@@ -129,6 +129,7 @@ static int deviceSource(const char *argv0) {
     opts.floatMode = *floatMode;
     opts.checkIndices = !uncheckedIndices;
     opts.buildCUDA = false;
+    opts.toolName = "hetpar-translate";
     opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
         argv0, reinterpret_cast<void *>(&fail));
     std::vector<hetpar::codegen::DeviceProgram> programs;

@@ -68,6 +68,9 @@ struct CodegenOptions {
   /// Folder holding hetpar/device/hetpar_device.h and
   /// hetpar/runtime/ProgramABI.h (copied into OUT/include).
   std::string runtimeIncludeDir;
+  /// The tool writing the program folder: the prefix of the lines it logs
+  /// ("hetpar-compile: built the CPU program ... in 1.1 s").
+  std::string toolName = "hetpar-compile";
 };
 
 /// A tensor at the program boundary, as manifest.json lists it.
