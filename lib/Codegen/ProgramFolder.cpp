@@ -162,7 +162,8 @@ hetpar::codegen::checkOutputFolder(llvm::StringRef outDir,
   return llvm::Error::success();
 }
 
-/// The temporary folder of the compile in progress, removed when the process
+/// The temporary folder of the compile in progress (or the topmost parent
+/// folder the compile created for it), removed when the process
 /// is interrupted (Ctrl-C, SIGTERM): the handler ends the process itself
 /// (status 130, as a shell reports an interrupted command). The signal may run
 /// on another thread while the main thread, whose compiler child died of the
@@ -571,7 +572,9 @@ llvm::Error hetpar::codegen::writeProgramFolder(
                                    "cannot create a folder next to '%s': %s",
                                    outDir.str().c_str(), ec.message().c_str());
   bool keep = false;
-  interruptedFolder = std::string(tmp);
+  // An interrupt removes the folders this compile created above `tmp` too.
+  interruptedFolder =
+      createdParents->empty() ? std::string(tmp) : *createdParents;
   cleanupState = 0;
   installInterruptCleanup();
   llvm::scope_exit cleanup([&] {
