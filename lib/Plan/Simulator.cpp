@@ -156,6 +156,117 @@ activationGradients(const OpCatalog &table, llvm::ArrayRef<int> ops,
   return flowing;
 }
 
+/// `v` through views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the
+/// value whose buffer it shares, as in the generated programs.
+Value viewRoot(Value v) {
+  while (auto r = llvm::dyn_cast<OpResult>(v)) {
+    if (!llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
+                   onnx::UnsqueezeOp, onnx::IdentityOp>(r.getOwner()))
+      break;
+    v = r.getOwner()->getOperand(0);
+  }
+  return v;
+}
+
+/// Per position of a stage's ops (`ops`, table indices in order; one more
+/// entry, 0, at the end): the bytes of the parameter gradients live while the
+/// backward pass differentiates the op there, each from the last use of its
+/// parameter until the optimizer step. `share` gives the device's share of a
+/// parameter.
+std::vector<double>
+parameterGradientsFrom(const OpCatalog &table, llvm::ArrayRef<int> ops,
+                       llvm::function_ref<double(Value)> share) {
+  int n = static_cast<int>(ops.size());
+  llvm::DenseMap<Value, int> lastUse;
+  for (auto [pos, i] : llvm::enumerate(ops))
+    for (Value v : table.ops[i]->getOperands())
+      if (parameterCount(v) > 0)
+        lastUse[v] = static_cast<int>(pos);
+  std::vector<double> grads(n + 1, 0);
+  for (auto &[v, pos] : lastUse)
+    grads[pos] += table.bytesOf(v.getType()) * share(v);
+  for (int k = n - 1; k >= 0; --k)
+    grads[k] += grads[k + 1];
+  return grads;
+}
+
+/// Layer-by-layer recomputation as the program does it (Recompute.h): of the
+/// values `saved` for the backward pass (value -> position of its first
+/// reader, bytes), a microbatch keeps each layer's inputs (values produced
+/// outside the layer, or outside the stage) from its forward part, and
+/// rebuilds each layer's own values when the backward pass reaches the
+/// layer's last op; they live until their first reader is differentiated
+/// (added to `recomputed`, per position). On the last stage
+/// (`keepLastLayer`) the last layer's values are kept, as the program does.
+/// Returns the kept values, with their first readers' positions and bytes.
+llvm::DenseMap<Value, std::pair<int, double>>
+recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
+              const llvm::DenseSet<int> &inStage,
+              const llvm::DenseMap<Value, std::pair<int, double>> &saved,
+              bool keepLastLayer, llvm::function_ref<double(Value)> valueBytes,
+              std::vector<double> &recomputed) {
+  auto layerOf = [&](Value v) {
+    auto r = llvm::dyn_cast<OpResult>(v);
+    auto it = r ? table.index.find(r.getOwner()) : table.index.end();
+    return it == table.index.end() || !inStage.count(it->second)
+               ? -1
+               : table.layer[it->second];
+  };
+  llvm::DenseMap<int, int> layerEnd;
+  for (auto [pos, i] : llvm::enumerate(ops))
+    layerEnd[table.layer[i]] = static_cast<int>(pos);
+  int lastLayer = ops.empty() ? -1 : table.layer[ops.back()];
+  llvm::DenseMap<Value, std::pair<int, double>> kept;
+  for (auto [pos, i] : llvm::enumerate(ops))
+    for (Value v : table.ops[i]->getOperands()) {
+      v = viewRoot(v);
+      if (matchPattern(v, m_Constant()) || layerOf(v) == table.layer[i])
+        continue;
+      auto [it, inserted] =
+          kept.try_emplace(v, static_cast<int>(pos), valueBytes(v));
+      it->second.first = std::min(it->second.first, static_cast<int>(pos));
+    }
+  for (auto &[v, at] : saved) {
+    int L = layerOf(v);
+    if (kept.count(v) || L < 0 || (keepLastLayer && L == lastLayer)) {
+      kept.try_emplace(v, at);
+      continue;
+    }
+    for (int k = at.first; k <= layerEnd.lookup(L); ++k)
+      recomputed[k] += at.second;
+  }
+  return kept;
+}
+
+/// The backward pass of one microbatch differentiates a stage's ops last to
+/// first: while it differentiates the op at position k, the `kept` values
+/// whose first reader is at k or before are live (an entry read at position
+/// n lives only to the end of the forward part), and the `recomputed`,
+/// parameter gradient (`grads`) and activation gradient (`flowing`) bytes of
+/// position k. The peak is there or at the end of the forward part (every
+/// kept value, no gradient). Returns {activations, gradients} at the peak.
+std::pair<double, double>
+backwardPeak(const llvm::DenseMap<Value, std::pair<int, double>> &kept,
+             llvm::ArrayRef<double> recomputed, llvm::ArrayRef<double> grads,
+             llvm::ArrayRef<double> flowing) {
+  int n = static_cast<int>(recomputed.size());
+  std::vector<double> freedAfter(n + 1, 0);
+  double live = 0;
+  for (auto &[v, at] : kept) {
+    freedAfter[at.first] += at.second;
+    live += at.second;
+  }
+  double acts = live, atPeak = 0;
+  for (int k = n - 1; k >= 0; --k) {
+    live -= freedAfter[k + 1];
+    double here = live + recomputed[k];
+    if (here + grads[k] + flowing[k] > acts + atPeak) {
+      acts = here;
+      atPeak = grads[k] + flowing[k];
+    }
+  }
+  return {acts, atPeak};
+}
 } // namespace
 
 std::vector<std::pair<Operation *, std::string>>
@@ -671,8 +782,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         // Activations: in inference the peak of the live values of one
         // microbatch; in training the values the backward pass reads (those
         // the stage's gradient rules read, and the stage's results the loss
-        // reads), for each microbatch in flight (with recomputation, only the
-        // stage's inputs, plus one microbatch being recomputed). A view
+        // reads), for each microbatch in flight (with recomputation, each
+        // layer's inputs, plus one layer being rebuilt: recomputeKept). A view
         // (Reshape, Flatten, Squeeze, Unsqueeze, Identity) shares the buffer
         // of its operand, as in the generated programs.
         // A result takes the device's share while it and every use of it
@@ -697,7 +808,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                                      : sh->second.collective,
                          inStage, t);
         };
-        double inputs = 0, live = 0, peak = 0;
+        double live = 0, peak = 0;
         llvm::DenseMap<Value, int> lastUse;
         for (int i : stageOps[s])
           for (Value v : table.ops[i]->getOperands())
@@ -710,9 +821,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               continue;
             // A value from an earlier stage or a function input.
             liveSet.insert(v);
-            double b = valueBytes(v);
-            live += b;
-            inputs += b;
+            live += valueBytes(v);
           }
           for (Value v : table.ops[i]->getResults()) {
             live += valueBytes(v);
@@ -734,118 +843,60 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
             }
           }
         }
-        // The values kept for the backward pass (by layer, and the position
+        // The values kept for the backward pass (and the position
         // in the stage of the first op that reads each: the last to be
         // differentiated, after which it is freed). The loss, differentiated
         // first of all, reads the function's results and keeps one buffer of
         // their size (the log-probabilities of cross-entropy, the difference
         // of mean squared error).
-        llvm::DenseMap<int, double> layerSaved;
         llvm::DenseMap<Value, std::pair<int, double>> keptAt;
-        double saved = 0, lossState = 0;
+        double lossState = 0;
         if (training) {
-          auto viewRoot = [](Value v) {
-            while (auto r = llvm::dyn_cast<OpResult>(v)) {
-              if (!llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
-                             onnx::UnsqueezeOp, onnx::IdentityOp>(r.getOwner()))
-                break;
-              v = r.getOwner()->getOperand(0);
-            }
-            return v;
-          };
-          llvm::DenseSet<std::pair<int, Value>> keptInLayer;
-          auto keep = [&](int pos, int L, Value v) {
+          auto keep = [&](int pos, Value v) {
             v = viewRoot(v);
             if (matchPattern(v, m_Constant()))
               return;
-            double b = valueBytes(v);
-            auto [it, inserted] = keptAt.try_emplace(v, pos, b);
-            if (inserted)
-              saved += b;
+            auto [it, inserted] = keptAt.try_emplace(v, pos, valueBytes(v));
             it->second.first = std::min(it->second.first, pos);
-            if (keptInLayer.insert({L, v}).second)
-              layerSaved[L] += b;
           };
           int n = static_cast<int>(stageOps[s].size());
           for (auto [pos, i] : llvm::enumerate(stageOps[s])) {
             for (Value v : table.readByGradient[i])
-              keep(static_cast<int>(pos), table.layer[i], v);
+              keep(static_cast<int>(pos), v);
             for (Value v : table.ops[i]->getResults())
               if (llvm::any_of(v.getUsers(), [](Operation *u) {
                     return llvm::isa<func::ReturnOp>(u);
                   })) {
-                keep(n, table.layer[i], v);
+                keep(n, v);
                 lossState += valueBytes(v);
               }
           }
-          saved += lossState;
         }
-        if (!training)
+        if (!training) {
           dp.memory.activations = peak;
-        else if (stage.recompute) {
-          // Activation checkpointing (Chen et al., "Training Deep Nets with
-          // Sublinear Memory Cost", 2016), the better of two ways, both one
-          // extra forward pass: keep the stage's inputs for every microbatch
-          // in flight and recompute the stage's values for one microbatch at
-          // a time; or keep each layer's inputs and recompute one layer at a
-          // time.
-          llvm::DenseMap<int, double> layerInputs;
-          llvm::DenseSet<std::pair<int, Value>> counted;
-          for (int i : stageOps[s]) {
-            int L = table.layer[i];
-            for (Value v : table.ops[i]->getOperands()) {
-              if (matchPattern(v, m_Constant()))
-                continue;
-              auto r = llvm::dyn_cast<OpResult>(v);
-              bool inLayer =
-                  r && table.index.count(r.getOwner()) &&
-                  table.layer[table.index.lookup(r.getOwner())] == L &&
-                  inStage.count(table.index.lookup(r.getOwner()));
-              if (!inLayer && counted.insert({L, v}).second)
-                layerInputs[L] += valueBytes(v);
-            }
-          }
-          double kept = 0, largest = 0;
-          for (auto &[L, b] : layerInputs)
-            kept += b;
-          for (auto &[L, b] : layerSaved)
-            largest = std::max(largest, b);
-          dp.memory.activations = std::min(
-              inputs * inFlight + saved, kept * inFlight + largest + lossState);
         } else {
-          // The backward pass differentiates the stage's ops last to first:
-          // while it differentiates the op at position k, the kept values
-          // read at k or before are live, and the gradients of the
-          // parameters used at k or after (each from its last use until the
-          // optimizer step after the backward pass). The peak is there or at
-          // the end of the forward pass (every kept value, no gradient); the
-          // other microbatches in flight keep all of theirs.
           int n = static_cast<int>(stageOps[s].size());
-          std::vector<double> freedAfter(n + 1, 0), gradFrom(n, 0);
-          freedAfter[n] = lossState;
-          for (auto &[v, at] : keptAt)
-            freedAfter[at.first] += at.second;
-          llvm::DenseMap<Value, int> lastUse;
-          for (auto [pos, i] : llvm::enumerate(stageOps[s]))
-            for (Value v : table.ops[i]->getOperands())
-              if (parameterCount(v) > 0)
-                lastUse[v] = static_cast<int>(pos);
-          for (auto &[v, pos] : lastUse)
-            gradFrom[pos] += table.bytesOf(v.getType()) * weightShare.lookup(v);
-          std::vector<double> grads(n + 1, 0);
-          for (int k = n - 1; k >= 0; --k)
-            grads[k] = grads[k + 1] + gradFrom[k];
+          // Per microbatch: the values kept from its forward part (each
+          // until the backward pass differentiates its first reader), and
+          // per position the recomputed values live there.
+          llvm::DenseMap<Value, std::pair<int, double>> kept = keptAt;
+          std::vector<double> recomputed(n, 0);
+          if (stage.recompute)
+            kept = recomputeKept(table, stageOps[s], inStage, keptAt,
+                                 /*keepLastLayer=*/static_cast<int>(s) + 1 == p,
+                                 valueBytes, recomputed);
+          kept[Value()] = {n, lossState};
+          double perMicrobatch = 0;
+          for (auto &[v, at] : kept)
+            perMicrobatch += at.second;
+          std::vector<double> grads =
+              parameterGradientsFrom(table, stageOps[s], [&](Value v) {
+                return weightShare.lookup(v);
+              });
           std::vector<double> flowing =
               activationGradients(table, stageOps[s], inStage, valueBytes);
-          double acts = saved, live = saved, atPeak = 0;
-          for (int k = n - 1; k >= 0; --k) {
-            live -= freedAfter[k + 1];
-            if (live + grads[k] + flowing[k] > acts + atPeak) {
-              acts = live;
-              atPeak = grads[k] + flowing[k];
-            }
-          }
-          dp.memory.activations = saved * (inFlight - 1) + acts;
+          auto [acts, atPeak] = backwardPeak(kept, recomputed, grads, flowing);
+          dp.memory.activations = perMicrobatch * (inFlight - 1) + acts;
           // Over several microbatches the earlier ones' gradients are summed
           // (hetpar-dist-pipeline-schedule): a whole set beside the current
           // microbatch's.

@@ -817,39 +817,61 @@ TEST_F(Fixture, FitsNowhereSaysBytes) {
 }
 
 TEST_F(Fixture, RecomputationKeepsLayerInputs) {
-  // 4 layers of x[2,4,8] -> MatMul 8x16 -> Add -> Relu -> MatMul 16x8 -> Add x
-  // -> LayerNorm, one stage, one microbatch, training. The gradient rules of
-  // each layer read its input (for dW1, 256 B), Relu's input (512 B), Relu's
-  // result (for dW2, 512 B) and LayerNorm's input (256 B): 1536 B; the last
-  // LayerNorm's result is the function's result, which the loss reads and
-  // keeps a buffer of its size for (256 B each): 4 x 1536 + 512 = 6656 B kept
-  // without recomputation, all live at the end of the forward pass, so the
-  // peak (activations and the gradients beside them) is at least that. With
-  // it, each layer's input (256 B: x, then the
-  // previous LayerNorm) is kept, and one layer's kept values while it is
-  // recomputed (the last: 1536 + 256 B) and the loss's buffer: 4 x 256 + 1792
-  // + 256 = 3072 B (less than keeping the stage's input and recomputing all
-  // of it: 256 + 6656 B).
-  auto m = parse(mlpModel(4, 2, 4, 8, 16));
+  // 4 layers of x[8,4,8] -> MatMul 8x16 -> Add b -> Relu -> MatMul 16x8 ->
+  // Add x -> LayerNorm g, two stages (layers 0-2 | layer 3), 4 microbatches
+  // of 2 in 1F1B: stage 0 has 2 in flight. Per microbatch a [2,4,8] value is
+  // 256 B, a [2,4,16] one 512 B. Hand computation for stage 0 (positions
+  // 6L .. 6L+5 for layer L = MatMul, Add, Relu, MatMul, Add, LayerNorm; the
+  // backward pass differentiates them last to first):
+  //  - the gradient rules read each layer's input (256), Relu's input c
+  //    (512), its result r (512) and LayerNorm's input e (256). Kept per
+  //    microbatch without recomputation: x, n0, n1 and 3 x 1280 = 4608 B;
+  //    with it, only the layer inputs x, n0, n1 = 768 B, and each layer's
+  //    c, r, e rebuilt when the backward pass reaches the layer's last op
+  //    (live there: e, r, c until their readers at 6L+5, 6L+3, 6L+2).
+  //  - parameter gradients live from their parameter's last use on: 3 x
+  //    (w1 512 + b1 64 + w2 512 + g 32) = 3360 B at position 0; activation
+  //    gradients: at 6L+3 the gradient of d (256), the written one of r
+  //    (512) and, in layers 1 and 2, that of n(L-1) (256).
+  //  - with recomputation the backward pass peaks at position 3 (layer 0's
+  //    second MatMul): kept x 256 + rebuilt c0 512 + r0 512 = 1280 B of
+  //    activations; parameter gradients 3360 - 512 - 64 = 2784 B and
+  //    activation gradients 768 B (elsewhere less: at position 15, layer 2's
+  //    second MatMul, 768 + 1024 + (544 + 1024) = 3360 < 4832).
+  //  - without it, at position 15: x, n0, n1 768 + layers 0 and 1's 2560 +
+  //    c2, r2 1024 = 4352 B of activations; parameter gradients 32 + 512 =
+  //    544 B, activation gradients 1024 B (at position 3: 1280 + 3552 =
+  //    4832 < 5920).
+  //  - the other microbatch in flight keeps all of its kept values; with
+  //    several microbatches a whole set of parameter gradients (3360 B)
+  //    sums the earlier ones'.
+  // So activations 768 + 1280 = 2048 B and gradients 3552 + 3360 = 6912 B
+  // with recomputation; 4608 + 4352 = 8960 B and 1568 + 3360 = 4928 B
+  // without.
+  auto m = parse(mlpModel(4, 8, 4, 8, 16));
   ASSERT_TRUE(m);
   Cluster c = cluster(kFourA100);
+  auto ops = listPlanOps(funcOf(*m));
   for (bool recompute : {false, true}) {
     Plan plan;
     plan.mode = Mode::Training;
-    Stage st;
-    auto ops = listPlanOps(funcOf(*m));
-    st.firstOp = ops.front().second;
-    st.lastOp = ops.back().second;
-    st.devices = {0};
-    st.recompute = recompute;
-    plan.stages.push_back(st);
+    plan.microbatches = 4;
+    Stage first, second;
+    first.firstOp = ops.front().second;
+    first.lastOp = "/layers.2/norm/LayerNormalization";
+    first.devices = {0};
+    first.recompute = recompute;
+    second.firstOp = "/layers.3/fc1/MatMul";
+    second.lastOp = ops.back().second;
+    second.devices = {1};
+    plan.stages = {first, second};
     auto pred = simulate(*m, c, plan, model);
     ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
     const DeviceMemory &mem = pred->devices[0].memory;
-    if (recompute)
-      EXPECT_DOUBLE_EQ(mem.activations, 3072.0);
-    else
-      EXPECT_GE(mem.activations + mem.gradients, 6656.0);
+    EXPECT_DOUBLE_EQ(mem.activations, recompute ? 2048.0 : 8960.0)
+        << "recompute " << recompute;
+    EXPECT_DOUBLE_EQ(mem.gradients, recompute ? 6912.0 : 4928.0)
+        << "recompute " << recompute;
   }
 }
 
