@@ -52,12 +52,54 @@ bool isValueOp(Operation *op) {
           isMemoryEffectFree(op));
 }
 
-/// Whether `op` reads a global that the forward pass stores.
+/// Whether operand `k` of `op` is a running-statistics input that `op`'s
+/// result Y does not read: a training-mode BatchNormalization normalizes
+/// with the batch's statistics (ONNX opset 15), and its input_mean and
+/// input_var only enter the running statistics it returns.
+bool isUnreadStatistic(Operation *op, unsigned k) {
+  auto bn = llvm::dyn_cast<onnx::BatchNormalizationOp>(op);
+  return bn && bn.getTrainingMode() != 0 &&
+         (k == bn.getInputMeanMutable().getOperandNumber() ||
+          k == bn.getInputVarMutable().getOperandNumber());
+}
+
+/// Whether `op` reads a global that the forward pass stores, other than
+/// through an operand that a clone does not need (isUnreadStatistic).
 bool readsStoredState(const RecomputeScope &s, Operation *op) {
-  return llvm::any_of(op->getOperands(), [&](Value v) {
-    auto load = v.getDefiningOp<ml_program::GlobalLoadOp>();
-    return load && s.stored.contains(load.getGlobal().getLeafReference());
-  });
+  for (OpOperand &use : op->getOpOperands()) {
+    auto load = use.get().getDefiningOp<ml_program::GlobalLoadOp>();
+    if (load && s.stored.contains(load.getGlobal().getLeafReference()) &&
+        !isUnreadStatistic(op, use.getOperandNumber()))
+      return true;
+  }
+  return false;
+}
+
+/// A clone of a training-mode BatchNormalization reads constants (mean 0,
+/// variance 1), made before it and added to `clones`, where the original
+/// reads its running statistics: after the forward pass they hold the new
+/// values, which code generation does not let a later read see as the old
+/// ones, and the clone's Y does not read them (its running-statistics
+/// results are not used).
+void detachUnreadStatistics(Operation *clone,
+                            SmallVectorImpl<Operation *> &clones) {
+  OpBuilder b(clone);
+  for (OpOperand &use : clone->getOpOperands()) {
+    if (!isUnreadStatistic(clone, use.getOperandNumber()) ||
+        !use.get().getDefiningOp<ml_program::GlobalLoadOp>())
+      continue;
+    auto t = llvm::cast<RankedTensorType>(use.get().getType());
+    bool isVar =
+        use.getOperandNumber() == llvm::cast<onnx::BatchNormalizationOp>(clone)
+                                      .getInputVarMutable()
+                                      .getOperandNumber();
+    auto constant = onnx::ConstantOp::create(
+        b, clone->getLoc(),
+        DenseElementsAttr::get(
+            t, b.getFloatAttr(t.getElementType(), isVar ? 1.0 : 0.0)));
+    use.set(constant);
+    clones.push_back(constant);
+  }
 }
 
 /// Whether `user` is a backward reader that may read a recomputed value: a
@@ -146,8 +188,11 @@ void recomputeLayer(const RecomputeScope &s, Block &body,
       }
   OpBuilder b(first);
   IRMapping map;
-  for (Operation *op : collectClones(s, body, values, l))
-    clones.push_back(b.clone(*op, map));
+  for (Operation *op : collectClones(s, body, values, l)) {
+    Operation *clone = b.clone(*op, map);
+    detachUnreadStatistics(clone, clones);
+    clones.push_back(clone);
+  }
   for (Value v : values) {
     Value clone = map.lookup(v);
     v.replaceUsesWithIf(clone, [&](OpOperand &use) {

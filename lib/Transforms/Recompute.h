@@ -31,7 +31,9 @@ struct RecomputeScope {
   bool keepLastLayer = true;
   /// Globals the forward stores (BatchNormalization's running statistics):
   /// an op reading one is not cloned, since its clone would read the new
-  /// value (code generation keeps one copy of a global).
+  /// value (code generation keeps one copy of a global); a training-mode
+  /// BatchNormalization is, with constants for its running statistics,
+  /// which its Y does not read.
   llvm::DenseSet<mlir::StringAttr> stored;
   /// Whether a top-level op of the block that is not forward belongs to the
   /// backward pass (may read a recomputed value).

@@ -6,6 +6,7 @@
 // RUN: hetpar-opt %t/two-stages.mlir --hetpar-train-recompute='recompute=plan' --verify-diagnostics
 // RUN: not hetpar-opt %t/step.mlir --hetpar-train-recompute='recompute=some' 2>&1 | FileCheck %s --check-prefix=BADOPT
 // RUN: hetpar-opt %t/state.mlir --hetpar-train-recompute | FileCheck %s --check-prefix=STATE
+// RUN: hetpar-opt %t/batchnorm.mlir --hetpar-train-recompute | FileCheck %s --check-prefix=BN
 
 //--- step.mlir
 // A differentiated step (written by hand) of two layers, /h.0 and /h.1.
@@ -166,6 +167,40 @@ module {
     %l = onnx.ReduceSum(%c) {keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<f32> loc("/h.1/ReduceSum")
     ml_program.global_store @mean = %n : tensor<4xf32>
     %g = onnx.Mul(%b, %a) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/Tanh")
+    return %l, %g : tensor<f32>, tensor<2x4xf32>
+  }
+}
+
+//--- batchnorm.mlir
+// A training-mode BatchNormalization reads its running statistics, stored
+// before the backward pass, only for the new running statistics: its Y
+// normalizes with the batch's (ONNX opset 15). It is recomputed, and its
+// clone reads constants (mean 0, variance 1) instead of the globals, which
+// hold the new values by then.
+// BN-LABEL: func.func @main
+// BN: %[[M:[^ ]+]] = ml_program.global_load @mean
+// BN: %[[V:[^ ]+]] = ml_program.global_load @var
+// BN: onnx.BatchNormalization(%arg0, %{{[^,]+}}, %{{[^,]+}}, %[[M]], %[[V]])
+// BN: ml_program.global_store @var
+// BN-NEXT: %[[ZERO:[^ ]+]] = onnx.Constant dense<0.000000e+00> : tensor<4xf32>
+// BN-NEXT: %[[ONE:[^ ]+]] = onnx.Constant dense<1.000000e+00> : tensor<4xf32>
+// BN-NEXT: %[[C:[^ ,]+]], %{{.*}} = onnx.BatchNormalization(%arg0, %{{[^,]+}}, %{{[^,]+}}, %[[ZERO]], %[[ONE]])
+// BN-NEXT: onnx.Mul(%[[C]], %[[C]])
+module {
+  ml_program.global private mutable @mean(dense<0.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  ml_program.global private mutable @var(dense<1.0> : tensor<4xf32>) : tensor<4xf32> {hetpar.role = "buffer"}
+  func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32>, tensor<2x4xf32>) {
+    %s = onnx.Constant dense<1.0> : tensor<4xf32>
+    %bias = onnx.Constant dense<0.0> : tensor<4xf32>
+    %m = ml_program.global_load @mean : tensor<4xf32>
+    %v = ml_program.global_load @var : tensor<4xf32>
+    %y:3 = onnx.BatchNormalization(%x, %s, %bias, %m, %v) {training_mode = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) loc("/h.0/bn/BatchNormalization")
+    %r = onnx.Relu(%y#0) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/Relu")
+    %c = onnx.Tanh(%r) : (tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.1/Tanh")
+    %l = onnx.ReduceSum(%c) {keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<f32> loc("/h.1/ReduceSum")
+    ml_program.global_store @mean = %y#1 : tensor<4xf32>
+    ml_program.global_store @var = %y#2 : tensor<4xf32>
+    %g = onnx.Mul(%y#0, %y#0) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("/h.0/bn/BatchNormalization")
     return %l, %g : tensor<f32>, tensor<2x4xf32>
   }
 }

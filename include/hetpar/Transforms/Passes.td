@@ -851,7 +851,11 @@ def TrainRecomputePass : Pass<"hetpar-train-recompute", "mlir::ModuleOp"> {
     a training-mode Dropout's mask is a function of its seed, step operand and
     element index only, so a clone draws the same mask); a value of any other
     op is kept. Readers with memory effects (`ml_program.global_store` of
-    BatchNormalization's running statistics) keep reading the original.
+    BatchNormalization's running statistics) keep reading the original. An
+    op that reads a global the step stores before the backward pass is kept
+    (its clone would read the new value), except a training-mode
+    BatchNormalization, whose Y does not read its running statistics: its
+    clone reads constants there (mean 0, variance 1).
     Run it last, after the CSE that follows the optimizer (CSE would merge
     the clones back).
 
