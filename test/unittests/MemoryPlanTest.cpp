@@ -1,4 +1,5 @@
-//===- MemoryPlanTest.cpp - the liveness-based arena planner ---------------===//
+//===- MemoryPlanTest.cpp - the liveness-based arena planner
+//---------------===//
 
 #include "hetpar/Codegen/MemoryPlan.h"
 
@@ -27,6 +28,19 @@ TEST(MemoryPlan, LargestFirst) {
   EXPECT_EQ(l.offsets[1], 1000);
   EXPECT_EQ(l.offsets[2], 0);
   EXPECT_EQ(l.arenaBytes, 1010);
+}
+
+// Where largest-first fragments: C (50, steps 4-6) and A (40, 1-2) go to
+// offset 0, B (30, 2-6) above both at 50, and D (20, 1-2) fits neither the
+// 10 bytes between A and B nor below: 80, a peak of 100. Longest-lived first
+// puts B (5 steps) at 0, C at 30, A at 30, D at 70: a peak of 90, the
+// largest live set (A + B + D at step 2), which planArena keeps.
+TEST(MemoryPlan, LongestLivedFirstWhereSmaller) {
+  ArenaLayout l =
+      planArena({{40, 1, 2}, {30, 2, 6}, {50, 4, 6}, {20, 1, 2}}, 1);
+  EXPECT_EQ(l.arenaBytes, 90);
+  EXPECT_EQ(l.offsets[1], 0);
+  EXPECT_EQ(l.offsets[3], 70);
 }
 
 TEST(MemoryPlan, ZeroBytesNeedNoSpace) {
