@@ -197,5 +197,24 @@ std::string hetpar::onnx::describeNode(Operation *op) {
   return "node '" + name + "' (" + getONNXOpType(op) + ")";
 }
 
+int64_t hetpar::onnx::im2colElements(Operation *op) {
+  if (!llvm::isa<ConvOp, FusedConvOp, ConvGradOp>(op))
+    return 0;
+  bool grad = llvm::isa<ConvGradOp>(op);
+  auto w =
+      llvm::dyn_cast<RankedTensorType>(op->getOperand(grad ? 2 : 1).getType());
+  auto y = llvm::dyn_cast<RankedTensorType>(
+      (grad ? op->getOperand(0) : op->getResult(0)).getType());
+  if (!w || !y || !w.hasStaticShape() || !y.hasStaticShape() ||
+      w.getRank() < 2 || y.getRank() < 2)
+    return 0;
+  int64_t elements = w.getDimSize(1);
+  for (int64_t d : w.getShape().drop_front(2))
+    elements *= d;
+  for (int64_t d : y.getShape().drop_front(2))
+    elements *= d;
+  return elements;
+}
+
 #define GET_OP_CLASSES
 #include "hetpar/Dialect/ONNX/ONNXOps.cpp.inc"

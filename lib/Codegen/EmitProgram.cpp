@@ -613,6 +613,10 @@ LogicalResult Emitter::planMemory() {
     for (Value r : op->getResults()) {
       if (!tensorType(r) || storage.count(r))
         continue;
+      // ConvGrad computes no result without uses (emitConvGrad), such as
+      // the gradient of a graph input: it gets no buffer.
+      if (r.use_empty() && isa<onnx::ConvGradOp>(op))
+        continue;
       storage[r] = {Storage::Arena, 0, 0};
       touch(r, step.lookup(op), step.lookup(op));
     }
@@ -2675,16 +2679,8 @@ FailureOr<DeviceProgram> Emitter::run() {
   // Conv's and ConvGrad's im2col scratch (the columns of one image and
   // group), sized before the arena is planned.
   for (Operation *op : ops)
-    if (isa<onnx::ConvOp, onnx::FusedConvOp, onnx::ConvGradOp>(op)) {
-      bool grad = isa<onnx::ConvGradOp>(op);
-      llvm::ArrayRef<int64_t> w = shapeOf(op->getOperand(grad ? 2 : 1)),
-                              y = shapeOf(grad ? op->getOperand(0)
-                                               : op->getResult(0));
-      int64_t kc = numel(w.drop_front(2)), outPlane = numel(y.drop_front(2));
-      int64_t bytes =
-          w[1] * kc * outPlane * storageBytes(eltOf(op->getResult(0)));
-      scratchBytes[op] = bytes;
-    }
+    if (int64_t elements = onnx::im2colElements(op))
+      scratchBytes[op] = elements * storageBytes(eltOf(op->getResult(0)));
   // The losses' scratch: per-position loss and weight for "sum" and "mean",
   // the weight sum of a "mean" gradient.
   for (Operation *op : ops) {

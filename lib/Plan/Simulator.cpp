@@ -168,6 +168,20 @@ Value viewRoot(Value v) {
   return v;
 }
 
+/// The bytes of the scratch buffer op `i` of `table` takes while it runs,
+/// forward or differentiated: the im2col columns of a convolution
+/// (onnx::im2colElements, as the generated code sizes them; ConvGrad's
+/// equal its Conv's), in the compute dtype.
+double scratchBytes(const OpCatalog &table, int i) {
+  Operation *op = table.ops[i];
+  int64_t elements = onnx::im2colElements(op);
+  if (!elements)
+    return 0;
+  auto y = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  return table.bytesOf(y) / static_cast<double>(y.getNumElements()) *
+         static_cast<double>(elements);
+}
+
 /// Per position of a stage's ops (`ops`, table indices in order; one more
 /// entry, 0, at the end): the bytes of the parameter gradients live while the
 /// backward pass differentiates the op there, each from the last use of its
@@ -196,7 +210,7 @@ parameterGradientsFrom(const OpCatalog &table, llvm::ArrayRef<int> ops,
 /// outside the layer, or outside the stage) from its forward part, and
 /// rebuilds each layer's own values when the backward pass reaches the
 /// layer's last op; they live until their first reader is differentiated
-/// (added to `recomputed`, per position). On the last stage
+/// (added to `transient`, per position). On the last stage
 /// (`keepLastLayer`) the last layer's values are kept, as the program does.
 /// Returns the kept values, with their first readers' positions and bytes.
 llvm::DenseMap<Value, std::pair<int, double>>
@@ -204,7 +218,7 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
               const llvm::DenseSet<int> &inStage,
               const llvm::DenseMap<Value, std::pair<int, double>> &saved,
               bool keepLastLayer, llvm::function_ref<double(Value)> valueBytes,
-              std::vector<double> &recomputed) {
+              std::vector<double> &transient) {
   auto layerOf = [&](Value v) {
     auto r = llvm::dyn_cast<OpResult>(v);
     auto it = r ? table.index.find(r.getOwner()) : table.index.end();
@@ -220,7 +234,8 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
   for (auto [pos, i] : llvm::enumerate(ops))
     for (Value v : table.ops[i]->getOperands()) {
       v = viewRoot(v);
-      if (matchPattern(v, m_Constant()) || layerOf(v) == table.layer[i])
+      if (matchPattern(v, m_Constant()) || llvm::isa<BlockArgument>(v) ||
+          layerOf(v) == table.layer[i])
         continue;
       auto [it, inserted] =
           kept.try_emplace(v, static_cast<int>(pos), valueBytes(v));
@@ -233,7 +248,7 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
       continue;
     }
     for (int k = at.first; k <= layerEnd.lookup(L); ++k)
-      recomputed[k] += at.second;
+      transient[k] += at.second;
   }
   return kept;
 }
@@ -241,15 +256,16 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
 /// The backward pass of one microbatch differentiates a stage's ops last to
 /// first: while it differentiates the op at position k, the `kept` values
 /// whose first reader is at k or before are live (an entry read at position
-/// n lives only to the end of the forward part), and the `recomputed`,
-/// parameter gradient (`grads`) and activation gradient (`flowing`) bytes of
-/// position k. The peak is there or at the end of the forward part (every
+/// n lives only to the end of the forward part), and the bytes at position
+/// k that live only there (`transient`: the op's scratch, recomputed
+/// values), of parameter gradients (`grads`) and of activation gradients
+/// (`flowing`). The peak is there or at the end of the forward part (every
 /// kept value, no gradient). Returns {activations, gradients} at the peak.
 std::pair<double, double>
 backwardPeak(const llvm::DenseMap<Value, std::pair<int, double>> &kept,
-             llvm::ArrayRef<double> recomputed, llvm::ArrayRef<double> grads,
+             llvm::ArrayRef<double> transient, llvm::ArrayRef<double> grads,
              llvm::ArrayRef<double> flowing) {
-  int n = static_cast<int>(recomputed.size());
+  int n = static_cast<int>(transient.size());
   std::vector<double> freedAfter(n + 1, 0);
   double live = 0;
   for (auto &[v, at] : kept) {
@@ -259,7 +275,7 @@ backwardPeak(const llvm::DenseMap<Value, std::pair<int, double>> &kept,
   double acts = live, atPeak = 0;
   for (int k = n - 1; k >= 0; --k) {
     live -= freedAfter[k + 1];
-    double here = live + recomputed[k];
+    double here = live + transient[k];
     if (here + grads[k] + flowing[k] > acts + atPeak) {
       acts = here;
       atPeak = grads[k] + flowing[k];
@@ -715,14 +731,15 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
     if (dp.memory.total() > d.memoryBytes)
       pred.memoryProblems.push_back(llvm::formatv(
           "device {0} ({1}, stage {2}) needs {3} bytes ({4}: weights {5}, "
-          "activations {6}, gradients {7}, optimizer {8}) but has {9} bytes "
-          "({10})",
+          "activations {6}, gradients {7}, optimizer {8}, inputs {11}) but "
+          "has {9} bytes ({10})",
           dp.id, d.kind, s,
           llvm::formatv("{0:F0}", std::ceil(dp.memory.total())),
           formatBytes(dp.memory.total()), formatBytes(dp.memory.weights),
           formatBytes(dp.memory.activations), formatBytes(dp.memory.gradients),
           formatBytes(dp.memory.optimizer),
-          llvm::formatv("{0:F0}", d.memoryBytes), formatBytes(d.memoryBytes)));
+          llvm::formatv("{0:F0}", d.memoryBytes), formatBytes(d.memoryBytes),
+          formatBytes(dp.memory.inputs)));
     pred.devices.push_back(dp);
   };
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
@@ -772,6 +789,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               narrowParams += parameterCount(v) * share;
           }
         }
+        for (BlockArgument a : func.getArguments())
+          dp.memory.inputs += tensorBytes(a.getType(), FloatMode::F32) *
+                              (training ? batchShare * m : 1.0 / m);
         if (training) {
           // A gradient per parameter, in the parameter's compute dtype (all at
           // once; without recomputation, those live at the peak: below).
@@ -817,9 +837,11 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         llvm::DenseSet<Value> liveSet;
         for (int i : stageOps[s]) {
           for (Value v : table.ops[i]->getOperands()) {
-            if (matchPattern(v, m_Constant()) || liveSet.count(v))
+            // A graph input is in the program's input buffer (inputs).
+            if (matchPattern(v, m_Constant()) || llvm::isa<BlockArgument>(v) ||
+                liveSet.count(v))
               continue;
-            // A value from an earlier stage or a function input.
+            // A value from an earlier stage.
             liveSet.insert(v);
             live += valueBytes(v);
           }
@@ -827,7 +849,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
             live += valueBytes(v);
             liveSet.insert(v);
           }
-          peak = std::max(peak, live);
+          peak = std::max(peak, live + scratchBytes(table, i));
           // Values whose last use in this stage was this op, and that no later
           // stage or the function result needs, are freed.
           for (Value v : table.ops[i]->getOperands()) {
@@ -854,7 +876,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         if (training) {
           auto keep = [&](int pos, Value v) {
             v = viewRoot(v);
-            if (matchPattern(v, m_Constant()))
+            if (matchPattern(v, m_Constant()) || llvm::isa<BlockArgument>(v))
               return;
             auto [it, inserted] = keptAt.try_emplace(v, pos, valueBytes(v));
             it->second.first = std::min(it->second.first, pos);
@@ -878,13 +900,16 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           int n = static_cast<int>(stageOps[s].size());
           // Per microbatch: the values kept from its forward part (each
           // until the backward pass differentiates its first reader), and
-          // per position the recomputed values live there.
+          // per position what lives only there: the op's scratch and the
+          // recomputed values.
           llvm::DenseMap<Value, std::pair<int, double>> kept = keptAt;
-          std::vector<double> recomputed(n, 0);
+          std::vector<double> transient(n, 0);
+          for (auto [pos, i] : llvm::enumerate(stageOps[s]))
+            transient[pos] = scratchBytes(table, i);
           if (stage.recompute)
             kept = recomputeKept(table, stageOps[s], inStage, keptAt,
                                  /*keepLastLayer=*/static_cast<int>(s) + 1 == p,
-                                 valueBytes, recomputed);
+                                 valueBytes, transient);
           kept[Value()] = {n, lossState};
           double perMicrobatch = 0;
           for (auto &[v, at] : kept)
@@ -895,7 +920,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               });
           std::vector<double> flowing =
               activationGradients(table, stageOps[s], inStage, valueBytes);
-          auto [acts, atPeak] = backwardPeak(kept, recomputed, grads, flowing);
+          auto [acts, atPeak] = backwardPeak(kept, transient, grads, flowing);
           dp.memory.activations = perMicrobatch * (inFlight - 1) + acts;
           // Over several microbatches the earlier ones' gradients are summed
           // (hetpar-dist-pipeline-schedule): a whole set beside the current
@@ -914,8 +939,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           }
         }
         // Whole bytes (a replica's share of a microbatch can make fractions).
-        for (double *part : {&dp.memory.weights, &dp.memory.activations,
-                             &dp.memory.gradients, &dp.memory.optimizer})
+        for (double *part :
+             {&dp.memory.weights, &dp.memory.activations, &dp.memory.gradients,
+              &dp.memory.optimizer, &dp.memory.inputs})
           *part = std::ceil(*part);
         memoryMemo[memoKey] = dp.memory;
         dp.memory.optimizer =
@@ -955,7 +981,8 @@ llvm::json::Object predictionToJSON(const Plan &plan, const Prediction &p,
         {"memory", llvm::json::Object{{"weights", d.memory.weights},
                                       {"activations", d.memory.activations},
                                       {"gradients", d.memory.gradients},
-                                      {"optimizer", d.memory.optimizer}}},
+                                      {"optimizer", d.memory.optimizer},
+                                      {"inputs", d.memory.inputs}}},
         {"busy_fraction", p.stepTime > 0 ? d.busy / p.stepTime : 0.0}});
   out["devices"] = std::move(devices);
   // Stage outputs next to the stage inputs.

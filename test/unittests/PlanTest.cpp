@@ -155,8 +155,10 @@ struct SimulatorTest : ::testing::Test {
 TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
   // Stage 0 = mm1 + relu on device 0, stage 1 = mm2 on device 1; training,
   // m = 4 microbatches of 2 samples. What the gradient rules read, per
-  // microbatch: stage 0 keeps x for dW1 = x^T dY (2 x 16 floats, 128 bytes)
-  // and relu's input for its mask (2 x 32 floats, 256 bytes): 384 bytes;
+  // microbatch: stage 0 keeps x for dW1 = x^T dY (2 x 16 floats, 128 bytes,
+  // in the program's input buffer: counted in `inputs`, the step's 8 rows,
+  // 512 bytes, on every device) and relu's input for its mask (2 x 32
+  // floats, 256 bytes): 256 bytes of activations;
   // stage 1 keeps relu's result for dW2 (256 bytes), and mm2's result and the
   // loss's buffer of its size (32 bytes each): 320 bytes.
   // Each stage's peak is while its first op is differentiated: the other
@@ -181,6 +183,8 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
     EXPECT_DOUBLE_EQ(d0.memory.weights, 2048);
     EXPECT_DOUBLE_EQ(d0.memory.gradients, 2 * 2048 + 256);
     EXPECT_DOUBLE_EQ(d0.memory.optimizer, 4096);
+    EXPECT_DOUBLE_EQ(d0.memory.inputs, 512);
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.inputs, 512);
     activations[k] = d0.memory.activations;
     // Stage 1: 4 microbatches in flight under GPipe, 3 x 320 + 256 bytes; 1
     // under 1F1B, 256 bytes; with w2's summed and current gradients, 2 x 32 x
@@ -191,9 +195,10 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
     EXPECT_DOUBLE_EQ(pred->devices[1].memory.gradients, 1024 + 256);
     EXPECT_TRUE(pred->memoryProblems.empty());
   }
-  // Stage 0: GPipe 3 x 384 + 128 bytes, 1F1B (p - 0 = 2 in flight) 384 + 128.
-  EXPECT_DOUBLE_EQ(activations[0], 3 * 384 + 128);
-  EXPECT_DOUBLE_EQ(activations[1], 384 + 128);
+  // Stage 0: GPipe 3 x 256 bytes, 1F1B (p - 0 = 2 in flight) 256, and
+  // nothing of this microbatch's at the peak (x is an input).
+  EXPECT_DOUBLE_EQ(activations[0], 3 * 256);
+  EXPECT_DOUBLE_EQ(activations[1], 256);
 }
 
 /// Two 4096 x 4096 float32 layers (64 MiB of parameters each) for the
@@ -216,9 +221,9 @@ TEST_F(SimulatorTest, ZeroTwoShardsTheSummedGradientsWhereOneDoesNotFit) {
   // the received gradient of mm1's result (1 x 4096 x 4 = 16384). ZeRO-2's
   // peak is after the backward part, when this microbatch's whole gradient
   // of w1 and one 25 MiB bucket of it packed for the reduce-scatter
-  // (67108864 + 26214400) are held but its activations (x's row kept for
-  // dW1, 16384 bytes) are not, beside half the sum (33554432): 7340032 +
-  // 16384 + 16384 bytes less.
+  // (67108864 + 26214400) are held beside half the sum (33554432), and no
+  // activation (x's row, kept for dW1, is the program's input, in `inputs`):
+  // 7340032 + 16384 bytes less.
   OwningOpRef<ModuleOp> wide = parseSourceString<ModuleOp>(kWideMLP, ctx.get());
   ASSERT_TRUE(wide);
   auto three = parseCluster(R"(
@@ -242,7 +247,7 @@ nodes:
     total[zero] = pred->devices[0].memory.total();
     gradients[zero] = pred->devices[0].memory.gradients;
   }
-  EXPECT_DOUBLE_EQ(gradients[1] - gradients[2], 7340032 + 16384 + 16384);
+  EXPECT_DOUBLE_EQ(gradients[1] - gradients[2], 7340032 + 16384);
   EXPECT_DOUBLE_EQ(gradients[0], gradients[1]);
   // Stage 0's devices cut between the two: the unsharded plan does not
   // fit, ZeRO-1 does not either, ZeRO-2 does, and is what the planner takes.

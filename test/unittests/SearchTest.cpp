@@ -824,9 +824,11 @@ TEST_F(Fixture, RecomputationKeepsLayerInputs) {
   // 6L .. 6L+5 for layer L = MatMul, Add, Relu, MatMul, Add, LayerNorm; the
   // backward pass differentiates them last to first):
   //  - the gradient rules read each layer's input (256), Relu's input c
-  //    (512), its result r (512) and LayerNorm's input e (256). Kept per
-  //    microbatch without recomputation: x, n0, n1 and 3 x 1280 = 4608 B;
-  //    with it, only the layer inputs x, n0, n1 = 768 B, and each layer's
+  //    (512), its result r (512) and LayerNorm's input e (256); x is the
+  //    program's input (`inputs`: the step's [8,4,8], 1024 B), not an
+  //    activation. Kept per microbatch without recomputation: n0, n1 and
+  //    3 x 1280 = 4352 B; with it, only the layer inputs n0, n1 = 512 B, and
+  //    each layer's
   //    c, r, e rebuilt when the backward pass reaches the layer's last op
   //    (live there: e, r, c until their readers at 6L+5, 6L+3, 6L+2).
   //  - parameter gradients live from their parameter's last use on: 3 x
@@ -834,19 +836,19 @@ TEST_F(Fixture, RecomputationKeepsLayerInputs) {
   //    gradients: at 6L+3 the gradient of d (256), the written one of r
   //    (512) and, in layers 1 and 2, that of n(L-1) (256).
   //  - with recomputation the backward pass peaks at position 3 (layer 0's
-  //    second MatMul): kept x 256 + rebuilt c0 512 + r0 512 = 1280 B of
-  //    activations; parameter gradients 3360 - 512 - 64 = 2784 B and
-  //    activation gradients 768 B (elsewhere less: at position 15, layer 2's
-  //    second MatMul, 768 + 1024 + (544 + 1024) = 3360 < 4832).
-  //  - without it, at position 15: x, n0, n1 768 + layers 0 and 1's 2560 +
-  //    c2, r2 1024 = 4352 B of activations; parameter gradients 32 + 512 =
-  //    544 B, activation gradients 1024 B (at position 3: 1280 + 3552 =
-  //    4832 < 5920).
+  //    second MatMul): rebuilt c0 512 + r0 512 = 1024 B of activations;
+  //    parameter gradients 3360 - 512 - 64 = 2784 B and activation gradients
+  //    768 B (elsewhere less: at position 15, layer 2's second MatMul, 512 +
+  //    1024 + (544 + 1024) = 3104 < 4576).
+  //  - without it, at position 15: n0, n1 512 + layers 0 and 1's 2560 + c2,
+  //    r2 1024 = 4096 B of activations; parameter gradients 32 + 512 = 544 B,
+  //    activation gradients 1024 B (at position 3: 1024 + 3552 = 4576 <
+  //    5664).
   //  - the other microbatch in flight keeps all of its kept values; with
   //    several microbatches a whole set of parameter gradients (3360 B)
   //    sums the earlier ones'.
-  // So activations 768 + 1280 = 2048 B and gradients 3552 + 3360 = 6912 B
-  // with recomputation; 4608 + 4352 = 8960 B and 1568 + 3360 = 4928 B
+  // So activations 512 + 1024 = 1536 B and gradients 3552 + 3360 = 6912 B
+  // with recomputation; 4352 + 4096 = 8448 B and 1568 + 3360 = 4928 B
   // without.
   auto m = parse(mlpModel(4, 8, 4, 8, 16));
   ASSERT_TRUE(m);
@@ -868,8 +870,9 @@ TEST_F(Fixture, RecomputationKeepsLayerInputs) {
     auto pred = simulate(*m, c, plan, model);
     ASSERT_TRUE(static_cast<bool>(pred)) << errorOf(pred.takeError());
     const DeviceMemory &mem = pred->devices[0].memory;
-    EXPECT_DOUBLE_EQ(mem.activations, recompute ? 2048.0 : 8960.0)
+    EXPECT_DOUBLE_EQ(mem.activations, recompute ? 1536.0 : 8448.0)
         << "recompute " << recompute;
+    EXPECT_DOUBLE_EQ(mem.inputs, 1024.0);
     EXPECT_DOUBLE_EQ(mem.gradients, recompute ? 6912.0 : 4928.0)
         << "recompute " << recompute;
   }

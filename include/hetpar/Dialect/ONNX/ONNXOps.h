@@ -38,6 +38,14 @@ std::string getNodeName(mlir::Location loc);
 /// "node 'name' (OpType)" for messages; "op OpType" when the op has no node
 /// name.
 std::string describeNode(mlir::Operation *op);
+
+/// The elements of the im2col columns that a Conv, FusedConv or ConvGrad
+/// unfolds for one image and one group: C / group x kernel size x output
+/// plane (from the weight [M, C/group, k...] and the output, for ConvGrad
+/// its gradient operand 0). The generated code's scratch buffer for the op
+/// and the simulator's count of it (docs/codegen.md); 0 for any other op
+/// or a shape that is not static.
+int64_t im2colElements(mlir::Operation *op);
 /// Attaches ShardingRuleOpInterface to the onnx ops that have a rule
 /// (ShardingRules.cpp); called when the dialect is loaded.
 void attachShardingRules(mlir::MLIRContext *context);
