@@ -131,8 +131,10 @@ std::optional<int64_t> causalOffset(onnx::FusedAttentionOp a, int64_t lq,
         failed(bytes))
       return std::nullopt;
     bools = std::move(*bytes);
+    // `keep` is captured by value: it ends with this block, `masked` is
+    // called after it.
     bool keep = a.getKeep() != 0;
-    masked = [&](int64_t k) { return (bools[k] != 0) != keep; };
+    masked = [&bools, keep](int64_t k) { return (bools[k] != 0) != keep; };
   } else {
     adds = floatValues(mask);
     if (!adds)
