@@ -14,12 +14,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <thread>
 #include <tuple>
 
 #include <fcntl.h>
@@ -141,12 +144,35 @@ private:
   struct sigaction old_[3];
 };
 
+/// Whether process `pid` has ended: it does not exist, or it is a zombie
+/// (killed, not yet reaped by its parent; kill(pid, 0) still succeeds on
+/// one, and mpirun may return before the kernel has reaped a rank it
+/// killed).
+bool processEnded(pid_t pid) {
+  if (::kill(pid, 0) != 0)
+    return errno == ESRCH;
+  std::FILE *f =
+      std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f)
+    return false;
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state
+  // follows the last ')'.
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char *close = std::strrchr(buf, ')');
+  return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
 /// Removes the files NAME.tmp.<pid> in `dir` for which `ours(NAME)` holds
-/// and whose process is gone (one killed by SIGKILL while it wrote): they
-/// would pile up run after run.
-void removeStale(const std::filesystem::path &dir,
-                 const std::function<bool(const std::string &)> &ours) {
+/// and whose process has ended (one killed by SIGKILL while it wrote): they
+/// would pile up run after run. Returns how many such files belong to a
+/// process that is still running.
+int removeStale(const std::filesystem::path &dir,
+                const std::function<bool(const std::string &)> &ours) {
   std::error_code ec;
+  int running = 0;
   for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
     size_t at = name.rfind(".tmp.");
@@ -154,9 +180,14 @@ void removeStale(const std::filesystem::path &dir,
       continue;
     char *end = nullptr;
     long pid = std::strtol(name.c_str() + at + 5, &end, 10);
-    if (pid > 0 && !*end && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+    if (pid <= 0 || *end)
+      continue;
+    if (processEnded(pid_t(pid)))
       std::filesystem::remove(entry.path(), ec);
+    else
+      ++running;
   }
+  return running;
 }
 
 /// removeStale for the temporaries of `path`.
@@ -169,12 +200,17 @@ void removeStaleTemporariesOf(const std::string &path) {
 
 } // namespace
 
-void removeStaleTemporaries(const std::string &dir) {
+void removeStaleTemporaries(const std::string &dir, double waitSeconds) {
   const std::string ext = ".safetensors";
-  removeStale(dir, [&](const std::string &name) {
+  auto ours = [&](const std::string &name) {
     return name.size() > ext.size() &&
            name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
-  });
+  };
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(waitSeconds);
+  while (removeStale(dir, ours) > 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 Status writeSafetensors(const std::string &path, const SafetensorsFile &file) {

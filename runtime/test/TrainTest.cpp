@@ -228,6 +228,32 @@ TEST_F(TrainTest, SafetensorsRemovesTemporariesOfKilledWriters) {
   EXPECT_EQ(files, 1u);
 }
 
+TEST_F(TrainTest, RemoveStaleTemporariesTakesAZombieWriterAsEnded) {
+  // mpirun may return while a rank it killed is a zombie: kill(pid, 0)
+  // still succeeds on it, yet its temporary is stale.
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  ASSERT_GT(child, 0);
+  // Not reaped yet: wait until the child has exited (its /proc state is Z).
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    if (text.find(") Z") != std::string::npos)
+      break;
+    usleep(10000);
+  }
+  std::string zombie = dir + "/c.safetensors.tmp." + std::to_string(child);
+  std::ofstream(zombie) << "half a checkpoint";
+  // A running writer's temporary stays, also after the wait.
+  std::string live = dir + "/c.safetensors.tmp." + std::to_string(getpid());
+  std::ofstream(live) << "being written";
+  removeStaleTemporaries(dir, /*waitSeconds=*/0.1);
+  EXPECT_FALSE(fs::exists(zombie));
+  EXPECT_TRUE(fs::exists(live));
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+}
+
 //===----------------------------------------------------------------------===//
 // Dataset
 //===----------------------------------------------------------------------===//

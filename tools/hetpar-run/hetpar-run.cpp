@@ -529,8 +529,9 @@ int launchTraining(const Options &opts,
     setenv(hetpar::run::kLauncherExports, "1", /*overwrite=*/1);
   int rc = hetpar::run::launchDevices(devices, argv);
   // A rank that mpirun killed while it wrote a checkpoint left a temporary.
+  // Its process may outlive mpirun by a moment: wait up to 5 s for it.
   if (!opts.train.checkpointDir.empty())
-    removeStaleTemporaries(opts.train.checkpointDir);
+    removeStaleTemporaries(opts.train.checkpointDir, /*waitSeconds=*/5);
   if (rc != 0 || !joins)
     return rc;
   Status st = hetpar::run::exportCheckpoint(

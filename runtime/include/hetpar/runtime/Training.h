@@ -136,8 +136,11 @@ Status writeSafetensors(const std::string &path, const SafetensorsFile &file);
 /// is killed outright (NAME.tmp.<pid> whose process is gone): mpirun turns a
 /// Ctrl-C into SIGTERM and, after a grace period, SIGKILL, which a rank busy
 /// writing a checkpoint cannot hold off. hetpar-run's launcher calls it once
-/// the ranks have ended. A folder that cannot be read is left alone.
-void removeStaleTemporaries(const std::string &dir);
+/// mpirun has returned, with `waitSeconds` > 0: a temporary whose writer is
+/// still running is retried every 50 ms for up to that long, since mpirun
+/// may return while a rank it killed is still being torn down. A folder
+/// that cannot be read is left alone.
+void removeStaleTemporaries(const std::string &dir, double waitSeconds = 0);
 
 /// Reads the safetensors file at `path` (tensors in data order). Errors, each
 /// naming the file: a file shorter than its header, a header that is not JSON
