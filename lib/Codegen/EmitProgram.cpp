@@ -2673,8 +2673,23 @@ static std::string boundaryBytes(TypeRange types) {
   return s;
 }
 
+/// Whether `func` is one device's program of a module whose meshes hold
+/// several devices: each of them is built with MPI and joins it, also one
+/// with no collective of its own (the others' MPI_Init waits for it).
+static bool inMultiDeviceModule(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module)
+    return false;
+  llvm::SmallDenseSet<int64_t> ids;
+  for (auto mesh : module.getOps<dist::MeshOp>())
+    for (Attribute a : mesh.getDevices())
+      ids.insert(llvm::cast<dist::DeviceAttr>(a).getId());
+  return ids.size() > 1;
+}
+
 FailureOr<DeviceProgram> Emitter::run() {
   trace.emplace(func);
+  program.multiDevice = inMultiDeviceModule(func);
   planValues();
   // Conv's and ConvGrad's im2col scratch (the columns of one image and
   // group), sized before the arena is planned.

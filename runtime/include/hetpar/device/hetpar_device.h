@@ -5438,6 +5438,14 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
   }
 #else
   memset(ctx->index_error, 0, sizeof *ctx->index_error);
+#if defined(HETPAR_MULTI_DEVICE)
+  // Every device of a multi-device run joins MPI, also one whose program has
+  // no collective of its own: the other ranks' MPI_Init waits for all of
+  // the job's processes. At the first run, not at creation: a program that
+  // is created and never run (a check of its folder) starts no MPI.
+  if (hp_mpi_start(ctx))
+    return 1;
+#endif
 #endif
   int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs, outputs);
   if (rc)
