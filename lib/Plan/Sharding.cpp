@@ -66,14 +66,25 @@ double parameterCount(Value v) {
   return n && *n > 1 ? static_cast<double>(*n) : 0;
 }
 
-llvm::Expected<FloatMode> checkedComputeDtype(ModuleOp module) {
-  if (auto dtype = getComputeDtype(module))
-    return *dtype;
-  std::string value;
-  llvm::raw_string_ostream(value) << module->getAttr(kComputeDtypeAttrName);
-  return fail(llvm::formatv("the module's {0} is {1}; it must be \"float32\", "
-                            "\"float16\" or \"bfloat16\"",
-                            kComputeDtypeAttrName, value));
+llvm::Error checkPlanningAttributes(ModuleOp module) {
+  auto printed = [&](llvm::StringRef name) {
+    std::string value;
+    llvm::raw_string_ostream(value) << module->getAttr(name);
+    return value;
+  };
+  if (!getComputeDtype(module))
+    return fail(
+        llvm::formatv("the module's {0} is {1}; it must be \"float32\", "
+                      "\"float16\" or \"bfloat16\"",
+                      kComputeDtypeAttrName, printed(kComputeDtypeAttrName)));
+  if (!getOptimizerStateSlots(module))
+    return fail(llvm::formatv("the module's {0} is {1}; it must be an i64 "
+                              "from 0 to {2} (float32 state slots per "
+                              "parameter element)",
+                              kOptimizerStateSlotsAttrName,
+                              printed(kOptimizerStateSlotsAttrName),
+                              kMaxOptimizerStateSlots));
+  return llvm::Error::success();
 }
 
 bool Layout::operator==(const Layout &o) const {
@@ -142,7 +153,9 @@ std::vector<int> assignLayers(llvm::ArrayRef<std::string> names) {
 }
 
 OpCatalog::OpCatalog(func::FuncOp func)
-    : dtype(getComputeDtype(func).value_or(FloatMode::F32)) {
+    : dtype(getComputeDtype(func).value_or(FloatMode::F32)),
+      optimizerSlots(
+          getOptimizerStateSlots(func).value_or(kMaxOptimizerStateSlots)) {
   for (auto &[op, name] : listPlanOps(func)) {
     index[op] = ops.size();
     byName[name] = ops.size();

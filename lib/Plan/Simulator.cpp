@@ -479,8 +479,8 @@ llvm::Expected<Prediction> simulate(ModuleOp module, const Cluster &cluster,
   auto funcs = module.getOps<func::FuncOp>();
   if (funcs.empty())
     return fail("the module has no function");
-  if (auto dtype = checkedComputeDtype(module); !dtype)
-    return dtype.takeError();
+  if (llvm::Error err = checkPlanningAttributes(module))
+    return std::move(err);
   OpCatalog catalog(*funcs.begin());
   return simulate(catalog, *funcs.begin(), cluster, plan, model);
 }
@@ -764,10 +764,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           addDevice(dp, d, s);
           continue;
         }
-        // Weights (and, in training, their gradients and Adam's state: two
-        // float32 moments, and a float32 master copy of parameters held in a
-        // narrower type: a 16-bit compute dtype or a 16-bit model), weights
-        // and gradients in the compute dtype.
+        // Weights (and, in training, their gradients and the optimizer's
+        // state: its float32 slots, and a float32 master copy of parameters
+        // held in a narrower type: a 16-bit compute dtype or a 16-bit
+        // model), weights and gradients in the compute dtype.
         llvm::DenseMap<Value, double> weightShare;
         for (int i : stageOps[s]) {
           for (auto [k, v] : llvm::enumerate(table.ops[i]->getOperands()))
@@ -796,8 +796,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           // A gradient per parameter, in the parameter's compute dtype (all at
           // once; without recomputation, those live at the peak: below).
           dp.memory.gradients = paramBytes;
-          dp.memory.optimizer = kAdamMomentBytesPerParameter * params +
-                                kMasterCopyBytesPerParameter * narrowParams;
+          dp.memory.optimizer =
+              kOptimizerSlotBytes * table.optimizerSlots * params +
+              kMasterCopyBytes * narrowParams;
         }
         // Activations: in inference the peak of the live values of one
         // microbatch; in training the values the backward pass reads (those

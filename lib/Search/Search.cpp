@@ -841,8 +841,9 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
               double acts = pf.acts[b] - pf.acts[a];
               double fixed =
                   weights +
-                  (training ? paramBytes + kAdamStateBytesPerParameter * params
-                            : 0);
+                  (training
+                       ? paramBytes + catalog.stateBytesPerParameter() * params
+                       : 0);
               double sync = 0;
               if (training && c.data > 1)
                 sync = pf.sync1MB +
@@ -1008,7 +1009,8 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
         params += parameterCount(v);
       }
   double need =
-      weights + (training ? weights + kAdamStateBytesPerParameter * params : 0);
+      weights +
+      (training ? weights + catalog.stateBytesPerParameter() * params : 0);
   double have = 0;
   for (const Device &d : cluster.devices)
     have += d.memoryBytes;
@@ -1018,7 +1020,7 @@ std::string memoryNeed(const OpCatalog &catalog, const Cluster &cluster,
       "bytes ({6}) in all",
       static_cast<int64_t>(need), formatBytes(need), formatBytes(weights),
       training ? ", gradients " + formatBytes(weights) + ", optimizer state " +
-                     formatBytes(kAdamStateBytesPerParameter * params)
+                     formatBytes(catalog.stateBytesPerParameter() * params)
                : std::string(),
       cluster.devices.size(), static_cast<int64_t>(have), formatBytes(have));
 }
@@ -1033,8 +1035,8 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
   if (funcs.empty())
     return fail("the module has no function");
   func::FuncOp func = *funcs.begin();
-  if (auto dtype = checkedComputeDtype(module); !dtype)
-    return dtype.takeError();
+  if (llvm::Error err = checkPlanningAttributes(module))
+    return std::move(err);
   OpCatalog catalog(func);
   if (catalog.size() == 0)
     return fail("the model has no ops to place (its outputs are inputs or "

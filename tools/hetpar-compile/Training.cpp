@@ -9,6 +9,7 @@
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Support/OptimizerState.h"
 #include "hetpar/Transforms/GradientBuckets.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -129,6 +130,11 @@ llvm::Error hetpar::tools::checkTrainingFlags() {
 }
 
 bool hetpar::tools::recomputeEveryStage() { return recompute; }
+
+void hetpar::tools::markOptimizerState(ModuleOp module) {
+  if (auto slots = optimizerStateSlots(optimizer, momentum))
+    setOptimizerStateSlots(module, *slots);
+}
 
 llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
   return category;

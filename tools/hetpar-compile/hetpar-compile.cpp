@@ -1164,10 +1164,14 @@ int main(int argc, char **argv) {
   if ((planOnly || (codegen && planned)) && mode == hetpar::Mode::Training)
     if (llvm::Error err = hetpar::tools::checkTrainingBatchDim(*module))
       return fail(llvm::toString(std::move(err)));
-  // The planner reads the dtype from the module (docs/search.md): one fact
-  // for the search, the simulator and the cost model.
-  if (planOnly || (codegen && planned))
+  // The planner reads the dtype and the optimizer's state from the module
+  // (docs/search.md): one fact for the search, the simulator and the cost
+  // model.
+  if (planOnly || (codegen && planned)) {
     hetpar::setComputeDtype(*module, *floatMode);
+    if (mode == hetpar::Mode::Training)
+      hetpar::tools::markOptimizerState(*module);
+  }
   if (planOnly)
     return planModel(*module, inputsRead, std::nullopt);
   if (codegen && planned)

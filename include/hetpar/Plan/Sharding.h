@@ -20,6 +20,7 @@
 #include "hetpar/Dialect/ONNX/ShardingRule.h"
 #include "hetpar/Plan/Batch.h"
 #include "hetpar/Plan/Plan.h"
+#include "hetpar/Support/OptimizerState.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -71,6 +72,18 @@ public:
   FloatMode dtype = FloatMode::F32;
   /// Bytes of a value of `type` in the compute dtype (tensorBytes).
   double bytesOf(mlir::Type type) const { return tensorBytes(type, dtype); }
+  /// The optimizer's float32 state slots per parameter element
+  /// (getOptimizerStateSlots: AdamW's 2 when the module does not say;
+  /// malformed as for `dtype`).
+  int64_t optimizerSlots = kMaxOptimizerStateSlots;
+  /// Bytes a training step keeps per parameter element beyond the weight and
+  /// its gradient: the optimizer's slots, and a master copy when the compute
+  /// dtype holds parameters in 16 bits (the search's bound while it builds
+  /// stages; the simulator counts the master copy per parameter's type).
+  double stateBytesPerParameter() const {
+    return kOptimizerSlotBytes * double(optimizerSlots) +
+           (dtype == FloatMode::F32 ? 0 : kMasterCopyBytes);
+  }
   std::vector<mlir::Operation *> ops;
   std::vector<std::string> names; ///< listPlanOps names
   std::vector<std::optional<OpWork>> work;
@@ -208,9 +221,11 @@ bool isConstant(mlir::Value v);
 /// more than one element (the optimizer keeps state for it); 0 otherwise.
 double parameterCount(mlir::Value v);
 
-/// The compute dtype of `module` (getComputeDtype), or an error naming the
-/// attribute when it holds something else than float32, float16 or bfloat16.
-llvm::Expected<FloatMode> checkedComputeDtype(mlir::ModuleOp module);
+/// The one check of the module attributes the planner reads: the compute
+/// dtype (getComputeDtype: float32, float16 or bfloat16) and the optimizer's
+/// state slots (getOptimizerStateSlots: 0 to 2). The error names the
+/// attribute and its value. searchPlan and simulate call it first.
+llvm::Error checkPlanningAttributes(mlir::ModuleOp module);
 
 } // namespace hetpar
 

@@ -40,25 +40,11 @@ struct TraceSpan {
   double start, duration;
 };
 
-/// Bytes of Adam's state per parameter in training, from Rajbhandari et al.,
-/// "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models" (SC
-/// 2020), section 3.1: float32 first and second moments (8 bytes), and a
-/// float32 master copy (4 bytes) of a parameter held in a 16-bit type, which
-/// float32 parameters do not need (they are their own master copy, as in the
-/// programs hetpar-compile writes). Weights and gradients are counted apart in
-/// the compute dtype, so a parameter takes 2 + 2 + 8 + 4 = 16 bytes with a
-/// 16-bit dtype (ZeRO's mixed-precision Adam) and 4 + 4 + 8 = 16 in float32.
-inline constexpr double kAdamMomentBytesPerParameter = 8;
-inline constexpr double kMasterCopyBytesPerParameter = 4;
 /// The largest bucket of gradients one collective reduces, in bytes
 /// (dist::kGradientBucketMiB, the programs' default). ZeRO-2 packs one at a
 /// time.
 inline constexpr double kGradientBucketBytes =
     dist::kGradientBucketMiB * 1024 * 1024;
-/// Their sum, K = 12 in ZeRO: the search's cautious bound while it builds
-/// stages (the simulator then counts exactly as above).
-inline constexpr double kAdamStateBytesPerParameter =
-    kAdamMomentBytesPerParameter + kMasterCopyBytesPerParameter;
 
 struct DeviceMemory {
   double weights = 0, activations = 0, gradients = 0, optimizer = 0;
