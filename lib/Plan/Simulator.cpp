@@ -789,9 +789,13 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               narrowParams += parameterCount(v) * share;
           }
         }
+        // An input without the batch (a scale, a table) is held whole by
+        // every device; a batch input at the device's rows.
         for (BlockArgument a : func.getArguments())
           dp.memory.inputs += tensorBytes(a.getType(), FloatMode::F32) *
-                              (training ? batchShare * m : 1.0 / m);
+                              (!table.batch.of(a) ? 1.0
+                               : training         ? batchShare * m
+                                                  : 1.0 / m);
         if (training) {
           // A gradient per parameter, in the parameter's compute dtype (all at
           // once; without recomputation, those live at the peak: below).

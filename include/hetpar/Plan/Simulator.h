@@ -49,9 +49,10 @@ inline constexpr double kGradientBucketBytes =
 struct DeviceMemory {
   double weights = 0, activations = 0, gradients = 0, optimizer = 0;
   /// The graph inputs the device's program takes, in their model dtypes:
-  /// every input, at one microbatch in inference and at the replica's rows of
-  /// the step in training (hetpar-dist-partition gives every device function
-  /// every graph input; the runtime holds them for the program).
+  /// every input (hetpar-dist-partition gives every device function every
+  /// graph input; the runtime holds them for the program), a batch input at
+  /// one microbatch in inference and at the replica's rows of the step in
+  /// training, an input without the batch whole.
   double inputs = 0;
   double total() const {
     return weights + activations + gradients + optimizer + inputs;
