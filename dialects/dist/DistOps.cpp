@@ -8,6 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace hetpar::dist;
@@ -190,7 +191,7 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
 
 /// `dist.batch_dim` on an argument or result of a per-device function: the
 /// dimension that holds the batch (the runtime cuts and joins microbatches
-/// along it).
+/// along it); on an argument also kNoBatchDim (an input without the batch).
 static LogicalResult verifyBatchDim(Operation *op, unsigned index, Type type,
                                     NamedAttribute attr, StringRef what) {
   if (attr.getName() != kBatchDimAttrName)
@@ -198,11 +199,16 @@ static LogicalResult verifyBatchDim(Operation *op, unsigned index, Type type,
                            << attr.getName().getValue() << "' on " << what
                            << " " << index;
   auto dim = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+  if (dim && dim.getInt() == kNoBatchDim && what == "argument")
+    return success();
   auto ranked = llvm::dyn_cast<RankedTensorType>(type);
   if (!dim || !ranked || dim.getInt() < 0 || dim.getInt() >= ranked.getRank())
-    return op->emitError() << "'" << kBatchDimAttrName << "' of " << what << " "
-                           << index
-                           << " must be a dimension of its tensor type";
+    return op->emitError()
+           << "'" << kBatchDimAttrName << "' of " << what << " " << index
+           << " must be a dimension of its tensor type"
+           << (what == "argument"
+                   ? llvm::formatv(" or {0} (no batch)", kNoBatchDim).str()
+                   : "");
   return success();
 }
 

@@ -2791,7 +2791,8 @@ FailureOr<DeviceProgram> Emitter::run() {
     d.dtype = dtypeName(eltOf(v));
     d.shape.assign(shapeOf(v).begin(), shapeOf(v).end());
     if (attrs)
-      if (auto b = attrs.getAs<IntegerAttr>(dist::kBatchDimAttrName))
+      if (auto b = attrs.getAs<IntegerAttr>(dist::kBatchDimAttrName);
+          b && b.getInt() != dist::kNoBatchDim)
         d.batchDim = b.getInt();
     if (attrs)
       if (auto w = attrs.getAs<StringAttr>(train::kEvalBindAttr))

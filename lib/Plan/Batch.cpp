@@ -181,7 +181,7 @@ seedAndPropagate(func::FuncOp fn, int64_t dim, llvm::ArrayRef<Operation *> ops,
   a.size = extent;
   for (BlockArgument arg : fn.getArguments()) {
     int64_t d = givenBatchDim(arg).value_or(dim);
-    if (extentOf(arg, d) == extent)
+    if (d != dist::kNoBatchDim && extentOf(arg, d) == extent)
       a.values[arg] = BatchDim{static_cast<int>(d), 1, 1};
   }
   propagate(a, ops, rules);

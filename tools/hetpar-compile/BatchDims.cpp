@@ -36,6 +36,20 @@ std::string inputList(func::FuncOp fn) {
   return out.empty() ? "none" : out;
 }
 
+/// Whether input `arg` may be marked as holding no batch: not the first
+/// input, where the batch is seeded, and not in training, whose data
+/// (hetpar-run --data) gives every input a batch along dimension 0.
+llvm::Error checkNoBatch(const std::string &where, int arg, bool training) {
+  if (arg == 0)
+    return error(where + "the batch is seeded at the first input; give the "
+                         "dimension that holds it, or reorder the inputs");
+  if (training)
+    return error(where + "training reads every input in batches along "
+                         "dimension 0 (hetpar-run --data); an input without "
+                         "the batch would be cut into rows as well");
+  return llvm::Error::success();
+}
+
 func::FuncOp modelFunction(ModuleOp module) {
   auto funcs = module.getOps<func::FuncOp>();
   return funcs.empty() ? func::FuncOp() : *funcs.begin();
@@ -51,15 +65,24 @@ llvm::Error hetpar::tools::applyBatchDims(ModuleOp module,
   for (const std::string &spec : specs) {
     auto where = "--batch-dim " + spec + ": ";
     auto [name, axisText] = StringRef(spec).rsplit('=');
-    int64_t axis;
-    if (name.empty() || axisText.getAsInteger(10, axis))
-      return error(where + "expected NAME=AXIS, as tokens=1");
+    int64_t axis = dist::kNoBatchDim;
+    bool none = axisText == "none";
+    if (name.empty() || (!none && axisText.getAsInteger(10, axis)))
+      return error(where + "expected NAME=AXIS or NAME=none, as tokens=1");
     int arg = fn ? findInput(fn, name) : -1;
     if (arg < 0)
       return error(where + "the model has no input '" + name +
                    "' (inputs: " + (fn ? inputList(fn) : "none") + ")");
     if (!seen.insert(name).second)
       return error(where + "input '" + name + "' is given twice");
+    if (none) {
+      if (llvm::Error err = checkNoBatch(where, arg, training))
+        return err;
+      fn.setArgAttr(arg, dist::kBatchDimAttrName,
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                     dist::kNoBatchDim));
+      continue;
+    }
     auto type = llvm::dyn_cast<RankedTensorType>(fn.getArgument(arg).getType());
     int64_t rank = type ? type.getRank() : 0;
     if (axis < -rank || axis >= rank)

@@ -77,12 +77,13 @@ static cl::list<std::string> inputShapes(
 
 static cl::list<std::string> batchDims(
     "batch-dim",
-    cl::desc("Where the batch lies in a graph input: NAME=AXIS (repeatable). "
-             "Default: dimension 0 of the first input, or, when the model "
-             "mixes that dimension, the dimension the batch analysis finds "
-             "(a sequence-first export); other inputs carry it where their "
-             "extent matches"),
-    cl::value_desc("NAME=AXIS"), cl::cat(category));
+    cl::desc("Where the batch lies in a graph input: NAME=AXIS, or NAME=none "
+             "for an input that holds no batch (inference; not the first "
+             "input) (repeatable). Default: dimension 0 of the first input, "
+             "or, when the model mixes that dimension, the dimension the "
+             "batch analysis finds (a sequence-first export); other inputs "
+             "carry it where their extent matches"),
+    cl::value_desc("NAME=AXIS|none"), cl::cat(category));
 
 enum class EmitKind { None, MLIR, MLIRBytecode, Summary, Kernels };
 static cl::opt<EmitKind> emit(

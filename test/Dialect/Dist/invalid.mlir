@@ -698,8 +698,15 @@ func.func @f() attributes {dist.microbatches = 2 : i64} {
 
 // -----
 
-// expected-error @+1 {{'dist.batch_dim' of argument 0 must be a dimension of its tensor type}}
+// expected-error @+1 {{'dist.batch_dim' of argument 0 must be a dimension of its tensor type or -1 (no batch)}}
 func.func @f(%x: tensor<2x4xf32> {dist.batch_dim = 2 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.batch_dim' of argument 0 must be a dimension of its tensor type or -1 (no batch)}}
+func.func @f(%x: tensor<2x4xf32> {dist.batch_dim = -2 : i64}) {
   return
 }
 

@@ -46,6 +46,10 @@ inline constexpr llvm::StringLiteral kMicrobatchesAttrName =
 /// Argument / result attribute of a per-device function: the dimension of
 /// the batch (microbatches are cut and joined along it).
 inline constexpr llvm::StringLiteral kBatchDimAttrName = "dist.batch_dim";
+/// dist.batch_dim on an argument of the model function (hetpar-compile
+/// --batch-dim NAME=none): the input holds no batch, whatever its extents
+/// (a table every sample reads), so every device takes it whole.
+inline constexpr int64_t kNoBatchDim = -1;
 /// The tag of the message that carries a transfer's gradient back (the
 /// backward of a pipeline's `dist.send`/`dist.recv` of tag t) is t plus this
 /// offset; forward tags stay below it. 2^14 keeps every tag within 32767,
