@@ -308,6 +308,12 @@ void checkMaxPool2d(int64_t planes, int64_t H, int64_t W, int64_t k,
     x[i] = (float)((i * 37) % 23) - 11.0f;
   x[5] = NAN;
   x[W + 7] = NAN;
+  // NaNs that start a window column other than the window's first (the
+  // column's later rows still count) and that start a window.
+  x[W + 4] = NAN;
+  x[W + 3] = NAN;
+  x[3 * W + 10] = NAN;
+  x[4 * W + 1] = NAN;
   std::vector<float> want(planes * OH * OW), y(want.size(), 0.0f);
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < OH; ++oh)

@@ -2060,49 +2060,79 @@ HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
+/// The widest input span (elements) hp_max_pool_columns folds on the stack.
+#define HP_POOL_FOLD_MAX 2048
+
 /// Max pooling of the output columns [lo, hi) of one output row, whose
-/// windows lie inside the input along the row, as vector loops: for each
-/// window position in hp_pool's order (rows outside the input skipped, as
-/// max pooling skips padding), out = max(out, the inputs at that position
-/// of every column), the first position seeding out and only a greater
-/// value replacing it. `plane` is the input plane; window row 0 starts at
-/// input row h0. Returns false, writing nothing, when every window row is
-/// outside the input.
+/// windows lie inside the input along the row, as vector loops, separably:
+/// first the window rows are folded into one row (a unit-stride pass per
+/// window row), then the window columns of the folded row (a strided pass
+/// per window column): kH + kW passes instead of kH x kW strided ones. `plane`
+/// is the input plane; window row 0 starts at input row h0. Returns false,
+/// writing nothing, when every window row is outside the input, when the
+/// span is wider than HP_POOL_FOLD_MAX, or when the rows hold a NaN: the
+/// caller's loop, in hp_pool's order (the first position seeding the
+/// maximum, only a greater value replacing it), then gives the NaN rule
+/// exactly. Without NaNs the maximum does not depend on the order, and the
+/// loops stay plain maxima (a NaN test per step in them made ResNet-18/8's
+/// pooling at batch 32 slower than kH x kW passes).
 template <typename T, typename Acc>
 static bool hp_max_pool_columns(const T *plane, int64_t inH, int64_t inW,
                                 int64_t h0, int64_t kH, int64_t kW, int64_t sW,
                                 int64_t dH, int64_t dW, int64_t pW, int64_t lo,
                                 int64_t hi, T *out) {
+  // The input columns [c0, c0 + n) that the windows of [lo, hi) read.
+  const int64_t c0 = lo * sW - pW;
+  const int64_t n = (hi - 1) * sW - pW + (kW - 1) * dW + 1 - c0;
+  if (n > HP_POOL_FOLD_MAX)
+    return false;
+  T fold[HP_POOL_FOLD_MAX];
   bool seeded = false;
+  int nan = 0;
   for (int64_t kh = 0; kh < kH; ++kh) {
     const int64_t ih = h0 + kh * dH;
     if (ih < 0 || ih >= inH)
       continue;
-    for (int64_t kw = 0; kw < kW; ++kw) {
-      const T *src = plane + ih * inW - pW + kw * dW;
-      if (!seeded) {
-        HP_SIMD
-        for (int64_t ow = lo; ow < hi; ++ow)
-          out[ow] = src[ow * sW];
-      } else {
-        HP_SIMD
-        for (int64_t ow = lo; ow < hi; ++ow) {
-          const Acc v = (Acc)src[ow * sW], a = (Acc)out[ow];
-          out[ow] = (T)(v > a ? v : a);
-        }
+    const T *src = plane + ih * inW + c0;
+    if (!seeded) {
+      HP_SIMD
+      for (int64_t i = 0; i < n; ++i) {
+        const Acc v = (Acc)src[i];
+        fold[i] = src[i];
+        nan |= v != v;
       }
       seeded = true;
+      continue;
+    }
+    HP_SIMD
+    for (int64_t i = 0; i < n; ++i) {
+      const Acc v = (Acc)src[i], a = (Acc)fold[i];
+      fold[i] = (T)(v > a ? v : a);
+      nan |= v != v;
     }
   }
-  return seeded;
+  if (!seeded || nan)
+    return false;
+  HP_SIMD
+  for (int64_t ow = lo; ow < hi; ++ow)
+    out[ow] = fold[(ow - lo) * sW];
+  for (int64_t kw = 1; kw < kW; ++kw) {
+    const T *col = fold + kw * dW;
+    HP_SIMD
+    for (int64_t ow = lo; ow < hi; ++ow) {
+      const Acc v = (Acc)col[(ow - lo) * sW], a = (Acc)out[ow];
+      out[ow] = (T)(v > a ? v : a);
+    }
+  }
+  return true;
 }
 
 /// hp_pool over two spatial dims on the CPU: one iteration per output row
 /// (plane, oh), window positions by compares, no division per element (the
 /// generic kernel's four per window element were a quarter of ResNet-18/8's
 /// time); max pooling without indices takes the columns whose windows lie
-/// inside the row as vector loops (hp_max_pool_columns: ResNet-18/8's 3 x 3
-/// stride-2 pooling took 9% of its batch-32 run one output at a time). The
+/// inside the row as separable vector loops (hp_max_pool_columns: ResNet-18/8's
+/// 3 x 3 stride-2 pooling took 9% of its batch-32 run one output at a time). The
 /// window is visited in hp_pool's order, so results and indices are the
 /// same.
 template <typename T, typename Acc, bool MAX>
