@@ -61,6 +61,26 @@ std::string checkOperand(Operation *op, const std::optional<ShardingRule> &rule,
   return "";
 }
 
+/// A hint for an op that cannot carry the batch of operand `v`: when `v` is
+/// a graph input other than the first, whose batch the analysis assumed from
+/// its extent, the input may hold no batch at all (a table every sample
+/// reads), which --batch-dim NAME=none says; "" otherwise.
+std::string noBatchHint(Value v) {
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getArgNumber() == 0)
+    return "";
+  auto fn = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  auto name =
+      fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name")
+         : StringAttr();
+  if (!name || fn.getArgAttr(arg.getArgNumber(), dist::kBatchDimAttrName))
+    return "";
+  return "; if input '" + name.str() +
+         "' holds no batch (the same for every sample), say so with "
+         "--batch-dim " +
+         name.str() + "=none";
+}
+
 /// Whether `op` computes statistics over the batch of operand `k` that
 /// data-parallel training synchronizes (OpBatch::synchronized).
 bool synchronizesBatch(Operation *op, unsigned k) {
@@ -95,6 +115,8 @@ OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
       out.error = onnx::describeNode(op) +
                   " reads two batch dimensions that its rule does not align";
     if (!out.error.empty()) {
+      if (!out.synchronized)
+        out.error += noBatchHint(v);
       out.factor = -1;
       return out;
     }
