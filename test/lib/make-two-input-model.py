@@ -1,0 +1,32 @@
+"""Writes a one-op model of two graph inputs x and s (inputs with the batch,
+or without it, for the batch analysis' tests), with random inputs and
+NumPy's result as the reference:
+
+    make-two-input-model.py OUT OP XSHAPE SSHAPE     (OP: Add or MatMul)
+
+OUT/model.onnx computes y = OP(x, s), node '/op'; OUT/inputs/input_0.npy and
+input_1.npy hold x and s, OUT/reference/output_0.npy NumPy's y (a hand
+computation: x + s with broadcasting, or x @ s)."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+out, op = sys.argv[1], sys.argv[2]
+xs, ss = ([int(d) for d in a.split("x")] for a in sys.argv[3:5])
+rng = np.random.default_rng(0)
+x = rng.standard_normal(xs).astype(np.float32)
+s = rng.standard_normal(ss).astype(np.float32)
+y = {"Add": np.add, "MatMul": np.matmul}[op](x, s)
+value = lambda name, a: helper.make_tensor_value_info(name, TensorProto.FLOAT, list(a.shape))
+graph = helper.make_graph([helper.make_node(op, ["x", "s"], ["y"], name="/op")], "two-inputs",
+                          [value("x", x), value("s", s)], [value("y", y)])
+for d in ("inputs", "reference"):
+    os.makedirs(os.path.join(out, d), exist_ok=True)
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(out, "model.onnx"))
+np.save(os.path.join(out, "inputs", "input_0.npy"), x)
+np.save(os.path.join(out, "inputs", "input_1.npy"), s)
+np.save(os.path.join(out, "reference", "output_0.npy"), y)
