@@ -451,7 +451,10 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       Plan plan;
     };
     std::vector<Option> options;
-    for (int64_t mb = 1; mb <= std::min<int64_t>(batch, 4 * p); ++mb) {
+    int64_t most = catalog.batch.noMicrobatchesOp(training) >= 0
+                       ? 1
+                       : std::min<int64_t>(batch, 4 * p);
+    for (int64_t mb = 1; mb <= most; ++mb) {
       if (batch % mb)
         continue;
       std::vector<size_t> starts = balanceStages(

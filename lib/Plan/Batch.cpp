@@ -78,7 +78,39 @@ std::string noBatchHint(Value v) {
   return "; if input '" + name.str() +
          "' holds no batch (the same for every sample), say so with "
          "--batch-dim " +
-         name.str() + "=none";
+         name.str() + "=none (inference)";
+}
+
+std::optional<int64_t> givenBatchDim(BlockArgument arg);
+
+/// Why `op`, whose batch is factor `f` of `rule`, cannot run in
+/// microbatches: it reads an operand that carries no batch along `f` (each
+/// sample its slice of a constant or of an input marked as holding none);
+/// "" when it reads none.
+std::string readAlongBatch(Operation *op, const ShardingRule &rule, int f,
+                           const BatchAnalysis &a) {
+  for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+    if (a.of(v) || k >= rule.operands.size() ||
+        !ShardingRule::placement(rule.operands[k], f, rule.factors))
+      continue;
+    std::string what = "operand " + std::to_string(k);
+    if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+      auto fn = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      auto name =
+          fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name")
+             : StringAttr();
+      if (name)
+        what += " (input '" + name.str() + "'" +
+                (givenBatchDim(arg) == dist::kNoBatchDim
+                     ? ", marked with --batch-dim " + name.str() + "=none"
+                     : std::string()) +
+                ")";
+    }
+    return onnx::describeNode(op) + " reads " + what +
+           ", which carries no batch, per sample of the batch: data "
+           "parallelism slices it, microbatches cannot";
+  }
+  return "";
 }
 
 /// Whether `op` computes statistics over the batch of operand `k` that
@@ -124,6 +156,8 @@ OpBatch analyzeOp(Operation *op, const std::optional<ShardingRule> &rule,
     out.units = units;
     out.within = within;
   }
+  if (out.factor >= 0)
+    out.unmicrobatched = readAlongBatch(op, *rule, out.factor, a);
   return out;
 }
 
@@ -136,6 +170,8 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
     ob = analyzeOp(op, rules[i], a);
     if (!ob.error.empty() && a.firstError < 0)
       a.firstError = static_cast<int>(i);
+    if (!ob.unmicrobatched.empty() && a.firstUnmicrobatched < 0)
+      a.firstUnmicrobatched = static_cast<int>(i);
     if (ob.factor < 0)
       continue;
     llvm::SmallVector<std::pair<Value, BatchDim>> placed;
@@ -249,7 +285,10 @@ hetpar::analyzeBatch(Operation *func, llvm::ArrayRef<Operation *> ops,
 std::string BatchAnalysis::wholeBatchReason(int i) const {
   if (i < 0 || static_cast<size_t>(i) >= ops.size())
     return "";
-  return !ops[i].error.empty() ? ops[i].error : ops[i].inferenceError;
+  const OpBatch &ob = ops[i];
+  return !ob.error.empty()            ? ob.error
+         : !ob.inferenceError.empty() ? ob.inferenceError
+                                      : ob.unmicrobatched;
 }
 
 std::string hetpar::describeBatchSeed(Operation *func, const BatchAnalysis &a) {

@@ -203,12 +203,19 @@ std::string dataDegrees(const Plan &plan) {
 }
 
 /// A model with an op that mixes samples (in inference: or computes
-/// statistics over the batch) cannot have its batch split.
+/// statistics over the batch) cannot have its batch split; one with an op
+/// that reads a value without the batch per sample cannot run in
+/// microbatches.
 llvm::Error checkBatchSplit(const OpCatalog &table, const Plan &plan) {
   bool splitsBatch =
       plan.microbatches > 1 ||
       llvm::any_of(plan.stages, [](const Stage &s) { return s.data > 1; });
   int whole = table.batch.wholeBatchOp(plan.mode == Mode::Training);
+  int noMicro = table.batch.noMicrobatchesOp(plan.mode == Mode::Training);
+  if (whole < 0 && noMicro >= 0 && plan.microbatches > 1)
+    return fail(llvm::formatv(
+        "the plan has {0} microbatches, but {1}: run it without microbatches",
+        plan.microbatches, table.batch.wholeBatchReason(noMicro)));
   if (!splitsBatch || whole < 0)
     return llvm::Error::success();
   return fail(llvm::formatv(

@@ -540,7 +540,7 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (batch % m == 0 &&
         (options.objective == Objective::Throughput || m == 1))
       microCounts.push_back(m);
-  if (catalog.batch.wholeBatchOp(training) >= 0)
+  if (catalog.batch.noMicrobatchesOp(training) >= 0)
     microCounts = {1};
 
   struct Estimate {

@@ -277,13 +277,14 @@ FailureOr<Local> Partitioner::convert(Device &d, Value global, Local cur,
              << operand << " with its batch in another dimension than the "
              << "operand has it (or not at all), which no collective fixes";
     // A value without the batch that the op reads along the batch (a
-    // constant of batch size): only the whole batch runs at once.
+    // constant of batch size, an input marked as holding none): only the
+    // whole batch runs at once (placePlan refuses such a plan first).
     if (microbatches > 1)
       return user->emitError()
              << "partition: operand " << operand << " of op "
              << describeOp(user)
-             << " has the batch size in a dimension but does not come from "
-                "the inputs, so it cannot be split into microbatches";
+             << " carries no batch but is read per sample of the batch, so "
+                "the step cannot be split into microbatches";
     cur.value = slice(loc, cur.value, batch->dim, batch->outer,
                       offsetOf(d) * batch->granule, rowsOf(d) * batch->granule);
     cur.batch = batch;

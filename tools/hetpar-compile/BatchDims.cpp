@@ -50,6 +50,13 @@ llvm::Error checkNoBatch(const std::string &where, int arg, bool training) {
   return llvm::Error::success();
 }
 
+/// The `onnx.name` of argument `i` of `fn`, or its position.
+std::string inputName(func::FuncOp fn, unsigned i) {
+  if (auto n = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
+    return n.str();
+  return std::to_string(i);
+}
+
 func::FuncOp modelFunction(ModuleOp module) {
   auto funcs = module.getOps<func::FuncOp>();
   return funcs.empty() ? func::FuncOp() : *funcs.begin();
@@ -106,6 +113,12 @@ llvm::Error hetpar::tools::checkTrainingBatchDim(ModuleOp module) {
   func::FuncOp fn = modelFunction(module);
   if (!fn)
     return llvm::Error::success();
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto bd = fn.getArgAttrOfType<IntegerAttr>(i, dist::kBatchDimAttrName);
+        bd && bd.getInt() == dist::kNoBatchDim)
+      return error("--batch-dim " + inputName(fn, i) +
+                   "=none: the plan is for training, which reads every "
+                   "input in batches along dimension 0 (hetpar-run --data)");
   OpCatalog catalog(fn);
   if (catalog.batch.size == 0 || catalog.batch.seedDim == 0)
     return llvm::Error::success();

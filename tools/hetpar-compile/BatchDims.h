@@ -28,9 +28,12 @@ llvm::Error applyBatchDims(mlir::ModuleOp module,
                            const std::vector<std::string> &specs,
                            bool training);
 
-/// With `training`: an error when the batch analysis of `module`'s static
-/// function finds the batch in a dimension other than 0 of the first input
-/// (a sequence-first export), which training's data cannot feed.
+/// For a training plan: an error when an input is marked as holding no
+/// batch (--batch-dim NAME=none), or when the batch analysis of `module`'s
+/// static function finds the batch in a dimension other than 0 of the first
+/// input (a sequence-first export): training's data cannot feed either.
+/// hetpar-compile calls it for --mode training and for a plan file whose
+/// mode is training.
 llvm::Error checkTrainingBatchDim(mlir::ModuleOp module);
 
 } // namespace hetpar::tools

@@ -64,6 +64,13 @@ struct OpBatch {
   bool synchronized = false;
   /// With `synchronized`: why an inference plan cannot split the batch.
   std::string inferenceError;
+  /// Non-empty when the op reads a value that carries no batch along its
+  /// batch factor (a constant of batch size, or an input marked with
+  /// --batch-dim NAME=none that an op still reads per sample): data
+  /// parallelism slices it at compile time, but microbatches cannot (the
+  /// runtime cuts only the batch inputs). Why, as "op 'X' node 'n' reads
+  /// operand 1 ...".
+  std::string unmicrobatched;
 };
 
 /// The batch analysis of a function's ops (OpCatalog's order and rules).
@@ -87,6 +94,8 @@ struct BatchAnalysis {
   /// The first op with synchronized batch statistics (OpBatch), or -1: a
   /// training plan may split the batch, an inference plan may not.
   int firstSynchronized = -1;
+  /// The first op with OpBatch::unmicrobatched, or -1.
+  int firstUnmicrobatched = -1;
 
   /// The op that keeps the batch whole (no data parallelism, no
   /// microbatches) in a training or an inference plan, or -1: firstError,
@@ -95,8 +104,15 @@ struct BatchAnalysis {
   int wholeBatchOp(bool training) const {
     return firstError >= 0 ? firstError : training ? -1 : firstSynchronized;
   }
-  /// Why op `i` (wholeBatchOp) keeps the batch whole, as "node 'n' (Op)
-  /// reduces over ...".
+  /// The op that allows no microbatches (wholeBatchOp, else
+  /// firstUnmicrobatched), or -1. The one answer of the search, the
+  /// baselines and placePlan.
+  int noMicrobatchesOp(bool training) const {
+    int whole = wholeBatchOp(training);
+    return whole >= 0 ? whole : firstUnmicrobatched;
+  }
+  /// Why op `i` (wholeBatchOp or noMicrobatchesOp) keeps the batch whole or
+  /// allows no microbatches, as "node 'n' (Op) reduces over ...".
   std::string wholeBatchReason(int i) const;
   std::optional<BatchDim> of(mlir::Value v) const {
     auto it = values.find(v);
