@@ -16,6 +16,35 @@ namespace hetpar {
 using namespace mlir;
 using namespace hetpar;
 
+std::string
+hetpar::trainOptimizerOptionsError(const TrainOptimizerPassOptions &o) {
+  const std::string &opt = o.optimizer;
+  if (opt != "adamw" && opt != "sgd" && opt != "none")
+    return "unknown optimizer '" + opt + "' (adamw, sgd, none)";
+  if (!(o.lr > 0) || !std::isfinite(o.lr))
+    return "the learning rate must be positive, not " + std::to_string(o.lr);
+  if (!(o.beta1 >= 0 && o.beta1 < 1) || !(o.beta2 >= 0 && o.beta2 < 1))
+    return "betas must be in [0, 1)";
+  if (!(o.eps > 0))
+    return "eps must be positive";
+  if (o.momentum < 0 || (o.nesterov && o.momentum <= 0))
+    return "momentum must be >= 0, and > 0 with nesterov";
+  if (o.clipGradNorm < 0)
+    return "clip-grad-norm must be >= 0";
+  if (o.schedule != "constant" && o.schedule != "warmup-cosine")
+    return "unknown schedule '" + o.schedule + "' (constant, warmup-cosine)";
+  if (o.schedule == "warmup-cosine" &&
+      (o.warmupSteps < 0 || o.totalSteps <= o.warmupSteps))
+    return "warmup-cosine needs 0 <= warmup-steps < total-steps";
+  if (o.minLr < 0 || o.minLr > o.lr)
+    return "min-lr must be in [0, lr]";
+  if (o.accumulate < 1)
+    return "grad-accumulation-steps must be at least 1";
+  if (o.accumulate > 1 && opt == "none")
+    return "gradient accumulation needs an optimizer (adamw or sgd)";
+  return "";
+}
+
 namespace {
 /// A parameter the step updates: its global, its gradient (a ZeRO-1 shard
 /// under train::kZeroSizesAttr) and the gradient's result number.
@@ -30,34 +59,23 @@ struct TrainOptimizerPass
   using Base::Base;
 
   LogicalResult checkOptions(Operation *at) {
-    auto bad = [&](const llvm::Twine &what) {
-      return at->emitError() << "optimizer: " << what;
-    };
-    if (optimizer != "adamw" && optimizer != "sgd" && optimizer != "none")
-      return bad("unknown optimizer '" + optimizer + "' (adamw, sgd, none)");
-    if (!(lr > 0) || !std::isfinite(lr))
-      return bad("the learning rate must be positive, not " +
-                 std::to_string(static_cast<double>(lr)));
-    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-      return bad("betas must be in [0, 1)");
-    if (!(eps > 0))
-      return bad("eps must be positive");
-    if (momentum < 0 || (nesterov && momentum <= 0))
-      return bad("momentum must be >= 0, and > 0 with nesterov");
-    if (clipGradNorm < 0)
-      return bad("clip-grad-norm must be >= 0");
-    if (schedule != "constant" && schedule != "warmup-cosine")
-      return bad("unknown schedule '" + schedule +
-                 "' (constant, warmup-cosine)");
-    if (schedule == "warmup-cosine" &&
-        (warmupSteps < 0 || totalSteps <= warmupSteps))
-      return bad("warmup-cosine needs 0 <= warmup-steps < total-steps");
-    if (minLr < 0 || minLr > lr)
-      return bad("min-lr must be in [0, lr]");
-    if (accumulate < 1)
-      return bad("grad-accumulation-steps must be at least 1");
-    if (accumulate > 1 && optimizer == "none")
-      return bad("gradient accumulation needs an optimizer (adamw or sgd)");
+    TrainOptimizerPassOptions o;
+    o.optimizer = optimizer;
+    o.lr = lr;
+    o.beta1 = beta1;
+    o.beta2 = beta2;
+    o.eps = eps;
+    o.momentum = momentum;
+    o.nesterov = nesterov;
+    o.clipGradNorm = clipGradNorm;
+    o.schedule = schedule;
+    o.warmupSteps = warmupSteps;
+    o.totalSteps = totalSteps;
+    o.minLr = minLr;
+    o.accumulate = accumulate;
+    std::string why = trainOptimizerOptionsError(o);
+    if (!why.empty())
+      return at->emitError() << "optimizer: " << why;
     return success();
   }
 

@@ -131,9 +131,35 @@ llvm::Error hetpar::tools::checkTrainingFlags() {
 
 bool hetpar::tools::recomputeEveryStage() { return recompute; }
 
-void hetpar::tools::markOptimizerState(ModuleOp module) {
+/// hetpar-train-optimizer's options from the training flags (accumulation:
+/// --grad-accumulation-steps; a plan's step sets its own).
+static hetpar::TrainOptimizerPassOptions optimizerOptions() {
+  hetpar::TrainOptimizerPassOptions opt;
+  opt.optimizer = optimizer;
+  opt.lr = lr;
+  opt.beta1 = beta1;
+  opt.beta2 = beta2;
+  opt.eps = eps;
+  opt.weightDecay = weightDecay;
+  opt.momentum = momentum;
+  opt.nesterov = nesterov;
+  opt.clipGradNorm = clipGradNorm;
+  opt.schedule = schedule;
+  opt.warmupSteps = warmupSteps;
+  opt.totalSteps = totalSteps;
+  opt.minLr = minLr;
+  opt.accumulate = gradAccumulation.getValue();
+  return opt;
+}
+
+llvm::Error hetpar::tools::markOptimizerState(ModuleOp module) {
+  std::string why = hetpar::trainOptimizerOptionsError(optimizerOptions());
+  if (!why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "optimizer: " + why);
   if (auto slots = optimizerStateSlots(optimizer, momentum))
     setOptimizerStateSlots(module, *slots);
+  return llvm::Error::success();
 }
 
 llvm::cl::OptionCategory &hetpar::tools::trainingOptionCategory() {
@@ -204,20 +230,7 @@ void hetpar::tools::buildTrainingPipeline(
     reduce.bucketMiB = bucketMiB;
     pm.addPass(createDistReduceGradientsPass(reduce));
   }
-  TrainOptimizerPassOptions opt;
-  opt.optimizer = optimizer;
-  opt.lr = lr;
-  opt.beta1 = beta1;
-  opt.beta2 = beta2;
-  opt.eps = eps;
-  opt.weightDecay = weightDecay;
-  opt.momentum = momentum;
-  opt.nesterov = nesterov;
-  opt.clipGradNorm = clipGradNorm;
-  opt.schedule = schedule;
-  opt.warmupSteps = warmupSteps;
-  opt.totalSteps = totalSteps;
-  opt.minLr = minLr;
+  TrainOptimizerPassOptions opt = optimizerOptions();
   // A pipeline's step runs every microbatch itself.
   opt.accumulate = !replica            ? gradAccumulation.getValue()
                    : replica->pipeline ? 1

@@ -86,10 +86,11 @@ llvm::cl::OptionCategory &trainingOptionCategory();
 /// code generation then read).
 bool recomputeEveryStage();
 
-/// Writes the optimizer state slots that --optimizer and --momentum keep
-/// (hetpar/Support/OptimizerState.h) onto `module`, for the planner's
-/// memory; an unknown --optimizer is left to hetpar-train-optimizer's error.
-void markOptimizerState(mlir::ModuleOp module);
+/// Checks the optimizer flags (trainOptimizerOptionsError: the same errors
+/// as hetpar-train-optimizer's, also for --plan-only) and writes the state
+/// slots that --optimizer and --momentum keep (hetpar/Support/
+/// OptimizerState.h) onto `module`, for the planner's memory.
+llvm::Error markOptimizerState(mlir::ModuleOp module);
 
 /// Whether --eval-program (on by default) asks for the evaluation step.
 bool wantEvalProgram();

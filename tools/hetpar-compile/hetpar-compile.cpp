@@ -691,6 +691,10 @@ static int planModel(ModuleOp module,
                               : planFromSearch(module, *cluster, **model, c);
   if (chosen)
     return fail(llvm::toString(std::move(chosen)));
+  // A plan file may say training without --mode training (--plan-only).
+  if (c.plan.mode == hetpar::Mode::Training)
+    if (llvm::Error err = hetpar::tools::checkTrainingBatchDim(module))
+      return fail(llvm::toString(std::move(err)));
   if (llvm::Error err =
           fallBackToGeneratable(module, *cluster, **model, generate, c))
     return fail(llvm::toString(std::move(err)));
@@ -1096,7 +1100,15 @@ int main(int argc, char **argv) {
   // The model and its external data files are inputs: never overwritten.
   std::vector<std::string> inputsRead{modelPath};
   options.externalFilesRead = &inputsRead;
-  options.markInitializers = codegen && mode == hetpar::Mode::Training;
+  // Training keeps each initializer the parameter it is, also for
+  // --plan-only: the planner counts the parameters the programs train (equal
+  // zero biases, merged by constant CSE, were counted once).
+  // --emit summary --mode training shows the ops that training plans.
+  bool trainingSummary =
+      emit == EmitKind::Summary && mode == hetpar::Mode::Training;
+  options.markInitializers =
+      ((codegen || planOnly) && mode == hetpar::Mode::Training) ||
+      trainingSummary;
   if (!planOnly)
     if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
       return fail(llvm::toString(std::move(err)));
@@ -1122,9 +1134,11 @@ int main(int argc, char **argv) {
   hetpar::ToStaticPipelineOptions pipeline;
   pipeline.verifyStatic = !allowDynamic;
   // A training plan's steps are built from the static model: its
-  // initializers must stay the parameters they are.
+  // initializers must stay the parameters they are (also for --plan-only,
+  // whose memory counts the same parameters).
   pipeline.keepInitializers =
-      codegen && planned && mode == hetpar::Mode::Training;
+      ((planOnly || (codegen && planned)) && mode == hetpar::Mode::Training) ||
+      trainingSummary;
   auto toStatic = [&](OpPassManager &p) {
     hetpar::buildToStaticPipeline(p, pipeline);
   };
@@ -1171,7 +1185,8 @@ int main(int argc, char **argv) {
   if (planOnly || (codegen && planned)) {
     hetpar::setComputeDtype(*module, *floatMode);
     if (mode == hetpar::Mode::Training)
-      hetpar::tools::markOptimizerState(*module);
+      if (llvm::Error err = hetpar::tools::markOptimizerState(*module))
+        return fail(llvm::toString(std::move(err)));
   }
   if (planOnly)
     return planModel(*module, inputsRead, std::nullopt);

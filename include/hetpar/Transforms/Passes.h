@@ -48,6 +48,13 @@ void buildToStaticPipeline(mlir::OpPassManager &pm,
 /// Registers every mechanism pass and pipeline of this library with the
 /// global registry (for hetpar-opt and plugins); the search's passes register
 /// with hetpar::registerHetParSearchPasses (hetpar/Search/Passes.h).
+/// What is wrong with hetpar-train-optimizer's options (an unknown optimizer
+/// or schedule, a learning rate, betas, eps, momentum, clipping, warm-up or
+/// accumulation out of range), as "unknown optimizer 'x' (adamw, sgd,
+/// none)"; "" when they are valid. The pass and hetpar-compile's planner
+/// (which reads the optimizer's state) check with it.
+std::string trainOptimizerOptionsError(const TrainOptimizerPassOptions &o);
+
 void registerAllHetParPasses();
 
 #define GEN_PASS_REGISTRATION
