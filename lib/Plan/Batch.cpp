@@ -55,9 +55,12 @@ std::string checkOperand(Operation *op, const std::optional<ShardingRule> &rule,
   if (f < 0)
     return what + " mixes the batch of operand " + std::to_string(k) +
            " with other dimensions (rule " + rule->str() + ")";
-  if (rule->factors[f].kind != FactorKind::Parallel)
+  if (rule->factors[f].kind == FactorKind::Reduction)
     return what + " reduces over the batch of operand " + std::to_string(k) +
            " (rule " + rule->str() + ")";
+  if (rule->factors[f].kind == FactorKind::Whole)
+    return what + " needs the batch of operand " + std::to_string(k) +
+           " whole (rule " + rule->str() + ")";
   return "";
 }
 
