@@ -29,6 +29,9 @@ hetpar::trainOptimizerOptionsError(const TrainOptimizerPassOptions &o) {
     return "eps must be positive";
   if (o.momentum < 0 || (o.nesterov && o.momentum <= 0))
     return "momentum must be >= 0, and > 0 with nesterov";
+  if ((o.momentum > 0 || o.nesterov) && opt != "sgd")
+    return "momentum and nesterov are SGD's; optimizer '" + opt +
+           "' has none (give optimizer sgd)";
   if (o.clipGradNorm < 0)
     return "clip-grad-norm must be >= 0";
   if (o.schedule != "constant" && o.schedule != "warmup-cosine")

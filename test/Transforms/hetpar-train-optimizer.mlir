@@ -18,6 +18,7 @@
 // RUN: hetpar-opt %t/eps.mlir --hetpar-train-optimizer='eps=0' --verify-diagnostics
 // RUN: hetpar-opt %t/nesterov.mlir --hetpar-train-optimizer='optimizer=sgd nesterov=true' --verify-diagnostics
 // RUN: hetpar-opt %t/momentum.mlir --hetpar-train-optimizer='optimizer=sgd momentum=-0.5' --verify-diagnostics
+// RUN: hetpar-opt %t/adamw-momentum.mlir --hetpar-train-optimizer='momentum=0.9' --verify-diagnostics
 // RUN: hetpar-opt %t/clip.mlir --hetpar-train-optimizer='clip-grad-norm=-1' --verify-diagnostics
 // RUN: hetpar-opt %t/cosine-no-total.mlir --hetpar-train-optimizer='schedule=warmup-cosine warmup-steps=10' --verify-diagnostics
 // RUN: hetpar-opt %t/cosine-negative.mlir --hetpar-train-optimizer='schedule=warmup-cosine warmup-steps=-1 total-steps=10' --verify-diagnostics
@@ -275,6 +276,11 @@ module {}
 
 //--- momentum.mlir
 // expected-error @+1 {{optimizer: momentum must be >= 0, and > 0 with nesterov}}
+module {}
+
+//--- adamw-momentum.mlir
+// A flag of another optimizer is an error, not ignored.
+// expected-error @+1 {{optimizer: momentum and nesterov are SGD's; optimizer 'adamw' has none (give optimizer sgd)}}
 module {}
 
 //--- clip.mlir
