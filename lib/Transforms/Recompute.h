@@ -12,6 +12,7 @@
 #define HETPAR_LIB_TRANSFORMS_RECOMPUTE_H
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
