@@ -75,7 +75,9 @@ llvm::Error hetpar::tools::applyBatchDims(ModuleOp module,
     int64_t axis = dist::kNoBatchDim;
     bool none = axisText == "none";
     if (name.empty() || (!none && axisText.getAsInteger(10, axis)))
-      return error(where + "expected NAME=AXIS or NAME=none, as tokens=1");
+      return error(where + "expected NAME=AXIS or NAME=none, as " +
+                   (fn && fn.getNumArguments() ? inputName(fn, 0) : "x") +
+                   "=0 (the model's first input, batch in dimension 0)");
     int arg = fn ? findInput(fn, name) : -1;
     if (arg < 0)
       return error(where + "the model has no input '" + name +
