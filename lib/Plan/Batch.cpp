@@ -64,27 +64,40 @@ std::string checkOperand(Operation *op, const std::optional<ShardingRule> &rule,
   return "";
 }
 
+/// The argument attribute `dist.batch_dim` of `arg`, if any.
+std::optional<int64_t> givenBatchDim(BlockArgument arg) {
+  auto fn = llvm::cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (auto attr = fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                   dist::kBatchDimAttrName))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+/// The `onnx.name` of graph input `v`, or "" when `v` is no named argument.
+std::string inputNameOf(Value v) {
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  auto fn = arg ? llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  auto name =
+      fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name")
+         : StringAttr();
+  return name ? name.str() : "";
+}
+
 /// A hint for an op that cannot carry the batch of operand `v`: when `v` is
 /// a graph input other than the first, whose batch the analysis assumed from
 /// its extent, the input may hold no batch at all (a table every sample
 /// reads), which --batch-dim NAME=none says; "" otherwise.
 std::string noBatchHint(Value v) {
   auto arg = llvm::dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getArgNumber() == 0)
+  std::string name = inputNameOf(v);
+  if (name.empty() || arg.getArgNumber() == 0 || givenBatchDim(arg))
     return "";
-  auto fn = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  auto name =
-      fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name")
-         : StringAttr();
-  if (!name || fn.getArgAttr(arg.getArgNumber(), dist::kBatchDimAttrName))
-    return "";
-  return "; if input '" + name.str() +
+  return "; if input '" + name +
          "' holds no batch (the same for every sample), say so with "
          "--batch-dim " +
-         name.str() + "=none (inference)";
+         name + "=none (inference)";
 }
-
-std::optional<int64_t> givenBatchDim(BlockArgument arg);
 
 /// Why `op`, whose batch is factor `f` of `rule`, cannot run in
 /// microbatches: it reads an operand that carries no batch along `f` (each
@@ -97,18 +110,12 @@ std::string readAlongBatch(Operation *op, const ShardingRule &rule, int f,
         !ShardingRule::placement(rule.operands[k], f, rule.factors))
       continue;
     std::string what = "operand " + std::to_string(k);
-    if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
-      auto fn = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      auto name =
-          fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name")
-             : StringAttr();
-      if (name)
-        what += " (input '" + name.str() + "'" +
-                (givenBatchDim(arg) == dist::kNoBatchDim
-                     ? ", marked with --batch-dim " + name.str() + "=none"
-                     : std::string()) +
-                ")";
-    }
+    if (std::string name = inputNameOf(v); !name.empty())
+      what += " (input '" + name + "'" +
+              (givenBatchDim(llvm::cast<BlockArgument>(v)) == dist::kNoBatchDim
+                   ? ", marked with --batch-dim " + name + "=none"
+                   : std::string()) +
+              ")";
     return onnx::describeNode(op) + " reads " + what +
            ", which carries no batch, per sample of the batch: data "
            "parallelism slices it, microbatches cannot";
@@ -213,15 +220,6 @@ int64_t extentOf(BlockArgument arg, int64_t dim) {
   if (!t || dim < 0 || dim >= t.getRank() || t.isDynamicDim(dim))
     return -1;
   return t.getDimSize(dim);
-}
-
-/// The argument attribute `dist.batch_dim` of `arg`, if any.
-std::optional<int64_t> givenBatchDim(BlockArgument arg) {
-  auto fn = llvm::cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (auto attr = fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                   dist::kBatchDimAttrName))
-    return attr.getInt();
-  return std::nullopt;
 }
 
 /// The analysis with the batch seeded in dimension `dim` of the first

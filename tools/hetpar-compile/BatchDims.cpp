@@ -36,6 +36,14 @@ std::string inputList(func::FuncOp fn) {
   return out.empty() ? "none" : out;
 }
 
+/// The one refusal of an input marked as holding no batch in training,
+/// after `where` ("--batch-dim NAME=none: ").
+llvm::Error noBatchInTraining(const std::string &where) {
+  return error(where + "training reads every input in batches along "
+                       "dimension 0 (hetpar-run --data); an input without "
+                       "the batch would be cut into rows as well");
+}
+
 /// Whether input `arg` may be marked as holding no batch: not the first
 /// input, where the batch is seeded, and not in training, whose data
 /// (hetpar-run --data) gives every input a batch along dimension 0.
@@ -44,9 +52,7 @@ llvm::Error checkNoBatch(const std::string &where, int arg, bool training) {
     return error(where + "the batch is seeded at the first input; give the "
                          "dimension that holds it, or reorder the inputs");
   if (training)
-    return error(where + "training reads every input in batches along "
-                         "dimension 0 (hetpar-run --data); an input without "
-                         "the batch would be cut into rows as well");
+    return noBatchInTraining(where);
   return llvm::Error::success();
 }
 
@@ -118,9 +124,7 @@ llvm::Error hetpar::tools::checkTrainingBatchDim(ModuleOp module) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     if (auto bd = fn.getArgAttrOfType<IntegerAttr>(i, dist::kBatchDimAttrName);
         bd && bd.getInt() == dist::kNoBatchDim)
-      return error("--batch-dim " + inputName(fn, i) +
-                   "=none: the plan is for training, which reads every "
-                   "input in batches along dimension 0 (hetpar-run --data)");
+      return noBatchInTraining("--batch-dim " + inputName(fn, i) + "=none: ");
   OpCatalog catalog(fn);
   if (catalog.batch.size == 0 || catalog.batch.seedDim == 0)
     return llvm::Error::success();
