@@ -7,6 +7,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -174,6 +175,21 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
              << "'" << kPlanAttrName << "' must be a #dist.plan on a module";
     return success();
   }
+  if (attr.getName() == kGraphInputsAttrName) {
+    auto list = llvm::dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !list ||
+        !llvm::all_of(list, llvm::IsaPred<GraphInputAttr>))
+      return op->emitError() << "'" << kGraphInputsAttrName
+                             << "' must be an array of #dist.graph_input on a "
+                                "module";
+    llvm::StringSet<> names;
+    for (auto in : list.getAsRange<GraphInputAttr>())
+      if (!names.insert(in.getName().getValue()).second)
+        return op->emitError()
+               << "'" << kGraphInputsAttrName << "' names input '"
+               << in.getName().getValue() << "' twice";
+    return success();
+  }
   if (attr.getName() == kStageIdAttrName)
     return verifyStageId(op, attr.getValue());
   if (attr.getName() == kOpShardingAttrName)
@@ -241,6 +257,19 @@ LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "device id " << id << " is negative";
   if (!kind || kind.getValue().empty())
     return emitError() << "device " << id << " has an empty kind";
+  return success();
+}
+
+LogicalResult
+GraphInputAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringAttr name, RankedTensorType type,
+                       int64_t batchDim) {
+  if (!name || name.getValue().empty())
+    return emitError() << "a graph input has an empty name";
+  if (batchDim != kNoBatchDim && (batchDim < 0 || batchDim >= type.getRank()))
+    return emitError() << "graph input '" << name.getValue() << "': batch_dim "
+                       << batchDim << " is not a dimension of " << type
+                       << " (or " << kNoBatchDim << ", no batch)";
   return success();
 }
 

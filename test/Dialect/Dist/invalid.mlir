@@ -864,3 +864,28 @@ module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [
   // expected-error @+1 {{'dist.op_sharding' has 2 parts but stage 0 has 3 tensor-parallel devices}}
   func.func private @f() attributes {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 0, parts = [1, 1]>}
 }
+
+// -----
+
+// expected-error @+1 {{graph input 'x': batch_dim 2 is not a dimension of 'tensor<4x3xf32>' (or -1, no batch)}}
+module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<4x3xf32>, batch_dim = 2>]} {
+}
+
+// -----
+
+// expected-error @+1 {{a graph input has an empty name}}
+module attributes {dist.graph_inputs = [#dist.graph_input<name = "", type = tensor<4xf32>>]} {
+}
+
+// -----
+
+// expected-error @+1 {{'dist.graph_inputs' names input 'x' twice}}
+module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<4xf32>>, #dist.graph_input<name = "x", type = tensor<2xf32>>]} {
+}
+
+// -----
+
+// expected-error @+1 {{'dist.graph_inputs' must be an array of #dist.graph_input on a module}}
+func.func @f() attributes {dist.graph_inputs = []} {
+  return
+}

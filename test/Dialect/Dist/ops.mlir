@@ -65,3 +65,8 @@ module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [
 
 module attributes {dist.plan = #dist.plan<mode = inference, schedule = gpipe, microbatches = 1, stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
 }
+
+// A partitioned module's graph inputs; batch_dim -1 (no batch) is elided.
+// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "pixels", type = tensor<8x3x4x4xf32>, batch_dim = 0>, #dist.graph_input<name = "scale", type = tensor<f32>>]}
+module attributes {dist.graph_inputs = [#dist.graph_input<name = "pixels", type = tensor<8x3x4x4xf32>, batch_dim = 0>, #dist.graph_input<name = "scale", type = tensor<f32>, batch_dim = -1>]} {
+}

@@ -300,4 +300,27 @@ def Dist_PlanAttr : Dist_Attr<"Plan", "plan"> {
   }];
 }
 
+def Dist_GraphInputAttr : Dist_Attr<"GraphInput", "graph_input"> {
+  let summary = "One input of the partitioned graph, as a whole step takes it";
+  let description = [{
+    `#dist.graph_input<name = "pixels", type = tensor<32x3x224x224xf32>,
+    batch_dim = 0>`: the graph's input `pixels`, whole batch. A partitioned
+    module lists its graph's inputs in graph order under the module
+    attribute `dist.graph_inputs`; each device function takes only those its
+    stage reads (stageTakesInput), under the same names (`onnx.name` on its
+    arguments). The runtime checks a step's inputs against this list on every
+    device (so that all fail together) and hands each device its own.
+    `batch_dim` is the dimension holding the batch, -1 (the default) when
+    the input holds none.
+
+    Constraints: the name is not empty; `batch_dim` is -1 or a dimension of
+    `type`.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name,
+      "::mlir::RankedTensorType":$type,
+      DefaultValuedParameter<"int64_t", "-1">:$batch_dim);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // HETPAR_DIALECT_DIST_DISTBASE_TD

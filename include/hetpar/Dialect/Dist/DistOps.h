@@ -43,6 +43,9 @@ inline constexpr llvm::StringLiteral kDeviceAttrName = "dist.device";
 /// function once per microbatch).
 inline constexpr llvm::StringLiteral kMicrobatchesAttrName =
     "dist.microbatches";
+/// Module attribute of a partitioned module: the graph's inputs in graph
+/// order, an array of #dist.graph_input (the manifest's "graph_inputs").
+inline constexpr llvm::StringLiteral kGraphInputsAttrName = "dist.graph_inputs";
 /// Argument / result attribute of a per-device function: the dimension of
 /// the batch (microbatches are cut and joined along it).
 inline constexpr llvm::StringLiteral kBatchDimAttrName = "dist.batch_dim";
