@@ -61,26 +61,6 @@ static RankedTensorType tensorType(Value v) {
   return llvm::dyn_cast<RankedTensorType>(v.getType());
 }
 
-/// The numpy-style dtype name of an element type; empty when unsupported.
-static std::string dtypeName(Type t) {
-  if (t.isF32())
-    return "float32";
-  if (t.isF16())
-    return "float16";
-  if (t.isBF16())
-    return "bfloat16";
-  if (t.isF64())
-    return "float64";
-  if (auto i = llvm::dyn_cast<IntegerType>(t)) {
-    unsigned w = i.getWidth();
-    if (w == 1)
-      return "bool";
-    if (w == 8 || w == 16 || w == 32 || w == 64)
-      return (i.isUnsigned() ? "uint" : "int") + std::to_string(w);
-  }
-  return "";
-}
-
 static bool isFloatLike(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
 
 namespace {

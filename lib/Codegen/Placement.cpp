@@ -1,9 +1,10 @@
 //===- Placement.cpp - the manifest's placement, read from the IR ---------===//
 //
 // What manifest.json says about where each device program runs (its stage,
-// its kind, the microbatches, the device that returns the outputs) comes
-// from the partitioned module alone, as every other input of code
-// generation does: the partition wrote it there from the plan.
+// its kind, the microbatches, the device that returns the outputs, the
+// graph inputs the devices share out) comes from the partitioned module
+// alone, as every other input of code generation does: the partition wrote
+// it there from the plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,24 @@ void describePlacement(ModuleOp module, llvm::ArrayRef<int64_t> deviceIds,
   }
   if (returning != 1)
     files.outputDevice = -1;
+  describeGraphInputs(module, files);
+}
+
+void describeGraphInputs(ModuleOp module, PlanFiles &files) {
+  files.graphInputs.clear();
+  auto list = module->getAttrOfType<ArrayAttr>(dist::kGraphInputsAttrName);
+  if (!list)
+    return;
+  // The dialect's verifier checked that each entry is a #dist.graph_input.
+  for (auto in : list.getAsRange<dist::GraphInputAttr>()) {
+    TensorDesc d;
+    d.name = in.getName().getValue().str();
+    d.dtype = dtypeName(in.getType().getElementType());
+    d.shape.assign(in.getType().getShape().begin(),
+                   in.getType().getShape().end());
+    d.batchDim = in.getBatchDim();
+    files.graphInputs.push_back(std::move(d));
+  }
 }
 
 } // namespace hetpar::codegen

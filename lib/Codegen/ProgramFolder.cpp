@@ -262,6 +262,25 @@ llvm::Error hetpar::codegen::writeProgramFolder(const DeviceProgram &program,
                             log);
 }
 
+std::string hetpar::codegen::dtypeName(mlir::Type t) {
+  if (t.isF32())
+    return "float32";
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isF64())
+    return "float64";
+  if (auto i = llvm::dyn_cast<mlir::IntegerType>(t)) {
+    unsigned w = i.getWidth();
+    if (w == 1)
+      return "bool";
+    if (w == 8 || w == 16 || w == 32 || w == 64)
+      return (i.isUnsigned() ? "uint" : "int") + std::to_string(w);
+  }
+  return "";
+}
+
 namespace {
 /// One build of a program's source: a compiler run whose library, on
 /// success, is listed in the manifest entry `entry` under `kind`.
@@ -677,6 +696,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     manifest["microbatches"] = plan.microbatches;
   if (plan.outputDevice >= 0)
     manifest["output_device"] = plan.outputDevice;
+  if (!plan.graphInputs.empty())
+    manifest["graph_inputs"] = describeTensors(plan.graphInputs);
   for (const auto &[name, content] : plan.files)
     if (auto err = writeFile(file(name), content))
       return err;

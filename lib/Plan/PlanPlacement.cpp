@@ -251,4 +251,17 @@ placePlan(const OpCatalog &catalog, const Plan &plan, const Cluster *cluster) {
   return out;
 }
 
+bool stageTakesInput(BlockArgument input, int stage, int numStages,
+                     llvm::function_ref<int(Operation *)> stageOfOp) {
+  for (Operation *user : input.getUsers()) {
+    if (user->hasTrait<OpTrait::IsTerminator>()) {
+      if (stage == numStages - 1)
+        return true;
+    } else if (stageOfOp(user) == stage) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace hetpar

@@ -789,13 +789,19 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
               narrowParams += parameterCount(v) * share;
           }
         }
-        // An input without the batch (a scale, a table) is held whole by
-        // every device; a batch input at the device's rows.
+        // The inputs the stage takes (stageTakesInput): one without the
+        // batch (a scale, a table) whole, a batch input at the device's rows.
+        int numStages = static_cast<int>(plan.stages.size());
         for (BlockArgument a : func.getArguments())
-          dp.memory.inputs += tensorBytes(a.getType(), FloatMode::F32) *
-                              (!table.batch.of(a) ? 1.0
-                               : training         ? batchShare * m
-                                                  : 1.0 / m);
+          if (stageTakesInput(
+                  a, static_cast<int>(s), numStages, [&](Operation *op) {
+                    auto it = table.index.find(op);
+                    return it == table.index.end() ? -1 : stageOf[it->second];
+                  }))
+            dp.memory.inputs += tensorBytes(a.getType(), FloatMode::F32) *
+                                (!table.batch.of(a) ? 1.0
+                                 : training         ? batchShare * m
+                                                    : 1.0 / m);
         if (training) {
           // A gradient per parameter, in the parameter's compute dtype (all at
           // once; without recomputation, those live at the peak: below).

@@ -382,7 +382,9 @@ LogicalResult Partitioner::run() {
       return failure();
 
   // The mesh (hetpar-dist-apply-plan's) stays; the annotated graph goes.
-  module->setAttr("dist.microbatches", b.getI64IntegerAttr(microbatches));
+  module->setAttr(dist::kMicrobatchesAttrName,
+                  b.getI64IntegerAttr(microbatches));
+  recordGraphInputs();
   module->removeAttr(dist::kPlanAttrName);
   func.erase();
   return success();

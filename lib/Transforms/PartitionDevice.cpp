@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "Partitioner.h"
 
+#include "hetpar/Plan/PlanPlacement.h"
+
 using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::partition;
@@ -151,12 +153,21 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
   return success();
 }
 
-/// The device's function, with every graph input at microbatch size (the
-/// replica's rows with local-io) and its local values: `argTypes` gets the
-/// inputs' types.
+/// The device's function, with the graph inputs its stage takes
+/// (stageTakesInput), in graph order, at microbatch size (the replica's rows
+/// with local-io), each under its graph input's name: `argTypes` gets their
+/// types.
 void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   Location loc = func.getLoc();
-  for (BlockArgument a : func.getArguments()) {
+  SmallVector<BlockArgument> taken;
+  for (BlockArgument a : func.getArguments())
+    if (stageTakesInput(a, d.stage, static_cast<int>(stages.size()),
+                        [&](Operation *op) {
+                          auto it = stageOf.find(op);
+                          return it == stageOf.end() ? -1 : it->second;
+                        }))
+      taken.push_back(a);
+  for (BlockArgument a : taken) {
     auto t = llvm::cast<RankedTensorType>(a.getType());
     SmallVector<int64_t> shape(t.getShape());
     if (isBatchInput(a))
@@ -170,11 +181,10 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   d.fn->setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(d.stage));
   Block *entry = d.fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  for (auto [k, a] : llvm::enumerate(func.getArguments())) {
-    if (auto name = func.getArgAttr(k, "onnx.name"))
-      d.fn.setArgAttr(k, "onnx.name", name);
+  for (auto [k, a] : llvm::enumerate(taken)) {
+    d.fn.setArgAttr(k, "onnx.name", b.getStringAttr(graphInputName(a)));
     Local l;
-    l.value = entry->getArgument(k);
+    l.value = d.args[a] = entry->getArgument(k);
     if (isBatchInput(a)) {
       int dim = catalog->batch.of(a)->dim;
       d.fn.setArgAttr(k, dist::kBatchDimAttrName, b.getI64IntegerAttr(dim));
@@ -184,6 +194,29 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
     }
     d.values[a] = l;
   }
+}
+
+/// Graph input `a`'s name: its `onnx.name`, else "input_<k>" for argument k
+/// (code generation's name for an unnamed input).
+std::string Partitioner::graphInputName(BlockArgument a) {
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(a.getArgNumber(), "onnx.name"))
+    return name.getValue().str();
+  return "input_" + std::to_string(a.getArgNumber());
+}
+
+/// The module's `dist.graph_inputs`: every graph input in graph order, its
+/// name, its type (a whole step's) and where its batch is.
+void Partitioner::recordGraphInputs() {
+  SmallVector<Attribute> inputs;
+  for (BlockArgument a : func.getArguments()) {
+    auto bd = catalog->batch.of(a);
+    inputs.push_back(dist::GraphInputAttr::get(
+        b.getContext(), b.getStringAttr(graphInputName(a)),
+        llvm::cast<RankedTensorType>(a.getType()),
+        isBatchInput(a) && bd ? bd->dim : dist::kNoBatchDim));
+  }
+  module->setAttr(dist::kGraphInputsAttrName, b.getArrayAttr(inputs));
 }
 
 /// Receives what earlier stages computed for this stage's ops, in tag
@@ -367,7 +400,6 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
 LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
                                              SmallVectorImpl<Value> &results) {
   Location loc = func.getLoc();
-  Block *entry = &d.fn.getBody().front();
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   int64_t outputTag = static_cast<int64_t>(exits.size());
   SmallVector<std::pair<unsigned, SmallVector<Value>>> pending;
@@ -381,7 +413,7 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
         return failure();
       Value whole = l->value;
       if (auto a = llvm::dyn_cast<BlockArgument>(v))
-        whole = entry->getArgument(a.getArgNumber());
+        whole = d.args.lookup(a);
       parts.push_back(whole);
     } else {
       SmallVector<int64_t> senders = outputSenders(v, j);

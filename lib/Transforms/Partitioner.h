@@ -150,7 +150,8 @@ private:
     SmallVector<int64_t> group; // the replica's devices
     func::FuncOp fn;
     DenseMap<Value, Local> values;
-    DenseMap<Value, Value> replicated; // cache of makeReplicated
+    DenseMap<BlockArgument, Value> args; // graph input -> its argument here
+    DenseMap<Value, Value> replicated;   // cache of makeReplicated
     // Cache of the all-to-alls: a value resplit along another dimension.
     DenseMap<Value, SmallVector<Local, 1>> resplit;
     // Training: the dist.grad_all_reduce of a local value, and the shard of
@@ -159,6 +160,8 @@ private:
   };
   LogicalResult partitionDevice(Device &d);
   void createFunction(Device &d, SmallVectorImpl<Type> &argTypes);
+  std::string graphInputName(BlockArgument a);
+  void recordGraphInputs();
   LogicalResult receiveFromEarlierStages(Device &d);
   LogicalResult replicateOutputs(Device &d);
   LogicalResult sendToLaterStages(Device &d);

@@ -9,6 +9,7 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -124,29 +125,46 @@ Status Dataset::open(const std::string &dir,
   std::unique_ptr<Dataset> d(new Dataset());
   d->inputs_ = inputs;
   d->options_ = options;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorInfo &in = inputs[i];
+  for (const TensorInfo &in : inputs)
     if (in.shape.empty() || in.shape[0] != stacked)
       return Status::error(
           "input '" + in.name + "' has shape " + formatShape(in.shape) +
           ": a training input needs its " + std::to_string(stacked) +
           " rows of the batch on axis 0");
+  // Every file of the graph, in graph order; the program's own are kept.
+  const std::vector<TensorInfo> &all =
+      options.graphInputs.empty() ? inputs : options.graphInputs;
+  std::vector<std::unique_ptr<MappedNpy>> files(inputs.size());
+  std::string first; // the first file checked, for the count message
+  for (const TensorInfo &graphInput : all) {
+    auto own =
+        std::find_if(inputs.begin(), inputs.end(), [&](const TensorInfo &in) {
+          return in.name == graphInput.name;
+        });
     auto f = std::make_unique<MappedNpy>();
-    Status s = mapNpy(dir + "/" + in.name + ".npy", *f);
+    Status s = mapNpy(dir + "/" + graphInput.name + ".npy", *f);
     if (s.isOk())
-      s = checkFile(*f, in);
+      s = checkFile(*f, own != inputs.end() ? *own : graphInput);
     if (!s.isOk())
       return s;
     uint64_t n = uint64_t(f->header.shape[0]);
-    if (i > 0 && n != d->samples_)
+    if (!first.empty() && n != d->samples_)
       return Status::error(f->path + ": " + std::to_string(n) +
-                           " samples, but " + d->files_[0]->path + " has " +
+                           " samples, but " + first + " has " +
                            std::to_string(d->samples_) +
                            " (every file needs the same count)");
+    if (first.empty())
+      first = f->path;
     d->samples_ = n;
-    d->files_.push_back(std::move(f));
+    if (own != inputs.end())
+      files[size_t(own - inputs.begin())] = std::move(f);
   }
-  if (!inputs.empty() && d->samples_ < uint64_t(options.batchSize))
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!files[i])
+      return Status::error("input '" + inputs[i].name +
+                           "' is not among the graph's inputs");
+  d->files_ = std::move(files);
+  if (!all.empty() && d->samples_ < uint64_t(options.batchSize))
     return Status::error(dir + ": " + std::to_string(d->samples_) + " sample" +
                          (d->samples_ == 1 ? "" : "s") +
                          ", fewer than one batch of " +

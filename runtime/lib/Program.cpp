@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <new>
 #include <optional>
 #include <type_traits>
@@ -327,6 +328,10 @@ struct DeviceManifest {
   uint64_t arenaBytes = 0, weightsBytes = 0;
   std::string weights, weightsIndex;
   std::vector<TensorInfo> inputs, outputs;
+  /// The manifest's "graph_inputs" (a whole step's), empty when absent.
+  std::vector<TensorInfo> graphInputs;
+  /// Per entry of `inputs`, its index in graphInputs (when present).
+  std::vector<size_t> graphIndex;
   TrainingInfo training;
 };
 
@@ -484,6 +489,33 @@ DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
                                 const std::string &outDir, bool countOnly,
                                 ProgramPart part);
 
+/// The manifest's "graph_inputs" (a partitioned program: every graph input,
+/// of which each device takes those its stage reads): each of `m.inputs`
+/// must name one, with its dtype. Fills m.graphInputs and m.graphIndex.
+void parseGraphInputs(const Node &list, DeviceManifest &m) {
+  std::map<std::string, size_t> byName;
+  for (size_t i = 0, n = list.arraySize(); i < n; ++i) {
+    m.graphInputs.push_back(list.at(i).tensorInfo());
+    if (!byName.emplace(m.graphInputs.back().name, i).second)
+      list.at(i).field("name").error("names graph input '" +
+                                     m.graphInputs.back().name + "' twice");
+  }
+  for (const TensorInfo &in : m.inputs) {
+    auto it = byName.find(in.name);
+    if (it == byName.end())
+      list.error("lists no input '" + in.name +
+                 "', which the device's program takes");
+    if (m.graphInputs[it->second].dtype != in.dtype)
+      list.at(it->second)
+          .field("dtype")
+          .error(std::string("is ") +
+                 dtypeName(m.graphInputs[it->second].dtype) +
+                 " but the device's program takes input '" + in.name + "' as " +
+                 dtypeName(in.dtype));
+    m.graphIndex.push_back(it->second);
+  }
+}
+
 /// Reads and checks manifest.json. With `countOnly`, stops after the device
 /// count (a multi-device program outside a launcher is then no error).
 DeviceManifest parseManifest(const std::string &outDir, bool countOnly = false,
@@ -587,6 +619,8 @@ DeviceManifest parseManifestDoc(const json &doc, const std::string &path,
     m.outputDevice = int64_t(root.field("output_device").u64());
   m.devices = parseDeviceInfos(devices);
   parseProgramEntry(dev, outDir, m);
+  if (root.has("graph_inputs"))
+    parseGraphInputs(root.field("graph_inputs"), m);
   return m;
 }
 
@@ -839,6 +873,15 @@ Status Program::load(const std::string &outDir, const std::string &backend,
       p->devices_ = m.devices;
       p->inputs_ = m.inputs;
       p->outputs_ = m.outputs;
+      p->graphInputs_ = m.graphInputs;
+      p->graphIndex_ = m.graphIndex;
+      if (m.graphInputs.empty()) {
+        // The device takes every graph input (one device, or a manifest
+        // that lists none).
+        p->graphInputs_ = p->stepInputs();
+        for (size_t i = 0; i < m.inputs.size(); ++i)
+          p->graphIndex_.push_back(i);
+      }
       p->outDir_ = outDir;
       p->training_ = m.training;
       Status st = p->openLibrary(joinPath(outDir, library), b);
@@ -947,6 +990,19 @@ std::vector<TensorInfo> Program::stepOutputs() const {
 
 Status Program::checkStepInputs(const std::vector<HostTensor> &inputs) const {
   return checkAgainst(stepInputs(), inputs);
+}
+
+Status Program::checkGraphInputs(const std::vector<HostTensor> &inputs) const {
+  return checkAgainst(graphInputs_, inputs);
+}
+
+std::vector<HostTensor>
+Program::programInputsOf(std::vector<HostTensor> graphInputs) const {
+  std::vector<HostTensor> mine;
+  for (size_t g : graphIndex_)
+    mine.push_back(g < graphInputs.size() ? std::move(graphInputs[g])
+                                          : HostTensor());
+  return mine;
 }
 
 Status splitAlong(const HostTensor &t, int64_t dim, size_t parts,

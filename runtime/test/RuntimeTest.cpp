@@ -511,6 +511,50 @@ TEST_F(ProgramTest, InputErrors) {
             "(devices[0].inputs)");
 }
 
+TEST_F(ProgramTest, GraphInputs) {
+  // Without "graph_inputs" the program takes every graph input.
+  ASSERT_TRUE(load().isOk());
+  ASSERT_EQ(program->graphInputs().size(), 1u);
+  EXPECT_EQ(program->graphInputs()[0].name, "x");
+
+  // A pipeline stage's program takes x of the graph's mask and x: the user
+  // gives both, checked on every device, and the program gets x.
+  manifest["graph_inputs"] = {
+      {{"name", "mask"}, {"dtype", "int64"}, {"shape", {1, 3}}},
+      {{"name", "x"}, {"dtype", "float32"}, {"shape", {2, 3}}}};
+  ASSERT_TRUE(load().isOk());
+  ASSERT_EQ(program->graphInputs().size(), 2u);
+  EXPECT_EQ(program->graphInputs()[0].name, "mask");
+  EXPECT_EQ(program->inputs().size(), 1u);
+  HostTensor mask = makeTensor<int64_t>(DType::Int64, {1, 3}, {1, 0, 1});
+  EXPECT_EQ(program->checkGraphInputs({x()}).message(),
+            "expected 2 inputs (mask, x), got 1");
+  EXPECT_EQ(program->checkGraphInputs({x(), mask}).message(),
+            "input 0 'mask': dtype float32 does not match the model's int64");
+  ASSERT_TRUE(program->checkGraphInputs({mask, x()}).isOk());
+  std::vector<HostTensor> mine = program->programInputsOf({mask, x()});
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].data, x().data);
+  std::vector<HostTensor> outputs;
+  EXPECT_TRUE(program->run(mine, outputs).isOk());
+
+  // A manifest whose graph inputs miss the program's, or disagree on its
+  // dtype, or repeat a name.
+  manifest["graph_inputs"].erase(1);
+  expectLoadError(path("manifest.json") +
+                  ": graph_inputs: lists no input 'x', which the device's "
+                  "program takes");
+  manifest["graph_inputs"].push_back(
+      {{"name", "x"}, {"dtype", "float64"}, {"shape", {2, 3}}});
+  expectLoadError(path("manifest.json") +
+                  ": graph_inputs[1].dtype: is float64 but the device's "
+                  "program takes input 'x' as float32");
+  manifest["graph_inputs"][1]["dtype"] = "float32";
+  manifest["graph_inputs"].push_back(manifest["graph_inputs"][1]);
+  expectLoadError(path("manifest.json") +
+                  ": graph_inputs[2].name: names graph input 'x' twice");
+}
+
 TEST_F(ProgramTest, RunFailure) {
   ASSERT_TRUE(load().isOk());
   HostTensor bad =

@@ -349,6 +349,41 @@ TEST_F(TrainTest, APipelineDeviceTakesItsRowsOfEachMicrobatch) {
             "a batch of 4 samples is not 3 equal microbatches");
 }
 
+TEST_F(TrainTest, AStageChecksTheFilesOfEveryGraphInput) {
+  auto p = load();
+  // A first pipeline stage takes x alone; the labels are the last stage's.
+  // It still checks labels.npy, so that both stages fail alike on it.
+  std::vector<TensorInfo> graph = p->inputs(), in = {graph[0]};
+  ASSERT_EQ(graph[1].name, "labels");
+  DatasetOptions opts{2, false, 0};
+  opts.graphInputs = graph;
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::open(dir + "/data", in, opts, d).isOk());
+  EXPECT_EQ(d->samples(), 5u);
+  std::vector<HostTensor> b;
+  ASSERT_TRUE(d->batch(2, b).isOk());
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].data, floats({2, 2}, {0, 2, 1, 0}).data);
+  // Fewer labels than samples of x: the count check sees both files.
+  std::string labels = dir + "/data/labels.npy";
+  std::string saved = readBytes(labels);
+  HostTensor four = floats({4}, {1, 2, 3, 4});
+  ASSERT_TRUE(writeNpy(labels, four).isOk());
+  EXPECT_EQ(Dataset::open(dir + "/data", in, opts, d).message(),
+            labels + ": 4 samples, but " + dir +
+                "/data/x.npy has 5 (every file needs the same count)");
+  // A missing labels file fails this stage too.
+  fs::remove(labels);
+  std::string missing = Dataset::open(dir + "/data", in, opts, d).message();
+  EXPECT_NE(missing.find(labels), std::string::npos) << missing;
+  std::ofstream(labels, std::ios::binary) << saved;
+  // An input the graph does not have.
+  opts.graphInputs = {graph[0]};
+  EXPECT_EQ(
+      Dataset::open(dir + "/data", {graph[0], graph[1]}, opts, d).message(),
+      "input 'labels' is not among the graph's inputs");
+}
+
 TEST_F(TrainTest, ShuffleDependsOnSeedAndEpochOnly) {
   auto p = load();
   auto a = data(*p, true, 7), again = data(*p, true, 7),

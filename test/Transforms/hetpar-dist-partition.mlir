@@ -60,7 +60,7 @@ func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx
   return %y : tensor<4x3xf32>
 }
 }
-// CHECK: module attributes {dist.microbatches = 1 : i64}
+// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<4x2xf32>>], dist.microbatches = 1 : i64}
 // CHECK: dist.mesh @mesh devices [#dist.device<0, "A100-SXM4-80GB">, #dist.device<1, "V100-SXM2-32GB">, #dist.device<2, "V100-SXM2-32GB">]
 // CHECK-LABEL: func.func @device_0(
 // CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"})
@@ -148,7 +148,9 @@ func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx
   return %y : tensor<8x3xf32>
 }
 }
-// CHECK: module attributes {dist.microbatches = 2 : i64}
+// The graph's input, a whole step's batch; stage 1 reads it nowhere, so
+// device 7's function does not take it.
+// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<8x6xf32>, batch_dim = 0>], dist.microbatches = 2 : i64}
 // CHECK: dist.mesh @mesh devices [#dist.device<4, "unknown">, #dist.device<5, "unknown">, #dist.device<7, "unknown">]
 // CHECK-LABEL: func.func @device_4(
 // CHECK-SAME: %[[X:.*]]: tensor<4x6xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes {dist.device = 4 : i64, dist.stage_id = 0 : i64}
@@ -164,13 +166,38 @@ func.func @main(%x: tensor<8x6xf32> {onnx.name = "x"}) -> (tensor<8x3xf32> {onnx
 // CHECK-DAG: onnx.Constant dense<4> : tensor<1xi64>
 // CHECK: onnx.Slice{{.*}} -> tensor<1x6xf32>
 // CHECK: dist.send {{.*}} on @mesh to 7 tag 0 : tensor<1x2x3xf32>
-// CHECK-LABEL: func.func @device_7(
+// CHECK-LABEL: func.func @device_7()
 // CHECK-SAME: -> (tensor<4x3xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"})
 // CHECK: %[[A:.*]] = dist.recv on @mesh from 4 tag 0 : tensor<3x2x3xf32>
 // CHECK: %[[B:.*]] = dist.recv on @mesh from 5 tag 0 : tensor<1x2x3xf32>
 // CHECK: onnx.Concat(%[[A]], %[[B]]) {axis = 0 : i64} {{.*}} -> tensor<4x2x3xf32>
 // CHECK: onnx.Constant dense<[4, 6]> : tensor<2xi64>
 // CHECK: onnx.MatMul{{.*}} -> tensor<4x3xf32>
+
+// -----
+
+// Each stage's devices take the graph inputs the stage reads
+// (stageTakesInput): stage 0 reads x, stage 1 reads y and returns z as it
+// is; no stage reads `unused`, which only the module's dist.graph_inputs
+// lists (the runtime still asks for it, in graph order). Two microbatches:
+// each device's inputs hold one, the graph's a whole step.
+module attributes {dist.plan = #dist.plan<microbatches = 2, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+              #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %unused: tensor<3xf32> {onnx.name = "unused"}, %y: tensor<2x4xf32> {onnx.name = "y"}, %z: tensor<5xf32> {onnx.name = "z"}) -> (tensor<2x4xf32>, tensor<5xf32>) {
+  %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %b = onnx.Add(%a, %y) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %b, %z : tensor<2x4xf32>, tensor<5xf32>
+}
+}
+// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<2x4xf32>, batch_dim = 0>, #dist.graph_input<name = "unused", type = tensor<3xf32>>, #dist.graph_input<name = "y", type = tensor<2x4xf32>, batch_dim = 0>, #dist.graph_input<name = "z", type = tensor<5xf32>>]
+// CHECK-LABEL: func.func @device_0(
+// CHECK-SAME: %arg0: tensor<1x4xf32> {dist.batch_dim = 0 : i64, onnx.name = "x"}) attributes
+// CHECK-LABEL: func.func @device_1(
+// CHECK-SAME: %[[Y:.*]]: tensor<1x4xf32> {dist.batch_dim = 0 : i64, onnx.name = "y"}, %[[Z:.*]]: tensor<5xf32> {onnx.name = "z"}) -> (tensor<1x4xf32> {dist.batch_dim = 0 : i64}, tensor<5xf32>)
+// CHECK: %[[A:.*]] = dist.recv on @mesh from 0
+// CHECK: %[[B:.*]] = onnx.Add(%[[A]], %[[Y]])
+// CHECK: return %[[B]], %[[Z]]
 
 // -----
 
@@ -436,9 +463,10 @@ func.func @main(%x: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32> {
   return %y : tensor<1x4x3x3xf32>
 }
 }
-// Nothing splits the batch, so it is not followed.
+// Nothing splits the batch, so it is not followed. The unnamed input gets
+// the name code generation gives it.
 // CHECK-LABEL: func.func @device_0(
-// CHECK-SAME: %arg0: tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-SAME: %arg0: tensor<1x4x3x3xf32> {onnx.name = "input_0"}) -> tensor<1x4x3x3xf32>
 // CHECK: onnx.Slice{{.*}} -> tensor<1x3x3x3xf32>
 // CHECK: onnx.Constant dense<{{\[}}{{\[}}{{\[}}[1.000000e+00]]], {{\[}}{{\[}}[2.000000e+00]]], {{\[}}{{\[}}[3.000000e+00]]]]> : tensor<3x1x1x1xf32>
 // CHECK: onnx.Constant dense<[5.000000e-01, 1.500000e+00, 2.500000e+00]> : tensor<3xf32>

@@ -2,11 +2,13 @@
 or without it, for the batch analysis' tests), with random inputs and
 NumPy's result as the reference:
 
-    make-two-input-model.py OUT OP XSHAPE SSHAPE     (OP: Add or MatMul)
+    make-two-input-model.py OUT OP XSHAPE SSHAPE  (OP: Add, MatMul or ReluAdd)
 
-OUT/model.onnx computes y = OP(x, s), node '/op'; OUT/inputs/input_0.npy and
-input_1.npy hold x and s, OUT/reference/output_0.npy NumPy's y (a hand
-computation: x + s with broadcasting, or x @ s)."""
+OUT/model.onnx computes y = OP(x, s), node '/op' (ReluAdd: Relu(x) + s, the
+Relu node '/relu', so that a pipeline's stages read one input each);
+OUT/inputs/input_0.npy and input_1.npy hold x and s,
+OUT/reference/output_0.npy NumPy's y (a hand computation: x + s with
+broadcasting, x @ s, or max(x, 0) + s)."""
 import os
 import sys
 
@@ -19,10 +21,16 @@ xs, ss = ([int(d) for d in a.split("x")] for a in sys.argv[3:5])
 rng = np.random.default_rng(0)
 x = rng.standard_normal(xs).astype(np.float32)
 s = rng.standard_normal(ss).astype(np.float32)
-y = {"Add": np.add, "MatMul": np.matmul}[op](x, s)
+y = {"Add": np.add, "MatMul": np.matmul,
+     "ReluAdd": lambda a, b: np.maximum(a, 0) + b}[op](x, s)
 value = lambda name, a: helper.make_tensor_value_info(name, TensorProto.FLOAT, list(a.shape))
-graph = helper.make_graph([helper.make_node(op, ["x", "s"], ["y"], name="/op")], "two-inputs",
-                          [value("x", x), value("s", s)], [value("y", y)])
+if op == "ReluAdd":
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="/relu"),
+             helper.make_node("Add", ["r", "s"], ["y"], name="/op")]
+else:
+    nodes = [helper.make_node(op, ["x", "s"], ["y"], name="/op")]
+graph = helper.make_graph(nodes, "two-inputs", [value("x", x), value("s", s)],
+                          [value("y", y)])
 for d in ("inputs", "reference"):
     os.makedirs(os.path.join(out, d), exist_ok=True)
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),

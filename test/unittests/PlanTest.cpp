@@ -157,7 +157,8 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
   // m = 4 microbatches of 2 samples. What the gradient rules read, per
   // microbatch: stage 0 keeps x for dW1 = x^T dY (2 x 16 floats, 128 bytes,
   // in the program's input buffer: counted in `inputs`, the step's 8 rows,
-  // 512 bytes, on every device) and relu's input for its mask (2 x 32
+  // 512 bytes, on device 0 alone: stage 1 reads no graph input, so its
+  // device takes none, stageTakesInput) and relu's input for its mask (2 x 32
   // floats, 256 bytes): 256 bytes of activations;
   // stage 1 keeps relu's result for dW2 (256 bytes), and mm2's result and the
   // loss's buffer of its size (32 bytes each): 320 bytes.
@@ -184,7 +185,7 @@ TEST_F(SimulatorTest, StageMemoryUnderOneFOneBAndGPipe) {
     EXPECT_DOUBLE_EQ(d0.memory.gradients, 2 * 2048 + 256);
     EXPECT_DOUBLE_EQ(d0.memory.optimizer, 4096);
     EXPECT_DOUBLE_EQ(d0.memory.inputs, 512);
-    EXPECT_DOUBLE_EQ(pred->devices[1].memory.inputs, 512);
+    EXPECT_DOUBLE_EQ(pred->devices[1].memory.inputs, 0);
     activations[k] = d0.memory.activations;
     // Stage 1: 4 microbatches in flight under GPipe, 3 x 320 + 256 bytes; 1
     // under 1F1B, 256 bytes; with w2's summed and current gradients, 2 x 32 x

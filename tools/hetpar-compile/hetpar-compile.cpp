@@ -912,6 +912,17 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
       }));
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
+  hetpar::codegen::describeGraphInputs(module, files);
+  // The labels join the graph's inputs at the last stage's step
+  // (hetpar-train-attach-loss): every device checks their file too.
+  for (const hetpar::codegen::DeviceProgram &p : programs)
+    for (const hetpar::codegen::TensorDesc &in : p.inputs)
+      if (!files.graphInputs.empty() &&
+          llvm::none_of(files.graphInputs,
+                        [&](const hetpar::codegen::TensorDesc &g) {
+                          return g.name == in.name;
+                        }))
+        files.graphInputs.push_back(in);
   // The evaluation step reads every parameter from the reporting device's
   // weights, which a pipeline spreads over its stages and tensor
   // parallelism over its groups.

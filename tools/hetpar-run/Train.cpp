@@ -303,6 +303,7 @@ int runTraining(const std::string &outDir, const std::string &backend,
   dataOpts.chunks = program->training().callMicrobatches;
   dataOpts.shuffle = opts.shuffle;
   dataOpts.seed = opts.seed;
+  dataOpts.graphInputs = program->graphInputs();
   std::unique_ptr<Dataset> data;
   std::unique_ptr<Trainer> trainer;
   bool joins = false;

@@ -334,16 +334,17 @@ int runTool(const Options &opts) {
             << formatBytes(program->arenaBytes()) << ", weights "
             << formatBytes(program->weightsBytes()) << "\n";
 
-  // A step: the whole batch, run as `microbatches` runs of the program.
-  const std::vector<TensorInfo> infos = program->stepInputs();
-  if (!opts.haveInputs && !infos.empty()) {
+  // A step: the whole batch of every graph input, run as `microbatches`
+  // runs of the program, each taking the inputs its stage reads.
+  const std::vector<TensorInfo> &graphInfos = program->graphInputs();
+  if (!opts.haveInputs && !graphInfos.empty()) {
     std::string list;
-    for (size_t i = 0; i < infos.size(); ++i)
-      list += (i ? ", " : "") + describeTensor(infos[i]);
-    return error(infos.size() == 1
+    for (size_t i = 0; i < graphInfos.size(); ++i)
+      list += (i ? ", " : "") + describeTensor(graphInfos[i]);
+    return error(graphInfos.size() == 1
                      ? "the model has 1 input; give it with --inputs x.npy: " +
                            list
-                     : "the model has " + std::to_string(infos.size()) +
+                     : "the model has " + std::to_string(graphInfos.size()) +
                            " inputs; give them in this order with --inputs "
                            "a.npy,b.npy,...: " +
                            list);
@@ -354,13 +355,18 @@ int runTool(const Options &opts) {
     if (!st.isOk())
       return quiet ? 0 : error(st.message()); // see checkStepInputs below
   }
-  st = program->checkStepInputs(inputs);
+  st = program->checkGraphInputs(inputs);
+  if (st.isOk()) {
+    inputs = program->programInputsOf(std::move(inputs));
+    st = program->checkStepInputs(inputs);
+  }
   if (!st.isOk())
     // Every rank finds the same error: the output device reports it and
     // fails the job. The others end quietly and with status 0, since a
     // non-zero status would make mpirun kill the output device before it
     // printed the message.
     return quiet ? 0 : error(st.message());
+  const std::vector<TensorInfo> infos = program->stepInputs();
   size_t m = size_t(program->microbatches());
   std::vector<std::vector<HostTensor>> micro(m, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -73,6 +73,10 @@ struct CodegenOptions {
   std::string toolName = "hetpar-compile";
 };
 
+/// The NumPy name of element type `t` as manifest.json writes dtypes
+/// ("float32", "int64", "bool", ...); empty when the runtime has none.
+std::string dtypeName(mlir::Type t);
+
 /// A tensor at the program boundary, as manifest.json lists it.
 struct TensorDesc {
   std::string name;
@@ -157,6 +161,10 @@ struct PlanFiles {
   /// each batch: {offset, rows} (manifest "batch_rows"; docs/training.md);
   /// empty when every device takes the whole batch.
   std::vector<std::pair<int64_t, int64_t>> batchRows;
+  /// Every graph input, in graph order, as a whole step takes it (the
+  /// manifest's "graph_inputs"; each device takes those its stage reads);
+  /// empty for a program that takes them all.
+  std::vector<TensorDesc> graphInputs;
   /// Extra files written into the folder with the programs (plan.json,
   /// trace.json), name and content.
   std::vector<std::pair<std::string, std::string>> files;
@@ -179,9 +187,15 @@ struct PlanFiles {
 /// order) its stage (`dist.stage_id` on its function, -1 when absent) and
 /// its kind (the `dist.mesh`'s, "unknown" when the mesh lacks the device);
 /// `outputDevice`, the one device function that returns values (-1 when
-/// none or several do: a local-io partition).
+/// none or several do: a local-io partition); `graphInputs`
+/// (describeGraphInputs).
 void describePlacement(mlir::ModuleOp module, llvm::ArrayRef<int64_t> deviceIds,
                        PlanFiles &files);
+
+/// Fills `files.graphInputs` from the partitioned module's
+/// `dist.graph_inputs` (left empty when the module has none); part of
+/// describePlacement, and on its own for a training plan's folder.
+void describeGraphInputs(mlir::ModuleOp module, PlanFiles &files);
 
 /// The same for the programs of several devices (one per device id, in
 /// manifest order = process rank): device_<id>.cu, weights_<id>.bin and

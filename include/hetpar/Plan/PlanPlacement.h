@@ -13,6 +13,8 @@
 
 #include "hetpar/Plan/Plan.h"
 
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -55,6 +57,16 @@ struct PlanPlacement {
 ///    plan, one whose batch statistics only training synchronizes.
 llvm::Expected<PlanPlacement>
 placePlan(const OpCatalog &catalog, const Plan &plan, const Cluster *cluster);
+
+/// Whether stage `stage` of a plan of `numStages` stages takes graph input
+/// `input` (an argument of the model function): one of its ops reads it, or
+/// it is a graph output and `stage` is the last (which returns the outputs).
+/// `stageOfOp` gives an op's stage, -1 outside every stage. The one answer
+/// of the partition (the arguments of each device's function) and the
+/// simulator (each device's input memory): a later pipeline stage holds no
+/// copy of an image batch its first stage alone reads.
+bool stageTakesInput(mlir::BlockArgument input, int stage, int numStages,
+                     llvm::function_ref<int(mlir::Operation *)> stageOfOp);
 
 } // namespace hetpar
 

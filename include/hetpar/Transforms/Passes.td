@@ -477,8 +477,11 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     form of the dist dialect).
 
     Each function runs one microbatch of its data-parallel replica: it takes
-    every graph input at microbatch size (`dist.batch_dim = 0` on inputs
-    whose first dimension is the batch), slices its replica's rows, runs its
+    the graph inputs its stage reads (stageTakesInput: also a graph input
+    that the last stage returns), in graph order, under their graph names
+    (`onnx.name`, `input_<k>` when unnamed), at microbatch size
+    (`dist.batch_dim = <d>` on inputs that hold the batch), slices its
+    replica's rows, runs its
     stage's ops on local shapes (weights sliced at compile time), and inserts
     the collectives its tensor sharding implies: an operand whose layout
     differs from what the op's sharding rule needs is all-gathered (split to
@@ -490,7 +493,9 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     with each sender's. The first device of the last
     stage receives and joins every graph output (its function alone has
     results, with `dist.batch_dim` where they carry the batch); the module
-    gets `dist.microbatches`.
+    gets `dist.microbatches` and `dist.graph_inputs` (every graph input, a
+    whole step's type, for the runtime, which checks them all on every
+    device).
 
     With `local-io` (plans of one stage), each device's inputs are its
     replica's rows of the microbatch (nothing to slice) and it returns its

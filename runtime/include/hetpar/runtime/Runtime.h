@@ -305,6 +305,19 @@ public:
   std::vector<TensorInfo> stepOutputs() const;
   /// checkInputs against stepInputs().
   Status checkStepInputs(const std::vector<HostTensor> &inputs) const;
+  /// The graph's inputs in graph order, as one step takes them (the whole
+  /// batch): what a user gives hetpar-run, on every device alike. A device
+  /// of a partitioned program takes those its stage reads (inputs(), under
+  /// the same names; the manifest's "graph_inputs" lists them all); any
+  /// other program takes all of them (stepInputs()).
+  const std::vector<TensorInfo> &graphInputs() const { return graphInputs_; }
+  /// checkInputs against graphInputs(): every device finds the same error.
+  Status checkGraphInputs(const std::vector<HostTensor> &inputs) const;
+  /// This device's inputs (inputs() order, a whole step's) out of one step's
+  /// graph inputs `graphInputs` (graphInputs() order; checkGraphInputs
+  /// accepted them); a missing one comes back empty.
+  std::vector<HostTensor>
+  programInputsOf(std::vector<HostTensor> graphInputs) const;
   /// The program folder `load` was given.
   const std::string &outDir() const { return outDir_; }
   /// The manifest's "training" object (present = false in an inference
@@ -387,6 +400,8 @@ private:
   std::vector<void *> inputBuffers_, outputBuffers_;
   std::vector<bool> boundInputs_; // inputBuffers_[i] is not ours to free
   std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<TensorInfo> graphInputs_;
+  std::vector<size_t> graphIndex_; // per entry of inputs_, in graphInputs_
   std::string backend_, fallbackReason_, libraryPath_, libraryName_;
   uint64_t arenaBytes_ = 0, weightsBytes_ = 0;
   size_t numDevices_ = 1;

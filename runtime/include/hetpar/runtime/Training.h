@@ -47,6 +47,13 @@ struct DatasetOptions {
   /// microbatches of batchSize / chunks samples, and the rows above are
   /// taken from each, stacked (the inputs hold rows * chunks samples).
   int64_t chunks = 1;
+  /// The graph's inputs (Program::graphInputs), when a pipeline stage's
+  /// program takes only some of them: every one's file is checked as the
+  /// program's own are, in graph order, so that every process of a run
+  /// finds the same first error and all agree on the sample count (hence
+  /// on each step's samples); only the program's inputs are read. Empty:
+  /// just the program's inputs.
+  std::vector<TensorInfo> graphInputs;
 };
 
 struct MappedNpy;
@@ -64,6 +71,8 @@ public:
   /// file and N >= batchSize. Errors name the file and what was expected
   /// versus found: a missing file, a bad .npy header, a wrong dtype or
   /// sample shape, differing sample counts, fewer samples than one batch.
+  /// With options.graphInputs, the files of every graph input are checked
+  /// so, in graph order; an input that is not among them is an error.
   static Status open(const std::string &dir,
                      const std::vector<TensorInfo> &inputs,
                      const DatasetOptions &options,
