@@ -48,7 +48,9 @@ case $harness in
   onnx) sources=("${imp[@]}"); kind=compiler ;;
   onnx-mutate)
     sources=("${imp[@]}" lib/Plan/Baselines.cpp lib/Plan/Simulator.cpp lib/Plan/Sharding.cpp
-      lib/Codegen/CheckSupport.cpp lib/Codegen/EmitProgram.cpp lib/Codegen/MemoryPlan.cpp)
+      lib/Codegen/CheckSupport.cpp lib/Codegen/EmitProgram.cpp lib/Codegen/EmitOp.cpp
+      lib/Codegen/EmitElementwise.cpp lib/Codegen/EmitGemmOps.cpp lib/Codegen/EmitCollectives.cpp
+      lib/Codegen/EmitTrainingState.cpp lib/Codegen/MemoryPlan.cpp)
     kind=compiler ;;
   *) echo "run.sh: unknown harness '$harness' (npy, safetensors, manifest, weights-index, cluster, plan, profile, onnx, onnx-mutate)" >&2; exit 2 ;;
 esac

@@ -1,0 +1,362 @@
+//===- EmitElementwise.cpp - fused elementwise kernels --------------------===//
+//
+// Chains of elementwise ops with one user and one shape become one
+// generated kernel: each op's C expression (elementwiseExpr), broadcast
+// operands read through per-dimension strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+namespace hetpar::codegen::emitter {
+
+//===----------------------------------------------------------------------===//
+// Elementwise groups
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
+                                                llvm::ArrayRef<std::string> a) {
+  Type resElt = eltOf(op->getResult(0));
+  Type inElt = op->getNumOperands() ? eltOf(op->getOperand(0)) : resElt;
+  std::string ct = computeType(inElt);
+  auto c = [&](double v) {
+    return "((" + ct + ")" + floatLiteral(v, ct == "double") + ")";
+  };
+  std::string x = a.empty() ? "" : a[0];
+  auto f = [&](llvm::StringRef fn) { return (fn + "(" + x + ")").str(); };
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case([&](onnx::SqrtOp) { return f("hp_sqrt"); })
+      .Case([&](onnx::ReciprocalOp) { return c(1) + " / " + x; })
+      .Case([&](onnx::NegOp) { return "(" + ct + ")(-" + x + ")"; })
+      .Case([&](onnx::AbsOp) { return f("hp_abs"); })
+      .Case([&](onnx::ExpOp) { return f("hp_exp"); })
+      .Case([&](onnx::LogOp) { return f("hp_log"); })
+      .Case([&](onnx::ErfOp) { return f("hp_erf"); })
+      .Case([&](onnx::TanhOp) { return f("hp_tanh"); })
+      .Case([&](onnx::SigmoidOp) {
+        return c(1) + " / (" + c(1) + " + hp_exp(-" + x + "))";
+      })
+      .Case([&](onnx::ReluOp) { // NaN stays NaN, as in PyTorch and ORT
+        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")0 : " + x + ")";
+      })
+      .Case([&](onnx::SinOp) { return f("hp_sin"); })
+      .Case([&](onnx::CosOp) { return f("hp_cos"); })
+      .Case([&](onnx::TanOp) { return f("hp_tan"); })
+      .Case([&](onnx::AsinOp) { return f("hp_asin"); })
+      .Case([&](onnx::AcosOp) { return f("hp_acos"); })
+      .Case([&](onnx::AtanOp) { return f("hp_atan"); })
+      .Case([&](onnx::SinhOp) { return f("hp_sinh"); })
+      .Case([&](onnx::CoshOp) { return f("hp_cosh"); })
+      .Case([&](onnx::AsinhOp) { return f("hp_asinh"); })
+      .Case([&](onnx::AcoshOp) { return f("hp_acosh"); })
+      .Case([&](onnx::AtanhOp) { return f("hp_atanh"); })
+      .Case([&](onnx::FloorOp) { return f("hp_floor"); })
+      .Case([&](onnx::CeilOp) { return f("hp_ceil"); })
+      .Case([&](onnx::RoundOp) { return f("hp_rint"); })
+      .Case([&](onnx::SignOp) { return f("hp_sign"); })
+      .Case([&](onnx::SoftplusOp) {
+        return "(" + x + " > " + c(0) + " ? " + x + " + hp_log1p(hp_exp(-" + x +
+               ")) : hp_log1p(hp_exp(" + x + ")))";
+      })
+      .Case([&](onnx::SoftsignOp) {
+        return x + " / (" + c(1) + " + hp_abs(" + x + "))";
+      })
+      .Case([&](onnx::HardSwishOp) {
+        return x + " * hp_max(" + c(0) + ", hp_min(" + c(1) + ", " + x + " / " +
+               c(6) + " + " + c(0.5) + "))";
+      })
+      .Case([&](onnx::MishOp) {
+        std::string sp = "(" + x + " > " + c(0) + " ? " + x +
+                         " + hp_log1p(hp_exp(-" + x + ")) : hp_log1p(hp_exp(" +
+                         x + ")))";
+        return x + " * hp_tanh(" + sp + ")";
+      })
+      .Case([&](onnx::NotOp) { return "!" + x; })
+      .Case([&](onnx::LeakyReluOp o) {
+        return "(" + x + " < " + c(0) + " ? " + c(floatAttr(o, "alpha", 0.01)) +
+               " * " + x + " : " + x + ")";
+      })
+      .Case([&](onnx::EluOp o) {
+        return "(" + x + " < " + c(0) + " ? " + c(floatAttr(o, "alpha", 1)) +
+               " * (hp_exp(" + x + ") - " + c(1) + ") : " + x + ")";
+      })
+      .Case([&](onnx::CeluOp o) {
+        std::string al = c(floatAttr(o, "alpha", 1));
+        return "(hp_max(" + c(0) + ", " + x + ") + hp_min(" + c(0) + ", " + al +
+               " * (hp_exp(" + x + " / " + al + ") - " + c(1) + ")))";
+      })
+      .Case([&](onnx::SeluOp o) {
+        std::string al = c(floatAttr(o, "alpha", 1.67326319217681884765625));
+        std::string ga = c(floatAttr(o, "gamma", 1.05070102214813232421875));
+        return ga + " * (" + x + " > " + c(0) + " ? " + x + " : " + al +
+               " * hp_exp(" + x + ") - " + al + ")";
+      })
+      .Case([&](onnx::HardSigmoidOp o) {
+        return "hp_max(" + c(0) + ", hp_min(" + c(1) + ", " +
+               c(floatAttr(o, "alpha", 0.2)) + " * " + x + " + " +
+               c(floatAttr(o, "beta", 0.5)) + "))";
+      })
+      .Case([&](onnx::ThresholdedReluOp o) {
+        return "(" + x + " > " + c(floatAttr(o, "alpha", 1)) + " ? " + x +
+               " : " + c(0) + ")";
+      })
+      .Case([&](onnx::GeluOp o) -> std::string {
+        if (strAttr(o, "approximate", "none") == "tanh")
+          return c(0.5) + " * " + x + " * (" + c(1) + " + hp_tanh(" +
+                 c(0.7978845608028654) + " * (" + x + " + " + c(0.044715) +
+                 " * " + x + " * " + x + " * " + x + ")))";
+        return c(0.5) + " * " + x + " * (" + c(1) + " + hp_erf(" + x + " * " +
+               c(0.7071067811865476) + "))";
+      })
+      .Case([&](onnx::IsNaNOp) { return f("hp_isnan"); })
+      .Case([&](onnx::IsInfOp o) {
+        std::string pos = intAttr(o, "detect_positive", 1)
+                              ? "(" + x + " == " + c(INFINITY) + ")"
+                              : "false";
+        std::string neg = intAttr(o, "detect_negative", 1)
+                              ? "(" + x + " == " + c(-INFINITY) + ")"
+                              : "false";
+        return "(" + pos + " || " + neg + ")";
+      })
+      .Case([&](onnx::ClipOp o) {
+        // A missing bound of a float type is the type's lowest or largest
+        // value (ONNX: numeric_limits::lowest() and max()), so that -inf
+        // and +inf are clamped too, as in ONNX Runtime.
+        std::string lo, hi;
+        if (llvm::isa<FloatType>(resElt)) {
+          double big = onnx::clipDefaultBound(resElt);
+          lo = floatLiteral(-big, resElt.isF64());
+          hi = floatLiteral(big, resElt.isF64());
+        }
+        if (o.getMin())
+          lo = a[1];
+        if (o.getMax())
+          hi = a[o.getMin() ? 2 : 1];
+        std::string e = x;
+        if (!lo.empty())
+          e = "hp_max<" + ct + ">(" + e + ", " + lo + ")";
+        if (!hi.empty())
+          e = "hp_min<" + ct + ">(" + e + ", " + hi + ")";
+        return e;
+      })
+      .Case<onnx::CastOp, onnx::CastLikeOp>([&](Operation *) -> std::string {
+        std::string to = computeType(resElt);
+        if (to == "bool")
+          return "(" + x + " != (" + ct + ")0)";
+        if (resElt.isF16())
+          return "(float)hp_half((float)" + x + ")";
+        if (resElt.isBF16())
+          return "(float)hp_bf16((float)" + x + ")";
+        return "(" + to + ")" + x;
+      })
+      .Case(
+          [&](onnx::AddOp) { return "(" + ct + ")(" + x + " + " + a[1] + ")"; })
+      .Case(
+          [&](onnx::SubOp) { return "(" + ct + ")(" + x + " - " + a[1] + ")"; })
+      .Case(
+          [&](onnx::MulOp) { return "(" + ct + ")(" + x + " * " + a[1] + ")"; })
+      .Case(
+          [&](onnx::DivOp) { return "(" + ct + ")(" + x + " / " + a[1] + ")"; })
+      .Case([&](onnx::EqualOp) { return "(" + x + " == " + a[1] + ")"; })
+      .Case([&](onnx::LessOp) { return "(" + x + " < " + a[1] + ")"; })
+      .Case([&](onnx::LessOrEqualOp) { return "(" + x + " <= " + a[1] + ")"; })
+      .Case([&](onnx::GreaterOp) { return "(" + x + " > " + a[1] + ")"; })
+      .Case(
+          [&](onnx::GreaterOrEqualOp) { return "(" + x + " >= " + a[1] + ")"; })
+      .Case([&](onnx::AndOp) { return "(" + x + " && " + a[1] + ")"; })
+      .Case([&](onnx::OrOp) { return "(" + x + " || " + a[1] + ")"; })
+      .Case([&](onnx::XorOp) { return "(" + x + " != " + a[1] + ")"; })
+      .Case([&](onnx::PowOp o) -> std::string {
+        Type yElt = eltOf(o->getOperand(1));
+        // x^2 and x^3 as products (GELU's tanh form cubes its input):
+        // powf costs about 20 ns an element.
+        if (std::optional<int> n = smallIntegerExponent(o->getOperand(1)))
+          return std::string(*n == 2 ? "hp_square(" : "hp_cube(") + x + ")";
+        if (ct == "float" || ct == "double")
+          return "hp_pow(" + x + ", (" + ct + ")" + a[1] + ")";
+        if (llvm::isa<IntegerType>(yElt))
+          return "hp_ipow<" + ct + ">(" + x + ", (int64_t)" + a[1] + ")";
+        return "(" + ct + ")hp_pow((double)" + x + ", (double)" + a[1] + ")";
+      })
+      .Case([&](onnx::ModOp o) -> std::string {
+        bool isFloat = ct == "float" || ct == "double";
+        if (intAttr(o, "fmod", 0))
+          return isFloat ? "hp_fmod(" + x + ", " + a[1] + ")"
+                         : "(" + ct + ")(" + a[1] + " == 0 ? 0 : " + x + " % " +
+                               a[1] + ")";
+        return (isFloat ? "hp_pymod<" : "hp_imod<") + ct + ">(" + x + ", " +
+               a[1] + ")";
+      })
+      .Case([&](onnx::PReluOp) {
+        return "(" + x + " < (" + ct + ")0 ? (" + ct + ")(" + a[1] + " * " + x +
+               ") : " + x + ")";
+      })
+      .Case([&](onnx::WhereOp) {
+        return "(" + x + " ? " + a[1] + " : " + a[2] + ")";
+      })
+      .Case<onnx::MaxOp, onnx::MinOp>([&](Operation *o) {
+        std::string fn = isa<onnx::MaxOp>(o) ? "hp_max<" : "hp_min<";
+        std::string e = a[0];
+        for (size_t i = 1; i < a.size(); ++i)
+          e = fn + ct + ">(" + e + ", " + a[i] + ")";
+        return e;
+      })
+      .Case<onnx::SumOp, onnx::MeanOp>([&](Operation *o) {
+        std::string e = "(" + ct + ")(" + llvm::join(a, " + ") + ")";
+        if (isa<onnx::MeanOp>(o))
+          e = "(" + ct + ")(" + e + " / (" + ct + ")" +
+              std::to_string(a.size()) + ")";
+        return e;
+      })
+      .Case([&](onnx::BatchNormalizationOp o) {
+        // Operands: X, scale, B, mean, var.
+        return "(" + x + " - " + a[3] + ") / hp_sqrt(" + a[4] + " + " +
+               c(floatAttr(o, "epsilon", 1e-5)) + ") * " + a[1] + " + " + a[2];
+      })
+      .Default([&](Operation *o) -> FailureOr<std::string> {
+        return o->emitError("no elementwise expression for this op");
+      });
+}
+
+LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
+  // The group: rootOp and every op fused (transitively) into it, in program
+  // order.
+  llvm::SmallVector<Operation *> group;
+  llvm::SmallVector<Operation *> work{rootOp};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    group.push_back(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (fusedInto.lookup(def) == op)
+          work.push_back(def);
+  }
+  llvm::sort(group, [&](Operation *a, Operation *b) {
+    return step.lookup(a) < step.lookup(b);
+  });
+  Value out = rootOp->getResult(0);
+  llvm::ArrayRef<int64_t> outShape = shapeOf(out);
+  int64_t n = numel(outShape);
+  int rank = static_cast<int>(outShape.size());
+  std::string name = "k" + std::to_string(kernelCount++);
+  for (Operation *op : llvm::ArrayRef(group).take_front(3))
+    name += "_" + op->getName().stripDialect().str();
+  if (group.size() > 3)
+    name += "_etc";
+
+  // Leaves: (value, strides over the output's dims) -> kernel parameter.
+  struct Leaf {
+    Value value;
+    llvm::SmallVector<int64_t> strides;
+    bool contiguous;
+  };
+  llvm::SmallVector<Leaf> leaves;
+  llvm::SmallVector<std::string> params, args;
+  bool needCoords = false;
+  llvm::DenseMap<Value, std::string> exprOf;
+  std::string code;
+  llvm::raw_string_ostream cs(code);
+  auto leafExpr = [&](Value v, Operation *user,
+                      unsigned operandNo) -> std::string {
+    if (auto lit = literalOf(v))
+      return *lit;
+    llvm::SmallVector<int64_t> strides(rank, 0);
+    llvm::ArrayRef<int64_t> s = shapeOf(v);
+    auto bn = dyn_cast<onnx::BatchNormalizationOp>(user);
+    if (bn && operandNo > 0) {
+      if (rank > 1 && s.size() == 1 && s[0] == outShape[1])
+        strides[1] = 1;
+    } else {
+      llvm::SmallVector<int64_t> vs = stridesOf(s);
+      int off = rank - static_cast<int>(s.size());
+      for (int d = 0; d < static_cast<int>(s.size()); ++d)
+        if (s[d] != 1 || outShape[off + d] == 1)
+          strides[off + d] = vs[d];
+    }
+    bool contiguous = s == outShape;
+    for (auto [i, leaf] : llvm::enumerate(leaves))
+      if (leaf.value == v && leaf.strides == strides)
+        return "v" + std::to_string(i);
+    size_t idx = leaves.size();
+    leaves.push_back({v, strides, contiguous});
+    std::string st = storageType(eltOf(v));
+    params.push_back("const " + st + " *__restrict__ in" + std::to_string(idx));
+    args.push_back(ptr(v));
+    std::string off;
+    if (contiguous) {
+      off = "i";
+    } else {
+      for (int d = 0; d < rank; ++d)
+        if (strides[d])
+          off += (off.empty() ? "" : " + ") + std::string("c") +
+                 std::to_string(d) + " * " + std::to_string(strides[d]);
+      if (off.empty())
+        off = "0";
+      else
+        needCoords = true;
+    }
+    cs << "    const " << computeType(eltOf(v)) << " v" << idx << " = ("
+       << computeType(eltOf(v)) << ")in" << idx << "[" << off << "];\n";
+    return "v" + std::to_string(idx);
+  };
+
+  int tmp = 0;
+  for (Operation *op : group) {
+    llvm::SmallVector<std::string> a;
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+      auto it = exprOf.find(operand);
+      a.push_back(it != exprOf.end() ? it->second : leafExpr(operand, op, k));
+    }
+    FailureOr<std::string> e = elementwiseExpr(op, a);
+    if (failed(e))
+      return failure();
+    std::string t = "t" + std::to_string(tmp++);
+    cs << "    const " << computeType(eltOf(op->getResult(0))) << " " << t
+       << " = " << *e << ";\n";
+    exprOf[op->getResult(0)] = t;
+  }
+  std::string outType = storageType(eltOf(out));
+  params.push_back(outType + " *__restrict__ out");
+  args.push_back(ptr(out));
+  std::string result = exprOf[out];
+
+  // Kernel text.
+  kernels << "// " << name << ":";
+  for (Operation *op : group) {
+    std::string node = onnx::getNodeName(op->getLoc());
+    kernels << " " << op->getName().stripDialect();
+    if (!node.empty())
+      kernels << " '" << node << "'";
+  }
+  kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
+          << ") {\n  " << (needCoords ? "HP_FOR(i)" : "HP_FOR_SIMD(i)")
+          << " {\n";
+  if (needCoords) {
+    // Coordinates of the output element, innermost first, as far out as a
+    // broadcast operand needs them.
+    int outermost = rank;
+    for (const Leaf &leaf : leaves)
+      for (int d = 0; d < rank; ++d)
+        if (!leaf.contiguous && leaf.strides[d]) {
+          outermost = std::min(outermost, d);
+          break;
+        }
+    kernels << "    int64_t r = i;\n";
+    for (int d = rank - 1; d >= outermost; --d) {
+      kernels << "    const int64_t c" << d << " = r % " << outShape[d]
+              << ";\n";
+      if (d > outermost)
+        kernels << "    r /= " << outShape[d] << ";\n";
+    }
+  }
+  kernels << code << "    out[i] = (" << outType << ")" << result
+          << ";\n  }\n}\n\n";
+  body << "  // " << name << "\n";
+  line("hp_launch(ctx, " + name + ", " + std::to_string(n) + ", " +
+       llvm::join(args, ", ") + ");");
+  ++program.kernels;
+  program.fusedOps += static_cast<int>(group.size()) - 1;
+  return success();
+}
+
+} // namespace hetpar::codegen::emitter
