@@ -63,6 +63,12 @@ using namespace detail;
 Program::Program() : abi_(std::make_unique<ProgramABIFunctions>()) {}
 
 Program::~Program() {
+  // One device of several failed a run: its peers may wait in an exchange
+  // for it, and hetpar_destroy's MPI_Finalize would wait for them. It leaves
+  // without either, so that the launcher sees it end and ends the job (the
+  // process is exiting: nothing needs freeing).
+  if (runFailed_ && numDevices_ > 1)
+    return;
   if (ctx_) {
     for (size_t i = 0; i < inputBuffers_.size(); ++i)
       if (inputBuffers_[i] && !boundInputs_[i])
@@ -590,9 +596,11 @@ Status Program::enableTrace() {
 
 Status Program::runDevice() {
   if (abi_->run(ctx_, arena_, weights_, inputBuffers_.data(),
-                outputBuffers_.data()) != 0)
+                outputBuffers_.data()) != 0) {
+    runFailed_ = true;
     return Status::error("hetpar_run failed on the " + backend_ +
                          " backend: " + programError(*abi_, ctx_));
+  }
   return Status::ok();
 }
 

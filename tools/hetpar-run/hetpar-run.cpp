@@ -341,13 +341,19 @@ int runTool(const Options &opts) {
     std::string list;
     for (size_t i = 0; i < graphInfos.size(); ++i)
       list += (i ? ", " : "") + describeTensor(graphInfos[i]);
-    return error(graphInfos.size() == 1
-                     ? "the model has 1 input; give it with --inputs x.npy: " +
-                           list
-                     : "the model has " + std::to_string(graphInfos.size()) +
-                           " inputs; give them in this order with --inputs "
-                           "a.npy,b.npy,...: " +
-                           list);
+    // Every rank finds it; the output device alone reports it.
+    return quiet
+               ? 0
+               : error(
+                     graphInfos.size() == 1
+                         ? "the model has 1 input; give it with --inputs "
+                           "x.npy: " +
+                               list
+                         : "the model has " +
+                               std::to_string(graphInfos.size()) +
+                               " inputs; give them in this order with --inputs "
+                               "a.npy,b.npy,...: " +
+                               list);
   }
   std::vector<HostTensor> inputs(opts.inputs.size());
   for (size_t i = 0; i < opts.inputs.size(); ++i) {

@@ -361,6 +361,11 @@ public:
   void *weightsAt(uint64_t offset) const;
   /// Runs hetpar_run once on the device buffers (whatever the last
   /// uploadInputs left there) and waits for it: the device-only part of run().
+  /// After a failure on one device of several (an index out of range, a
+  /// collective's watchdog), destroying the program skips hetpar_destroy
+  /// (and its MPI_Finalize, which would wait for peers that wait in an
+  /// exchange for this device): the process ends and the launcher ends the
+  /// job, instead of every rank waiting for the watchdog.
   Status runDevice();
   /// Copies the device output buffers into `outputs` (resized to the graph's
   /// outputs, with their dtypes and shapes).
@@ -399,6 +404,7 @@ private:
   void *weights_ = nullptr;
   std::vector<void *> inputBuffers_, outputBuffers_;
   std::vector<bool> boundInputs_; // inputBuffers_[i] is not ours to free
+  bool runFailed_ = false;        // a hetpar_run failed (see runDevice)
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<TensorInfo> graphInputs_;
   std::vector<size_t> graphIndex_; // per entry of inputs_, in graphInputs_
