@@ -122,14 +122,15 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
   for (auto [j, v] : llvm::enumerate(ret.getOperands()))
     if (last > 0 && stageOfValue(v) != last)
       return func.emitError()
-             << "partition: local-io over " << stages.size()
-             << " stages needs every graph output computed by the last stage; "
-                "output "
-             << j << " is computed by "
+             << "partition: a pipeline's training step (local-io over "
+             << stages.size()
+             << " stages) returns what the last stage computes, where the "
+                "loss attaches; graph output "
+             << j << " is "
              << (stageOfValue(v) < 0
-                     ? std::string("no stage (an input or a "
-                                   "constant)")
-                     : "stage " + std::to_string(stageOfValue(v)));
+                     ? std::string("a graph input or a constant returned as "
+                                   "it is")
+                     : "computed by stage " + std::to_string(stageOfValue(v)));
   SmallVector<Type> types;
   if (d.stage != last) {
     d.fn.setType(b.getFunctionType(argTypes, types));

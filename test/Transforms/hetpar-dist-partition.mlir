@@ -1,6 +1,7 @@
 // RUN: hetpar-opt %s --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
 // RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
 // RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io-passthrough.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true --verify-diagnostics
 
 // A training plan with tensor parallelism (docs/training.md, "Tensor-parallel
 // training"). The replicated input of the column-parallel Gemm enters the
