@@ -87,7 +87,8 @@ std::string inputNameOf(Value v) {
 /// A hint for an op that cannot carry the batch of operand `v`: when `v` is
 /// a graph input other than the first, whose batch the analysis assumed from
 /// its extent, the input may hold no batch at all (a table every sample
-/// reads), which --batch-dim NAME=none says; "" otherwise.
+/// reads), which --batch-dim NAME=none says, or hold it on another axis
+/// (when extents coincide), which --batch-dim NAME=AXIS says; "" otherwise.
 std::string noBatchHint(Value v) {
   auto arg = llvm::dyn_cast<BlockArgument>(v);
   std::string name = inputNameOf(v);
@@ -96,7 +97,9 @@ std::string noBatchHint(Value v) {
   return "; if input '" + name +
          "' holds no batch (the same for every sample), say so with "
          "--batch-dim " +
-         name + "=none (inference)";
+         name + "=none (inference); if its batch is on another axis, with "
+                "--batch-dim " +
+         name + "=AXIS";
 }
 
 /// Why `op`, whose batch is factor `f` of `rule`, cannot run in
