@@ -84,6 +84,12 @@ llvm::Error checkPlanningAttributes(ModuleOp module) {
                               kOptimizerStateSlotsAttrName,
                               printed(kOptimizerStateSlotsAttrName),
                               kMaxOptimizerStateSlots));
+  if (!getTrainingLabels(module))
+    return fail(llvm::formatv("the module's {0} is {1}; it must be the type "
+                              "of the labels, a ranked tensor with the batch "
+                              "on axis 0",
+                              kTrainingLabelsAttrName,
+                              printed(kTrainingLabelsAttrName)));
   return llvm::Error::success();
 }
 
@@ -155,7 +161,8 @@ std::vector<int> assignLayers(llvm::ArrayRef<std::string> names) {
 OpCatalog::OpCatalog(func::FuncOp func)
     : dtype(getComputeDtype(func).value_or(FloatMode::F32)),
       optimizerSlots(
-          getOptimizerStateSlots(func).value_or(kMaxOptimizerStateSlots)) {
+          getOptimizerStateSlots(func).value_or(kMaxOptimizerStateSlots)),
+      labels(getTrainingLabels(func).value_or(RankedTensorType())) {
   for (auto &[op, name] : listPlanOps(func)) {
     index[op] = ops.size();
     byName[name] = ops.size();

@@ -802,6 +802,10 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                                 (!table.batch.of(a) ? 1.0
                                  : training         ? batchShare * m
                                                     : 1.0 / m);
+        // The labels the loss adds: the last stage's, at the replica's rows.
+        if (training && table.labels && static_cast<int>(s) == numStages - 1)
+          dp.memory.inputs +=
+              tensorBytes(table.labels, FloatMode::F32) * batchShare * m;
         if (training) {
           // A gradient per parameter, in the parameter's compute dtype (all at
           // once; without recomputation, those live at the peak: below).

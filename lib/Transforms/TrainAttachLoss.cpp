@@ -1,5 +1,6 @@
 //===- TrainAttachLoss.cpp - one scalar loss for the training step --------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/TrainingLabels.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
@@ -102,10 +103,9 @@ struct TrainAttachLossPass
         return func.emitError() << "cross-entropy needs logits [batch, ..., "
                                    "classes]; output "
                                 << index << " is " << out.getType();
-      auto lt = RankedTensorType::get(t.getShape().drop_back(), b.getI64Type());
-      value = lb.crossEntropy(out, addLabels(func, lt));
+      value = lb.crossEntropy(out, addLabels(func, labelsType(t, loss)));
     } else {
-      value = lb.mse(out, addLabels(func, t));
+      value = lb.mse(out, addLabels(func, labelsType(t, loss)));
     }
     if (!value)
       return failure();

@@ -9,6 +9,7 @@
 // RUN: not hetpar-opt %s --hetpar-search-plan="dtype=fp8" 2>&1 | FileCheck %s --check-prefix=BADDTYPE
 // RUN: sed 's/"bfloat16"/"fp8"/' %t.mlir | not hetpar-opt --hetpar-search-plan 2>&1 | FileCheck %s --check-prefix=BADATTR
 // RUN: sed 's/hetpar.compute_dtype = "bfloat16"/hetpar.optimizer_state_slots = 3 : i64/' %t.mlir | not hetpar-opt --hetpar-search-plan 2>&1 | FileCheck %s --check-prefix=BADSLOTS
+// RUN: sed 's/hetpar.compute_dtype = "bfloat16"/hetpar.training_labels = 3 : i64/' %t.mlir | not hetpar-opt --hetpar-search-plan 2>&1 | FileCheck %s --check-prefix=BADLABELS
 
 // One sample through two 1 GB weight matrices: reading the weights bounds the
 // time, so splitting them over the two A100s (Megatron's column- then
@@ -48,6 +49,8 @@
 // BADATTR: error: hetpar-search-plan: the module's hetpar.compute_dtype is "fp8"; it must be "float32", "float16" or "bfloat16"
 // The optimizer's state slots (hetpar-compile --optimizer writes them) too.
 // BADSLOTS: error: hetpar-search-plan: the module's hetpar.optimizer_state_slots is 3 : i64; it must be an i64 from 0 to 2 (float32 state slots per parameter element)
+// And the labels' type (hetpar-compile --loss writes it).
+// BADLABELS: error: hetpar-search-plan: the module's hetpar.training_labels is 3 : i64; it must be the type of the labels, a ranked tensor with the batch on axis 0
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {
   %w1 = onnx.Constant dense<0.5> : tensor<8192x32768xf32>
   %w2 = onnx.Constant dense<0.5> : tensor<32768x8192xf32>

@@ -10,6 +10,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/PlanAnnotation.h"
 #include "hetpar/Support/OptimizerState.h"
+#include "hetpar/Support/TrainingLabels.h"
 #include "hetpar/Transforms/GradientBuckets.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -152,13 +153,25 @@ static hetpar::TrainOptimizerPassOptions optimizerOptions() {
   return opt;
 }
 
-llvm::Error hetpar::tools::markOptimizerState(ModuleOp module) {
+llvm::Error hetpar::tools::markTrainingState(ModuleOp module) {
   std::string why = hetpar::trainOptimizerOptionsError(optimizerOptions());
   if (!why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "optimizer: " + why);
   if (auto slots = optimizerStateSlots(optimizer, momentum))
     setOptimizerStateSlots(module, *slots);
+  // The model's function (the planner's); a bad --loss-output is the
+  // training pipeline's error to report.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isDeclaration() || lossOutput >= func.getNumResults())
+      continue;
+    auto out =
+        llvm::dyn_cast<RankedTensorType>(func.getResultTypes()[lossOutput]);
+    if (out && out.hasStaticShape())
+      if (RankedTensorType labels = labelsType(out, loss))
+        setTrainingLabels(module, labels);
+    break;
+  }
   return llvm::Error::success();
 }
 

@@ -1214,7 +1214,7 @@ int main(int argc, char **argv) {
   if (planOnly || (codegen && planned)) {
     hetpar::setComputeDtype(*module, *floatMode);
     if (mode == hetpar::Mode::Training)
-      if (llvm::Error err = hetpar::tools::markOptimizerState(*module))
+      if (llvm::Error err = hetpar::tools::markTrainingState(*module))
         return fail(llvm::toString(std::move(err)));
   }
   if (planOnly)

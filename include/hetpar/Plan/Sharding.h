@@ -21,6 +21,7 @@
 #include "hetpar/Plan/Batch.h"
 #include "hetpar/Plan/Plan.h"
 #include "hetpar/Support/OptimizerState.h"
+#include "hetpar/Support/TrainingLabels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -76,6 +77,10 @@ public:
   /// (getOptimizerStateSlots: AdamW's 2 when the module does not say;
   /// malformed as for `dtype`).
   int64_t optimizerSlots = kMaxOptimizerStateSlots;
+  /// The labels a training step's loss adds, which the last stage takes
+  /// (getTrainingLabels; null when the module names none, or malformed as
+  /// for `dtype`).
+  mlir::RankedTensorType labels;
   /// Bytes a training step keeps per parameter element beyond the weight and
   /// its gradient: the optimizer's slots, and a master copy when the compute
   /// dtype holds parameters in 16 bits (the search's bound while it builds

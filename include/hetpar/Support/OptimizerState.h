@@ -1,5 +1,4 @@
-//===- OptimizerState.h - the optimizer's state per parameter -----*- C++
-//-*-===//
+//===- OptimizerState.h - the optimizer's state per parameter --*- C++ -*-===//
 //
 // One choice, made once (hetpar-compile's --optimizer and --momentum), says
 // how much state a training step keeps per parameter element: AdamW's first
