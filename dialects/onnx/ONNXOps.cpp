@@ -180,6 +180,19 @@ std::string hetpar::onnx::getONNXOpType(Operation *op) {
   return name.str();
 }
 
+std::string hetpar::onnx::graphInputName(FunctionOpInterface func, unsigned i) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttrName))
+    return name.getValue().str();
+  return "input_" + std::to_string(i);
+}
+
+std::string hetpar::onnx::graphOutputName(FunctionOpInterface func,
+                                          unsigned j) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(j, kNameAttrName))
+    return name.getValue().str();
+  return "output_" + std::to_string(j);
+}
+
 std::string hetpar::onnx::getNodeName(Location loc) {
   if (auto name = llvm::dyn_cast<NameLoc>(loc))
     return name.getName().str();

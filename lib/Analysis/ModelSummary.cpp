@@ -15,14 +15,10 @@ namespace hetpar {
 ModelSummary summarizeFunction(func::FuncOp func) {
   ModelSummary s;
   s.function = func.getSymName().str();
-  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
-    auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
-    s.inputs.push_back({name ? name.str() : "arg" + std::to_string(i), t});
-  }
-  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, "onnx.name");
-    s.outputs.push_back({name ? name.str() : "result" + std::to_string(i), t});
-  }
+  for (auto [i, t] : llvm::enumerate(func.getArgumentTypes()))
+    s.inputs.push_back({onnx::graphInputName(func, i), t});
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes()))
+    s.outputs.push_back({onnx::graphOutputName(func, i), t});
   func.walk([&](Operation *op) {
     if (op->getDialect() == nullptr ||
         op->getDialect()->getNamespace() !=

@@ -686,14 +686,9 @@ LogicalResult Emitter::emitBody() {
 /// The manifest's inputs and outputs and weights.json.
 void Emitter::describeBoundary() {
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  auto desc = [&](Value v, DictionaryAttr attrs, size_t i,
-                  llvm::StringRef kind) {
+  auto desc = [&](Value v, DictionaryAttr attrs, std::string name) {
     TensorDesc d;
-    if (attrs)
-      if (auto n = attrs.getAs<StringAttr>("onnx.name"))
-        d.name = n.getValue().str();
-    if (d.name.empty())
-      d.name = (kind + std::to_string(i)).str();
+    d.name = std::move(name);
     d.dtype = dtypeName(eltOf(v));
     d.shape.assign(shapeOf(v).begin(), shapeOf(v).end());
     if (attrs)
@@ -706,9 +701,11 @@ void Emitter::describeBoundary() {
     return d;
   };
   for (auto [i, arg] : llvm::enumerate(func.getArguments()))
-    program.inputs.push_back(desc(arg, func.getArgAttrDict(i), i, "input_"));
+    program.inputs.push_back(
+        desc(arg, func.getArgAttrDict(i), onnx::graphInputName(func, i)));
   for (auto [j, v] : llvm::enumerate(returnOp.getOperands()))
-    program.outputs.push_back(desc(v, func.getResultAttrDict(j), j, "output_"));
+    program.outputs.push_back(
+        desc(v, func.getResultAttrDict(j), onnx::graphOutputName(func, j)));
 
   program.weightsBytes = static_cast<int64_t>(program.weights.size());
   llvm::json::Object index{{"file", "weights.bin"},

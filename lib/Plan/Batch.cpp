@@ -97,8 +97,9 @@ std::string noBatchHint(Value v) {
   return "; if input '" + name +
          "' holds no batch (the same for every sample), say so with "
          "--batch-dim " +
-         name + "=none (inference); if its batch is on another axis, with "
-                "--batch-dim " +
+         name +
+         "=none (inference); if its batch is on another axis, with "
+         "--batch-dim " +
          name + "=AXIS";
 }
 
@@ -299,8 +300,6 @@ std::string hetpar::describeBatchSeed(Operation *func, const BatchAnalysis &a) {
   auto fn = llvm::dyn_cast<func::FuncOp>(func);
   if (!fn || a.seedDim < 0)
     return "no input";
-  std::string input = "input 0";
-  if (auto name = fn.getArgAttrOfType<StringAttr>(0, "onnx.name"))
-    input = "input '" + name.str() + "'";
-  return "dimension " + std::to_string(a.seedDim) + " of " + input;
+  return "dimension " + std::to_string(a.seedDim) + " of input '" +
+         onnx::graphInputName(fn, 0) + "'";
 }

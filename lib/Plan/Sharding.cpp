@@ -85,9 +85,8 @@ llvm::Error checkPlanningAttributes(ModuleOp module) {
                               printed(kOptimizerStateSlotsAttrName),
                               kMaxOptimizerStateSlots));
   if (!getTrainingLabels(module))
-    return fail(llvm::formatv("the module's {0} is {1}; it must be the type "
-                              "of the labels, a ranked tensor with the batch "
-                              "on axis 0",
+    return fail(llvm::formatv("the module's {0} is {1}; it must be the labels "
+                              "input, a #dist.graph_input with batch_dim = 0",
                               kTrainingLabelsAttrName,
                               printed(kTrainingLabelsAttrName)));
   return llvm::Error::success();
@@ -162,7 +161,7 @@ OpCatalog::OpCatalog(func::FuncOp func)
     : dtype(getComputeDtype(func).value_or(FloatMode::F32)),
       optimizerSlots(
           getOptimizerStateSlots(func).value_or(kMaxOptimizerStateSlots)),
-      labels(getTrainingLabels(func).value_or(RankedTensorType())) {
+      labels(trainingLabelsType(func)) {
   for (auto &[op, name] : listPlanOps(func)) {
     index[op] = ops.size();
     byName[name] = ops.size();

@@ -145,8 +145,8 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
   }
   d.fn.setType(b.getFunctionType(argTypes, types));
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    if (auto name = func.getResultAttr(j, "onnx.name"))
-      d.fn.setResultAttr(j, "onnx.name", name);
+    if (auto name = func.getResultAttr(j, onnx::kNameAttrName))
+      d.fn.setResultAttr(j, onnx::kNameAttrName, name);
     if (auto bd = d.values.lookup(v).batch)
       d.fn.setResultAttr(j, dist::kBatchDimAttrName,
                          b.getI64IntegerAttr(bd->dim));
@@ -183,7 +183,7 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   Block *entry = d.fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (auto [k, a] : llvm::enumerate(taken)) {
-    d.fn.setArgAttr(k, "onnx.name", b.getStringAttr(graphInputName(a)));
+    d.fn.setArgAttr(k, onnx::kNameAttrName, b.getStringAttr(graphInputName(a)));
     Local l;
     l.value = d.args[a] = entry->getArgument(k);
     if (isBatchInput(a)) {
@@ -197,17 +197,15 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   }
 }
 
-/// Graph input `a`'s name: its `onnx.name`, else "input_<k>" for argument k
-/// (code generation's name for an unnamed input).
+/// Graph input `a`'s name (onnx::graphInputName of the model function).
 std::string Partitioner::graphInputName(BlockArgument a) {
-  if (auto name =
-          func.getArgAttrOfType<StringAttr>(a.getArgNumber(), "onnx.name"))
-    return name.getValue().str();
-  return "input_" + std::to_string(a.getArgNumber());
+  return onnx::graphInputName(func, a.getArgNumber());
 }
 
 /// The module's `dist.graph_inputs`: every graph input in graph order, its
-/// name, its type (a whole step's) and where its batch is.
+/// name, its type (a whole step's) and where its batch is; for a training
+/// plan, then the labels its loss adds (hetpar.training_labels), which the
+/// last stage's step takes.
 void Partitioner::recordGraphInputs() {
   SmallVector<Attribute> inputs;
   for (BlockArgument a : func.getArguments()) {
@@ -217,6 +215,14 @@ void Partitioner::recordGraphInputs() {
         llvm::cast<RankedTensorType>(a.getType()),
         isBatchInput(a) && bd ? bd->dim : dist::kNoBatchDim));
   }
+  // A graph input of the labels' name is hetpar-train-attach-loss's error
+  // to report (choose --labels), after the partition.
+  std::optional<dist::GraphInputAttr> labels = getTrainingLabels(module);
+  if (training && labels && *labels &&
+      llvm::none_of(func.getArguments(), [&](BlockArgument a) {
+        return graphInputName(a) == labels->getName().getValue();
+      }))
+    inputs.push_back(*labels);
   module->setAttr(dist::kGraphInputsAttrName, b.getArrayAttr(inputs));
 }
 
@@ -443,8 +449,8 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
   }
   d.fn.setType(b.getFunctionType(argTypes, resultTypes));
   for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    if (auto name = func.getResultAttr(j, "onnx.name"))
-      d.fn.setResultAttr(j, "onnx.name", name);
+    if (auto name = func.getResultAttr(j, onnx::kNameAttrName))
+      d.fn.setResultAttr(j, onnx::kNameAttrName, name);
     std::optional<BatchDim> bd;
     if (stageOfValue(v) >= 0)
       bd = exitBatch.lookup(v);

@@ -1,6 +1,6 @@
 //===- TrainAttachLoss.cpp - one scalar loss for the training step --------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
-#include "hetpar/Support/TrainingLabels.h"
+#include "hetpar/Plan/TrainingLabels.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 

@@ -20,12 +20,6 @@ bool isDynamicTensor(Type t) {
   return st && !st.hasStaticShape();
 }
 
-/// The ONNX name of argument `i` of `func` ("?" when it has none).
-StringRef inputName(func::FuncOp func, unsigned i) {
-  auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
-  return name ? name.getValue() : StringRef("?");
-}
-
 /// The most bytes one tensor may hold: 2^53 (8 PiB). Byte counts up to it are
 /// exact in the cost model's doubles and leave int64 headroom for the offset
 /// arithmetic of the partition and codegen; no cluster comes near it (128
@@ -58,7 +52,8 @@ bool verifyTensorSizes(ModuleOp module) {
       if (!isOversized(arg.getType()))
         continue;
       emitError(arg.getLoc())
-          << "input '" << inputName(func, i) << "' of type " << arg.getType()
+          << "input '" << onnx::graphInputName(func, i) << "' of type "
+          << arg.getType()
           << " holds more than 2^53 bytes (8 PiB), the most HetPar plans "
              "for one tensor";
       ok = false;
@@ -133,9 +128,9 @@ struct VerifyStaticShapesPass
       for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
         if (!isDynamicTensor(arg.getType()))
           continue;
-        emitError(arg.getLoc())
-            << "input '" << inputName(func, i) << "' has dynamic type "
-            << arg.getType() << "; give its shape with --input-shape";
+        emitError(arg.getLoc()) << "input '" << onnx::graphInputName(func, i)
+                                << "' has dynamic type " << arg.getType()
+                                << "; give its shape with --input-shape";
         ok = false;
       }
     });
@@ -159,11 +154,9 @@ struct VerifyStaticShapesPass
       } else if (cause.input) {
         auto func =
             llvm::dyn_cast<func::FuncOp>(cause.input.getOwner()->getParentOp());
-        StringAttr name = func ? func.getArgAttrOfType<StringAttr>(
-                                     cause.input.getArgNumber(), "onnx.name")
-                               : nullptr;
         diag << ": the shape depends on the values of input '"
-             << (name ? name.getValue() : StringRef("?"))
+             << (func ? onnx::graphInputName(func, cause.input.getArgNumber())
+                      : std::string("?"))
              << "', which HetPar does not support (shapes must follow from "
                 "the input shapes)";
       } else if (cause.unfolded) {

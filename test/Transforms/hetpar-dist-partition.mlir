@@ -12,6 +12,8 @@
 // sliced at run time, after its own dist.grad_all_reduce. b2, which the
 // row-parallel Gemm adds once, is added after the all-reduce by both
 // devices, so that their graphs have one shape.
+// The labels the loss adds join the graph inputs, as a whole step takes them.
+// TRAIN: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<2x3xf32>>, #dist.graph_input<name = "labels", type = tensor<2x4xf32>, batch_dim = 0>]
 // TRAIN-LABEL: func.func @device_0(
 // TRAIN: %[[X:.*]] = dist.grad_all_reduce %arg0 on @mesh [0, 1]
 // TRAIN: %[[W1:.*]] = onnx.Constant {hetpar.tensor_shard = #dist.sharding<@mesh, [0, 1] split 0 sizes [3, 1]>, onnx.initializer = "w1"} {{.*}} : tensor<3x3xf32>
@@ -49,8 +51,10 @@
 // all-reduce, over a group of 3 with uneven parts 4, 2, 2 of 8 columns. Each
 // device holds its slice of the weights (sliced at compile time); only the
 // first device of the last stage returns the output. Nothing splits the batch,
-// so it is not followed (no dist.batch_dim).
-module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
+// so it is not followed (no dist.batch_dim). An inference plan takes no
+// labels, even where the module names some.
+module attributes {hetpar.training_labels = #dist.graph_input<name = "labels", type = tensor<4xi64>, batch_dim = 0>,
+    dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
     stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1, 2], recompute = false, tensor = 3,
                kinds = ["A100-SXM4-80GB", "V100-SXM2-32GB", "V100-SXM2-32GB"]>]>} {
 func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
@@ -61,7 +65,7 @@ func.func @main(%x: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx
   return %y : tensor<4x3xf32>
 }
 }
-// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<4x2xf32>>], dist.microbatches = 1 : i64}
+// CHECK: module attributes {dist.graph_inputs = [#dist.graph_input<name = "x", type = tensor<4x2xf32>>], dist.microbatches = 1 : i64, hetpar.training_labels = #dist.graph_input<name = "labels", type = tensor<4xi64>, batch_dim = 0>}
 // CHECK: dist.mesh @mesh devices [#dist.device<0, "A100-SXM4-80GB">, #dist.device<1, "V100-SXM2-32GB">, #dist.device<2, "V100-SXM2-32GB">]
 // CHECK-LABEL: func.func @device_0(
 // CHECK-SAME: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"})

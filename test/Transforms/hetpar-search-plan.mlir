@@ -50,7 +50,7 @@
 // The optimizer's state slots (hetpar-compile --optimizer writes them) too.
 // BADSLOTS: error: hetpar-search-plan: the module's hetpar.optimizer_state_slots is 3 : i64; it must be an i64 from 0 to 2 (float32 state slots per parameter element)
 // And the labels' type (hetpar-compile --loss writes it).
-// BADLABELS: error: hetpar-search-plan: the module's hetpar.training_labels is 3 : i64; it must be the type of the labels, a ranked tensor with the batch on axis 0
+// BADLABELS: error: hetpar-search-plan: the module's hetpar.training_labels is 3 : i64; it must be the labels input, a #dist.graph_input with batch_dim = 0
 func.func @mlp(%x: tensor<1x8192xf32>) -> tensor<1x8192xf32> {
   %w1 = onnx.Constant dense<0.5> : tensor<8192x32768xf32>
   %w2 = onnx.Constant dense<0.5> : tensor<32768x8192xf32>

@@ -320,7 +320,7 @@ func.func @f(%x: tensor<6x4x8xf32>ATTR, %m: tensor<5x4x8xf32>) -> tensor<4x8xf32
   func::FuncOp fn = funcOf(*found);
   EXPECT_EQ(b.of(fn.getArgument(0)), (BatchDim{1, 1, 1}));
   EXPECT_EQ(b.of(fn.getArgument(1)), (BatchDim{1, 1, 1}));
-  EXPECT_EQ(describeBatchSeed(fn, b), "dimension 1 of input 0");
+  EXPECT_EQ(describeBatchSeed(fn, b), "dimension 1 of input 'input_0'");
 
   auto given =
       parse(withAttr(" {dist.batch_dim = 0 : i64, onnx.name = \"x\"}"));

@@ -9,8 +9,8 @@
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Plan/PlanAnnotation.h"
+#include "hetpar/Plan/TrainingLabels.h"
 #include "hetpar/Support/OptimizerState.h"
-#include "hetpar/Support/TrainingLabels.h"
 #include "hetpar/Transforms/GradientBuckets.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
@@ -168,8 +168,8 @@ llvm::Error hetpar::tools::markTrainingState(ModuleOp module) {
     auto out =
         llvm::dyn_cast<RankedTensorType>(func.getResultTypes()[lossOutput]);
     if (out && out.hasStaticShape())
-      if (RankedTensorType labels = labelsType(out, loss))
-        setTrainingLabels(module, labels);
+      if (RankedTensorType type = labelsType(out, loss))
+        setTrainingLabels(module, labels, type);
     break;
   }
   return llvm::Error::success();

@@ -89,9 +89,10 @@ bool recomputeEveryStage();
 /// Checks the optimizer flags (trainOptimizerOptionsError: the same errors
 /// as hetpar-train-optimizer's, also for --plan-only) and writes onto
 /// `module`, for the planner's memory, the state slots that --optimizer and
-/// --momentum keep (hetpar/Support/OptimizerState.h) and the type of the
-/// labels that --loss adds (hetpar/Support/TrainingLabels.h; none when the
-/// loss output's shape is not static yet).
+/// --momentum keep (hetpar/Support/OptimizerState.h) and the
+/// labels input that --loss adds, named by --labels
+/// (hetpar/Plan/TrainingLabels.h; none when the loss output's shape is not
+/// static yet).
 llvm::Error markTrainingState(mlir::ModuleOp module);
 
 /// Whether --eval-program (on by default) asks for the evaluation step.

@@ -856,32 +856,6 @@ verifyTrainingExchanges(ModuleOp planned, hetpar::tools::ReplicaSteps &steps) {
   return pm.run(*all);
 }
 
-/// The labels join a training plan's graph inputs (`graphInputs`, the
-/// partitioned graph's) at the last stage's step (hetpar-train-attach-loss),
-/// so that every device checks their file too: each input of a step program
-/// that the list lacks, at the batch extent of the list's batch inputs (a
-/// whole step's, not the replica's rows).
-static void
-addStepInputs(llvm::ArrayRef<hetpar::codegen::DeviceProgram> programs,
-              std::vector<hetpar::codegen::TensorDesc> &graphInputs) {
-  if (graphInputs.empty())
-    return;
-  std::optional<int64_t> batch;
-  for (const hetpar::codegen::TensorDesc &g : graphInputs)
-    if (g.batchDim >= 0 && !batch)
-      batch = g.shape[g.batchDim];
-  for (const hetpar::codegen::DeviceProgram &p : programs)
-    for (hetpar::codegen::TensorDesc in : p.inputs) {
-      if (llvm::any_of(graphInputs, [&](const hetpar::codegen::TensorDesc &g) {
-            return g.name == in.name;
-          }))
-        continue;
-      if (batch && in.batchDim >= 0)
-        in.shape[in.batchDim] = *batch;
-      graphInputs.push_back(std::move(in));
-    }
-}
-
 /// Code generation for a data-parallel training plan (docs/training.md,
 /// "Data-parallel training"): `module` is annotated with the plan; one
 /// training step per device (buildReplicaSteps), each device reading its
@@ -939,7 +913,6 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
   files.copies.push_back({"model.onnx", modelPath});
   files.outputDevice = ids.front();
   hetpar::codegen::describeGraphInputs(module, files);
-  addStepInputs(programs, files.graphInputs);
   // The evaluation step reads every parameter from the reporting device's
   // weights, which a pipeline spreads over its stages and tensor
   // parallelism over its groups.

@@ -20,8 +20,8 @@
 #include "hetpar/Dialect/ONNX/ShardingRule.h"
 #include "hetpar/Plan/Batch.h"
 #include "hetpar/Plan/Plan.h"
+#include "hetpar/Plan/TrainingLabels.h"
 #include "hetpar/Support/OptimizerState.h"
-#include "hetpar/Support/TrainingLabels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"

@@ -495,7 +495,9 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     results, with `dist.batch_dim` where they carry the batch); the module
     gets `dist.microbatches` and `dist.graph_inputs` (every graph input, a
     whole step's type, for the runtime, which checks them all on every
-    device).
+    device; a training plan's then lists the labels its loss adds, the
+    module's `hetpar.training_labels`). An unnamed graph input is named
+    `input_<k>` (onnx::graphInputName).
 
     With `local-io` (plans of one stage), each device's inputs are its
     replica's rows of the microbatch (nothing to slice) and it returns its

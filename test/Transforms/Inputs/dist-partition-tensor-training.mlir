@@ -1,8 +1,10 @@
 // A training plan with tensor parallelism over two devices, 3 + 1 of the
 // hidden dimension of 4 (hetpar-dist-partition.mlir's TRAIN checks): a
 // column-parallel Gemm, a split Relu, a row-parallel Gemm whose bias is added
-// once, and a parameter that two ops read in different layouts.
-module attributes {dist.plan = #dist.plan<batch = 2, microbatches = 1, mode = training, schedule = "1f1b",
+// once, and a parameter that two ops read in different layouts. The labels
+// the loss will add join the graph inputs the module lists.
+module attributes {hetpar.training_labels = #dist.graph_input<name = "labels", type = tensor<2x4xf32>, batch_dim = 0>,
+    dist.plan = #dist.plan<batch = 2, microbatches = 1, mode = training, schedule = "1f1b",
     stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], tensor = 2,
                kinds = ["H100-PCIe-80GB", "L4"]>]>} {
 func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x4xf32> {onnx.name = "y"}) {

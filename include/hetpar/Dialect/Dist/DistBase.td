@@ -312,6 +312,9 @@ def Dist_GraphInputAttr : Dist_Attr<"GraphInput", "graph_input"> {
     device (so that all fail together) and hands each device its own.
     `batch_dim` is the dimension holding the batch, -1 (the default) when
     the input holds none.
+    The labels a training loss adds are one too: hetpar-compile writes them
+    as the module attribute `hetpar.training_labels` (batch_dim 0), and the
+    partition of a training plan appends them to `dist.graph_inputs`.
 
     Constraints: the name is not empty; `batch_dim` is -1 or a dimension of
     `type`.

@@ -13,6 +13,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <optional>
@@ -21,6 +22,20 @@ namespace hetpar::onnx {
 /// Discardable attribute the importer puts on the onnx.Constant of each graph
 /// initializer: its ONNX name (Constant nodes and folded values have none).
 inline constexpr llvm::StringLiteral kInitializerAttrName = "onnx.initializer";
+
+/// Argument and result attribute of a graph function: the ONNX name of a
+/// graph input or output (the importer's; passes that add an input or an
+/// output, such as the labels or the loss, name it too).
+inline constexpr llvm::StringLiteral kNameAttrName = "onnx.name";
+
+/// The name of graph input `i` of `func`: its `onnx.name`, else
+/// "input_<i>". The one rule for an unnamed input, shared by the partition's
+/// device signatures, code generation's manifest and the diagnostics.
+std::string graphInputName(mlir::FunctionOpInterface func, unsigned i);
+
+/// The name of graph output `j` of `func`: its `onnx.name`, else
+/// "output_<j>".
+std::string graphOutputName(mlir::FunctionOpInterface func, unsigned j);
 
 /// Verifier of InferShapesOpInterface: the op's declared result types must be
 /// compatible with (no less refined where they disagree is an error) the types
