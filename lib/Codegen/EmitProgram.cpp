@@ -736,6 +736,10 @@ void Emitter::writeSource() {
               ? "// One device of a multi-device program: MPI collectives.\n"
                 "#define HETPAR_MULTI_DEVICE\n"
               : "")
+      << (program.multiDevice && opts.checkIndices
+              ? "// Every device fails a run in which one found an index out "
+                "of range.\n#define HP_AGREE_ON_INDEX_ERRORS\n"
+              : "")
       << meshDevices << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << "#define HP_ARENA_BYTES " << program.arenaBytes << "ULL\n"
       << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"

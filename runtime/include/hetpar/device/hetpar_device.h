@@ -2132,8 +2132,8 @@ static bool hp_max_pool_columns(const T *plane, int64_t inH, int64_t inW,
 /// generic kernel's four per window element were a quarter of ResNet-18/8's
 /// time); max pooling without indices takes the columns whose windows lie
 /// inside the row as separable vector loops (hp_max_pool_columns: ResNet-18/8's
-/// 3 x 3 stride-2 pooling took 9% of its batch-32 run one output at a time). The
-/// window is visited in hp_pool's order, so results and indices are the
+/// 3 x 3 stride-2 pooling took 9% of its batch-32 run one output at a time).
+/// The window is visited in hp_pool's order, so results and indices are the
 /// same.
 template <typename T, typename Acc, bool MAX>
 HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
@@ -4107,6 +4107,7 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
 #ifndef MPICH_SKIP_MPICXX
 #define MPICH_SKIP_MPICXX 1
 #endif
+#include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -5149,6 +5150,43 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
   x->n = 0;
   return failed;
 }
+
+/// The end of every run of a multi-device program with index checks
+/// (HP_AGREE_ON_INDEX_ERRORS, which the code generator defines for all of a
+/// plan's devices alike): the devices agree, with one MPI_Iallreduce of an
+/// int over every process, whether any of them found an index out of range
+/// in this run (`found`, this device's first). If one did, every device
+/// fails the run together: that one with its own error, the others naming
+/// it. So the device that reports the loss never prints the loss of a step
+/// that another device refused (a label out of range on one data-parallel
+/// replica still joins the loss's all-reduce with a clamped index), and no
+/// device waits for a peer that has stopped. Returns 0 when no device found
+/// one; under the watchdog like every collective.
+static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
+  if (hp_mpi_start(ctx))
+    return 1;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int mine = found.node ? rank : INT_MAX, first = INT_MAX;
+  ctx->what = "the end of the run (whether any device found an index out of "
+              "range)";
+  MPI_Request req;
+  hp_watch(ctx, "MPI_Iallreduce");
+  int rc = hp_mpi_status(ctx,
+                         MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN,
+                                        MPI_COMM_WORLD, &req),
+                         "MPI_Iallreduce") ||
+           hp_wait(ctx, &req, 1, "MPI_Iallreduce");
+  hp_unwatch();
+  if (rc || first == INT_MAX || found.node)
+    return rc;
+  snprintf(ctx->error, sizeof ctx->error,
+           "device %lld (rank %d) found an index out of range in this run (its "
+           "error names the node and the value); every device discards the "
+           "run",
+           (long long)hp_device_of(first), first);
+  return 1;
+}
 #endif // HETPAR_MULTI_DEVICE
 
 #endif // HETPAR_DEVICE_H
@@ -5505,6 +5543,10 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
                            ctx->trace_events[i]);
       ctx->trace[i] = ctx->trace_start_us + 1e3 * (double)ms;
     }
+#endif
+#if defined(HETPAR_MULTI_DEVICE) && defined(HP_AGREE_ON_INDEX_ERRORS)
+  if (hp_agree_on_index_errors(ctx, found))
+    return 1;
 #endif
   return hp_report_index_error(ctx, found);
 }
