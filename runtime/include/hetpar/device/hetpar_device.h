@@ -4212,6 +4212,7 @@ struct hp_watchdog_state {
   std::atomic<int64_t> deadline_ns{0}; // 0: nothing running
   std::atomic<const char *> what{nullptr}, call{nullptr};
   std::atomic<int> rank{-1};
+  std::atomic<double> seconds{0}; // the limit of the call being watched
 };
 static hp_watchdog_state hp_watchdog;
 static pthread_once_t hp_watchdog_started = PTHREAD_ONCE_INIT;
@@ -4237,7 +4238,7 @@ static void *hp_watchdog_loop(void *) {
             "within %g s (HETPAR_COLLECTIVE_TIMEOUT): a peer died, hangs, "
             "or runs another collective; ending every process\n",
             (long long)hp_device_of(rank), rank, what ? what : "a collective",
-            hp_watchdog.call.load(), hp_timeout_s());
+            hp_watchdog.call.load(), hp_watchdog.seconds.load());
     fflush(stderr);
     _exit(3);
   }
@@ -4248,11 +4249,14 @@ static void hp_watchdog_start() {
   if (pthread_create(&thread, nullptr, hp_watchdog_loop, nullptr) == 0)
     pthread_detach(thread);
 }
-static void hp_watch(hp_ctx *ctx, const char *call) {
+/// Watches `call` for `factor` x the timeout.
+static void hp_watch(hp_ctx *ctx, const char *call, double factor = 1) {
   pthread_once(&hp_watchdog_started, hp_watchdog_start);
   hp_watchdog.what = ctx->what;
   hp_watchdog.call = call;
-  hp_watchdog.deadline_ns = hp_now_ns() + (int64_t)(hp_timeout_s() * 1e9);
+  hp_watchdog.seconds = factor * hp_timeout_s();
+  hp_watchdog.deadline_ns =
+      hp_now_ns() + (int64_t)(hp_watchdog.seconds.load() * 1e9);
 }
 static void hp_unwatch() { hp_watchdog.deadline_ns = 0; }
 
@@ -5161,17 +5165,19 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 /// that another device refused (a label out of range on one data-parallel
 /// replica still joins the loss's all-reduce with a clamped index), and no
 /// device waits for a peer that has stopped. Returns 0 when no device found
-/// one; under the watchdog like every collective.
+/// one. Under the watchdog for twice the timeout: a device may wait here
+/// while its peers finish their step, and a peer stuck in one of the step's
+/// collectives reports that collective first.
 static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
   if (hp_mpi_start(ctx))
     return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int mine = found.node ? rank : INT_MAX, first = INT_MAX;
-  ctx->what = "the end of the run (whether any device found an index out of "
-              "range)";
+  ctx->what = "all_reduce on every device (the end of the run: whether any "
+              "device found an index out of range)";
   MPI_Request req;
-  hp_watch(ctx, "MPI_Iallreduce");
+  hp_watch(ctx, "MPI_Iallreduce", 2);
   int rc = hp_mpi_status(ctx,
                          MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN,
                                         MPI_COMM_WORLD, &req),
