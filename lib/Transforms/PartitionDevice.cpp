@@ -119,18 +119,16 @@ LogicalResult Partitioner::localResults(Device &d, ArrayRef<Type> argTypes,
                                         SmallVectorImpl<Value> &results) {
   auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
   int last = static_cast<int>(stages.size()) - 1;
+  // A graph input or a constant returned as it is belongs to no stage: the
+  // last stage takes it (stageTakesInput) and returns it.
   for (auto [j, v] : llvm::enumerate(ret.getOperands()))
-    if (last > 0 && stageOfValue(v) != last)
+    if (int s = stageOfValue(v); last > 0 && s >= 0 && s != last)
       return func.emitError()
              << "partition: a pipeline's training step (local-io over "
              << stages.size()
              << " stages) returns what the last stage computes, where the "
                 "loss attaches; graph output "
-             << j << " is "
-             << (stageOfValue(v) < 0
-                     ? std::string("a graph input or a constant returned as "
-                                   "it is")
-                     : "computed by stage " + std::to_string(stageOfValue(v)));
+             << j << " is computed by stage " << s;
   SmallVector<Type> types;
   if (d.stage != last) {
     d.fn.setType(b.getFunctionType(argTypes, types));

@@ -1,7 +1,7 @@
 // RUN: hetpar-opt %s --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
 // RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
 // RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
-// RUN: hetpar-opt %S/Inputs/dist-partition-local-io-passthrough.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true --verify-diagnostics
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io-passthrough.mlir --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true --verify-diagnostics | FileCheck %s --check-prefix=PASSTHROUGH
 
 // A training plan with tensor parallelism (docs/training.md, "Tensor-parallel
 // training"). The replicated input of the column-parallel Gemm enters the
@@ -32,6 +32,17 @@
 // TRAIN: onnx.Gemm(%{{.*}}, %{{.*}}) {transB = 1 : i64} : (tensor<2x1xf32>, tensor<4x1xf32>) -> tensor<2x4xf32>
 // TRAIN: dist.all_reduce
 // TRAIN: onnx.Add
+
+// A pipeline's training step returns a graph input and a constant as they
+// are from its last stage, which takes the input; the first stage takes it
+// too (its Relu reads it) and returns nothing.
+// PASSTHROUGH-LABEL: func.func @device_0(%arg0: tensor<4x2xf32> {onnx.name = "x"}) attributes
+// PASSTHROUGH: dist.send
+// PASSTHROUGH-NEXT: return{{$}}
+// PASSTHROUGH-LABEL: func.func @device_1(%arg0: tensor<4x2xf32> {onnx.name = "x"}) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<2xf32>)
+// PASSTHROUGH: %[[R:.*]] = onnx.Relu
+// PASSTHROUGH: %[[C:.*]] = onnx.Constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// PASSTHROUGH: return %[[R]], %arg0, %[[C]]
 
 // local-io (a data-parallel training step is built from each device's
 // function): each device takes its own rows (5 and 3), slices nothing, and
