@@ -123,20 +123,37 @@ std::string stepInHeader(const std::string &path) {
   return it == meta.end() ? std::string() : it->second;
 }
 
-/// ZeRO-1: every device resumes its own file, so the files in the folder
-/// must be of one step: a set left by runs of different lengths, or by a
-/// run killed while its devices wrote, would mix states. Each device
-/// checks every other device's file header.
-Status checkPeerSteps(const Program &program, const std::string &dir,
-                      const std::string &path, const std::string &step) {
-  if (!holdsShards(program))
-    return Status::ok();
-  for (const DeviceInfo &d : program.devices()) {
-    std::string peer =
-        (std::filesystem::path(dir) /
-         ("checkpoint.device" + std::to_string(d.id) + ".safetensors"))
-            .string();
-    if (peer == path || !std::filesystem::exists(peer))
+/// The layout a checkpoint file's name says: its file name without the
+/// device or stage number ("checkpoint.device.safetensors" for any device's
+/// shards, "checkpoint.stage.safetensors" for any pipeline stage's,
+/// "checkpoint.safetensors" for one replica's whole state). The files of one
+/// plan's checkpoint share it.
+std::string layoutOf(const std::string &path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  name.erase(std::remove_if(name.begin(), name.end(),
+                            [](char c) { return c >= '0' && c <= '9'; }),
+             name.end());
+  return name;
+}
+
+/// A step in a header as a number; -1 when it is none.
+int64_t stepNumber(const std::string &text) {
+  char *end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  return text.empty() || *end || value < 0 ? -1 : int64_t(value);
+}
+
+/// Every device or stage resumes its own file, so the files of its layout in
+/// the folder (the other devices' shards, the other stages' files) must be
+/// of one step: a set left by runs of different lengths, or by a run killed
+/// while its devices wrote, would mix states. Each device checks every
+/// other file's header.
+Status checkPeerSteps(const std::string &dir, const std::string &path,
+                      const std::string &step) {
+  for (const std::string &peer : detail::checkpointFiles(dir)) {
+    if (std::filesystem::path(peer).filename() ==
+            std::filesystem::path(path).filename() ||
+        layoutOf(peer) != layoutOf(path))
       continue;
     std::string other = stepInHeader(peer);
     if (other != step)
@@ -147,6 +164,16 @@ Status checkPeerSteps(const Program &program, const std::string &dir,
           "' are not one checkpoint (resume from a folder one run wrote)");
   }
   return Status::ok();
+}
+
+/// The newest step of a checkpoint in `dir` of another layout than `path`'s
+/// (another plan's, written there later by a resumed run), -1 when none.
+int64_t newestOtherLayoutStep(const std::string &dir, const std::string &path) {
+  int64_t newest = -1;
+  for (const std::string &f : detail::checkpointFiles(dir))
+    if (layoutOf(f) != layoutOf(path))
+      newest = std::max(newest, stepNumber(stepInHeader(f)));
+  return newest;
 }
 
 } // namespace
@@ -284,14 +311,13 @@ Status loadOwnFile(Program &program, const std::string &dir,
   if (!s.isOk())
     return s;
   const std::string &text = file.metadata["step"];
-  char *end = nullptr;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end || value < 0)
+  int64_t value = stepNumber(text);
+  if (value < 0)
     return Status::error(path + ": __metadata__.step '" + text +
                          "' is not a step count");
   if (s = checkStepCounter(program, file.tensors, value, path); !s.isOk())
     return s;
-  if (s = checkPeerSteps(program, dir, path, text); !s.isOk())
+  if (s = checkPeerSteps(dir, path, text); !s.isOk())
     return s;
   step = value;
   return upload(program, file.tensors);
@@ -340,8 +366,13 @@ Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step,
   std::map<std::string, std::string> meta = detail::headerMetadata(path);
   CheckpointSource from;
   Status s = Status::ok();
+  // The newest checkpoint of the folder is the one to resume: this
+  // program's own file, unless another plan's run resumed from it and wrote
+  // a later step there (then that one is resliced, as joinCheckpoint takes
+  // the newest step).
   if (meta.count("program") &&
-      meta["program"] == programFingerprint(program.weightTensors())) {
+      meta["program"] == programFingerprint(program.weightTensors()) &&
+      newestOtherLayoutStep(dir, path) <= stepNumber(meta["step"])) {
     from.files = {path};
     s = loadOwnFile(program, dir, path, step);
   } else {

@@ -222,20 +222,6 @@ Status addPiece(JoinedCheckpoint &out, const std::string &path,
   return Status::ok();
 }
 
-/// The checkpoint files of `dir` (checkpoint*.safetensors), sorted.
-std::vector<std::string> checkpointFiles(const std::string &dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto &e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind("checkpoint", 0) == 0 && name.size() > 12 &&
-        name.compare(name.size() - 12, 12, ".safetensors") == 0)
-      out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 } // namespace
 
 std::map<std::string, std::string>
@@ -292,7 +278,7 @@ TensorPlacement placementOf(const std::vector<WeightTensor> &tensors,
 
 Status joinCheckpoint(const std::string &dir, JoinedCheckpoint &out) {
   out = JoinedCheckpoint();
-  std::vector<std::string> files = checkpointFiles(dir);
+  std::vector<std::string> files = detail::checkpointFiles(dir);
   if (files.empty())
     return Status::error("cannot resume from '" + dir +
                          "': it holds no checkpoint*.safetensors file");
@@ -378,6 +364,19 @@ Status cutFromJoined(const JoinedCheckpoint &joined, const std::string &name,
       "': a device's or stage's file of that step is missing" +
       (older.empty() ? std::string()
                      : " (files of older steps were left out: " + older + ")"));
+}
+
+std::vector<std::string> detail::checkpointFiles(const std::string &dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("checkpoint", 0) == 0 && name.size() > 12 &&
+        name.compare(name.size() - 12, 12, ".safetensors") == 0)
+      out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 } // namespace hetpar::rt

@@ -62,6 +62,9 @@ Status checkWeightsIndexText(const uint8_t *text, size_t size,
 /// read (the caller's reading of the whole file names what is wrong).
 std::map<std::string, std::string> headerMetadata(const std::string &path);
 
+/// The checkpoint files of `dir` (checkpoint*.safetensors), sorted.
+std::vector<std::string> checkpointFiles(const std::string &dir);
+
 } // namespace hetpar::rt::detail
 
 #endif // HETPAR_RUNTIME_LIB_INTERNAL_H

@@ -207,12 +207,15 @@ struct CheckpointSource {
 
 /// Resumes `program` from the checkpoint in `dir`; sets `step` to its step
 /// and, when given, `source` to the files read. Two ways:
-///  - checkpointPath(program, dir) is this program's own (its fingerprint):
-///    checks its format and version, that it holds exactly the program's
-///    non-constant tensors with their dtypes, shapes and byte counts, every
-///    CRC-32, the step counter, and (ZeRO-1, tensor parallelism) that the
-///    other devices' files are of the same step;
-///  - otherwise another plan (cluster, sharding, stages) wrote it: the
+///  - checkpointPath(program, dir) is this program's own (its fingerprint)
+///    and no file of another layout in `dir` is of a later step: checks its
+///    format and version, that it holds exactly the program's non-constant
+///    tensors with their dtypes, shapes and byte counts, every CRC-32, the
+///    step counter, and that the other files of its layout (the other
+///    devices' or stages' files) are of the same step;
+///  - otherwise another plan (cluster, sharding, stages) wrote it, or a run
+///    of another plan resumed from this program's files and wrote a later
+///    step beside them: the
 ///    folder's files of the newest step are joined (joinCheckpoint) and each
 ///    of this program's non-constant tensors is cut from them by its
 ///    placement (placementOf).
