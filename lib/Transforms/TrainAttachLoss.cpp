@@ -82,6 +82,15 @@ struct TrainAttachLossPass
       return func.emitError()
              << "the loss needs a static output shape; output " << index
              << " is " << out.getType() << " (run hetpar-onnx-to-static first)";
+    // hetpar-run --train reads the labels from <data>/<name>.npy.
+    if (loss != "output" &&
+        (labels.empty() || labels == "." || labels == ".." ||
+         StringRef(labels).find_first_of("/\\") != StringRef::npos))
+      return func.emitError()
+             << "the labels' name '" << labels
+             << "' must be a file name (the training data holds "
+                "<name>.npy): not empty, '.' or '..', and without '/' or "
+                "'\\' (choose --labels)";
     for (auto [i, arg] : llvm::enumerate(func.getArguments()))
       if (auto n = func.getArgAttrOfType<StringAttr>(i, "onnx.name"))
         if (loss != "output" && n.getValue() == labels)

@@ -141,8 +141,15 @@ Status Dataset::open(const std::string &dir,
         std::find_if(inputs.begin(), inputs.end(), [&](const TensorInfo &in) {
           return in.name == graphInput.name;
         });
+    const std::string &name = graphInput.name;
+    if (name.empty() || name == "." || name == ".." ||
+        name.find_first_of("/\\") != std::string::npos)
+      return Status::error(
+          "input '" + name +
+          "' cannot be read from a data folder: its name is not a file name "
+          "(<name>.npy); rename the graph input");
     auto f = std::make_unique<MappedNpy>();
-    Status s = mapNpy(dir + "/" + graphInput.name + ".npy", *f);
+    Status s = mapNpy(dir + "/" + name + ".npy", *f);
     if (s.isOk())
       s = checkFile(*f, own != inputs.end() ? *own : graphInput);
     if (!s.isOk())

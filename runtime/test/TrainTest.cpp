@@ -417,6 +417,16 @@ TEST_F(TrainTest, DatasetErrors) {
                                "/data/labels.npy': No such file"),
             std::string::npos);
   fs::rename(dir + "/data/l.npy", dir + "/data/labels.npy");
+  // A graph input whose name is no file name is never read from outside
+  // the folder.
+  for (const char *name : {"../labels", "", "..", "a\\b"}) {
+    std::vector<TensorInfo> named = in;
+    named[1].name = name;
+    EXPECT_EQ(openError(named),
+              "input '" + std::string(name) +
+                  "' cannot be read from a data folder: its name is not a "
+                  "file name (<name>.npy); rename the graph input");
+  }
   // A wrong dtype: the labels are float32 but the input says int64.
   std::vector<TensorInfo> wrong = in;
   wrong[1].dtype = DType::Int64;

@@ -8,6 +8,8 @@
 // RUN: hetpar-opt %t/range.mlir --hetpar-train-attach-loss='loss=mse output=2' --verify-diagnostics
 // RUN: hetpar-opt %t/unknown.mlir --hetpar-train-attach-loss='loss=hinge' --verify-diagnostics
 // RUN: hetpar-opt %t/labels-taken.mlir --hetpar-train-attach-loss='loss=mse' --verify-diagnostics
+// RUN: hetpar-opt %t/labels-path.mlir --hetpar-train-attach-loss='loss=mse labels=../lab' --verify-diagnostics
+// RUN: hetpar-opt %t/labels-path.mlir --hetpar-train-attach-loss='loss=mse labels=..' --verify-diagnostics
 
 //--- output.mlir
 // loss=output (the default): the scalar output is the loss; the result is
@@ -138,5 +140,12 @@ func.func @main(%x: tensor<4x3xi64> {onnx.name = "x"}) -> tensor<4x3xi64> {
 //--- labels-taken.mlir
 // expected-error @+1 {{the model already has an input named 'labels' (choose --labels)}}
 func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}, %l: tensor<4x3xf32> {onnx.name = "labels"}) -> tensor<4x3xf32> {
+  return %x : tensor<4x3xf32>
+}
+
+//--- labels-path.mlir
+// The labels' name names their file in the training data (<name>.npy).
+// expected-error @+1 {{must be a file name (the training data holds <name>.npy): not empty, '.' or '..', and without '/' or '\' (choose --labels)}}
+func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}) -> tensor<4x3xf32> {
   return %x : tensor<4x3xf32>
 }
