@@ -736,7 +736,7 @@ void Emitter::writeSource() {
               ? "// One device of a multi-device program: MPI collectives.\n"
                 "#define HETPAR_MULTI_DEVICE\n"
               : "")
-      << (program.multiDevice && opts.checkIndices
+      << (agreesOnIndexErrors()
               ? "// Every device fails a run in which one found an index out "
                 "of range.\n#define HP_AGREE_ON_INDEX_ERRORS\n"
               : "")
@@ -758,6 +758,18 @@ void Emitter::writeSource() {
          "*const *outputs) {\n"
       << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n"
       << bodyText << "  return 0;\n}\n";
+}
+
+/// A training step of several devices with index checks ends each run with
+/// the devices' agreement on index errors (hp_agree_on_index_errors): the
+/// step's loss and checkpoint must not outlive a device's refusal. An
+/// inference program does without (a call per microbatch would wait for
+/// every stage, serializing the pipeline): there a failing device ends the
+/// job before the root writes any output.
+bool Emitter::agreesOnIndexErrors() const {
+  auto module = func->getParentOfType<ModuleOp>();
+  return program.multiDevice && opts.checkIndices && module &&
+         !module.getOps<ml_program::GlobalOp>().empty();
 }
 
 FailureOr<DeviceProgram> Emitter::run() {

@@ -5155,9 +5155,10 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
   return failed;
 }
 
-/// The end of every run of a multi-device program with index checks
-/// (HP_AGREE_ON_INDEX_ERRORS, which the code generator defines for all of a
-/// plan's devices alike): the devices agree, with one MPI_Iallreduce of an
+/// The end of every run of a multi-device training step with index checks
+/// (HP_AGREE_ON_INDEX_ERRORS, which the code generator defines for every
+/// device of a training plan alike; an inference program does without, as a
+/// call per microbatch would wait for every stage): the devices agree, with one MPI_Iallreduce of an
 /// int over every process, whether any of them found an index out of range
 /// in this run (`found`, this device's first). If one did, every device
 /// fails the run together: that one with its own error, the others naming
@@ -5487,9 +5488,20 @@ static int hp_report_index_error(hp_ctx *ctx, const hp_index_error &e) {
     return 0;
   const char *what = e.node <= (unsigned long long)count ? nodes[e.node - 1]
                                                          : "an unnamed node";
+#if defined(HETPAR_MULTI_DEVICE)
+  // One device of several: which one, and that the position is in its own
+  // part of the tensor (its rows of the batch, its shard).
+  int rank = hp_watchdog.rank.load();
+  snprintf(ctx->error, sizeof ctx->error,
+           "device %lld (rank %d): %s: index %lld at position %lld of this "
+           "device's part of the tensor is outside [%lld, %lld)",
+           (long long)hp_device_of(rank), rank, what, e.value, e.element, e.lo,
+           e.hi);
+#else
   snprintf(ctx->error, sizeof ctx->error,
            "%s: index %lld at position %lld is outside [%lld, %lld)", what,
            e.value, e.element, e.lo, e.hi);
+#endif
   return 1;
 }
 
