@@ -595,11 +595,13 @@ Status Program::enableTrace() {
 }
 
 Status Program::runDevice() {
-  if (abi_->run(ctx_, arena_, weights_, inputBuffers_.data(),
-                outputBuffers_.data()) != 0) {
+  int rc = abi_->run(ctx_, arena_, weights_, inputBuffers_.data(),
+                     outputBuffers_.data());
+  if (rc != 0) {
     runFailed_ = true;
-    return Status::error("hetpar_run failed on the " + backend_ +
-                         " backend: " + programError(*abi_, ctx_));
+    std::string message = "hetpar_run failed on the " + backend_ +
+                          " backend: " + programError(*abi_, ctx_);
+    return rc == 2 ? Status::peerFailure(message) : Status::error(message);
   }
   return Status::ok();
 }

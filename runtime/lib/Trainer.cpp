@@ -96,8 +96,7 @@ Status Trainer::step(uint64_t step, StepResult &r) {
   if (s.isOk())
     s = readLossScale(r.lossScale);
   if (!s.isOk())
-    return Status::error("step " + std::to_string(step + 1) + ": " +
-                         s.message());
+    return s.prefixed("step " + std::to_string(step + 1) + ": ");
   r.loss = float(sum / double(n));
   r.skipped = lossScale_ && r.lossScale < before;
   return Status::ok();

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -24,6 +25,16 @@ namespace {
 
 int fail(const std::string &message) {
   std::cerr << "hetpar-run: error: " << message << "\n";
+  return 1;
+}
+
+/// Ends a device that is not the reporting one on a failure that the
+/// reporting device (or the device that caused it) names: without a message
+/// of its own, one second later, so that the naming message is printed
+/// before mpirun ends the job at the first process that exits with an error
+/// (every device printing it repeated one line per device).
+int stopQuietly() {
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   return 1;
 }
 
@@ -232,7 +243,9 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
     Status s = trainer.step(uint64_t(first + i), result);
     if (!s.isOk()) {
       progress.finish();
-      return fail(s.message());
+      // Another device's failure: that device names it, and the reporting
+      // device says which device it was; the others stop quietly.
+      return s.isPeerFailure() && !reporter ? stopQuietly() : fail(s.message());
     }
     if (i == 0)
       std::cout << resumed; // every device has loaded its part
@@ -248,6 +261,9 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
     r.tokensPerS = r.samplesPerS * double(info.tokensPerSample);
     if (std::string why = stopReason(info, r); !why.empty()) {
       progress.finish();
+      // Every device holds the same loss: the reporting device says it.
+      if (!reporter)
+        return stopQuietly();
       return fail("step " + std::to_string(r.step) + ": " + why +
                   " (training stopped; no checkpoint was written for this "
                   "step)");

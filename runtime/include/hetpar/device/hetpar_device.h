@@ -5158,17 +5158,19 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 /// The end of every run of a multi-device training step with index checks
 /// (HP_AGREE_ON_INDEX_ERRORS, which the code generator defines for every
 /// device of a training plan alike; an inference program does without, as a
-/// call per microbatch would wait for every stage): the devices agree, with one MPI_Iallreduce of an
-/// int over every process, whether any of them found an index out of range
-/// in this run (`found`, this device's first). If one did, every device
-/// fails the run together: that one with its own error, the others naming
-/// it. So the device that reports the loss never prints the loss of a step
-/// that another device refused (a label out of range on one data-parallel
+/// call per microbatch would wait for every stage): the devices agree, with one
+/// MPI_Iallreduce of an int over every process, whether any of them found an
+/// index out of range in this run (`found`, this device's first). If one did,
+/// every device fails the run together: that one with its own error, the others
+/// naming it. So the device that reports the loss never prints the loss of a
+/// step that another device refused (a label out of range on one data-parallel
 /// replica still joins the loss's all-reduce with a clamped index), and no
 /// device waits for a peer that has stopped. Returns 0 when no device found
-/// one. Under the watchdog for twice the timeout: a device may wait here
-/// while its peers finish their step, and a peer stuck in one of the step's
-/// collectives reports that collective first.
+/// one or this one did (hp_report_index_error reports it), 2 when another
+/// did (hetpar_run's "another device failed"), 1 on an MPI error. Under the
+/// watchdog for twice the timeout: a device may wait here while its peers
+/// finish their step, and a peer stuck in one of the step's collectives reports
+/// that collective first.
 static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
   if (hp_mpi_start(ctx))
     return 1;
@@ -5192,7 +5194,7 @@ static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
            "error names the node and the value); every device discards the "
            "run",
            (long long)hp_device_of(first), first);
-  return 1;
+  return 2;
 }
 #endif // HETPAR_MULTI_DEVICE
 
@@ -5563,8 +5565,8 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
     }
 #endif
 #if defined(HETPAR_MULTI_DEVICE) && defined(HP_AGREE_ON_INDEX_ERRORS)
-  if (hp_agree_on_index_errors(ctx, found))
-    return 1;
+  if (int rc = hp_agree_on_index_errors(ctx, found))
+    return rc;
 #endif
   return hp_report_index_error(ctx, found);
 }

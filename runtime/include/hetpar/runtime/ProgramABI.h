@@ -60,7 +60,11 @@ void hetpar_free(void *ctx, void *ptr);
 /* Host -> device and device -> host copies; synchronous. */
 int hetpar_upload(void *ctx, void *dst, const void *src, uint64_t bytes);
 int hetpar_download(void *ctx, void *dst, const void *src, uint64_t bytes);
-/* Runs the whole graph once and waits for it to finish. */
+/* Runs the whole graph once and waits for it to finish. Returns 0, or non-zero
+ * with the message in hetpar_error: 2 when this device's run went well but
+ * another device of a training step failed its run (the agreement at the end
+ * of each run: every device fails together; that device reports why), 1
+ * otherwise. */
 int hetpar_run(void *ctx, void *arena, void *weights, const void *const *inputs,
                void *const *outputs);
 const char *hetpar_error(void *ctx);

@@ -31,7 +31,22 @@ public:
   static Status error(std::string message) {
     return Status(false, std::move(message));
   }
+  /// A failure that another device of a multi-device run caused and reports
+  /// itself (this device only stopped with it).
+  static Status peerFailure(std::string message) {
+    Status s(false, std::move(message));
+    s.peer_ = true;
+    return s;
+  }
+  /// The same kind of status with `prefix` before its message.
+  Status prefixed(const std::string &prefix) const {
+    Status s = *this;
+    if (!ok_)
+      s.message_ = prefix + message_;
+    return s;
+  }
   bool isOk() const { return ok_; }
+  bool isPeerFailure() const { return peer_; }
   /// Empty on success.
   const std::string &message() const { return message_; }
 
@@ -39,6 +54,7 @@ private:
   Status(bool ok, std::string message)
       : ok_(ok), message_(std::move(message)) {}
   bool ok_;
+  bool peer_ = false;
   std::string message_;
 };
 
