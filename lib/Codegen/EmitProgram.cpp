@@ -736,10 +736,6 @@ void Emitter::writeSource() {
               ? "// One device of a multi-device program: MPI collectives.\n"
                 "#define HETPAR_MULTI_DEVICE\n"
               : "")
-      << (agreesOnIndexErrors()
-              ? "// Every device fails a run in which one found an index out "
-                "of range.\n#define HP_AGREE_ON_INDEX_ERRORS\n"
-              : "")
       << meshDevices << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << "#define HP_ARENA_BYTES " << program.arenaBytes << "ULL\n"
       << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"
@@ -758,18 +754,6 @@ void Emitter::writeSource() {
          "*const *outputs) {\n"
       << "  (void)arena;\n  (void)weights;\n  (void)inputs;\n  (void)outputs;\n"
       << bodyText << "  return 0;\n}\n";
-}
-
-/// A training step of several devices with index checks ends each run with
-/// the devices' agreement on index errors (hp_agree_on_index_errors): the
-/// step's loss and checkpoint must not outlive a device's refusal. An
-/// inference program does without (a call per microbatch would wait for
-/// every stage, serializing the pipeline): there a failing device ends the
-/// job before the root writes any output.
-bool Emitter::agreesOnIndexErrors() const {
-  auto module = func->getParentOfType<ModuleOp>();
-  return program.multiDevice && opts.checkIndices && module &&
-         !module.getOps<ml_program::GlobalOp>().empty();
 }
 
 FailureOr<DeviceProgram> Emitter::run() {

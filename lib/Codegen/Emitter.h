@@ -128,8 +128,6 @@ private:
   /// weights.bin (updated in place); loads alias it and the optimizer's
   /// results are written into it (docs/training.md).
   LogicalResult planGlobals();
-  /// Whether the program defines HP_AGREE_ON_INDEX_ERRORS (EmitProgram.cpp).
-  bool agreesOnIndexErrors() const;
   ml_program::GlobalOp globalOf(Operation *loadOrStore);
   LogicalResult emitTrainingOp(Operation *op);
   std::optional<std::string> literalOf(Value v) const;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
 namespace hetpar::rt {
@@ -168,11 +169,20 @@ Status checkPeerSteps(const std::string &dir, const std::string &path,
 
 /// The newest step of a checkpoint in `dir` of another layout than `path`'s
 /// (another plan's, written there later by a resumed run), -1 when none.
+/// A file of another layout whose step cannot be read counts as the newest:
+/// the folder's newest checkpoint is then unknown, and joining it
+/// (joinCheckpoint) names the file, where taking this program's own older
+/// file would pass over it in silence.
 int64_t newestOtherLayoutStep(const std::string &dir, const std::string &path) {
   int64_t newest = -1;
-  for (const std::string &f : detail::checkpointFiles(dir))
-    if (layoutOf(f) != layoutOf(path))
-      newest = std::max(newest, stepNumber(stepInHeader(f)));
+  for (const std::string &f : detail::checkpointFiles(dir)) {
+    if (layoutOf(f) == layoutOf(path))
+      continue;
+    int64_t step = stepNumber(stepInHeader(f));
+    if (step < 0)
+      return std::numeric_limits<int64_t>::max();
+    newest = std::max(newest, step);
+  }
   return newest;
 }
 

@@ -37,6 +37,8 @@ struct ProgramABIFunctions {
   decltype(&hetpar_download) download = nullptr;
   decltype(&hetpar_run) run = nullptr;
   decltype(&hetpar_error) error = nullptr;
+  // Optional (ProgramABI.h): several devices' agreement on a step.
+  decltype(&hetpar_agree) agree = nullptr;
   // Optional (ProgramABI.h, "Trace").
   decltype(&hetpar_trace_points) tracePoints = nullptr;
   decltype(&hetpar_trace_span) traceSpan = nullptr;
@@ -130,6 +132,8 @@ Status Program::openLibrary(const std::string &path,
   resolve(f.download, "hetpar_download");
   resolve(f.run, "hetpar_run");
   resolve(f.error, "hetpar_error");
+  f.agree =
+      reinterpret_cast<decltype(f.agree)>(dlsym(library_, "hetpar_agree"));
   readTraceSpans();
 
   const char *libBackend = f.backend();
@@ -597,11 +601,11 @@ Status Program::enableTrace() {
 Status Program::runDevice() {
   int rc = abi_->run(ctx_, arena_, weights_, inputBuffers_.data(),
                      outputBuffers_.data());
+  lastRunFinished_ = rc == 0 || rc == 3;
   if (rc != 0) {
     runFailed_ = true;
-    std::string message = "hetpar_run failed on the " + backend_ +
-                          " backend: " + programError(*abi_, ctx_);
-    return rc == 2 ? Status::peerFailure(message) : Status::error(message);
+    return Status::error("hetpar_run failed on the " + backend_ +
+                         " backend: " + programError(*abi_, ctx_));
   }
   return Status::ok();
 }
@@ -629,6 +633,20 @@ Status Program::downloadOutputs(std::vector<HostTensor> &outputs) {
     return Status::error(std::string("downloading the outputs failed: ") +
                          e.what());
   }
+}
+
+Status Program::agree(Status mine) {
+  if (numDevices_ <= 1 || !abi_->agree)
+    return mine;
+  int rc = abi_->agree(ctx_, mine.isOk() ? 0 : 1);
+  if (rc == 0)
+    return mine;
+  runFailed_ = true;
+  std::string message = "hetpar_agree failed on the " + backend_ +
+                        " backend: " + programError(*abi_, ctx_);
+  if (rc == 2)
+    return Status::peerFailure(programError(*abi_, ctx_));
+  return mine.isOk() ? Status::error(message) : mine;
 }
 
 Status Program::run(const std::vector<HostTensor> &inputs,

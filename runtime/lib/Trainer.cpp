@@ -45,12 +45,15 @@ Status Trainer::create(Program &program, Dataset &data,
   return Status::ok();
 }
 
-Status Trainer::runMicrobatch(uint64_t index, float &loss) {
+Status Trainer::runMicrobatch(uint64_t index, float &loss, bool &finished) {
+  finished = false;
   Status s = data_.batch(index, batch_);
   if (s.isOk())
     s = program_.uploadInputs(batch_);
-  if (s.isOk())
+  if (s.isOk()) {
     s = program_.runDevice();
+    finished = !s.isOk() && program_.lastRunFinished();
+  }
   if (s.isOk() && tracing_) {
     int64_t calls = program_.training().microbatches;
     int64_t call = int64_t(index % uint64_t(calls));
@@ -87,12 +90,24 @@ Status Trainer::step(uint64_t step, StepResult &r) {
   float before = 0;
   trace_.clear();
   Status s = readLossScale(before);
+  // The first run that found an index out of range: the step's other runs
+  // still run (the other devices' exchanges and collectives need them),
+  // and at its end the devices agree whether any failed.
+  Status refused = Status::ok();
   double sum = 0;
   for (int64_t k = 0; k < n && s.isOk(); ++k) {
     float loss = 0;
-    s = runMicrobatch(step * uint64_t(n) + uint64_t(k), loss);
+    bool finished = false;
+    s = runMicrobatch(step * uint64_t(n) + uint64_t(k), loss, finished);
+    if (finished) {
+      if (refused.isOk())
+        refused = s;
+      s = Status::ok();
+    }
     sum += loss;
   }
+  if (s.isOk())
+    s = program_.agree(refused);
   if (s.isOk())
     s = readLossScale(r.lossScale);
   if (!s.isOk())

@@ -23,20 +23,7 @@ using namespace hetpar::rt;
 
 namespace {
 
-int fail(const std::string &message) {
-  std::cerr << "hetpar-run: error: " << message << "\n";
-  return 1;
-}
-
-/// Ends a device that is not the reporting one on a failure that the
-/// reporting device (or the device that caused it) names: without a message
-/// of its own, one second later, so that the naming message is printed
-/// before mpirun ends the job at the first process that exits with an error
-/// (every device printing it repeated one line per device).
-int stopQuietly() {
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  return 1;
-}
+int fail(const std::string &message) { return reportError(message); }
 
 /// Whether this process reports (progress, loss log, checkpoints, export):
 /// the only device, or the output device of a data-parallel program, whose
@@ -305,6 +292,18 @@ int trainLoop(Program &program, Trainer &trainer, const TrainOptions &opts,
 }
 
 } // namespace
+
+int reportError(const std::string &message) {
+  // One write, so that the lines of several processes on one terminal do
+  // not interleave.
+  std::cerr << ("hetpar-run: error: " + message + "\n") << std::flush;
+  return 1;
+}
+
+int stopQuietly() {
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  return 1;
+}
 
 int runTraining(const std::string &outDir, const std::string &backend,
                 const TrainOptions &opts) {

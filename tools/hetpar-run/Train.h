@@ -44,6 +44,17 @@ std::string checkTrainOptions(const TrainOptions &opts);
 
 /// Trains the program in `outDir` as `opts` says; returns the exit status
 /// (0, or 1 after printing "hetpar-run: error: ..." on stderr).
+/// Prints "hetpar-run: error: MESSAGE" on stderr in one write (the lines of
+/// several processes on one terminal do not interleave); returns 1.
+int reportError(const std::string &message);
+
+/// Ends a device other than the one that names a failure every device saw
+/// (the reporting device, or the device that caused it): without a message
+/// of its own, one second later, so that the naming message is printed
+/// before mpirun ends the job at the first process that exits with an error
+/// (every device printing it repeated one line per device). Returns 1.
+int stopQuietly();
+
 int runTraining(const std::string &outDir, const std::string &backend,
                 const TrainOptions &opts);
 

@@ -117,8 +117,7 @@ int usageError(const std::string &message) {
 }
 
 int error(const std::string &message) {
-  std::cerr << "hetpar-run: error: " << message << "\n";
-  return 1;
+  return hetpar::run::reportError(message);
 }
 
 std::vector<std::string> splitList(const std::string &list) {
@@ -408,17 +407,30 @@ int runTool(const Options &opts) {
     double deviceTime = 0;
     timeline.clear();
     Clock::time_point t0 = Clock::now();
+    // The first run that found an index out of range: the other
+    // microbatches still run (the other devices' exchanges need them), and
+    // at the end the devices agree whether any failed, before any output
+    // is written.
+    Status refused = Status::ok();
     for (size_t k = 0; k < m && st.isOk(); ++k) {
       st = program->uploadInputs(micro[k]);
       Clock::time_point t1 = Clock::now();
       double w0 = wallUs();
-      if (st.isOk())
+      if (st.isOk()) {
         st = program->runDevice();
+        if (!st.isOk() && program->lastRunFinished()) {
+          if (refused.isOk())
+            refused = st;
+          st = Status::ok();
+        }
+      }
       deviceTime += seconds(Clock::now() - t1);
       timeline.push_back({w0, wallUs()});
-      if (st.isOk())
+      if (st.isOk() && refused.isOk())
         st = program->downloadOutputs(pieces[k]);
     }
+    if (st.isOk())
+      st = program->agree(refused);
     if (st.isOk()) {
       outputs = pieces.back();
       const std::vector<TensorInfo> &outInfo = program->outputs();
@@ -432,6 +444,8 @@ int runTool(const Options &opts) {
       }
     }
     Clock::time_point t3 = Clock::now();
+    if (!st.isOk() && st.isPeerFailure() && quiet)
+      return hetpar::run::stopQuietly();
     if (!st.isOk())
       return error(st.message());
     if (runs > 1 && r == 0)

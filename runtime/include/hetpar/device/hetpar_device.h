@@ -5155,29 +5155,30 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
   return failed;
 }
 
-/// The end of every run of a multi-device training step with index checks
-/// (HP_AGREE_ON_INDEX_ERRORS, which the code generator defines for every
-/// device of a training plan alike; an inference program does without, as a
-/// call per microbatch would wait for every stage): the devices agree, with one
-/// MPI_Iallreduce of an int over every process, whether any of them found an
-/// index out of range in this run (`found`, this device's first). If one did,
-/// every device fails the run together: that one with its own error, the others
-/// naming it. So the device that reports the loss never prints the loss of a
-/// step that another device refused (a label out of range on one data-parallel
-/// replica still joins the loss's all-reduce with a clamped index), and no
-/// device waits for a peer that has stopped. Returns 0 when no device found
-/// one or this one did (hp_report_index_error reports it), 2 when another
-/// did (hetpar_run's "another device failed"), 1 on an MPI error. Under the
-/// watchdog for twice the timeout: a device may wait here while its peers
-/// finish their step, and a peer stuck in one of the step's collectives reports
-/// that collective first.
-static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
+/// hetpar_agree (ProgramABI.h): at the end of a training step or an
+/// inference request, every device of a multi-device program learns, with
+/// one MPI_Iallreduce of an int over every process, whether any of them
+/// finished a run of it with an index out of range (`failed`: this one did;
+/// hetpar_run returned 3). If one did, every device fails the step or
+/// request together: that one with its own error, the reporting device
+/// naming it. So no device reports the loss, writes a checkpoint or writes
+/// the outputs of a step or request that another device refused (a label out
+/// of range on one data-parallel replica still joins the loss's all-reduce
+/// with a clamped index; a bad index in stage 0 still sends its activations
+/// on), and no device waits for a peer that has stopped. Once per step or
+/// request, not per run: an inference pipeline runs every microbatch as a
+/// run, and agreeing after each would make it wait for every stage. Returns
+/// 0 when no device failed or this one did, 2 when another did (its message
+/// names it), 1 on an MPI error. Under the watchdog for twice the timeout:
+/// a device may wait here while its peers finish their step, and a peer
+/// stuck in one of the step's collectives reports that collective first.
+static int hp_agree(hp_ctx *ctx, int failed) {
   if (hp_mpi_start(ctx))
     return 1;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int mine = found.node ? rank : INT_MAX, first = INT_MAX;
-  ctx->what = "all_reduce on every device (the end of the run: whether any "
+  int mine = failed ? rank : INT_MAX, first = INT_MAX;
+  ctx->what = "all_reduce on every device (the end of the step: whether any "
               "device found an index out of range)";
   MPI_Request req;
   hp_watch(ctx, "MPI_Iallreduce", 2);
@@ -5187,12 +5188,11 @@ static int hp_agree_on_index_errors(hp_ctx *ctx, const hp_index_error &found) {
                          "MPI_Iallreduce") ||
            hp_wait(ctx, &req, 1, "MPI_Iallreduce");
   hp_unwatch();
-  if (rc || first == INT_MAX || found.node)
+  if (rc || first == INT_MAX || failed)
     return rc;
   snprintf(ctx->error, sizeof ctx->error,
-           "device %lld (rank %d) found an index out of range in this run (its "
-           "error names the node and the value); every device discards the "
-           "run",
+           "device %lld (rank %d) found an index out of range (its error "
+           "names the node and the value); every device discards the step",
            (long long)hp_device_of(first), first);
   return 2;
 }
@@ -5564,12 +5564,14 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
       ctx->trace[i] = ctx->trace_start_us + 1e3 * (double)ms;
     }
 #endif
-#if defined(HETPAR_MULTI_DEVICE) && defined(HP_AGREE_ON_INDEX_ERRORS)
-  if (int rc = hp_agree_on_index_errors(ctx, found))
-    return rc;
-#endif
-  return hp_report_index_error(ctx, found);
+  // 3: the program ran to its end (its exchanges and collectives done), but
+  // its results are not to be trusted.
+  return hp_report_index_error(ctx, found) ? 3 : 0;
 }
+
+#if defined(HETPAR_MULTI_DEVICE)
+int hetpar_agree(void *p, int failed) { return hp_agree((hp_ctx *)p, failed); }
+#endif
 
 const char *hetpar_error(void *p) { return ((hp_ctx *)p)->error; }
 

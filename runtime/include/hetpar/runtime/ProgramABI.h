@@ -61,13 +61,19 @@ void hetpar_free(void *ctx, void *ptr);
 int hetpar_upload(void *ctx, void *dst, const void *src, uint64_t bytes);
 int hetpar_download(void *ctx, void *dst, const void *src, uint64_t bytes);
 /* Runs the whole graph once and waits for it to finish. Returns 0, or non-zero
- * with the message in hetpar_error: 2 when this device's run went well but
- * another device of a training step failed its run (the agreement at the end
- * of each run: every device fails together; that device reports why), 1
- * otherwise. */
+ * with the message in hetpar_error: 3 when the run went to its end (on several
+ * devices: its exchanges and collectives done) but found an index out of
+ * range, so that its results are not to be trusted; 1 otherwise. */
 int hetpar_run(void *ctx, void *arena, void *weights, const void *const *inputs,
                void *const *outputs);
 const char *hetpar_error(void *ctx);
+
+/* Optional, in programs of several devices: the end of a training step or an
+ * inference request. Every device calls it once with failed = 1 when one of
+ * its runs since the last call returned 3, else 0; it returns 0 when no
+ * device failed (or this one did: it reports its own error), 2 when another
+ * did (hetpar_error names that device), 1 on a communication error. */
+int hetpar_agree(void *ctx, int failed);
 
 /* Trace (the measured timeline of hetpar-run --trace). Optional: a library
  * without these symbols has no trace points. The generated code of a

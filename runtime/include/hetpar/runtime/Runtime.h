@@ -383,6 +383,18 @@ public:
   /// exchange for this device): the process ends and the launcher ends the
   /// job, instead of every rank waiting for the watchdog.
   Status runDevice();
+  /// Whether the last runDevice went to the program's end (it succeeded, or
+  /// found an index out of range: its exchanges and collectives were done),
+  /// so that the caller may run the step's or request's other runs and
+  /// then agree().
+  bool lastRunFinished() const { return lastRunFinished_; }
+  /// The end of a training step or inference request on one device of
+  /// several (hetpar_agree): `mine` is this device's status over its runs
+  /// since the last agree (their first error). Every device learns whether
+  /// any failed: returns `mine` when none other did, a peerFailure naming
+  /// the device that did otherwise. Without several devices, or with a
+  /// library without hetpar_agree, returns `mine`.
+  Status agree(Status mine);
   /// Copies the device output buffers into `outputs` (resized to the graph's
   /// outputs, with their dtypes and shapes).
   Status downloadOutputs(std::vector<HostTensor> &outputs);
@@ -421,6 +433,7 @@ private:
   std::vector<void *> inputBuffers_, outputBuffers_;
   std::vector<bool> boundInputs_; // inputBuffers_[i] is not ours to free
   bool runFailed_ = false;        // a hetpar_run failed (see runDevice)
+  bool lastRunFinished_ = false;  // see lastRunFinished
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<TensorInfo> graphInputs_;
   std::vector<size_t> graphIndex_; // per entry of inputs_, in graphInputs_
