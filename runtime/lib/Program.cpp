@@ -635,18 +635,26 @@ Status Program::downloadOutputs(std::vector<HostTensor> &outputs) {
   }
 }
 
+Status Program::runInStep(Status &refused) {
+  Status s = runDevice();
+  if (s.isOk() || !lastRunFinished_)
+    return s;
+  if (refused.isOk())
+    refused = s;
+  return Status::ok();
+}
+
 Status Program::agree(Status mine) {
   if (numDevices_ <= 1 || !abi_->agree)
     return mine;
   int rc = abi_->agree(ctx_, mine.isOk() ? 0 : 1);
-  if (rc == 0)
+  if (rc == 0 || !mine.isOk())
     return mine;
   runFailed_ = true;
-  std::string message = "hetpar_agree failed on the " + backend_ +
-                        " backend: " + programError(*abi_, ctx_);
   if (rc == 2)
     return Status::peerFailure(programError(*abi_, ctx_));
-  return mine.isOk() ? Status::error(message) : mine;
+  return Status::error("hetpar_agree failed on the " + backend_ +
+                       " backend: " + programError(*abi_, ctx_));
 }
 
 Status Program::run(const std::vector<HostTensor> &inputs,

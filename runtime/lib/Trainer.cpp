@@ -45,15 +45,13 @@ Status Trainer::create(Program &program, Dataset &data,
   return Status::ok();
 }
 
-Status Trainer::runMicrobatch(uint64_t index, float &loss, bool &finished) {
-  finished = false;
+Status Trainer::runMicrobatch(uint64_t index, float &loss, Status &refused) {
   Status s = data_.batch(index, batch_);
   if (s.isOk())
     s = program_.uploadInputs(batch_);
-  if (s.isOk()) {
-    s = program_.runDevice();
-    finished = !s.isOk() && program_.lastRunFinished();
-  }
+  // A refused run still gives its outputs: the step fails at its end.
+  if (s.isOk())
+    s = program_.runInStep(refused);
   if (s.isOk() && tracing_) {
     int64_t calls = program_.training().microbatches;
     int64_t call = int64_t(index % uint64_t(calls));
@@ -97,13 +95,7 @@ Status Trainer::step(uint64_t step, StepResult &r) {
   double sum = 0;
   for (int64_t k = 0; k < n && s.isOk(); ++k) {
     float loss = 0;
-    bool finished = false;
-    s = runMicrobatch(step * uint64_t(n) + uint64_t(k), loss, finished);
-    if (finished) {
-      if (refused.isOk())
-        refused = s;
-      s = Status::ok();
-    }
+    s = runMicrobatch(step * uint64_t(n) + uint64_t(k), loss, refused);
     sum += loss;
   }
   if (s.isOk())

@@ -416,14 +416,8 @@ int runTool(const Options &opts) {
       st = program->uploadInputs(micro[k]);
       Clock::time_point t1 = Clock::now();
       double w0 = wallUs();
-      if (st.isOk()) {
-        st = program->runDevice();
-        if (!st.isOk() && program->lastRunFinished()) {
-          if (refused.isOk())
-            refused = st;
-          st = Status::ok();
-        }
-      }
+      if (st.isOk())
+        st = program->runInStep(refused);
       deviceTime += seconds(Clock::now() - t1);
       timeline.push_back({w0, wallUs()});
       if (st.isOk() && refused.isOk())

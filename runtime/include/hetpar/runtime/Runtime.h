@@ -383,11 +383,13 @@ public:
   /// exchange for this device): the process ends and the launcher ends the
   /// job, instead of every rank waiting for the watchdog.
   Status runDevice();
-  /// Whether the last runDevice went to the program's end (it succeeded, or
-  /// found an index out of range: its exchanges and collectives were done),
-  /// so that the caller may run the step's or request's other runs and
-  /// then agree().
-  bool lastRunFinished() const { return lastRunFinished_; }
+  /// runDevice as one run of a training step or inference request: a run
+  /// that went to the program's end but found an index out of range (its
+  /// exchanges and collectives were done) is recorded in `refused` (the
+  /// first only) and returns ok, so that the caller runs the step's other
+  /// runs, which the other devices' exchanges need, and then calls
+  /// agree(refused). Any other failure is returned.
+  Status runInStep(Status &refused);
   /// The end of a training step or inference request on one device of
   /// several (hetpar_agree): `mine` is this device's status over its runs
   /// since the last agree (their first error). Every device learns whether
@@ -433,7 +435,7 @@ private:
   std::vector<void *> inputBuffers_, outputBuffers_;
   std::vector<bool> boundInputs_; // inputBuffers_[i] is not ours to free
   bool runFailed_ = false;        // a hetpar_run failed (see runDevice)
-  bool lastRunFinished_ = false;  // see lastRunFinished
+  bool lastRunFinished_ = false;  // the last run went to its end
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<TensorInfo> graphInputs_;
   std::vector<size_t> graphIndex_; // per entry of inputs_, in graphInputs_

@@ -320,9 +320,9 @@ public:
 
 private:
   Trainer(Program &program, Dataset &data) : program_(program), data_(data) {}
-  /// `finished`: the failure is a run that went to its end (an index out of
-  /// range), after which the step's other runs still run.
-  Status runMicrobatch(uint64_t index, float &loss, bool &finished);
+  /// One run of the step (Program::runInStep: a run that found an index
+  /// out of range goes into `refused`, and the step's other runs still run).
+  Status runMicrobatch(uint64_t index, float &loss, Status &refused);
   /// The program's hetpar.loss_scale (0 when it has none).
   Status readLossScale(float &scale);
   Program &program_;
