@@ -202,12 +202,13 @@ LogicalResult Emitter::emitConv(Operation *op) {
   if (numel(y) == 0)
     return success();
   std::string epilogue = convEpilogue(op);
-  if (nsp == 2) // hp_conv2d_shape: N, G, Cg, Mg, H, W, OH, OW, kH, kW,
-                // sH, sW, pH, pW, dH, dW.
+  if (nsp == 2)
     return emitConv2d(op,
-                      {N, G, Cg, Mg, inSp[0], inSp[1], outSp[0], outSp[1], k[0],
-                       k[1], win.stride[0], win.stride[1], win.padBegin[0],
-                       win.padBegin[1], win.dilation[0], win.dilation[1]},
+                      hp_conv2d_shape{N, G, Cg, Mg, inSp[0], inSp[1], outSp[0],
+                                      outSp[1], k[0], k[1], win.stride[0],
+                                      win.stride[1], win.padBegin[0],
+                                      win.padBegin[1], win.dilation[0],
+                                      win.dilation[1]},
                       epilogue);
   std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
   line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
@@ -239,18 +240,65 @@ LogicalResult Emitter::emitConv(Operation *op) {
   return success();
 }
 
+/// The pointer expression of a 2-D Conv's weight `w` packed as
+/// hp_conv2d_channels reads it (hetpar_conv2d.h: [G][Cg x kH x kW][Mp], zero
+/// past Mg), written into weights.bin once per constant, or "nullptr" where
+/// that kernel does not run on it: no CPU build, a weight that is not a
+/// float32 constant in storage (a trained parameter, --dtype float16), a
+/// shape hp_conv2d_channels_runs refuses. The constant's own copy stays
+/// (the GPU build and the other CPU kernels read [M][Cg][kH][kW]).
+std::string Emitter::packedConvWeight(Value w, const hp_conv2d_shape &s) {
+  Value r = root(w);
+  if (!opts.buildCPU || !hp_conv2d_channels_runs(s) || !eltOf(r).isF32() ||
+      converted(eltOf(r)))
+    return "nullptr";
+  ElementsAttr attr = getConstantElements(r);
+  if (!attr)
+    return "nullptr";
+  auto it = packedWeightOffset.find(r);
+  if (it == packedWeightOffset.end()) {
+    FailureOr<std::vector<char>> bytes = getElementsBytes(attr);
+    if (failed(bytes))
+      return "nullptr"; // ptr(w) reports the missing data
+    const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
+    std::vector<char> packed(sizeof(float) * s.G * K * Mp, 0);
+    const float *src = reinterpret_cast<const float *>(bytes->data());
+    float *dst = reinterpret_cast<float *>(packed.data());
+    for (int64_t g = 0; g < s.G; ++g)
+      for (int64_t m = 0; m < s.Mg; ++m)
+        for (int64_t k = 0; k < K; ++k)
+          dst[(g * K + k) * Mp + m] = src[(g * s.Mg + m) * K + k];
+    std::string name = onnx::getNodeName(w.getLoc());
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+      name = res.getRawHandle().getKey().str();
+    llvm::json::Object layout{{"packed", "conv2d_channels"}};
+    it = packedWeightOffset
+             .try_emplace(r,
+                          appendWeight(name + ".packed", eltOf(r), {s.G, K, Mp},
+                                       std::move(packed), std::move(layout)))
+             .first;
+  }
+  return "((const float *)(weights + " + std::to_string(it->second) + "))";
+}
+
 /// A 2-D Conv or FusedConv: one hp_conv2d_launch, which picks the direct
-/// kernel, the register-blocked kernel, the tiles or im2col plus a GEMM per
-/// image and group for the backend it is built for (hetpar_device.h), and
-/// finishes each output through `epilogue` (an hp_conv_epilogue).
-LogicalResult Emitter::emitConv2d(Operation *op, llvm::ArrayRef<int64_t> shape,
+/// kernel, the register-blocked kernel, the channel-vectorized one (on the
+/// packed weight, where packedConvWeight makes one), the tiles or im2col
+/// plus a GEMM per image and group for the backend it is built for
+/// (hetpar_device.h), and finishes each output through `epilogue` (an
+/// hp_conv_epilogue).
+LogicalResult Emitter::emitConv2d(Operation *op, const hp_conv2d_shape &shape,
                                   const std::string &epilogue) {
   Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
+  const hp_conv2d_shape &s = shape;
+  std::string dims = braced({s.N, s.G, s.Cg, s.Mg, s.H, s.W, s.OH, s.OW, s.kH,
+                             s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW});
+  std::string packed = packedConvWeight(W, shape);
   line(llvm::formatv("if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
-                     "{3}, {4}, {5}, {6}, (({0} *){7})))",
-                     st, accType(elt), braced(shape), epilogue, ptr(X), ptr(W),
+                     "{3}, {4}, {5}, {6}, {7}, (({0} *){8})))",
+                     st, accType(elt), dims, epilogue, ptr(X), ptr(W), packed,
                      ptr(Y), scratch(op)));
   line("  return 1;");
   ++program.libraryCalls;

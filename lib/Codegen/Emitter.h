@@ -24,6 +24,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Training.h"
+#include "hetpar/device/hetpar_conv2d.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -155,8 +156,9 @@ private:
   LogicalResult emitGemm(onnx::GemmOp op);
   std::string convEpilogue(Operation *op);
   LogicalResult emitConv(Operation *op);
-  LogicalResult emitConv2d(Operation *op, llvm::ArrayRef<int64_t> shape,
+  LogicalResult emitConv2d(Operation *op, const hp_conv2d_shape &shape,
                            const std::string &epilogue);
+  std::string packedConvWeight(Value w, const hp_conv2d_shape &shape);
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
@@ -216,6 +218,7 @@ private:
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
+  llvm::DenseMap<Value, int64_t> packedWeightOffset; // packedConvWeight's
   llvm::DenseMap<Operation *, int64_t> globalOffset; // global -> offset
   llvm::DenseSet<Operation *> inPlaceStores;         // stores needing no copy
   llvm::json::Array weightEntries;

@@ -618,7 +618,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     return std::string(p);
   };
   for (llvm::StringRef h :
-       {"hetpar/device/hetpar_device.h", "hetpar/runtime/ProgramABI.h"})
+       {"hetpar/device/hetpar_device.h", "hetpar/device/hetpar_conv2d.h",
+        "hetpar/runtime/ProgramABI.h"})
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
 

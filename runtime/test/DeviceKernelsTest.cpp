@@ -356,8 +356,8 @@ TEST(Pool2d, MaxPoolingByRowsAndColumns) {
 // hp_conv2d_launch against a plain loop over ONNX Conv's definition followed
 // by the unfused epilogue (Add of the bias, Add of a residual, Relu or Clip),
 // on each of its paths: the direct kernel (depthwise, with a depth multiplier
-// of 2), im2col plus GEMM (two input channels per group), the tiles and the
-// register-blocked kernel; stride 2, padding 1.
+// of 2), im2col plus GEMM (two input channels per group), the tiles, the
+// register-blocked kernel and the channel-vectorized one; stride 2, padding 1.
 std::vector<float> convReference(const hp_conv2d_shape &s,
                                  const std::vector<float> &x,
                                  const std::vector<float> &w,
@@ -427,9 +427,44 @@ void checkConv(const hp_conv2d_shape &s) {
   std::vector<float> cols(s.Cg * s.kH * s.kW * s.OH * s.OW);
   checkConvWith(s, [&](const float *x, const float *w,
                        const hp_conv_epilogue<float> &e, float *y) {
-    int status =
-        hp_conv2d_launch<float, float>(nullptr, s, e, x, w, y, cols.data());
+    int status = hp_conv2d_launch<float, float>(nullptr, s, e, x, w, nullptr, y,
+                                                cols.data());
     ASSERT_EQ(status, 0);
+  });
+}
+
+/// w ([G*Mg][K]) packed as hetpar_conv2d.h describes for
+/// hp_conv2d_channels: [G][K][Mp], zero past Mg.
+std::vector<float> packChannels(const hp_conv2d_shape &s, const float *w) {
+  const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
+  std::vector<float> packed(s.G * K * Mp, 0.0f);
+  for (int64_t g = 0; g < s.G; ++g)
+    for (int64_t m = 0; m < s.Mg; ++m)
+      for (int64_t k = 0; k < K; ++k)
+        packed[(g * K + k) * Mp + m] = w[(g * s.Mg + m) * K + k];
+  return packed;
+}
+
+/// hp_conv2d_launch given packed weights, on `s`, which must be a shape
+/// hp_conv2d_channels runs.
+void checkChannels(const hp_conv2d_shape &s) {
+  EXPECT_TRUE(hp_conv2d_channels_runs(s));
+  checkConvWith(s, [&](const float *x, const float *w,
+                       const hp_conv_epilogue<float> &e, float *y) {
+    std::vector<float> packed = packChannels(s, w);
+    int status = hp_conv2d_launch<float, float>(nullptr, s, e, x, w,
+                                                packed.data(), y, nullptr);
+    ASSERT_EQ(status, 0);
+  });
+}
+
+/// hp_conv2d_channels<P, NVM> with tiling `t`.
+template <int P, int NVM>
+void checkChannelsTiled(const hp_conv2d_shape &s, hp_conv2d_pad_tiling t) {
+  checkConvWith(s, [&](const float *x, const float *w,
+                       const hp_conv_epilogue<float> &e, float *y) {
+    std::vector<float> packed = packChannels(s, w);
+    hp_conv2d_channels<P, NVM>(s, e, x, packed.data(), y, t);
   });
 }
 
@@ -534,10 +569,86 @@ TEST(Conv2d, RegisterBlockedDirect) {
   // One input channel without groups (a grayscale stem) is not depthwise.
   hp_conv2d_shape gray = {2, 1, 1, 4, 20, 20, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1};
   checkBlocked(gray);
+  // Forty small images: tasks of several images each.
+  hp_conv2d_shape batch = {40, 1, 2, 4, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1};
+  checkBlocked(batch);
   hp_conv2d_shape many = stem;
   many.Mg = 9; // more than one block of channels: GEMM tiles instead
   EXPECT_FALSE(hp_conv2d_blocked_pays(many));
   checkConv(many);
+}
+
+// The channel-vectorized kernel: 2 x 2 outputs of 20 channels (two vectors,
+// the second partly used) at stride 2, blocks running across images; two
+// groups of 70 channels (two blocks of four vectors); 16 channels with
+// dilation 2 on an image too large for one task (chunks of rows); a 5 x 3
+// kernel with strides 2 and 1, padding only along the row, 12 channels.
+TEST(Conv2d, ChannelVectorizedDirect) {
+  hp_conv2d_shape tiny = {5, 1, 6, 20, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1};
+  checkChannels(tiny);
+  hp_conv2d_shape groups = {2, 2, 3, 70, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1};
+  checkChannels(groups);
+  hp_conv2d_shape chunks = {1, 1, 8, 16, 70, 70, 66, 68,
+                            3, 3, 1, 1,  0,  1,  2,  2};
+  EXPECT_GT(chunks.Cg * 70 * 72, HP_CCONV_PAD); // padded image: 70 x 72
+  checkChannels(chunks);
+  hp_conv2d_shape rect = {3, 1, 4, 12, 11, 9, 4, 11, 5, 3, 2, 1, 0, 2, 1, 1};
+  checkChannels(rect);
+  // Every accumulator shape, with tiles of several images and of one row.
+  hp_conv2d_shape s = {3, 1, 5, 40, 6, 6, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1};
+  hp_conv2d_pad_tiling images = {2, 3, 1, 7, 7}, row = {1, 1, 3, 3, 7};
+  checkChannelsTiled<24, 1>(s, images);
+  checkChannelsTiled<12, 2>(s, row);
+  checkChannelsTiled<6, 4>(s, images);
+  checkChannelsTiled<6, 4>(s, row);
+}
+
+// hp_conv2d_pad_tiles on 2 threads: several whole images per task where
+// the batch is large; chunks of rows for a batch of one, at least four tasks
+// per thread; an image of 2 x 2 outputs stays whole (fewer than `fewest`
+// rows per chunk); an image larger than the buffer is cut into chunks that
+// fit it (HP_CCONV_PAD, 16384 values).
+TEST(Conv2d, PadTilesSplitWork) {
+  hp_conv2d_shape s = {40, 1, 2, 4, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1};
+  hp_conv2d_pad_tiling t = hp_conv2d_pad_tiles(s, 2, 1, 18, 1);
+  EXPECT_EQ(t.images, 5); // 40 images, 8 tasks
+  EXPECT_EQ(t.chunks, 1);
+  EXPECT_EQ(t.Hp, 18);
+  s.N = 1;
+  t = hp_conv2d_pad_tiles(s, 2, 1, 18, 1);
+  EXPECT_EQ(t.images, 1);
+  EXPECT_EQ(t.rows, 2); // 16 rows in 8 chunks
+  EXPECT_EQ(t.chunks, 8);
+  EXPECT_EQ(t.Hp, 4);
+  hp_conv2d_shape tiny = {1, 1, 64, 64, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1, 1, 1};
+  t = hp_conv2d_pad_tiles(tiny, 2, 1, 5, 12);
+  EXPECT_EQ(t.images, 1);
+  EXPECT_EQ(t.chunks, 1);
+  // 8 x 202 values per padded row: 10 rows fit, so 8 output rows per task.
+  hp_conv2d_shape big = {1, 1, 8, 16, 200, 200, 200, 200,
+                         3, 3, 1, 1,  1,   1,   1,   1};
+  t = hp_conv2d_pad_tiles(big, 1, 1, 202, 1);
+  EXPECT_EQ(t.images, 1);
+  EXPECT_EQ(t.rows, 8);
+  EXPECT_EQ(t.Hp, 10);
+  EXPECT_EQ(t.chunks, 25);
+}
+
+// The shapes hp_conv2d_channels refuses (and hetpar-compile packs no
+// weights for): up to 8 channels (hp_conv2d_blocked's), a 1 x 1 kernel,
+// depthwise groups, a sum over more than HP_CCONV_K, input rows wider than
+// its buffer.
+TEST(Conv2d, ChannelVectorizedRefuses) {
+  hp_conv2d_shape s = {1, 1, 16, 32, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1};
+  EXPECT_TRUE(hp_conv2d_channels_runs(s));
+  hp_conv2d_shape few = s, pointwise = s, depthwise = s, longSum = s, wide = s;
+  few.Mg = 8;
+  pointwise.kH = pointwise.kW = 1, pointwise.pH = pointwise.pW = 0;
+  depthwise.G = 16, depthwise.Cg = 1, depthwise.Mg = 32;
+  longSum.Cg = 228; // 228 x 9 = 2052
+  wide.W = wide.OW = 3000;
+  for (const hp_conv2d_shape &r : {few, pointwise, depthwise, longSum, wide})
+    EXPECT_FALSE(hp_conv2d_channels_runs(r));
 }
 
 //===----------------------------------------------------------------------===//

@@ -22,6 +22,7 @@
 #ifndef HETPAR_DEVICE_H
 #define HETPAR_DEVICE_H
 
+#include "hetpar/device/hetpar_conv2d.h"
 #include "hetpar/runtime/ProgramABI.h"
 
 #include <math.h>
@@ -3360,11 +3361,8 @@ static void hp_attention_launch(hp_ctx *ctx, hp_attention_shape s, const T *q,
 // (depthwise), im2col plus GEMM otherwise.
 //===----------------------------------------------------------------------===//
 
-/// The geometry of a 2-D convolution of x [N, G*Cg, H, W] with w [G*Mg, Cg,
-/// kH, kW] into y [N, G*Mg, OH, OW] (ONNX's layouts).
-struct hp_conv2d_shape {
-  int64_t N, G, Cg, Mg, H, W, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW;
-};
+// hp_conv2d_shape, and which convolutions get packed weights:
+// hetpar_conv2d.h (shared with the code generator).
 
 /// What a convolution does to each output element after its sum (the
 /// epilogue of onnx.Conv and onnx.FusedConv, as ONNX Runtime's FusedConv):
@@ -3766,6 +3764,84 @@ static void hp_conv2d_scatter(const hp_conv2d_shape &s, int64_t g, int64_t c0,
   }
 }
 
+/// How a direct 2-D convolution kernel (hp_conv2d_blocked,
+/// hp_conv2d_channels) splits its work into tasks that each read a
+/// zero-padded copy of their input rows: tasks of `images` whole images, or
+/// of `rows` output rows of one image (`images` 1, `chunks` per image), each
+/// reading `Hp` padded input rows of `Wp` values per input channel. Reading
+/// the copy, made once per task, replaced a zero-padded copy of each row
+/// made just before its vector loads read it (ResNet-18/8's stem: 880 ->
+/// 570 us at batch 32; the loads waited for the stores to retire).
+struct hp_conv2d_pad_tiling {
+  int64_t images, rows, chunks, Hp, Wp;
+};
+
+/// The tiling for `threads` threads, `outer` tasks per tile (groups times
+/// channel blocks) and padded rows of `Wp` values (the kernel's reach along
+/// a row): tasks as large as HP_CCONV_PAD holds, but at least four per
+/// thread where the batch allows, without cutting an image into chunks of
+/// fewer than `fewest` output rows. The caller guarantees that the input
+/// rows of one output row fit (Cg x ((kH - 1) x dH + 1) x Wp values).
+static inline hp_conv2d_pad_tiling
+hp_conv2d_pad_tiles(const hp_conv2d_shape &s, int64_t threads, int64_t outer,
+                    int64_t Wp, int64_t fewest) {
+  hp_conv2d_pad_tiling t;
+  t.Wp = Wp;
+  const int64_t spanH = (s.kH - 1) * s.dH + 1;
+  const int64_t fullHp = (s.OH - 1) * s.sH + spanH;
+  const int64_t want = 4 * threads;
+  const int64_t image = s.Cg * fullHp * Wp; // one image's padded planes
+  // Rows per chunk: as many as the buffer holds, fewer for more tasks.
+  int64_t rows = (HP_CCONV_PAD / (s.Cg * Wp) - spanH) / s.sH + 1;
+  const int64_t split = (want + outer * s.N - 1) / (outer * s.N);
+  if (split > 1) {
+    int64_t r = (s.OH + split - 1) / split;
+    r = r < fewest ? fewest : r;
+    rows = r < rows ? r : rows;
+  }
+  if (image <= HP_CCONV_PAD && rows >= s.OH) {
+    // Whole images: as many as fit, but no fewer tasks than wanted.
+    int64_t n = HP_CCONV_PAD / image;
+    const int64_t most = outer * s.N / want; // images per task
+    if (most < n)
+      n = most > 1 ? most : 1;
+    t.images = n > s.N ? s.N : n;
+    t.rows = s.OH, t.chunks = 1, t.Hp = fullHp;
+    return t;
+  }
+  t.images = 1;
+  t.rows = rows < 1 ? 1 : rows > s.OH ? s.OH : rows;
+  t.chunks = (s.OH + t.rows - 1) / t.rows;
+  t.Hp = (t.rows - 1) * s.sH + spanH;
+  return t;
+}
+
+/// Copies input rows [ih0, ih0 + t.Hp) (ih0 may be negative: padding) of
+/// images [n0, n1) of group g into `xp` as [image][channel][t.Hp][t.Wp],
+/// input column iw at iw + pW, the pad columns and rows zero.
+static void hp_conv2d_pad_rows(const hp_conv2d_shape &s,
+                               const hp_conv2d_pad_tiling &t, const float *x,
+                               int64_t n0, int64_t n1, int64_t g, int64_t ih0,
+                               float *xp) {
+  const int64_t left = s.pW < t.Wp ? s.pW : t.Wp;
+  const int64_t copy = t.Wp - left < s.W ? t.Wp - left : s.W;
+  for (int64_t n = n0; n < n1; ++n)
+    for (int64_t c = 0; c < s.Cg; ++c) {
+      const float *plane = x + ((n * s.G + g) * s.Cg + c) * s.H * s.W;
+      for (int64_t r = 0; r < t.Hp; ++r, xp += t.Wp) {
+        const int64_t ih = ih0 + r;
+        if (ih < 0 || ih >= s.H) {
+          memset(xp, 0, sizeof(float) * (size_t)t.Wp);
+          continue;
+        }
+        memset(xp, 0, sizeof(float) * (size_t)left);
+        memcpy(xp + left, plane + ih * s.W, sizeof(float) * (size_t)copy);
+        memset(xp + left + copy, 0,
+               sizeof(float) * (size_t)(t.Wp - left - copy));
+      }
+    }
+}
+
 /// Output channels and output columns of one block of hp_conv2d_blocked:
 /// 8 x 16 float accumulators, eight AVX-512 registers (sixteen with AVX2).
 #define HP_BCONV_M 8
@@ -3803,15 +3879,47 @@ static inline void hp_load_strided(const float *row, hp_v16f &v) {
   }
 }
 
-/// The most input columns one block of hp_conv2d_blocked reads from a row.
-#define HP_BCONV_SPAN 256
+/// hp_conv_finish over `count` sums `v` of output channel m, into y
+/// (contiguous; z: the residual's elements there, or null, which may be y
+/// itself): one vector loop for the sums and one for the activation, in
+/// hp_conv_finish's order.
+static inline void hp_conv_finish_run(const hp_conv_epilogue<float> &e,
+                                      const float *v, int64_t count, int64_t m,
+                                      float *y, const float *z) {
+  const float b = e.bias ? e.bias[m] : 0.0f;
+  if (e.bias && z) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      y[j] = (b + v[j]) + z[j];
+  } else if (e.bias) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      y[j] = b + v[j];
+  } else if (z) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      y[j] = v[j] + z[j];
+  } else {
+    memcpy(y, v, sizeof(float) * (size_t)count);
+  }
+  if (e.act == HP_ACT_RELU) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      y[j] = y[j] < 0.0f ? 0.0f : y[j];
+  } else if (e.act == HP_ACT_CLIP) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      y[j] = hp_min<float>(hp_max<float>(y[j], e.lo), e.hi);
+  }
+}
 
-/// The input columns one block of hp_conv2d_blocked of `nv` vectors reads
-/// from a row: its kernel's width, and 16 x nv columns at its stride (a
-/// stride-2 load reads 32 per vector).
-static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s,
-                                           int64_t nv = 1) {
-  return (s.kW - 1) * s.dW + HP_BCONV_W * nv * s.sW;
+/// The padded row width hp_conv2d_blocked reads: its blocks cover the
+/// output columns up to a multiple of 16 (the columns past OW are computed
+/// and not stored), each reading its kernel's width and 16 x NV columns at
+/// its stride from ow0 x sW (a stride-2 load reads 32 per vector).
+static inline int64_t hp_conv2d_blocked_row(const hp_conv2d_shape &s) {
+  return (s.OW + HP_BCONV_W - 1) / HP_BCONV_W * HP_BCONV_W * s.sW +
+         (s.kW - 1) * s.dW;
 }
 
 /// Vectors of 16 columns per block of hp_conv2d_blocked where a row has
@@ -3827,38 +3935,26 @@ static inline int64_t hp_conv2d_block_span(const hp_conv2d_shape &s,
 
 /// One block of hp_conv2d_blocked: output channels [m0, m0 + mCount) of
 /// group g, output row oh, columns [ow0, ow0 + cols) of image n (cols <=
-/// 16 x NV), for stride SW along the row. Each (input channel, kernel row,
-/// kernel column) loads NV vectors of 16 input columns and adds them times
-/// each channel's weight, from `wt` ([K][HP_BCONV_M], zero past mCount).
+/// 16 x NV), for stride SW along the row. `xp` holds the image's padded
+/// input planes (`Hp` rows of `Wp`, hp_conv2d_pad_rows) from row `r0`, the
+/// output row's first. Each (input channel, kernel row, kernel column) loads
+/// NV vectors of 16 input columns and adds them times each channel's
+/// weight, from `wt` ([K][HP_BCONV_M], zero past mCount).
 template <int SW, int NV>
-static void hp_conv2d_block(const hp_conv2d_shape &s,
-                            const hp_conv_epilogue<float> &epi, const float *x,
-                            const float *wt, float *y, int64_t n, int64_t g,
-                            int64_t m0, int64_t mCount, int64_t oh, int64_t ow0,
-                            int64_t cols) {
+static void
+hp_conv2d_block(const hp_conv2d_shape &s, const hp_conv_epilogue<float> &epi,
+                const float *xp, int64_t Hp, int64_t Wp, int64_t r0,
+                const float *wt, float *y, int64_t n, int64_t g, int64_t m0,
+                int64_t mCount, int64_t oh, int64_t ow0, int64_t cols) {
   hp_v16f acc[HP_BCONV_M][NV];
 #pragma GCC unroll 8
   for (int m = 0; m < HP_BCONV_M; ++m)
     for (int v = 0; v < NV; ++v)
       acc[m][v] = hp_v16f{};
-  const float *xg = x + (n * s.G + g) * s.Cg * s.H * s.W;
   const float *wk = wt;
-  const int64_t base = ow0 * SW - s.pW, len = hp_conv2d_block_span(s, NV);
-  float padded[HP_BCONV_SPAN];
   for (int64_t c = 0; c < s.Cg; ++c)
     for (int64_t kh = 0; kh < s.kH; ++kh, wk += s.kW * HP_BCONV_M) {
-      const int64_t ih = oh * s.sH - s.pH + kh * s.dH;
-      if (ih < 0 || ih >= s.H)
-        continue;
-      // The block reads the columns [base, base + len) of the input row;
-      // where some are padding, from a zero-padded copy.
-      const float *row = xg + (c * s.H + ih) * s.W;
-      const float *window = row + base;
-      if (base < 0 || base + len > s.W) {
-        for (int64_t t = 0; t < len; ++t)
-          padded[t] = base + t >= 0 && base + t < s.W ? row[base + t] : 0.0f;
-        window = padded;
-      }
+      const float *window = xp + (c * Hp + r0 + kh * s.dH) * Wp + ow0 * SW;
       for (int64_t kw = 0; kw < s.kW; ++kw) {
         hp_v16f in[NV];
         for (int v = 0; v < NV; ++v)
@@ -3872,56 +3968,70 @@ static void hp_conv2d_block(const hp_conv2d_shape &s,
         }
       }
     }
+  // The sums through memory, then one vector loop per channel: extracting
+  // each lane from its register took a third of the stem's time.
+  alignas(64) float out[HP_BCONV_M][HP_BCONV_W * NV];
+  memcpy(out, acc, sizeof out);
   int64_t at = ((n * s.G + g) * s.Mg + m0) * s.OH * s.OW + oh * s.OW + ow0;
   for (int64_t m = 0; m < mCount; ++m, at += s.OH * s.OW)
-    for (int64_t j = 0; j < cols; ++j)
-      y[at + j] = hp_conv_finish<float, float>(
-          epi, acc[m][j / HP_BCONV_W][j % HP_BCONV_W], g * s.Mg + m0 + m,
-          at + j);
+    hp_conv_finish_run(epi, out[m], cols, g * s.Mg + m0 + m, y + at,
+                       epi.z ? epi.z + at : nullptr);
 }
 
 /// The blocks of one output row of hp_conv2d_blocked: 16 x HP_BCONV_NV
-/// columns at a time where the row has them and the span fits, then 16.
+/// columns at a time where the row has them, then 16.
 template <int SW>
 static void hp_conv2d_block_row(const hp_conv2d_shape &s,
                                 const hp_conv_epilogue<float> &epi,
-                                const float *x, const float *wt, float *y,
+                                const float *xp, int64_t Hp, int64_t Wp,
+                                int64_t r0, const float *wt, float *y,
                                 int64_t n, int64_t g, int64_t m0,
                                 int64_t mCount, int64_t oh) {
   int64_t ow0 = 0;
   const int64_t wide = HP_BCONV_W * HP_BCONV_NV;
-  if (HP_BCONV_NV > 1 && hp_conv2d_block_span(s, HP_BCONV_NV) <= HP_BCONV_SPAN)
+  if (HP_BCONV_NV > 1)
     for (; ow0 + wide <= s.OW; ow0 += wide)
-      hp_conv2d_block<SW, HP_BCONV_NV>(s, epi, x, wt, y, n, g, m0, mCount, oh,
-                                       ow0, wide);
+      hp_conv2d_block<SW, HP_BCONV_NV>(s, epi, xp, Hp, Wp, r0, wt, y, n, g, m0,
+                                       mCount, oh, ow0, wide);
   for (; ow0 < s.OW; ow0 += HP_BCONV_W) {
     const int64_t cols = s.OW - ow0 < HP_BCONV_W ? s.OW - ow0 : HP_BCONV_W;
-    hp_conv2d_block<SW, 1>(s, epi, x, wt, y, n, g, m0, mCount, oh, ow0, cols);
+    hp_conv2d_block<SW, 1>(s, epi, xp, Hp, Wp, r0, wt, y, n, g, m0, mCount, oh,
+                           ow0, cols);
   }
 }
 
 /// Direct 2-D convolution of float on the CPU with register-blocked
-/// accumulators: one task per image, group, block of HP_BCONV_M output
-/// channels and output row, 16 or 32 columns at a time, strides 1 and 2
+/// accumulators, vectorized along output rows: one task per group, block
+/// of HP_BCONV_M output channels and tile of images or output rows
+/// (hp_conv2d_pad_tiles), 16 or 32 columns at a time, strides 1 and 2
 /// along the row (others take the tiles). No im2col: it wins where a group
 /// has few output channels, so that the GEMM after im2col has few rows and
 /// the im2col writes about as much as the GEMM computes (ResNet's 7 x 7 stem
 /// with 8 output channels spent two thirds of its time in im2col). Each
-/// task repacks its channels' weights as [K][HP_BCONV_M] on the stack.
+/// task repacks its channels' weights as [K][HP_BCONV_M] and copies its
+/// input rows, zero-padded, on its stack.
 static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
                               const float *x, const float *w, float *y) {
   const int64_t K = s.Cg * s.kH * s.kW;
   const int64_t mBlocks = (s.Mg + HP_BCONV_M - 1) / HP_BCONV_M;
-  const int64_t tasks = s.G * mBlocks * s.N * s.OH;
+#ifdef _OPENMP
+  const int64_t threads = omp_get_max_threads();
+#else
+  const int64_t threads = 1;
+#endif
+  const hp_conv2d_pad_tiling t = hp_conv2d_pad_tiles(
+      s, threads, s.G * mBlocks, hp_conv2d_blocked_row(s), 1);
+  const int64_t tiles = (s.N + t.images - 1) / t.images * t.chunks;
+  const int64_t imageStride = s.Cg * t.Hp * t.Wp;
 #pragma omp parallel
   {
     float wt[HP_BCONV_K * HP_BCONV_M];
-    int64_t packed = -1; // the (g, block) whose weights wt holds
+    alignas(64) float xp[HP_CCONV_PAD];
+    int64_t packed = -1, padded = -1; // what wt and xp hold
 #pragma omp for schedule(static)
-    for (int64_t task = 0; task < tasks; ++task) {
+    for (int64_t task = 0; task < s.G * mBlocks * tiles; ++task) {
       // Channel blocks outermost: a thread's tasks share one block's weights.
-      const int64_t oh = task % s.OH, n = task / s.OH % s.N;
-      const int64_t gb = task / (s.OH * s.N); // g * mBlocks + block
+      const int64_t tile = task % tiles, gb = task / tiles;
       const int64_t g = gb / mBlocks, m0 = gb % mBlocks * HP_BCONV_M;
       const int64_t mCount = s.Mg - m0 < HP_BCONV_M ? s.Mg - m0 : HP_BCONV_M;
       if (packed != gb) {
@@ -3931,10 +4041,25 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
                 m < mCount ? w[(g * s.Mg + m0 + m) * K + k] : 0.0f;
         packed = gb;
       }
-      if (s.sW == 1)
-        hp_conv2d_block_row<1>(s, epi, x, wt, y, n, g, m0, mCount, oh);
-      else
-        hp_conv2d_block_row<2>(s, epi, x, wt, y, n, g, m0, mCount, oh);
+      const int64_t n0 = tile / t.chunks * t.images;
+      const int64_t n1 = n0 + t.images < s.N ? n0 + t.images : s.N;
+      const int64_t oh0 = tile % t.chunks * t.rows;
+      const int64_t oh1 = oh0 + t.rows < s.OH ? oh0 + t.rows : s.OH;
+      if (padded != g * tiles + tile) {
+        hp_conv2d_pad_rows(s, t, x, n0, n1, g, oh0 * s.sH - s.pH, xp);
+        padded = g * tiles + tile;
+      }
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          const float *img = xp + (n - n0) * imageStride;
+          const int64_t r0 = (oh - oh0) * s.sH;
+          if (s.sW == 1)
+            hp_conv2d_block_row<1>(s, epi, img, t.Hp, t.Wp, r0, wt, y, n, g, m0,
+                                   mCount, oh);
+          else
+            hp_conv2d_block_row<2>(s, epi, img, t.Hp, t.Wp, r0, wt, y, n, g, m0,
+                                   mCount, oh);
+        }
     }
   }
 }
@@ -3943,13 +4068,173 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
 /// HP_BCONV_M output channels per group (a GEMM of so few rows after im2col
 /// ran at half its speed: ResNet-18/8's stem, 1.9 -> 1.1 ms at batch 32),
 /// rows of at least HP_BCONV_W outputs, stride 1 or 2 along the row, and
-/// buffers that fit. Not for depthwise groups (hp_conv2d_direct_pays), where
-/// one output channel would leave seven accumulators idle.
+/// buffers that fit: the weights, and the padded input rows of one output
+/// row. Not for depthwise groups (hp_conv2d_direct_pays), where one output
+/// channel would leave seven accumulators idle.
 static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
   return s.Mg <= HP_BCONV_M && !hp_conv2d_direct_pays(s) &&
          s.OW >= HP_BCONV_W && (s.sW == 1 || s.sW == 2) &&
          s.Cg * s.kH * s.kW <= HP_BCONV_K &&
-         hp_conv2d_block_span(s) <= HP_BCONV_SPAN;
+         s.Cg * ((s.kH - 1) * s.dH + 1) * hp_conv2d_blocked_row(s) <=
+             HP_CCONV_PAD;
+}
+
+/// One block of hp_conv2d_channels: P output positions, at offsets base[p]
+/// of the padded input `xp` (`rowStride` values per row, `planeStride` per
+/// input channel), and output channels [m0, m0 + 16 x NVM) of `wp` ([K][Mp]
+/// from m0, packed by hetpar-compile). For each (input channel, kernel row,
+/// kernel column): NVM weight vectors, times one input value per position.
+/// The sums go to out[p][m - m0].
+template <int P, int NVM>
+static void hp_cconv_block(const hp_conv2d_shape &s, const float *xp,
+                           int64_t rowStride, int64_t planeStride,
+                           const float *wp, int64_t Mp, const int64_t *base,
+                           float (*out)[16 * NVM]) {
+  // Local accumulators, stored once at the end: a vector of float may alias
+  // the float inputs, so accumulating into `out` would keep them in memory.
+  // Every loop over P or NVM is unrolled, so that they stay in registers.
+  hp_v16f acc[P][NVM];
+#pragma GCC unroll 24
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < NVM; ++v)
+      acc[p][v] = hp_v16f{};
+  const float *wk = wp;
+  for (int64_t c = 0; c < s.Cg; ++c)
+    for (int64_t kh = 0; kh < s.kH; ++kh)
+      for (int64_t kw = 0; kw < s.kW; ++kw, wk += Mp) {
+        const float *x =
+            xp + c * planeStride + kh * s.dH * rowStride + kw * s.dW;
+        hp_v16f w[NVM];
+#pragma GCC unroll 4
+        for (int v = 0; v < NVM; ++v)
+          memcpy(&w[v], wk + 16 * v, sizeof w[v]);
+#pragma GCC unroll 24
+        for (int p = 0; p < P; ++p) {
+          const float in = x[base[p]];
+#pragma GCC unroll 4
+          for (int v = 0; v < NVM; ++v)
+            acc[p][v] += in * w[v];
+        }
+      }
+#pragma GCC unroll 24
+  for (int p = 0; p < P; ++p)
+    memcpy(out[p], acc[p], sizeof acc[p]);
+}
+
+/// hp_conv_finish over the sums of one output position in channels
+/// [m0, m0 + count) (`v`, contiguous), the position's element of channel m0
+/// being element `at` of the output and of z, `stride` elements per channel:
+/// one vector loop per part of the epilogue, in hp_conv_finish's order.
+static inline void hp_cconv_finish(const hp_conv_epilogue<float> &e, float *v,
+                                   int64_t count, int64_t m0, int64_t at,
+                                   int64_t stride) {
+  if (e.bias) {
+    const float *b = e.bias + m0;
+    HP_SIMD
+    for (int64_t m = 0; m < count; ++m)
+      v[m] = b[m] + v[m];
+  }
+  if (e.z)
+    for (int64_t m = 0; m < count; ++m)
+      v[m] = v[m] + e.z[at + m * stride];
+  if (e.act == HP_ACT_RELU) {
+    HP_SIMD
+    for (int64_t m = 0; m < count; ++m)
+      v[m] = v[m] < 0.0f ? 0.0f : v[m];
+  } else if (e.act == HP_ACT_CLIP) {
+    HP_SIMD
+    for (int64_t m = 0; m < count; ++m)
+      v[m] = hp_min<float>(hp_max<float>(v[m], e.lo), e.hi);
+  }
+}
+
+/// Direct 2-D convolution of float on the CPU, vectorized over output
+/// channels (16 per vector) with the weights packed at compile time as
+/// [G][Cg x kH x kW][Mp] (Mp: Mg rounded up to 16, zero past Mg): each block
+/// holds P output positions times NVM vectors of channels, and each input
+/// value is broadcast once per block. For convolutions with many output
+/// channels and small planes (ResNet's later stages, 2 x 2 to 8 x 8
+/// outputs), where the tiles' GEMMs of few columns reach half of ONNX
+/// Runtime's speed and the row-vectorized hp_conv2d_blocked would leave
+/// most of a vector idle. One task per group, channel block and tile
+/// (hp_conv2d_pad_tiles): it copies the input rows it reads into zero-padded
+/// planes on its stack (no bounds tests in the loop), and its positions run
+/// on across the images of the tile, so that 2 x 2 planes fill a block.
+template <int P, int NVM>
+static void hp_conv2d_channels(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
+                               const float *x, const float *wp, float *y,
+                               hp_conv2d_pad_tiling t) {
+  const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
+  const int64_t mBlock = 16 * NVM, mBlocks = (s.Mg + mBlock - 1) / mBlock;
+  const int64_t imageTiles = (s.N + t.images - 1) / t.images;
+  const int64_t tiles = imageTiles * t.chunks, outPlane = s.OH * s.OW;
+  const int64_t plane = t.Hp * t.Wp, imageStride = s.Cg * plane;
+#pragma omp parallel
+  {
+    alignas(64) float xp[HP_CCONV_PAD];
+    int64_t padded = -1; // the (group, tile) whose input xp holds
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < s.G * tiles * mBlocks; ++task) {
+      // Channel blocks innermost: a thread's consecutive tasks share a tile.
+      const int64_t mb = task % mBlocks, tile = task / mBlocks % tiles;
+      const int64_t g = task / (mBlocks * tiles);
+      const int64_t n0 = tile / t.chunks * t.images;
+      const int64_t n1 = n0 + t.images < s.N ? n0 + t.images : s.N;
+      const int64_t oh0 = tile % t.chunks * t.rows;
+      const int64_t oh1 = oh0 + t.rows < s.OH ? oh0 + t.rows : s.OH;
+      if (padded != g * tiles + tile) {
+        hp_conv2d_pad_rows(s, t, x, n0, n1, g, oh0 * s.sH - s.pH, xp);
+        padded = g * tiles + tile;
+      }
+      const int64_t m0 = mb * mBlock;
+      const int64_t mCount = s.Mg - m0 < mBlock ? s.Mg - m0 : mBlock;
+      const float *wg = wp + g * K * Mp + m0;
+      // Positions: (image, row, column) of the tile, flattened.
+      const int64_t perImage = (oh1 - oh0) * s.OW;
+      const int64_t count = (n1 - n0) * perImage;
+      for (int64_t q = 0; q < count; q += P) {
+        const int64_t live = count - q < P ? count - q : P;
+        int64_t base[P], at[P];
+        for (int p = 0; p < P; ++p) {
+          // Past the tile's end, the last position again (not stored).
+          const int64_t k = q + (p < live ? p : live - 1);
+          const int64_t i = k / perImage, r = k % perImage;
+          const int64_t oh = r / s.OW, ow = r % s.OW;
+          base[p] = i * imageStride + oh * s.sH * t.Wp + ow * s.sW;
+          at[p] =
+              ((n0 + i) * s.G + g) * s.Mg * outPlane + (oh0 + oh) * s.OW + ow;
+        }
+        alignas(64) float out[P][16 * NVM];
+        hp_cconv_block<P, NVM>(s, xp, t.Wp, plane, wg, Mp, base, out);
+        for (int64_t p = 0; p < live; ++p)
+          hp_cconv_finish(epi, out[p], mCount, g * s.Mg + m0,
+                          at[p] + m0 * outPlane, outPlane);
+        for (int64_t m = 0; m < mCount; ++m)
+          for (int64_t p = 0; p < live; ++p)
+            y[at[p] + (m0 + m) * outPlane] = out[p][m];
+      }
+    }
+  }
+}
+
+/// hp_conv2d_channels with the accumulators that fit the group's channels:
+/// 24 positions of one vector (16 channels), 12 of two, or 6 of four.
+static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
+                                      const hp_conv_epilogue<float> &epi,
+                                      const float *x, const float *wp, float *y,
+                                      int64_t threads) {
+  const int nvm = s.Mg <= 16 ? 1 : s.Mg <= 32 ? 2 : 4;
+  // Each position reads (kW - 1) x dW + 1 columns from its first.
+  const hp_conv2d_pad_tiling t = hp_conv2d_pad_tiles(
+      s, threads, s.G * ((s.Mg + 16 * nvm - 1) / (16 * nvm)),
+      (s.OW - 1) * s.sW + (s.kW - 1) * s.dW + 1, (24 + s.OW - 1) / s.OW);
+  if (nvm == 1)
+    hp_conv2d_channels<24, 1>(s, epi, x, wp, y, t);
+  else if (nvm == 2)
+    hp_conv2d_channels<12, 2>(s, epi, x, wp, y, t);
+  else
+    hp_conv2d_channels<6, 4>(s, epi, x, wp, y, t);
 }
 
 /// A 2-D convolution on the CPU as independent tasks, one per group and
@@ -4012,15 +4297,17 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
 #endif
 
 /// A 2-D convolution finished by `epi` (bias, residual, activation): the
-/// direct kernel where hp_conv2d_direct_pays, on the CPU the register-blocked
-/// kernel or the tiles where they pay (each finishes its outputs while they
-/// are in registers or cache), else per image and group im2col into `cols`
-/// ([Cg*kH*kW, OH*OW]) and one GEMM, then one pass of the epilogue. Returns
-/// 0, or non-zero with ctx->error set (a GEMM failure).
+/// direct kernel where hp_conv2d_direct_pays; on the CPU the register-blocked
+/// kernel, the channel-vectorized one (given `wPacked`, the weights packed
+/// as hp_conv2d_channels_runs describes; null: not packed) or the tiles
+/// where they pay (each finishes its outputs while they are in registers or
+/// cache); else per image and group im2col into `cols` ([Cg*kH*kW, OH*OW])
+/// and one GEMM, then one pass of the epilogue. Returns 0, or non-zero with
+/// ctx->error set (a GEMM failure).
 template <typename T, typename Acc>
 static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
                             hp_conv_epilogue<T> epi, const T *x, const T *w,
-                            T *y, T *cols) {
+                            const T *wPacked, T *y, T *cols) {
   const int64_t outPlane = s.OH * s.OW, inPlane = s.H * s.W;
   const int64_t kc = s.kH * s.kW;
   if (hp_conv2d_direct_pays(s)) {
@@ -4046,6 +4333,12 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
   if (std::is_same<T, float>::value && hp_conv2d_blocked_pays(s)) {
     hp_conv2d_blocked(s, *(const hp_conv_epilogue<float> *)&epi,
                       (const float *)x, (const float *)w, (float *)y);
+    return 0;
+  }
+  if (std::is_same<T, float>::value && wPacked && hp_conv2d_channels_runs(s)) {
+    hp_conv2d_channels_launch(s, *(const hp_conv_epilogue<float> *)&epi,
+                              (const float *)x, (const float *)wPacked,
+                              (float *)y, threads);
     return 0;
   }
   const hp_conv2d_tiling tiling = hp_conv2d_tiles(s, threads);
