@@ -3818,26 +3818,27 @@ hp_conv2d_pad_tiles(const hp_conv2d_shape &s, int64_t threads, int64_t outer,
 
 /// Copies input rows [ih0, ih0 + t.Hp) (ih0 may be negative: padding) of
 /// images [n0, n1) of group g into `xp` as [image][channel][t.Hp][t.Wp],
-/// input column iw at iw + pW, the pad columns and rows zero.
+/// input column iw at iw + pW, the pad columns and rows zero: one memset of
+/// the whole tile, then a short loop per row (rows of 2 to 70 values, where
+/// a memcpy and two memsets per row took a sixth of ResNet-18/8's run).
 static void hp_conv2d_pad_rows(const hp_conv2d_shape &s,
                                const hp_conv2d_pad_tiling &t, const float *x,
                                int64_t n0, int64_t n1, int64_t g, int64_t ih0,
                                float *xp) {
   const int64_t left = s.pW < t.Wp ? s.pW : t.Wp;
   const int64_t copy = t.Wp - left < s.W ? t.Wp - left : s.W;
+  const int64_t r0 = ih0 < 0 ? -ih0 : 0; // the first row that exists
+  const int64_t r1 = s.H - ih0 < t.Hp ? s.H - ih0 : t.Hp;
+  memset(xp, 0, sizeof(float) * (size_t)((n1 - n0) * s.Cg * t.Hp * t.Wp));
   for (int64_t n = n0; n < n1; ++n)
-    for (int64_t c = 0; c < s.Cg; ++c) {
+    for (int64_t c = 0; c < s.Cg; ++c, xp += t.Hp * t.Wp) {
       const float *plane = x + ((n * s.G + g) * s.Cg + c) * s.H * s.W;
-      for (int64_t r = 0; r < t.Hp; ++r, xp += t.Wp) {
-        const int64_t ih = ih0 + r;
-        if (ih < 0 || ih >= s.H) {
-          memset(xp, 0, sizeof(float) * (size_t)t.Wp);
-          continue;
-        }
-        memset(xp, 0, sizeof(float) * (size_t)left);
-        memcpy(xp + left, plane + ih * s.W, sizeof(float) * (size_t)copy);
-        memset(xp + left + copy, 0,
-               sizeof(float) * (size_t)(t.Wp - left - copy));
+      for (int64_t r = r0; r < r1; ++r) {
+        const float *src = plane + (ih0 + r) * s.W;
+        float *dst = xp + r * t.Wp + left;
+        HP_SIMD
+        for (int64_t j = 0; j < copy; ++j)
+          dst[j] = src[j];
       }
     }
 }
