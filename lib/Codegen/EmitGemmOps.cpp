@@ -41,10 +41,19 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
   };
   int64_t sA = uniform(batchA, M * K), sB = uniform(batchB, K * N);
   if (sA >= 0 && sB >= 0) {
-    call(
-        llvm::formatv("{0}(ctx, 0, 0, {1}, {2}, {3}, 1.0f, {4}, {3}, {5}, {6}, "
-                      "{2}, {7}, 0.0f, {8}, {2}, {9}, {10})",
-                      fn, M, N, K, ptr(A), sA, ptr(B), sB, ptr(Y), M * N, nb));
+    // A 2-D constant B shared by batches that lie row after row in A: one
+    // GEMM of nb x M rows, on B packed where hp_gemm_panels takes it.
+    std::string packed = shapeOf(B).size() == 2 && (nb == 1 || sA == M * K)
+                             ? packedGemmOperand(B, nb * M, N, K, false)
+                             : "nullptr";
+    std::string args = llvm::formatv(
+        "ctx, 0, 0, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {5}, {1}, {6}, 0.0f, "
+        "{7}, {1}, {8}, {9}",
+        M, N, K, ptr(A), sA, unpackedOperand(B, packed), sB, ptr(Y), M * N, nb);
+    if (packed == "nullptr")
+      call(fn + "(" + args + ")");
+    else
+      call("hp_gemm_b<" + st + ", " + acc + ">(" + args + ", " + packed + ")");
     ++program.libraryCalls;
     return success();
   }
@@ -109,12 +118,17 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   } else {
     beta = 0.0;
   }
-  call(
-      llvm::formatv("hp_gemm<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-                    "{9}, 0, {10}, {11}, 0, {12}, {13}, {5}, 0, 1)",
-                    storageType(elt), accType(elt), ta, tb, M, N, K,
-                    floatLiteral(alpha, false), ptr(A), a[1], ptr(B), b[1],
-                    floatLiteral(beta, false), ptr(Y)));
+  std::string types = "<" + storageType(elt) + ", " + accType(elt) + ">";
+  std::string packed = ta ? "nullptr" : packedGemmOperand(B, M, N, K, tb != 0);
+  std::string args = llvm::formatv(
+      "ctx, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, 0, {8}, {9}, 0, {10}, "
+      "{11}, {3}, 0, 1",
+      ta, tb, M, N, K, floatLiteral(alpha, false), ptr(A), a[1],
+      unpackedOperand(B, packed), b[1], floatLiteral(beta, false), ptr(Y));
+  if (packed == "nullptr")
+    call("hp_gemm" + types + "(" + args + ")");
+  else
+    call("hp_gemm_b" + types + "(" + args + ", " + packed + ")");
   ++program.libraryCalls;
   return success();
 }
@@ -240,45 +254,103 @@ LogicalResult Emitter::emitConv(Operation *op) {
   return success();
 }
 
-/// The pointer expression of a 2-D Conv's weight `w` packed as
-/// hp_conv2d_channels reads it (hetpar_conv2d.h: [G][Cg x kH x kW][Mp], zero
-/// past Mg), written into weights.bin once per constant, or "nullptr" where
-/// that kernel does not run on it: no CPU build, a weight that is not a
-/// float32 constant in storage (a trained parameter, --dtype float16), a
-/// shape hp_conv2d_channels_runs refuses. The constant's own copy stays
-/// (the GPU build and the other CPU kernels read [M][Cg][kH][kW]).
-std::string Emitter::packedConvWeight(Value w, const hp_conv2d_shape &s) {
+/// The bytes of `w` when a CPU kernel may read a packed copy of it
+/// (hetpar_packed.h): the CPU build is on and `w` is a float32 constant in
+/// storage (not a trained parameter, not --dtype float16/bfloat16). None
+/// otherwise, and when its data is missing (ptr(w) reports that).
+std::optional<std::vector<char>> Emitter::packableConstant(Value w) {
   Value r = root(w);
-  if (!opts.buildCPU || !hp_conv2d_channels_runs(s) || !eltOf(r).isF32() ||
-      converted(eltOf(r)))
-    return "nullptr";
+  if (!opts.buildCPU || !eltOf(r).isF32() || converted(eltOf(r)))
+    return std::nullopt;
   ElementsAttr attr = getConstantElements(r);
   if (!attr)
-    return "nullptr";
-  auto it = packedWeightOffset.find(r);
+    return std::nullopt;
+  FailureOr<std::vector<char>> bytes = getElementsBytes(attr);
+  if (failed(bytes))
+    return std::nullopt;
+  return std::move(*bytes);
+}
+
+/// Appends `packed`, the `layout` copy of constant `w` (shape `shape`), to
+/// weights.bin once per constant and layout, named "<w's name>.packed";
+/// returns its pointer expression.
+std::string Emitter::addPacked(Value w, llvm::StringRef layout,
+                               llvm::ArrayRef<int64_t> shape,
+                               std::vector<char> packed) {
+  Value r = root(w);
+  auto key = std::make_pair(r.getAsOpaquePointer(), layout.str());
+  auto it = packedWeightOffset.find(key);
   if (it == packedWeightOffset.end()) {
-    FailureOr<std::vector<char>> bytes = getElementsBytes(attr);
-    if (failed(bytes))
-      return "nullptr"; // ptr(w) reports the missing data
-    const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
-    std::vector<char> packed(sizeof(float) * s.G * K * Mp, 0);
-    const float *src = reinterpret_cast<const float *>(bytes->data());
-    float *dst = reinterpret_cast<float *>(packed.data());
-    for (int64_t g = 0; g < s.G; ++g)
-      for (int64_t m = 0; m < s.Mg; ++m)
-        for (int64_t k = 0; k < K; ++k)
-          dst[(g * K + k) * Mp + m] = src[(g * s.Mg + m) * K + k];
-    std::string name = onnx::getNodeName(w.getLoc());
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+    std::string name = onnx::getNodeName(r.getLoc());
+    if (auto res =
+            dyn_cast_or_null<DenseResourceElementsAttr>(getConstantElements(r)))
       name = res.getRawHandle().getKey().str();
-    llvm::json::Object layout{{"packed", "conv2d_channels"}};
-    it = packedWeightOffset
-             .try_emplace(r,
-                          appendWeight(name + ".packed", eltOf(r), {s.G, K, Mp},
-                                       std::move(packed), std::move(layout)))
-             .first;
+    llvm::json::Object extra{{"packed", layout.str()}};
+    int64_t offset = appendWeight(name + ".packed", eltOf(r), shape,
+                                  std::move(packed), std::move(extra));
+    it = packedWeightOffset.emplace(key, offset).first;
   }
   return "((const float *)(weights + " + std::to_string(it->second) + "))";
+}
+
+/// The pointer expression of `w`, an operand whose kernel was given its
+/// packed copy `packed` ("nullptr": none): "nullptr" when the CUDA build is
+/// off (--targets=cpu), so that a constant read only by packed kernels is not
+/// written to weights.bin twice (GPT-2 small's 497 MB would be 946 MB); the
+/// kernels (hp_gemm_b, hp_conv2d_launch) then never read it, the predicates
+/// of hetpar_packed.h deciding for both.
+std::string Emitter::unpackedOperand(Value w, const std::string &packed) {
+  if (packed == "nullptr" || opts.buildCUDA)
+    return ptr(w);
+  packedOnly = true;
+  return "nullptr";
+}
+
+/// The pointer expression of a 2-D Conv's weight `w` packed as
+/// hp_conv2d_channels reads it (hetpar_packed.h: [G][Cg x kH x kW][Mp],
+/// zero past Mg), or "nullptr" where that kernel does not run on it (see
+/// packableConstant; a shape hp_conv2d_channels_runs refuses). The
+/// constant's own copy stays: the GPU build and the other CPU kernels read
+/// [M][Cg][kH][kW].
+std::string Emitter::packedConvWeight(Value w, const hp_conv2d_shape &s) {
+  if (!hp_conv2d_channels_runs(s))
+    return "nullptr";
+  std::optional<std::vector<char>> bytes = packableConstant(w);
+  if (!bytes)
+    return "nullptr";
+  const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
+  std::vector<char> packed(sizeof(float) * s.G * K * Mp, 0);
+  const float *src = reinterpret_cast<const float *>(bytes->data());
+  float *dst = reinterpret_cast<float *>(packed.data());
+  for (int64_t g = 0; g < s.G; ++g)
+    for (int64_t m = 0; m < s.Mg; ++m)
+      for (int64_t k = 0; k < K; ++k)
+        dst[(g * K + k) * Mp + m] = src[(g * s.Mg + m) * K + k];
+  return addPacked(w, "conv2d_channels", {s.G, K, Mp}, std::move(packed));
+}
+
+/// The pointer expression of a GEMM's constant right-hand matrix `b` ([K, N],
+/// or [N, K] when `tb`) packed as hp_gemm_panels reads it (hetpar_packed.h:
+/// panels [ceil(N / 64)][K][64] of op(b), zero past N), or "nullptr" where
+/// it does not run on it (see packableConstant; `rows`, the rows of every
+/// batch sharing b, with N and K refused by hp_gemm_packs_b).
+std::string Emitter::packedGemmOperand(Value b, int64_t rows, int64_t N,
+                                       int64_t K, bool tb) {
+  if (!hp_gemm_packs_b(rows, N, K))
+    return "nullptr";
+  std::optional<std::vector<char>> bytes = packableConstant(b);
+  if (!bytes)
+    return "nullptr";
+  const int64_t panels = (N + HP_GEMM_PANEL - 1) / HP_GEMM_PANEL;
+  std::vector<char> packed(sizeof(float) * panels * K * HP_GEMM_PANEL, 0);
+  const float *src = reinterpret_cast<const float *>(bytes->data());
+  float *dst = reinterpret_cast<float *>(packed.data());
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n)
+      dst[(n / HP_GEMM_PANEL * K + k) * HP_GEMM_PANEL + n % HP_GEMM_PANEL] =
+          tb ? src[n * K + k] : src[k * N + n];
+  return addPacked(b, "gemm_panels", {panels, K, HP_GEMM_PANEL},
+                   std::move(packed));
 }
 
 /// A 2-D Conv or FusedConv: one hp_conv2d_launch, which picks the direct
@@ -298,8 +370,8 @@ LogicalResult Emitter::emitConv2d(Operation *op, const hp_conv2d_shape &shape,
   std::string packed = packedConvWeight(W, shape);
   line(llvm::formatv("if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
                      "{3}, {4}, {5}, {6}, {7}, (({0} *){8})))",
-                     st, accType(elt), dims, epilogue, ptr(X), ptr(W), packed,
-                     ptr(Y), scratch(op)));
+                     st, accType(elt), dims, epilogue, ptr(X),
+                     unpackedOperand(W, packed), packed, ptr(Y), scratch(op)));
   line("  return 1;");
   ++program.libraryCalls;
   return success();

@@ -737,6 +737,10 @@ void Emitter::writeSource() {
                 "#define HETPAR_MULTI_DEVICE\n"
               : "")
       << meshDevices << "#include \"hetpar/device/hetpar_device.h\"\n\n"
+      << (packedOnly ? "#if HP_CUDA\n#error \"generated for the CPU only "
+                       "(--targets=cpu): weights.bin holds some constants only "
+                       "in the CPU kernels' packed layouts\"\n#endif\n"
+                     : "")
       << "#define HP_ARENA_BYTES " << program.arenaBytes << "ULL\n"
       << "#define HP_WEIGHTS_BYTES " << program.weightsBytes << "ULL\n"
       << "#define HP_NUM_INPUTS " << func.getNumArguments() << "\n"

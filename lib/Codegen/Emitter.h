@@ -24,7 +24,7 @@
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Training.h"
-#include "hetpar/device/hetpar_conv2d.h"
+#include "hetpar/device/hetpar_packed.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <tuple>
 
 namespace hetpar::codegen::emitter {
@@ -158,7 +159,14 @@ private:
   LogicalResult emitConv(Operation *op);
   LogicalResult emitConv2d(Operation *op, const hp_conv2d_shape &shape,
                            const std::string &epilogue);
+  std::optional<std::vector<char>> packableConstant(Value w);
+  std::string addPacked(Value w, llvm::StringRef layout,
+                        llvm::ArrayRef<int64_t> shape,
+                        std::vector<char> packed);
   std::string packedConvWeight(Value w, const hp_conv2d_shape &shape);
+  std::string packedGemmOperand(Value b, int64_t rows, int64_t N, int64_t K,
+                                bool tb);
+  std::string unpackedOperand(Value w, const std::string &packed);
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
@@ -218,7 +226,11 @@ private:
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
-  llvm::DenseMap<Value, int64_t> packedWeightOffset; // packedConvWeight's
+  // addPacked's copies: (constant, layout) -> offset in weights.bin.
+  std::map<std::pair<void *, std::string>, int64_t> packedWeightOffset;
+  /// unpackedOperand left out a constant's own copy: the source refuses to
+  /// build for CUDA.
+  bool packedOnly = false;
   llvm::DenseMap<Operation *, int64_t> globalOffset; // global -> offset
   llvm::DenseSet<Operation *> inPlaceStores;         // stores needing no copy
   llvm::json::Array weightEntries;

@@ -618,7 +618,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     return std::string(p);
   };
   for (llvm::StringRef h :
-       {"hetpar/device/hetpar_device.h", "hetpar/device/hetpar_conv2d.h",
+       {"hetpar/device/hetpar_device.h", "hetpar/device/hetpar_packed.h",
         "hetpar/runtime/ProgramABI.h"})
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;

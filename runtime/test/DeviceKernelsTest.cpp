@@ -433,7 +433,7 @@ void checkConv(const hp_conv2d_shape &s) {
   });
 }
 
-/// w ([G*Mg][K]) packed as hetpar_conv2d.h describes for
+/// w ([G*Mg][K]) packed as hetpar_packed.h describes for
 /// hp_conv2d_channels: [G][K][Mp], zero past Mg.
 std::vector<float> packChannels(const hp_conv2d_shape &s, const float *w) {
   const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
@@ -649,6 +649,74 @@ TEST(Conv2d, ChannelVectorizedRefuses) {
   wide.W = wide.OW = 3000;
   for (const hp_conv2d_shape &r : {few, pointwise, depthwise, longSum, wide})
     EXPECT_FALSE(hp_conv2d_channels_runs(r));
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM on a packed right-hand operand: hp_gemm_b with B packed as
+// hetpar_packed.h describes, against a plain loop in double.
+//===----------------------------------------------------------------------===//
+
+/// B ([K][N], or [N][K] when tb) packed as panels [ceil(N/64)][K][64].
+std::vector<float> packPanels(const std::vector<float> &B, int64_t K, int64_t N,
+                              bool tb) {
+  const int64_t panels = (N + HP_GEMM_PANEL - 1) / HP_GEMM_PANEL;
+  std::vector<float> packed(panels * K * HP_GEMM_PANEL, 0.0f);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n)
+      packed[(n / HP_GEMM_PANEL * K + k) * HP_GEMM_PANEL + n % HP_GEMM_PANEL] =
+          tb ? B[n * K + k] : B[k * N + n];
+  return packed;
+}
+
+/// hp_gemm_b on `batch` matrices A [M, K] sharing B, against the loop:
+/// C = alpha A B + beta C0.
+void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
+                     float alpha, float beta) {
+  std::vector<float> A(batch * M * K), B(K * N), C(batch * M * N);
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = (float)((i * 7) % 11) * 0.25f - 1.25f;
+  for (size_t i = 0; i < B.size(); ++i)
+    B[i] = (float)((i * 5) % 13) * 0.125f - 0.75f;
+  for (size_t i = 0; i < C.size(); ++i)
+    C[i] = (float)(i % 9) - 4.0f;
+  std::vector<double> want(C.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (double)A[(b * M + m) * K + k] *
+                 (tb ? B[n * K + k] : B[k * N + n]);
+        const int64_t i = (b * M + m) * N + n;
+        want[i] = alpha * acc + beta * (double)C[i];
+      }
+  std::vector<float> packed = packPanels(B, K, N, tb);
+  int status = hp_gemm_b<float, float>(
+      nullptr, 0, tb, M, N, K, alpha, A.data(), K, M * K, B.data(), tb ? K : N,
+      0, beta, C.data(), N, M * N, batch, packed.data());
+  ASSERT_EQ(status, 0);
+  for (size_t i = 0; i < C.size(); ++i)
+    ASSERT_NEAR(C[i], want[i], 1e-4 * (1 + std::fabs(want[i])))
+        << "element " << i;
+}
+
+// Blocks of 6 rows with a partial last one, a partial last panel, a sum of
+// one; alpha and beta; B given transposed (Gemm's transB, packed the same);
+// batches that share B stacked into one GEMM; GPT-2's shapes at 32 rows.
+// Below 16 rows the GEMM takes OpenBLAS (hp_gemm_packs_b), still correct.
+TEST(GemmPanels, PackedOperandMatchesLoop) {
+  EXPECT_TRUE(hp_gemm_packs_b(17, 70, 33));
+  checkGemmPanels(1, 17, 70, 33, false, 1.0f, 0.0f);
+  checkGemmPanels(1, 16, 130, 1, false, 1.0f, 0.0f);
+  checkGemmPanels(1, 20, 64, 40, true, 0.5f, 1.0f);
+  checkGemmPanels(1, 23, 96, 19, false, 2.0f, 0.0f);
+  checkGemmPanels(3, 7, 50, 12, false, 1.0f, 0.0f);
+  checkGemmPanels(1, 32, 768, 768, false, 1.0f, 0.0f);
+  checkGemmPanels(1, 32, 50, 3072, true, 1.0f, 0.0f);
+  EXPECT_FALSE(hp_gemm_packs_b(15, 70, 33));
+  checkGemmPanels(1, 15, 70, 33, false, 1.0f, 0.0f);
+  EXPECT_FALSE(hp_gemm_packs_b(64, 31, 33));
+  EXPECT_FALSE(hp_gemm_packs_b(64, 64, HP_GEMM_PANEL_K + 1));
 }
 
 //===----------------------------------------------------------------------===//

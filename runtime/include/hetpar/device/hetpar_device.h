@@ -22,7 +22,7 @@
 #ifndef HETPAR_DEVICE_H
 #define HETPAR_DEVICE_H
 
-#include "hetpar/device/hetpar_conv2d.h"
+#include "hetpar/device/hetpar_packed.h"
 #include "hetpar/runtime/ProgramABI.h"
 
 #include <math.h>
@@ -3362,7 +3362,7 @@ static void hp_attention_launch(hp_ctx *ctx, hp_attention_shape s, const T *q,
 //===----------------------------------------------------------------------===//
 
 // hp_conv2d_shape, and which convolutions get packed weights:
-// hetpar_conv2d.h (shared with the code generator).
+// hetpar_packed.h (shared with the code generator).
 
 /// What a convolution does to each output element after its sum (the
 /// epilogue of onnx.Conv and onnx.FusedConv, as ONNX Runtime's FusedConv):
@@ -4080,16 +4080,19 @@ static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
              HP_CCONV_PAD;
 }
 
-/// One block of hp_conv2d_channels: P output positions, at offsets base[p]
-/// of the padded input `xp` (`rowStride` values per row, `planeStride` per
-/// input channel), and output channels [m0, m0 + 16 x NVM) of `wp` ([K][Mp]
-/// from m0, packed by hetpar-compile). For each (input channel, kernel row,
-/// kernel column): NVM weight vectors, times one input value per position.
-/// The sums go to out[p][m - m0].
+/// P x 16 x NVM sums of products with one operand broadcast (the
+/// micro-kernel of hp_conv2d_channels and hp_gemm_panels): for each of P
+/// outputs and 16 x NVM columns of `w`,
+///   out[p][j] = sum over (a, b, c) < ext of
+///               x[base[p] + a step[0] + b step[1] + c step[2]] w[i][j],
+/// i counting the (a, b, c) in order, `wStep` values apart in w. Per step,
+/// NVM vector loads of w and one broadcast per output: a convolution's
+/// (input channel, kernel row, kernel column) over its positions, or a
+/// GEMM's k over its rows (ext {1, 1, K}).
 template <int P, int NVM>
-static void hp_cconv_block(const hp_conv2d_shape &s, const float *xp,
-                           int64_t rowStride, int64_t planeStride,
-                           const float *wp, int64_t Mp, const int64_t *base,
+static void hp_bcast_block(const float *x, const int64_t *base,
+                           const int64_t ext[3], const int64_t step[3],
+                           const float *w, int64_t wStep,
                            float (*out)[16 * NVM]) {
   // Local accumulators, stored once at the end: a vector of float may alias
   // the float inputs, so accumulating into `out` would keep them in memory.
@@ -4100,22 +4103,21 @@ static void hp_cconv_block(const hp_conv2d_shape &s, const float *xp,
 #pragma GCC unroll 4
     for (int v = 0; v < NVM; ++v)
       acc[p][v] = hp_v16f{};
-  const float *wk = wp;
-  for (int64_t c = 0; c < s.Cg; ++c)
-    for (int64_t kh = 0; kh < s.kH; ++kh)
-      for (int64_t kw = 0; kw < s.kW; ++kw, wk += Mp) {
-        const float *x =
-            xp + c * planeStride + kh * s.dH * rowStride + kw * s.dW;
-        hp_v16f w[NVM];
+  const float *wk = w;
+  for (int64_t a = 0; a < ext[0]; ++a)
+    for (int64_t b = 0; b < ext[1]; ++b)
+      for (int64_t c = 0; c < ext[2]; ++c, wk += wStep) {
+        const float *xk = x + a * step[0] + b * step[1] + c * step[2];
+        hp_v16f wv[NVM];
 #pragma GCC unroll 4
         for (int v = 0; v < NVM; ++v)
-          memcpy(&w[v], wk + 16 * v, sizeof w[v]);
+          memcpy(&wv[v], wk + 16 * v, sizeof wv[v]);
 #pragma GCC unroll 24
         for (int p = 0; p < P; ++p) {
-          const float in = x[base[p]];
+          const float in = xk[base[p]];
 #pragma GCC unroll 4
           for (int v = 0; v < NVM; ++v)
-            acc[p][v] += in * w[v];
+            acc[p][v] += in * wv[v];
         }
       }
 #pragma GCC unroll 24
@@ -4171,6 +4173,9 @@ static void hp_conv2d_channels(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
   const int64_t imageTiles = (s.N + t.images - 1) / t.images;
   const int64_t tiles = imageTiles * t.chunks, outPlane = s.OH * s.OW;
   const int64_t plane = t.Hp * t.Wp, imageStride = s.Cg * plane;
+  // The sums over (input channel, kernel row, kernel column) in xp.
+  const int64_t ext[3] = {s.Cg, s.kH, s.kW};
+  const int64_t step[3] = {plane, s.dH * t.Wp, s.dW};
 #pragma omp parallel
   {
     alignas(64) float xp[HP_CCONV_PAD];
@@ -4207,7 +4212,7 @@ static void hp_conv2d_channels(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
               ((n0 + i) * s.G + g) * s.Mg * outPlane + (oh0 + oh) * s.OW + ow;
         }
         alignas(64) float out[P][16 * NVM];
-        hp_cconv_block<P, NVM>(s, xp, t.Wp, plane, wg, Mp, base, out);
+        hp_bcast_block<P, NVM>(xp, base, ext, step, wg, Mp, out);
         for (int64_t p = 0; p < live; ++p)
           hp_cconv_finish(epi, out[p], mCount, g * s.Mg + m0,
                           at[p] + m0 * outPlane, outPlane);
@@ -4236,6 +4241,67 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
     hp_conv2d_channels<12, 2>(s, epi, x, wp, y, t);
   else
     hp_conv2d_channels<6, 4>(s, epi, x, wp, y, t);
+}
+
+/// The rows of one block of hp_gemm_panels (6 x 64 accumulators: 24 of
+/// AVX-512's 32 vector registers).
+#define HP_GEMM_ROWS 6
+
+/// C[M, N] = alpha A[M, K] B + beta C (row-major, lda and ldc values per
+/// row; beta 0: C is not read) on the CPU, B packed at compile time as
+/// panels of 64 columns (hetpar_packed.h, hp_gemm_packs_b): for each block of
+/// 6 rows, K steps of four vector loads of the panel's row k and six
+/// broadcasts of A's. No packing at run time: OpenBLAS repacks B on every
+/// call, which took 12% of GPT-2 small at 1 x 128 (ONNX Runtime's MLAS packs
+/// its weights once, at load, as this does at compile time). Tasks of one
+/// panel and a run of row blocks, panel-major, at least four per thread
+/// where the shape allows.
+static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
+                           const float *A, int64_t lda, const float *Bp,
+                           float beta, float *C, int64_t ldc) {
+#ifdef _OPENMP
+  const int64_t threads = omp_get_max_threads();
+#else
+  const int64_t threads = 1;
+#endif
+  const int64_t panels = (N + HP_GEMM_PANEL - 1) / HP_GEMM_PANEL;
+  const int64_t blocks = (M + HP_GEMM_ROWS - 1) / HP_GEMM_ROWS;
+  int64_t runs = (4 * threads + panels - 1) / panels; // row runs per panel
+  runs = runs > blocks ? blocks : runs;
+  const int64_t run = (blocks + runs - 1) / runs; // blocks per task
+  const int64_t ext[3] = {1, 1, K}, step[3] = {0, 0, 1};
+#pragma omp parallel for schedule(static)
+  for (int64_t task = 0; task < panels * runs; ++task) {
+    const int64_t panel = task / runs, b0 = task % runs * run;
+    const int64_t n0 = panel * HP_GEMM_PANEL;
+    const int64_t cols = N - n0 < HP_GEMM_PANEL ? N - n0 : HP_GEMM_PANEL;
+    const float *bp = Bp + panel * K * HP_GEMM_PANEL;
+    for (int64_t b = b0; b < b0 + run && b < blocks; ++b) {
+      const int64_t m0 = b * HP_GEMM_ROWS;
+      const int64_t live = M - m0 < HP_GEMM_ROWS ? M - m0 : HP_GEMM_ROWS;
+      int64_t base[HP_GEMM_ROWS];
+      for (int p = 0; p < HP_GEMM_ROWS; ++p) // past M: the last row again
+        base[p] = (m0 + (p < live ? p : live - 1)) * lda;
+      alignas(64) float out[HP_GEMM_ROWS][HP_GEMM_PANEL];
+      hp_bcast_block<HP_GEMM_ROWS, HP_GEMM_PANEL / 16>(A, base, ext, step, bp,
+                                                       HP_GEMM_PANEL, out);
+      for (int64_t p = 0; p < live; ++p) {
+        float *c = C + (m0 + p) * ldc + n0;
+        const float *v = out[p];
+        if (beta != 0.0f) {
+          HP_SIMD
+          for (int64_t j = 0; j < cols; ++j)
+            c[j] = alpha * v[j] + beta * c[j];
+        } else if (alpha != 1.0f) {
+          HP_SIMD
+          for (int64_t j = 0; j < cols; ++j)
+            c[j] = alpha * v[j];
+        } else {
+          memcpy(c, v, sizeof(float) * (size_t)cols);
+        }
+      }
+    }
+  }
 }
 
 /// A 2-D convolution on the CPU as independent tasks, one per group and
@@ -4368,6 +4434,26 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
     hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
               epi, s.G * s.Mg, outPlane, y);
   return 0;
+}
+
+/// hp_gemm given `Bp`, B packed as hp_gemm_packs_b describes (null: not
+/// packed): on the CPU, a float GEMM with no transposed A whose batches
+/// share B and lie row after row in A and C (one GEMM of batch x M rows)
+/// runs hp_gemm_panels on it; everything else, and every GPU build, runs
+/// hp_gemm on B. Returns 0, or non-zero with ctx->error set.
+template <typename T, typename Acc>
+static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp) {
+#if !HP_CUDA
+  const bool stacked = batch == 1 || (sB == 0 && lda == K && sA == M * K &&
+                                      ldc == N && sC == M * N);
+  if (std::is_same<T, float>::value && Bp && !ta && stacked &&
+      hp_gemm_packs_b(batch * M, N, K)) {
+    hp_gemm_panels(batch * M, N, K, alpha, (const float *)A, lda,
+                   (const float *)Bp, beta, (float *)C, ldc);
+    return 0;
+  }
+#endif
+  return hp_gemm<T, Acc>(HP_GEMM_ARGS);
 }
 
 //===----------------------------------------------------------------------===//

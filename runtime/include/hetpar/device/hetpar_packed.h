@@ -1,15 +1,17 @@
-//===- hetpar_conv2d.h - 2-D convolution geometry and weight layout ======//
+//===- hetpar_packed.h - Which constant weights a program carries packed ==//
 //
-// The one definition of a 2-D convolution's geometry and of which
-// convolutions a program passes their weights packed for, shared by the
-// generated programs' device library (hetpar_device.h, which runs them) and
-// by hetpar-compile's code generator (lib/Codegen, which packs the weights
-// into weights.bin). Copied into every output folder with hetpar_device.h.
+// The one definition of which constant weights a program also carries in a
+// packed layout for the CPU kernels, and of those layouts, shared by the
+// generated programs' device library (hetpar_device.h, which reads them) and
+// by hetpar-compile's code generator (lib/Codegen, which writes them into
+// weights.bin once, at compile time): a 2-D convolution's weights for
+// hp_conv2d_channels, a GEMM's constant right-hand matrix for
+// hp_gemm_panels. Copied into every output folder with hetpar_device.h.
 // Plain C++14 with no device code, so that both compilers read it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef HETPAR_CONV2D_H
-#define HETPAR_CONV2D_H
+#ifndef HETPAR_PACKED_H
+#define HETPAR_PACKED_H
 
 #include <stdint.h>
 
@@ -55,4 +57,25 @@ static inline bool hp_conv2d_channels_runs(const hp_conv2d_shape &s) {
          s.Cg * spanH * Wp <= HP_CCONV_PAD;
 }
 
-#endif // HETPAR_CONV2D_H
+/// The columns of one panel of a packed GEMM operand: 64 floats, four
+/// AVX-512 vectors (hp_gemm_panels' 6 x 64 accumulators).
+#define HP_GEMM_PANEL 64
+
+/// The longest sum (K) of a GEMM on a packed operand: a panel, K x 64
+/// floats, then stays within 1 MiB, the L2 cache per core of the AVX-512
+/// machines it was measured on.
+#define HP_GEMM_PANEL_K 4096
+
+/// Whether a float32 GEMM C[M, N] = A[M, K] B[K, N] with a constant B runs
+/// hp_gemm_panels on the CPU given B packed as [ceil(N / 64)][K][64] (panel
+/// j: columns [64 j, 64 j + 64), row-major, zero past N), so that
+/// hetpar-compile writes that copy of B (op(B) for Gemm's transB) into
+/// weights.bin: at least 16 rows (fewer leave most of its 6-row blocks to a
+/// matrix-vector product, where OpenBLAS's GEMV wins), at least 32 columns
+/// (half a panel), and a sum of at most HP_GEMM_PANEL_K. `M` counts the rows
+/// of every batch that shares B.
+static inline bool hp_gemm_packs_b(int64_t M, int64_t N, int64_t K) {
+  return M >= 16 && N >= 32 && K >= 1 && K <= HP_GEMM_PANEL_K;
+}
+
+#endif // HETPAR_PACKED_H
