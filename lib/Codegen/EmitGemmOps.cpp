@@ -53,7 +53,8 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
     if (packed == "nullptr")
       call(fn + "(" + args + ")");
     else
-      call("hp_gemm_b<" + st + ", " + acc + ">(" + args + ", " + packed + ")");
+      call("hp_gemm_b<" + st + ", " + acc + ">(" + args + ", " + packed +
+           ", nullptr)");
     ++program.libraryCalls;
     return success();
   }
@@ -98,6 +99,9 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
   return success();
 }
 
+/// Gemm: hp_gemm, or hp_gemm_b on a packed constant B, which also takes a
+/// C of one row ([N] or [1, N]: hetpar-onnx-fuse-gemm-bias's biases) and adds
+/// it as it stores the product; another C is first broadcast into Y.
 LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   Value A = op->getOperand(0), B = op->getOperand(1), Y = op->getResult(0);
   int ta = intAttr(op, "transA", 0) != 0, tb = intAttr(op, "transB", 0) != 0;
@@ -106,7 +110,13 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   double alpha = floatAttr(op, "alpha", 1.0), beta = floatAttr(op, "beta", 1.0);
   Value C = op.getC();
   Type elt = eltOf(Y);
-  if (C && beta != 0.0) {
+  std::string types = "<" + storageType(elt) + ", " + accType(elt) + ">";
+  std::string packed = ta ? "nullptr" : packedGemmOperand(B, M, N, K, tb != 0);
+  std::string bias = "nullptr";
+  if (C && beta != 0.0 && packed != "nullptr" && numel(shapeOf(C)) == N &&
+      shapeOf(C).back() == N) {
+    bias = ptr(C);
+  } else if (C && beta != 0.0) {
     // Y = broadcast(C), then Y = alpha*A*B + beta*Y.
     llvm::ArrayRef<int64_t> c = shapeOf(C);
     llvm::SmallVector<int64_t> cs = stridesOf(c), in(2, 0);
@@ -118,8 +128,6 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   } else {
     beta = 0.0;
   }
-  std::string types = "<" + storageType(elt) + ", " + accType(elt) + ">";
-  std::string packed = ta ? "nullptr" : packedGemmOperand(B, M, N, K, tb != 0);
   std::string args = llvm::formatv(
       "ctx, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, 0, {8}, {9}, 0, {10}, "
       "{11}, {3}, 0, 1",
@@ -128,7 +136,7 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   if (packed == "nullptr")
     call("hp_gemm" + types + "(" + args + ")");
   else
-    call("hp_gemm_b" + types + "(" + args + ", " + packed + ")");
+    call("hp_gemm_b" + types + "(" + args + ", " + packed + ", " + bias + ")");
   ++program.libraryCalls;
   return success();
 }

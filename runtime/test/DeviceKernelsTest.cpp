@@ -669,9 +669,10 @@ std::vector<float> packPanels(const std::vector<float> &B, int64_t K, int64_t N,
 }
 
 /// hp_gemm_b on `batch` matrices A [M, K] sharing B, against the loop:
-/// C = alpha A B + beta C0.
+/// C = alpha A B + beta C0, or + beta bias[n] with a row of biases.
 void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
-                     float alpha, float beta) {
+                     float alpha, float beta,
+                     const std::vector<float> *bias = nullptr) {
   std::vector<float> A(batch * M * K), B(K * N), C(batch * M * N);
   for (size_t i = 0; i < A.size(); ++i)
     A[i] = (float)((i * 7) % 11) * 0.25f - 1.25f;
@@ -688,12 +689,13 @@ void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
           acc += (double)A[(b * M + m) * K + k] *
                  (tb ? B[n * K + k] : B[k * N + n]);
         const int64_t i = (b * M + m) * N + n;
-        want[i] = alpha * acc + beta * (double)C[i];
+        want[i] = alpha * acc + beta * (double)(bias ? (*bias)[n] : C[i]);
       }
   std::vector<float> packed = packPanels(B, K, N, tb);
   int status = hp_gemm_b<float, float>(
       nullptr, 0, tb, M, N, K, alpha, A.data(), K, M * K, B.data(), tb ? K : N,
-      0, beta, C.data(), N, M * N, batch, packed.data());
+      0, beta, C.data(), N, M * N, batch, packed.data(),
+      bias ? bias->data() : nullptr);
   ASSERT_EQ(status, 0);
   for (size_t i = 0; i < C.size(); ++i)
     ASSERT_NEAR(C[i], want[i], 1e-4 * (1 + std::fabs(want[i])))
@@ -704,6 +706,7 @@ void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
 // one; alpha and beta; B given transposed (Gemm's transB, packed the same);
 // batches that share B stacked into one GEMM; GPT-2's shapes at 32 rows.
 // Below 16 rows the GEMM takes OpenBLAS (hp_gemm_packs_b), still correct.
+// A row of biases with and without the panels.
 TEST(GemmPanels, PackedOperandMatchesLoop) {
   EXPECT_TRUE(hp_gemm_packs_b(17, 70, 33));
   checkGemmPanels(1, 17, 70, 33, false, 1.0f, 0.0f);
@@ -715,6 +718,14 @@ TEST(GemmPanels, PackedOperandMatchesLoop) {
   checkGemmPanels(1, 32, 50, 3072, true, 1.0f, 0.0f);
   EXPECT_FALSE(hp_gemm_packs_b(15, 70, 33));
   checkGemmPanels(1, 15, 70, 33, false, 1.0f, 0.0f);
+  // A row of biases (Gemm's C of [N]): added as the sums are stored, and
+  // broadcast into C first where the GEMM falls back to OpenBLAS.
+  std::vector<float> bias(70);
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = (float)(i % 7) - 3.0f;
+  checkGemmPanels(1, 17, 70, 33, false, 1.0f, 1.0f, &bias);
+  checkGemmPanels(1, 20, 70, 9, true, 0.5f, 2.0f, &bias);
+  checkGemmPanels(1, 15, 70, 33, false, 1.0f, 1.0f, &bias);
   EXPECT_FALSE(hp_gemm_packs_b(64, 31, 33));
   EXPECT_FALSE(hp_gemm_packs_b(64, 64, HP_GEMM_PANEL_K + 1));
 }

@@ -745,8 +745,9 @@ codegenOptions(hetpar::FloatMode floatMode) {
 /// Adds the graph rewrites code generation wants on every function: unless
 /// --fuse-attention=false, fused attention (hetpar-onnx-fuse-attention);
 /// unless --fuse-conv=false, convolutions with their residual Add and
-/// activation (hetpar-onnx-fuse-conv); then matrix transposes folded into
-/// GEMM flags (hetpar-onnx-fold-transposes). In this order a 2-D
+/// activation (hetpar-onnx-fuse-conv); a MatMul by a constant with its bias
+/// Add as one Gemm (hetpar-onnx-fuse-gemm-bias); then matrix transposes
+/// folded into GEMM flags (hetpar-onnx-fold-transposes). In this order a 2-D
 /// attention's MatMul(Q, Transpose(K)) is still a MatMul when the fusion
 /// looks for it.
 static void addCodegenRewrites(PassManager &pm) {
@@ -754,6 +755,7 @@ static void addCodegenRewrites(PassManager &pm) {
     pm.addNestedPass<func::FuncOp>(hetpar::createFuseAttentionPass());
   if (fuseConv)
     pm.addNestedPass<func::FuncOp>(hetpar::createFuseConvPass());
+  pm.addNestedPass<func::FuncOp>(hetpar::createFuseGemmBiasPass());
   pm.addNestedPass<func::FuncOp>(hetpar::createFoldTransposesPass());
 }
 

@@ -4248,7 +4248,8 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
 #define HP_GEMM_ROWS 6
 
 /// C[M, N] = alpha A[M, K] B + beta C (row-major, lda and ldc values per
-/// row; beta 0: C is not read) on the CPU, B packed at compile time as
+/// row; beta 0: C is not read), or with `bias` (a row [N]) alpha A B + beta
+/// bias in every row, on the CPU, B packed at compile time as
 /// panels of 64 columns (hetpar_packed.h, hp_gemm_packs_b): for each block of
 /// 6 rows, K steps of four vector loads of the panel's row k and six
 /// broadcasts of A's. No packing at run time: OpenBLAS repacks B on every
@@ -4258,7 +4259,8 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
 /// where the shape allows.
 static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
                            const float *A, int64_t lda, const float *Bp,
-                           float beta, float *C, int64_t ldc) {
+                           float beta, const float *bias, float *C,
+                           int64_t ldc) {
 #ifdef _OPENMP
   const int64_t threads = omp_get_max_threads();
 #else
@@ -4288,7 +4290,16 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
       for (int64_t p = 0; p < live; ++p) {
         float *c = C + (m0 + p) * ldc + n0;
         const float *v = out[p];
-        if (beta != 0.0f) {
+        if (bias && beta != 0.0f) {
+          const float *r = bias + n0;
+          HP_SIMD
+          for (int64_t j = 0; j < cols; ++j)
+            c[j] = alpha * v[j] + beta * r[j];
+        } else if (bias) {
+          HP_SIMD
+          for (int64_t j = 0; j < cols; ++j)
+            c[j] = alpha * v[j];
+        } else if (beta != 0.0f) {
           HP_SIMD
           for (int64_t j = 0; j < cols; ++j)
             c[j] = alpha * v[j] + beta * c[j];
@@ -4436,23 +4447,37 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
   return 0;
 }
 
+/// C's rows, each the row `bias` [N] (ldc values apart): Gemm's broadcast C
+/// before hp_gemm adds beta C to the product.
+template <typename T>
+HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
+  HP_FOR(i) { C[i / N * ldc + i % N] = bias[i % N]; }
+}
+
 /// hp_gemm given `Bp`, B packed as hp_gemm_packs_b describes (null: not
-/// packed): on the CPU, a float GEMM with no transposed A whose batches
-/// share B and lie row after row in A and C (one GEMM of batch x M rows)
-/// runs hp_gemm_panels on it; everything else, and every GPU build, runs
+/// packed), and optionally `bias`, a row [N]: with it C's prior content is
+/// that row in every row (C = alpha op(A) op(B) + beta bias, Gemm with a C of
+/// [N]) and is not read. On the CPU, a float GEMM with no transposed A whose
+/// batches share B and lie row after row in A and C (one GEMM of batch x M
+/// rows) runs hp_gemm_panels on Bp, adding the biases as it stores its sums;
+/// everything else, and every GPU build, fills C with the rows and runs
 /// hp_gemm on B. Returns 0, or non-zero with ctx->error set.
 template <typename T, typename Acc>
-static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp) {
+static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
 #if !HP_CUDA
   const bool stacked = batch == 1 || (sB == 0 && lda == K && sA == M * K &&
                                       ldc == N && sC == M * N);
   if (std::is_same<T, float>::value && Bp && !ta && stacked &&
       hp_gemm_packs_b(batch * M, N, K)) {
     hp_gemm_panels(batch * M, N, K, alpha, (const float *)A, lda,
-                   (const float *)Bp, beta, (float *)C, ldc);
+                   (const float *)Bp, beta, (const float *)bias, (float *)C,
+                   ldc);
     return 0;
   }
 #endif
+  if (bias)
+    for (int64_t b = 0; b < batch; ++b)
+      hp_launch(ctx, hp_bias_rows<T>, M * N, N, ldc, bias, C + b * sC);
   return hp_gemm<T, Acc>(HP_GEMM_ARGS);
 }
 
