@@ -3880,6 +3880,21 @@ static inline void hp_load_strided(const float *row, hp_v16f &v) {
   }
 }
 
+/// The epilogue's activation (hp_conv_finish's last step) on `count`
+/// contiguous values, in place: one vector loop.
+static inline void hp_conv_activate_run(const hp_conv_epilogue<float> &e,
+                                        float *v, int64_t count) {
+  if (e.act == HP_ACT_RELU) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      v[j] = v[j] < 0.0f ? 0.0f : v[j];
+  } else if (e.act == HP_ACT_CLIP) {
+    HP_SIMD
+    for (int64_t j = 0; j < count; ++j)
+      v[j] = hp_min<float>(hp_max<float>(v[j], e.lo), e.hi);
+  }
+}
+
 /// hp_conv_finish over `count` sums `v` of output channel m, into y
 /// (contiguous; z: the residual's elements there, or null, which may be y
 /// itself): one vector loop for the sums and one for the activation, in
@@ -3903,15 +3918,7 @@ static inline void hp_conv_finish_run(const hp_conv_epilogue<float> &e,
   } else {
     memcpy(y, v, sizeof(float) * (size_t)count);
   }
-  if (e.act == HP_ACT_RELU) {
-    HP_SIMD
-    for (int64_t j = 0; j < count; ++j)
-      y[j] = y[j] < 0.0f ? 0.0f : y[j];
-  } else if (e.act == HP_ACT_CLIP) {
-    HP_SIMD
-    for (int64_t j = 0; j < count; ++j)
-      y[j] = hp_min<float>(hp_max<float>(y[j], e.lo), e.hi);
-  }
+  hp_conv_activate_run(e, y, count);
 }
 
 /// The padded row width hp_conv2d_blocked reads: its blocks cover the
@@ -4141,15 +4148,7 @@ static inline void hp_cconv_finish(const hp_conv_epilogue<float> &e, float *v,
   if (e.z)
     for (int64_t m = 0; m < count; ++m)
       v[m] = v[m] + e.z[at + m * stride];
-  if (e.act == HP_ACT_RELU) {
-    HP_SIMD
-    for (int64_t m = 0; m < count; ++m)
-      v[m] = v[m] < 0.0f ? 0.0f : v[m];
-  } else if (e.act == HP_ACT_CLIP) {
-    HP_SIMD
-    for (int64_t m = 0; m < count; ++m)
-      v[m] = hp_min<float>(hp_max<float>(v[m], e.lo), e.hi);
-  }
+  hp_conv_activate_run(e, v, count);
 }
 
 /// Direct 2-D convolution of float on the CPU, vectorized over output
