@@ -49,7 +49,11 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
     std::string args = llvm::formatv(
         "ctx, 0, 0, {0}, {1}, {2}, 1.0f, {3}, {2}, {4}, {5}, {1}, {6}, 0.0f, "
         "{7}, {1}, {8}, {9}",
-        M, N, K, ptr(A), sA, unpackedOperand(B, packed), sB, ptr(Y), M * N, nb);
+        M, N, K, ptr(A), sA,
+        unpackedOperand(
+            B, packed,
+            llvm::formatv("hp_gemm_packs_b({0}, {1}, {2})", nb * M, N, K)),
+        sB, ptr(Y), M * N, nb);
     if (packed == "nullptr")
       call(fn + "(" + args + ")");
     else
@@ -132,7 +136,9 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
       "ctx, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, 0, {8}, {9}, 0, {10}, "
       "{11}, {3}, 0, 1",
       ta, tb, M, N, K, floatLiteral(alpha, false), ptr(A), a[1],
-      unpackedOperand(B, packed), b[1], floatLiteral(beta, false), ptr(Y));
+      unpackedOperand(B, packed,
+                      llvm::formatv("hp_gemm_packs_b({0}, {1}, {2})", M, N, K)),
+      b[1], floatLiteral(beta, false), ptr(Y));
   if (packed == "nullptr")
     call("hp_gemm" + types + "(" + args + ")");
   else
@@ -279,38 +285,52 @@ std::optional<std::vector<char>> Emitter::packableConstant(Value w) {
   return std::move(*bytes);
 }
 
-/// Appends `packed`, the `layout` copy of constant `w` (shape `shape`), to
-/// weights.bin once per constant and layout, named "<w's name>.packed";
-/// returns its pointer expression.
+/// The pointer expression of the `layout` copy of constant `w` (shape
+/// `shape`, made by `pack`), appended to weights.bin once per constant and
+/// `variant` (the layout and every parameter its bytes depend on, so that
+/// one constant read as B and as B transposed gets two copies), named
+/// "<w's name>.packed" (".packed.<k>" for its k-th other variant).
 std::string Emitter::addPacked(Value w, llvm::StringRef layout,
+                               const std::string &variant,
                                llvm::ArrayRef<int64_t> shape,
-                               std::vector<char> packed) {
+                               llvm::function_ref<std::vector<char>()> pack) {
   Value r = root(w);
-  auto key = std::make_pair(r.getAsOpaquePointer(), layout.str());
+  auto key = std::make_pair(r.getAsOpaquePointer(), variant);
   auto it = packedWeightOffset.find(key);
   if (it == packedWeightOffset.end()) {
     std::string name = onnx::getNodeName(r.getLoc());
     if (auto res =
             dyn_cast_or_null<DenseResourceElementsAttr>(getConstantElements(r)))
       name = res.getRawHandle().getKey().str();
+    if (name.empty())
+      name = "constant_" + std::to_string(weightEntries.size());
+    int64_t others = packedVariants[r.getAsOpaquePointer()]++;
+    name += others ? ".packed." + std::to_string(others) : ".packed";
     llvm::json::Object extra{{"packed", layout.str()}};
-    int64_t offset = appendWeight(name + ".packed", eltOf(r), shape,
-                                  std::move(packed), std::move(extra));
+    int64_t offset =
+        appendWeight(name, eltOf(r), shape, pack(), std::move(extra));
     it = packedWeightOffset.emplace(key, offset).first;
   }
   return "((const float *)(weights + " + std::to_string(it->second) + "))";
 }
 
 /// The pointer expression of `w`, an operand whose kernel was given its
-/// packed copy `packed` ("nullptr": none): "nullptr" when the CUDA build is
-/// off (--targets=cpu), so that a constant read only by packed kernels is not
+/// packed copy `packed` ("nullptr": none) because `rule` (a call of a
+/// hetpar_packed.h rule) holds: "nullptr" when the CUDA build is off
+/// (--targets=cpu), so that a constant read only by packed kernels is not
 /// written to weights.bin twice (GPT-2 small's 497 MB would be 946 MB); the
-/// kernels (hp_gemm_b, hp_conv2d_launch) then never read it, the predicates
-/// of hetpar_packed.h deciding for both.
-std::string Emitter::unpackedOperand(Value w, const std::string &packed) {
+/// kernels (hp_gemm_b, hp_conv2d_launch) then never read it, the rule
+/// deciding for both. The source then checks `rule` at its build
+/// (static_assert), so that a hetpar_packed.h that disagrees (another
+/// HETPAR_RUNTIME_INCLUDE) fails to compile instead of reading null.
+std::string Emitter::unpackedOperand(Value w, const std::string &packed,
+                                     const std::string &rule) {
   if (packed == "nullptr" || opts.buildCUDA)
     return ptr(w);
   packedOnly = true;
+  line("static_assert(" + rule +
+       ", \"hetpar_packed.h disagrees with the one this program was "
+       "generated with\");");
   return "nullptr";
 }
 
@@ -327,14 +347,18 @@ std::string Emitter::packedConvWeight(Value w, const hp_conv2d_shape &s) {
   if (!bytes)
     return "nullptr";
   const int64_t K = s.Cg * s.kH * s.kW, Mp = hp_conv2d_packed_channels(s.Mg);
-  std::vector<char> packed(sizeof(float) * s.G * K * Mp, 0);
-  const float *src = reinterpret_cast<const float *>(bytes->data());
-  float *dst = reinterpret_cast<float *>(packed.data());
-  for (int64_t g = 0; g < s.G; ++g)
-    for (int64_t m = 0; m < s.Mg; ++m)
-      for (int64_t k = 0; k < K; ++k)
-        dst[(g * K + k) * Mp + m] = src[(g * s.Mg + m) * K + k];
-  return addPacked(w, "conv2d_channels", {s.G, K, Mp}, std::move(packed));
+  std::string variant =
+      llvm::formatv("conv2d_channels G={0} Mg={1} K={2}", s.G, s.Mg, K);
+  return addPacked(w, "conv2d_channels", variant, {s.G, K, Mp}, [&] {
+    std::vector<char> packed(sizeof(float) * s.G * K * Mp, 0);
+    const float *src = reinterpret_cast<const float *>(bytes->data());
+    float *dst = reinterpret_cast<float *>(packed.data());
+    for (int64_t g = 0; g < s.G; ++g)
+      for (int64_t m = 0; m < s.Mg; ++m)
+        for (int64_t k = 0; k < K; ++k)
+          dst[(g * K + k) * Mp + m] = src[(g * s.Mg + m) * K + k];
+    return packed;
+  });
 }
 
 /// The pointer expression of a GEMM's constant right-hand matrix `b` ([K, N],
@@ -350,15 +374,18 @@ std::string Emitter::packedGemmOperand(Value b, int64_t rows, int64_t N,
   if (!bytes)
     return "nullptr";
   const int64_t panels = (N + HP_GEMM_PANEL - 1) / HP_GEMM_PANEL;
-  std::vector<char> packed(sizeof(float) * panels * K * HP_GEMM_PANEL, 0);
-  const float *src = reinterpret_cast<const float *>(bytes->data());
-  float *dst = reinterpret_cast<float *>(packed.data());
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n)
-      dst[(n / HP_GEMM_PANEL * K + k) * HP_GEMM_PANEL + n % HP_GEMM_PANEL] =
-          tb ? src[n * K + k] : src[k * N + n];
-  return addPacked(b, "gemm_panels", {panels, K, HP_GEMM_PANEL},
-                   std::move(packed));
+  std::string variant =
+      llvm::formatv("gemm_panels K={0} N={1} tb={2}", K, N, int(tb));
+  return addPacked(b, "gemm_panels", variant, {panels, K, HP_GEMM_PANEL}, [&] {
+    std::vector<char> packed(sizeof(float) * panels * K * HP_GEMM_PANEL, 0);
+    const float *src = reinterpret_cast<const float *>(bytes->data());
+    float *dst = reinterpret_cast<float *>(packed.data());
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n)
+        dst[(n / HP_GEMM_PANEL * K + k) * HP_GEMM_PANEL + n % HP_GEMM_PANEL] =
+            tb ? src[n * K + k] : src[k * N + n];
+    return packed;
+  });
 }
 
 /// A 2-D Conv or FusedConv: one hp_conv2d_launch, which picks the direct
@@ -376,10 +403,13 @@ LogicalResult Emitter::emitConv2d(Operation *op, const hp_conv2d_shape &shape,
   std::string dims = braced({s.N, s.G, s.Cg, s.Mg, s.H, s.W, s.OH, s.OW, s.kH,
                              s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW});
   std::string packed = packedConvWeight(W, shape);
-  line(llvm::formatv("if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
-                     "{3}, {4}, {5}, {6}, {7}, (({0} *){8})))",
-                     st, accType(elt), dims, epilogue, ptr(X),
-                     unpackedOperand(W, packed), packed, ptr(Y), scratch(op)));
+  line(llvm::formatv(
+      "if (hp_conv2d_launch<{0}, {1}>(ctx, hp_conv2d_shape{2}, "
+      "{3}, {4}, {5}, {6}, {7}, (({0} *){8})))",
+      st, accType(elt), dims, epilogue, ptr(X),
+      unpackedOperand(W, packed,
+                      "hp_conv2d_channels_runs(hp_conv2d_shape" + dims + ")"),
+      packed, ptr(Y), scratch(op)));
   line("  return 1;");
   ++program.libraryCalls;
   return success();

@@ -161,12 +161,14 @@ private:
                            const std::string &epilogue);
   std::optional<std::vector<char>> packableConstant(Value w);
   std::string addPacked(Value w, llvm::StringRef layout,
+                        const std::string &variant,
                         llvm::ArrayRef<int64_t> shape,
-                        std::vector<char> packed);
+                        llvm::function_ref<std::vector<char>()> pack);
   std::string packedConvWeight(Value w, const hp_conv2d_shape &shape);
   std::string packedGemmOperand(Value b, int64_t rows, int64_t N, int64_t K,
                                 bool tb);
-  std::string unpackedOperand(Value w, const std::string &packed);
+  std::string unpackedOperand(Value w, const std::string &packed,
+                              const std::string &rule);
   LogicalResult emitConvGrad(onnx::ConvGradOp op);
   LogicalResult emitPoolGrad(Operation *op);
   LogicalResult emitEinsum(onnx::EinsumOp op);
@@ -226,8 +228,10 @@ private:
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
-  // addPacked's copies: (constant, layout) -> offset in weights.bin.
+  // addPacked's copies: (constant, variant) -> offset in weights.bin, and
+  // how many variants each constant has.
   std::map<std::pair<void *, std::string>, int64_t> packedWeightOffset;
+  llvm::DenseMap<void *, int64_t> packedVariants;
   /// unpackedOperand left out a constant's own copy: the source refuses to
   /// build for CUDA.
   bool packedOnly = false;

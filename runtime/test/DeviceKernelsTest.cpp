@@ -645,7 +645,7 @@ TEST(Conv2d, ChannelVectorizedRefuses) {
   few.Mg = 8;
   pointwise.kH = pointwise.kW = 1, pointwise.pH = pointwise.pW = 0;
   depthwise.G = 16, depthwise.Cg = 1, depthwise.Mg = 32;
-  longSum.Cg = 228; // 228 x 9 = 2052
+  longSum.Cg = 285; // 285 x 9 = 2565
   wide.W = wide.OW = 3000;
   for (const hp_conv2d_shape &r : {few, pointwise, depthwise, longSum, wide})
     EXPECT_FALSE(hp_conv2d_channels_runs(r));
@@ -692,10 +692,10 @@ void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
         want[i] = alpha * acc + beta * (double)(bias ? (*bias)[n] : C[i]);
       }
   std::vector<float> packed = packPanels(B, K, N, tb);
-  int status = hp_gemm_b<float, float>(
-      nullptr, 0, tb, M, N, K, alpha, A.data(), K, M * K, B.data(), tb ? K : N,
-      0, beta, C.data(), N, M * N, batch, packed.data(),
-      bias ? bias->data() : nullptr);
+  int status = hp_gemm_b<float, float>(nullptr, 0, tb, M, N, K, alpha, A.data(),
+                                       K, M * K, B.data(), tb ? K : N, 0, beta,
+                                       C.data(), N, M * N, batch, packed.data(),
+                                       bias ? bias->data() : nullptr);
   ASSERT_EQ(status, 0);
   for (size_t i = 0; i < C.size(); ++i)
     ASSERT_NEAR(C[i], want[i], 1e-4 * (1 + std::fabs(want[i])))

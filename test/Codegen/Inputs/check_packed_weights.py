@@ -5,11 +5,13 @@ Usage: check_packed_weights.py OUT [MODEL.onnx]
 hetpar-compile writes some constant float32 weights a second time, named
 "<name>.packed" (runtime/include/hetpar/device/hetpar_packed.h):
   conv2d_channels  a 2-D Conv's w [G*Mg, Cg, kH, kW] as [G][Cg*kH*kW][Mp]
-                   (Mp: Mg rounded up to 16, zero past Mg);
+                   (Mp: Mg rounded up to its block's width, 16, 32 or a
+                   multiple of 64, zero past Mg);
   gemm_panels      a GEMM's B [K, N] (or [N, K], transB) as panels
                    [ceil(N/64)][K][64] of B (zero past N).
 For every such entry this rebuilds the layout from the original with numpy
-(trying B and its transpose for a GEMM) and compares bit for bit. The original
+(trying B and its transpose for a GEMM, and saying which matched) and compares
+bit for bit. The original
 is MODEL's initializer of that name, else weights.json's entry (a CPU-only
 build leaves out the own copy of a constant only packed kernels read).
 Prints "packed N" (the number of packed weights), each one's name, layout and
@@ -48,25 +50,25 @@ def conv2d_channels(w, shape):
     mg = w.shape[0] // g
     want = np.zeros((g, k, mp), np.float32)
     want[:, :, :mg] = w.reshape(g, mg, k).transpose(0, 2, 1)
-    return [want]
+    return [(want, "")]
 
 
 def gemm_panels(b, shape):
     panels, k, width = shape
     wants = []
-    for op in (b, b.T):  # B, or B given transposed
+    for op, how in ((b, "as B"), (b.T, "as B transposed")):
         if op.shape[0] != k:
             continue
         n = op.shape[1]
         full = np.zeros((k, panels * width), np.float32)
         full[:, :n] = op
-        wants.append(full.reshape(k, panels, width).transpose(1, 0, 2))
+        wants.append((full.reshape(k, panels, width).transpose(1, 0, 2), how))
     return wants
 
 
 unpacked = 0
 for t in packed:
-    name = t["name"][: -len(".packed")]
+    name = t["name"][: t["name"].index(".packed")]
     unpacked += name in byName
     if name in initializers:
         original = initializers[name].astype(np.float32)
@@ -77,7 +79,10 @@ for t in packed:
         continue
     wants = {"conv2d_channels": conv2d_channels,
              "gemm_panels": gemm_panels}[t["packed"]](original, t["shape"])
-    print(t["name"], t["packed"], "x".join(map(str, t["shape"])))
-    if not any(np.array_equal(array(t), w) for w in wants):
+    got = array(t)
+    match = [how for w, how in wants if np.array_equal(got, w)]
+    print(t["name"], t["packed"], "x".join(map(str, t["shape"])),
+          *[how for how in match[:1] if how])
+    if not match:
         print("mismatch", t["name"])
 print("unpacked", unpacked)

@@ -12,7 +12,10 @@ four vectors), the 1 x 1 one none (hp_conv2d_channels_runs refuses it);
 hetpar-onnx-fuse-conv fuses the Add into the second as a residual.
 t [3, 7, 40] -> MatMul with a constant [40, 50] (three batches sharing it,
 21 rows) -> Reshape to [21, 50] -> Gemm with a constant B [80, 50] (transB),
-bias [80] and alpha 0.5 -> output [21, 80].
+bias [80] and alpha 0.5 -> output [21, 80]. One square constant sq [40, 40]
+read twice: t -> MatMul(t, sq) -> output [3, 7, 40], and t as [21, 40] ->
+Gemm(., sq, transB) -> output [21, 40] (two packed copies, B and B
+transposed).
 OUT_DIR/input_<k>.npy and OUT_DIR/output_<k>.npy: the inputs and the outputs
 of the same computation in torch.nn.functional (float64, rounded to float32),
 the reference the test compares with. Needs Debian's python3-torch and
@@ -39,6 +42,8 @@ wm = (rng.standard_normal((40, 50)) * 0.2).astype(np.float32)
 wg = (rng.standard_normal((80, 50)) * 0.2).astype(np.float32)
 bg = rng.standard_normal(80).astype(np.float32)
 shape = np.array([21, 50], np.int64)
+sq = (rng.standard_normal((40, 40)) * 0.2).astype(np.float32)
+shape40 = np.array([21, 40], np.int64)
 
 nodes = [
     helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="grouped", group=2,
@@ -53,16 +58,21 @@ nodes = [
     helper.make_node("Reshape", ["mm", "shape"], ["rows"], name="rows"),
     helper.make_node("Gemm", ["rows", "wg", "bg"], ["z"], name="gemm",
                      transB=1, alpha=0.5),
+    helper.make_node("MatMul", ["t", "sq"], ["u"], name="square"),
+    helper.make_node("Reshape", ["t", "shape40"], ["t2"], name="rows40"),
+    helper.make_node("Gemm", ["t2", "sq"], ["v"], name="square_t", transB=1),
 ]
 graph = helper.make_graph(
     nodes, "packed_convs",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 9, 9]),
      helper.make_tensor_value_info("t", TensorProto.FLOAT, [3, 7, 40])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 70, 5, 5]),
-     helper.make_tensor_value_info("z", TensorProto.FLOAT, [21, 80])],
+     helper.make_tensor_value_info("z", TensorProto.FLOAT, [21, 80]),
+     helper.make_tensor_value_info("u", TensorProto.FLOAT, [3, 7, 40]),
+     helper.make_tensor_value_info("v", TensorProto.FLOAT, [21, 40])],
     [numpy_helper.from_array(a, n) for a, n in
      ((w1, "w1"), (b1, "b1"), (w2, "w2"), (w3, "w3"), (wm, "wm"), (wg, "wg"),
-      (bg, "bg"), (shape, "shape"))])
+      (bg, "bg"), (shape, "shape"), (sq, "sq"), (shape40, "shape40"))])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
 onnx.checker.check_model(model)
@@ -77,3 +87,6 @@ np.save(os.path.join(out, "input_0.npy"), x)
 np.save(os.path.join(out, "input_1.npy"), t_in)
 np.save(os.path.join(out, "output_0.npy"), y.float().numpy())
 np.save(os.path.join(out, "output_1.npy"), z.float().numpy())
+np.save(os.path.join(out, "output_2.npy"), (t(t_in) @ t(sq)).float().numpy())
+np.save(os.path.join(out, "output_3.npy"),
+        (t(t_in).reshape(21, 40) @ t(sq).T).float().numpy())

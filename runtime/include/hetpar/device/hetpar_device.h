@@ -4153,7 +4153,7 @@ static inline void hp_cconv_finish(const hp_conv_epilogue<float> &e, float *v,
 
 /// Direct 2-D convolution of float on the CPU, vectorized over output
 /// channels (16 per vector) with the weights packed at compile time as
-/// [G][Cg x kH x kW][Mp] (Mp: Mg rounded up to 16, zero past Mg): each block
+/// [G][Cg x kH x kW][Mp] (hp_conv2d_packed_channels, zero past Mg): each block
 /// holds P output positions times NVM vectors of channels, and each input
 /// value is broadcast once per block. For convolutions with many output
 /// channels and small planes (ResNet's later stages, 2 x 2 to 8 x 8
@@ -4229,7 +4229,7 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
                                       const hp_conv_epilogue<float> &epi,
                                       const float *x, const float *wp, float *y,
                                       int64_t threads) {
-  const int nvm = s.Mg <= 16 ? 1 : s.Mg <= 32 ? 2 : 4;
+  const int64_t nvm = hp_conv2d_channel_vectors(s.Mg);
   // Each position reads (kW - 1) x dW + 1 columns from its first.
   const hp_conv2d_pad_tiling t = hp_conv2d_pad_tiles(
       s, threads, s.G * ((s.Mg + 16 * nvm - 1) / (16 * nvm)),

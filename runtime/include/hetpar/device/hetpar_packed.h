@@ -7,7 +7,9 @@
 // weights.bin once, at compile time): a 2-D convolution's weights for
 // hp_conv2d_channels, a GEMM's constant right-hand matrix for
 // hp_gemm_panels. Copied into every output folder with hetpar_device.h.
-// Plain C++14 with no device code, so that both compilers read it.
+// Plain C++14 with no device code, so that both compilers read it; the
+// rules are constexpr, so that a generated program can check at its build
+// that the header it includes agrees with the one it was generated with.
 //
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_PACKED_H
@@ -29,15 +31,24 @@ struct hp_conv2d_shape {
 #define HP_CCONV_PAD 16384
 
 /// The longest sum (Cg x kH x kW) hp_conv2d_channels takes: a block's
-/// weights, K x 64 floats, then stay within 512 KiB, half of the L2 cache
-/// of the AVX-512 machines it was measured on (a 512-channel 3 x 3
-/// convolution, K = 4608, ran at 0.6x the tiles' speed).
-#define HP_CCONV_K 2048
+/// weights, K x 64 floats, then stay within 640 KiB of the 1 MiB L2 cache
+/// per core of the AVX-512 machines it was measured on (256 channels x 3 x 3,
+/// K = 2304, ran 1.3x faster than the tiles; 512 x 3 x 3, K = 4608, at 0.6x).
+#define HP_CCONV_K 2560
+
+/// The vectors of 16 output channels in one block of hp_conv2d_channels for
+/// Mg output channels per group: 1 up to 16, 2 up to 32, else 4 (its 24 x
+/// 16, 12 x 32 and 6 x 64 accumulators).
+static constexpr int64_t hp_conv2d_channel_vectors(int64_t Mg) {
+  return Mg <= 16 ? 1 : Mg <= 32 ? 2 : 4;
+}
 
 /// The output channels of a group in a packed weight: Mg rounded up to the
-/// 16 floats of a vector.
-static inline int64_t hp_conv2d_packed_channels(int64_t Mg) {
-  return (Mg + 15) / 16 * 16;
+/// width of a block (hp_conv2d_channel_vectors x 16), so that a block's
+/// vector loads stay inside the copy.
+static constexpr int64_t hp_conv2d_packed_channels(int64_t Mg) {
+  const int64_t width = 16 * hp_conv2d_channel_vectors(Mg);
+  return (Mg + width - 1) / width * width;
 }
 
 /// Whether a float 2-D convolution of shape `s` runs hp_conv2d_channels on
@@ -48,7 +59,7 @@ static inline int64_t hp_conv2d_packed_channels(int64_t Mg) {
 /// larger than 1 x 1 (the tiles read a 1 x 1 input as their GEMM's operand
 /// and win), not depthwise (hp_conv2d_direct), a sum of at most HP_CCONV_K,
 /// and the padded input rows of one output row within HP_CCONV_PAD.
-static inline bool hp_conv2d_channels_runs(const hp_conv2d_shape &s) {
+static constexpr bool hp_conv2d_channels_runs(const hp_conv2d_shape &s) {
   const int64_t K = s.Cg * s.kH * s.kW;
   const int64_t Wp = (s.OW - 1) * s.sW + (s.kW - 1) * s.dW + 1;
   const int64_t spanH = (s.kH - 1) * s.dH + 1;
@@ -74,7 +85,7 @@ static inline bool hp_conv2d_channels_runs(const hp_conv2d_shape &s) {
 /// matrix-vector product, where OpenBLAS's GEMV wins), at least 32 columns
 /// (half a panel), and a sum of at most HP_GEMM_PANEL_K. `M` counts the rows
 /// of every batch that shares B.
-static inline bool hp_gemm_packs_b(int64_t M, int64_t N, int64_t K) {
+static constexpr bool hp_gemm_packs_b(int64_t M, int64_t N, int64_t K) {
   return M >= 16 && N >= 32 && K >= 1 && K <= HP_GEMM_PANEL_K;
 }
 
