@@ -3816,6 +3816,24 @@ hp_conv2d_pad_tiles(const hp_conv2d_shape &s, int64_t threads, int64_t outer,
   return t;
 }
 
+/// One tile of a hp_conv2d_pad_tiling: images [n0, n1), output rows
+/// [oh0, oh1).
+struct hp_conv2d_tile {
+  int64_t n0, n1, oh0, oh1;
+};
+
+/// Tile `tile` of `t` (image tiles outer, chunks of rows inner).
+static inline hp_conv2d_tile hp_conv2d_tile_at(const hp_conv2d_shape &s,
+                                               const hp_conv2d_pad_tiling &t,
+                                               int64_t tile) {
+  hp_conv2d_tile r;
+  r.n0 = tile / t.chunks * t.images;
+  r.n1 = r.n0 + t.images < s.N ? r.n0 + t.images : s.N;
+  r.oh0 = tile % t.chunks * t.rows;
+  r.oh1 = r.oh0 + t.rows < s.OH ? r.oh0 + t.rows : s.OH;
+  return r;
+}
+
 /// Copies input rows [ih0, ih0 + t.Hp) (ih0 may be negative: padding) of
 /// images [n0, n1) of group g into `xp` as [image][channel][t.Hp][t.Wp],
 /// input column iw at iw + pW, the pad columns and rows zero: one memset of
@@ -4049,10 +4067,8 @@ static void hp_conv2d_blocked(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
                 m < mCount ? w[(g * s.Mg + m0 + m) * K + k] : 0.0f;
         packed = gb;
       }
-      const int64_t n0 = tile / t.chunks * t.images;
-      const int64_t n1 = n0 + t.images < s.N ? n0 + t.images : s.N;
-      const int64_t oh0 = tile % t.chunks * t.rows;
-      const int64_t oh1 = oh0 + t.rows < s.OH ? oh0 + t.rows : s.OH;
+      const hp_conv2d_tile at = hp_conv2d_tile_at(s, t, tile);
+      const int64_t n0 = at.n0, n1 = at.n1, oh0 = at.oh0, oh1 = at.oh1;
       if (padded != g * tiles + tile) {
         hp_conv2d_pad_rows(s, t, x, n0, n1, g, oh0 * s.sH - s.pH, xp);
         padded = g * tiles + tile;
@@ -4184,10 +4200,8 @@ static void hp_conv2d_channels(hp_conv2d_shape s, hp_conv_epilogue<float> epi,
       // Channel blocks innermost: a thread's consecutive tasks share a tile.
       const int64_t mb = task % mBlocks, tile = task / mBlocks % tiles;
       const int64_t g = task / (mBlocks * tiles);
-      const int64_t n0 = tile / t.chunks * t.images;
-      const int64_t n1 = n0 + t.images < s.N ? n0 + t.images : s.N;
-      const int64_t oh0 = tile % t.chunks * t.rows;
-      const int64_t oh1 = oh0 + t.rows < s.OH ? oh0 + t.rows : s.OH;
+      const hp_conv2d_tile at = hp_conv2d_tile_at(s, t, tile);
+      const int64_t n0 = at.n0, n1 = at.n1, oh0 = at.oh0, oh1 = at.oh1;
       if (padded != g * tiles + tile) {
         hp_conv2d_pad_rows(s, t, x, n0, n1, g, oh0 * s.sH - s.pH, xp);
         padded = g * tiles + tile;
