@@ -218,9 +218,162 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       });
 }
 
-LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
-  // The group: rootOp and every op fused (transitively) into it, in program
-  // order.
+namespace {
+
+/// A value a fused elementwise kernel reads: its strides over the output's
+/// dimensions (0 where it is broadcast) and whether it has the output's
+/// shape (read at the output's own index).
+struct ElementwiseLeaf {
+  Value value;
+  llvm::SmallVector<int64_t> strides;
+  bool contiguous;
+  std::string type; // the compute type its element is converted to
+};
+
+/// The smallest p such that, over the output dimensions [p, rank), every
+/// leaf is either laid out as the output (its strides equal the output's
+/// row-major strides) or broadcast (stride 0): the kernel then walks rows of
+/// numel(outShape[p:]) contiguous elements, with the leaves' row offsets
+/// computed once per row. Dimensions of extent 1 fit either way.
+int rowDimsStart(llvm::ArrayRef<ElementwiseLeaf> leaves,
+                 llvm::ArrayRef<int64_t> outShape) {
+  int rank = static_cast<int>(outShape.size());
+  llvm::SmallVector<int64_t> outStrides = stridesOf(outShape);
+  enum Kind { Unknown, Laid, Broadcast };
+  llvm::SmallVector<Kind> kind(leaves.size(), Unknown);
+  for (int d = rank - 1; d >= 0; --d) {
+    if (outShape[d] == 1)
+      continue;
+    for (auto [k, leaf] : llvm::enumerate(leaves)) {
+      Kind here = leaf.strides[d] == 0               ? Broadcast
+                  : leaf.strides[d] == outStrides[d] ? Laid
+                                                     : Unknown;
+      if (here == Unknown || (kind[k] != Unknown && kind[k] != here))
+        return d + 1;
+      kind[k] = here;
+    }
+  }
+  return 0;
+}
+
+/// Whether leaf reads the same element for every position of a row that
+/// starts at output dimension p.
+bool broadcastInRow(const ElementwiseLeaf &leaf, int p) {
+  return llvm::all_of(llvm::ArrayRef(leaf.strides).drop_front(p),
+                      [](int64_t s) { return s == 0; });
+}
+
+/// "c0 * 64 + c2 * 1" over dims [0, end), or "0".
+std::string offsetOf(const ElementwiseLeaf &leaf, int end) {
+  std::string off;
+  for (int d = 0; d < end; ++d)
+    if (leaf.strides[d])
+      off += (off.empty() ? "" : " + ") + std::string("c") + std::to_string(d) +
+             " * " + std::to_string(leaf.strides[d]);
+  return off.empty() ? "0" : off;
+}
+
+/// Declarations of the coordinates c[outermost, end) of the output element
+/// from `index`, an index over the dims [0, end).
+std::string coordinates(llvm::ArrayRef<int64_t> outShape, int outermost,
+                        int end, llvm::StringRef index) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "    int64_t r = " << index << ";\n";
+  for (int d = end - 1; d >= outermost; --d) {
+    os << "    const int64_t c" << d << " = r % " << outShape[d] << ";\n";
+    if (d > outermost)
+      os << "    r /= " << outShape[d] << ";\n";
+  }
+  return s;
+}
+
+/// The outermost output dimension below end that some leaf's offset reads.
+int outermostCoordinate(llvm::ArrayRef<ElementwiseLeaf> leaves, int end) {
+  int outermost = end;
+  for (const ElementwiseLeaf &leaf : leaves)
+    for (int d = 0; d < end; ++d)
+      if (!leaf.contiguous && leaf.strides[d]) {
+        outermost = std::min(outermost, d);
+        break;
+      }
+  return outermost;
+}
+
+std::string loadOf(const ElementwiseLeaf &leaf, size_t k,
+                   llvm::StringRef index) {
+  return "    const " + leaf.type + " v" + std::to_string(k) + " = (" +
+         leaf.type + ")in" + std::to_string(k) + "[" + index.str() + "];\n";
+}
+
+/// The loop of a fused elementwise kernel over an output of outShape. `ops`
+/// computes `result` from the loads v<k>; the store converts it to outType.
+/// Three forms:
+///  - every leaf has the output's shape or is a scalar: one SIMD loop;
+///  - the output splits into rows of >= 8 elements over which every leaf is
+///    laid out as the output or broadcast (rowDimsStart): on the CPU, a
+///    parallel loop over rows that reads the broadcast leaves once and runs
+///    the row as SIMD lanes; on the GPU, a thread per element;
+///  - else a thread or iteration per element that computes its coordinates.
+std::string elementwiseLoop(llvm::ArrayRef<ElementwiseLeaf> leaves,
+                            llvm::ArrayRef<int64_t> outShape,
+                            llvm::StringRef ops, llvm::StringRef result,
+                            llvm::StringRef outType) {
+  int rank = static_cast<int>(outShape.size());
+  std::string store =
+      "    out[i] = (" + outType.str() + ")" + result.str() + ";\n";
+  auto flatLoads = [&](int end) {
+    std::string s;
+    for (auto [k, leaf] : llvm::enumerate(leaves))
+      s += loadOf(leaf, k, leaf.contiguous ? "i" : offsetOf(leaf, end));
+    return s;
+  };
+  int outermost = outermostCoordinate(leaves, rank);
+  if (outermost == rank)
+    return "  HP_FOR_SIMD(i) {\n" + flatLoads(rank) + ops.str() + store +
+           "  }\n";
+  int p = rowDimsStart(leaves, outShape);
+  int64_t width = numel(outShape.drop_front(p));
+  if (width < 8)
+    return "  HP_FOR(i) {\n" + coordinates(outShape, outermost, rank, "i") +
+           flatLoads(rank) + ops.str() + store + "  }\n";
+
+  // Rows of `width` elements: offsets from the row's coordinates.
+  std::string w = std::to_string(width);
+  int rowOuter = outermostCoordinate(leaves, p);
+  std::string rowCoords =
+      rowOuter < p ? coordinates(outShape, rowOuter, p, "row") : "";
+  std::string rowLoads, laneLoads;
+  for (auto [k, leaf] : llvm::enumerate(leaves)) {
+    if (leaf.contiguous)
+      laneLoads += loadOf(leaf, k, "i");
+    else if (broadcastInRow(leaf, p))
+      rowLoads += loadOf(leaf, k, offsetOf(leaf, p));
+    else if (std::string off = offsetOf(leaf, p); off == "0")
+      laneLoads += loadOf(leaf, k, "j");
+    else
+      laneLoads += loadOf(leaf, k, "(" + off + ") + j");
+  }
+  // The lane's statements, indented inside the CPU's row loop.
+  std::string lane = laneLoads + ops.str() + store;
+  std::string nested;
+  for (llvm::StringRef l : llvm::split(llvm::StringRef(lane).rtrim('\n'), '\n'))
+    nested += "  " + l.str() + "\n";
+  std::string s = "#if HP_CUDA\n  HP_FOR(i) {\n    const int64_t row = i / " +
+                  w + ", j = i % " + w + ";\n    (void)row;\n    (void)j;\n" +
+                  rowCoords + rowLoads + lane + "  }\n#else\n";
+  s += "  HP_FOR_ROWS(row, " + w + ") {\n" + rowCoords + rowLoads +
+       "    HP_SIMD for (int64_t j = 0; j < " + w +
+       "; ++j) {\n      const int64_t i = row * " + w + " + j;\n" + nested +
+       "    }\n  }\n#endif\n";
+  return s;
+}
+
+} // namespace
+
+/// The group of rootOp: it and every op fused (transitively) into it, in
+/// program order.
+llvm::SmallVector<Operation *> Emitter::elementwiseGroupOf(Operation *rootOp) {
   llvm::SmallVector<Operation *> group;
   llvm::SmallVector<Operation *> work{rootOp};
   while (!work.empty()) {
@@ -234,6 +387,11 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   llvm::sort(group, [&](Operation *a, Operation *b) {
     return step.lookup(a) < step.lookup(b);
   });
+  return group;
+}
+
+LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
+  llvm::SmallVector<Operation *> group = elementwiseGroupOf(rootOp);
   Value out = rootOp->getResult(0);
   llvm::ArrayRef<int64_t> outShape = shapeOf(out);
   int64_t n = numel(outShape);
@@ -245,17 +403,9 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
     name += "_etc";
 
   // Leaves: (value, strides over the output's dims) -> kernel parameter.
-  struct Leaf {
-    Value value;
-    llvm::SmallVector<int64_t> strides;
-    bool contiguous;
-  };
-  llvm::SmallVector<Leaf> leaves;
+  llvm::SmallVector<ElementwiseLeaf> leaves;
   llvm::SmallVector<std::string> params, args;
-  bool needCoords = false;
   llvm::DenseMap<Value, std::string> exprOf;
-  std::string code;
-  llvm::raw_string_ostream cs(code);
   auto leafExpr = [&](Value v, Operation *user,
                       unsigned operandNo) -> std::string {
     if (auto lit = literalOf(v))
@@ -270,36 +420,21 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
       llvm::SmallVector<int64_t> vs = stridesOf(s);
       int off = rank - static_cast<int>(s.size());
       for (int d = 0; d < static_cast<int>(s.size()); ++d)
-        if (s[d] != 1 || outShape[off + d] == 1)
+        if (s[d] != 1)
           strides[off + d] = vs[d];
     }
-    bool contiguous = s == outShape;
     for (auto [i, leaf] : llvm::enumerate(leaves))
       if (leaf.value == v && leaf.strides == strides)
         return "v" + std::to_string(i);
     size_t idx = leaves.size();
-    leaves.push_back({v, strides, contiguous});
-    std::string st = storageType(eltOf(v));
-    params.push_back("const " + st + " *__restrict__ in" + std::to_string(idx));
+    leaves.push_back({v, strides, s == outShape, computeType(eltOf(v))});
+    params.push_back("const " + storageType(eltOf(v)) + " *__restrict__ in" +
+                     std::to_string(idx));
     args.push_back(ptr(v));
-    std::string off;
-    if (contiguous) {
-      off = "i";
-    } else {
-      for (int d = 0; d < rank; ++d)
-        if (strides[d])
-          off += (off.empty() ? "" : " + ") + std::string("c") +
-                 std::to_string(d) + " * " + std::to_string(strides[d]);
-      if (off.empty())
-        off = "0";
-      else
-        needCoords = true;
-    }
-    cs << "    const " << computeType(eltOf(v)) << " v" << idx << " = ("
-       << computeType(eltOf(v)) << ")in" << idx << "[" << off << "];\n";
     return "v" + std::to_string(idx);
   };
 
+  std::string ops;
   int tmp = 0;
   for (Operation *op : group) {
     llvm::SmallVector<std::string> a;
@@ -311,14 +446,13 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
     if (failed(e))
       return failure();
     std::string t = "t" + std::to_string(tmp++);
-    cs << "    const " << computeType(eltOf(op->getResult(0))) << " " << t
-       << " = " << *e << ";\n";
+    ops += "    const " + computeType(eltOf(op->getResult(0))) + " " + t +
+           " = " + *e + ";\n";
     exprOf[op->getResult(0)] = t;
   }
   std::string outType = storageType(eltOf(out));
   params.push_back(outType + " *__restrict__ out");
   args.push_back(ptr(out));
-  std::string result = exprOf[out];
 
   // Kernel text.
   kernels << "// " << name << ":";
@@ -329,28 +463,9 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
       kernels << " '" << node << "'";
   }
   kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
-          << ") {\n  " << (needCoords ? "HP_FOR(i)" : "HP_FOR_SIMD(i)")
-          << " {\n";
-  if (needCoords) {
-    // Coordinates of the output element, innermost first, as far out as a
-    // broadcast operand needs them.
-    int outermost = rank;
-    for (const Leaf &leaf : leaves)
-      for (int d = 0; d < rank; ++d)
-        if (!leaf.contiguous && leaf.strides[d]) {
-          outermost = std::min(outermost, d);
-          break;
-        }
-    kernels << "    int64_t r = i;\n";
-    for (int d = rank - 1; d >= outermost; --d) {
-      kernels << "    const int64_t c" << d << " = r % " << outShape[d]
-              << ";\n";
-      if (d > outermost)
-        kernels << "    r /= " << outShape[d] << ";\n";
-    }
-  }
-  kernels << code << "    out[i] = (" << outType << ")" << result
-          << ";\n  }\n}\n\n";
+          << ") {\n"
+          << elementwiseLoop(leaves, outShape, ops, exprOf[out], outType)
+          << "}\n\n";
   body << "  // " << name << "\n";
   line("hp_launch(ctx, " + name + ", " + std::to_string(n) + ", " +
        llvm::join(args, ", ") + ");");

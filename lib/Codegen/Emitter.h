@@ -150,6 +150,7 @@ private:
   std::optional<LogicalResult> tryEmitReduction(Operation *op);
   std::optional<LogicalResult> tryEmitNormalization(Operation *op);
   std::optional<LogicalResult> tryEmitLayout(Operation *op);
+  llvm::SmallVector<Operation *> elementwiseGroupOf(Operation *rootOp);
   LogicalResult emitElementwiseGroup(Operation *rootOp);
   FailureOr<std::string> elementwiseExpr(Operation *op,
                                          llvm::ArrayRef<std::string> a);

@@ -460,6 +460,12 @@ static void hp_launch(hp_ctx *ctx, void (*k)(int64_t, P...), int64_t n,
 #define HP_FOR_SIMD(i)                                                         \
   _Pragma("omp parallel for simd schedule(static) if (parallel : hp_n >= 16384)") \
       for (int64_t i = 0; i < hp_n; ++i)
+// A loop over the rows of `width` elements each that the kernel's hp_n
+// elements form (the generated broadcast elementwise kernels), parallel
+// under the same 16384-element rule as HP_FOR.
+#define HP_FOR_ROWS(row, width)                                                \
+  _Pragma("omp parallel for schedule(static) if (hp_n >= 16384)")              \
+      for (int64_t row = 0; row < hp_n / (width); ++row)
 // clang-format on
 #define HP_PRAGMA(x) _Pragma(#x)
 /// Vectorizes the next loop, a reduction into v with op (+ or max): the
