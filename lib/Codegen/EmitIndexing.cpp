@@ -42,7 +42,7 @@ int emitGather(onnx::GatherOp o, const LibraryEmitContext &ctx) {
   llvm::ArrayRef<int64_t> s = shapeOf(data);
   int64_t axis = normalized(data, o.getAxis());
   ctx.line(llvm::formatv(
-      "hp_launch(ctx, hp_gather<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+      "hp_gather_launch<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
       "{9});",
       ctx.storageType(eltOf(data)), ctx.storageType(eltOf(idx)), numelOf(out),
       s[axis], numelOf(idx), numel(s.drop_front(axis + 1)), ctx.ptr(data),

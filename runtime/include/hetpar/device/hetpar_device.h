@@ -672,6 +672,48 @@ HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
   }
 }
 
+#if !HP_CUDA
+/// The CPU's Gather (hp_gather's contract) for rows of inner >= 16
+/// elements: one iteration per (outer, index) pair copies a whole row, so
+/// the index is read and checked once per row, not once per element.
+template <typename T, typename I>
+HP_KERNEL(hp_gather_rows, int64_t axisDim, int64_t nIdx, int64_t inner,
+          const T *data, const I *idx, T *out, hp_index_error *err, int node) {
+  HP_FOR_W(t, inner) {
+    const int64_t j = t % nIdx, o = t / nIdx;
+    int64_t k = (int64_t)idx[j];
+    if (k < 0)
+      k += axisDim;
+    T *dst = out + t * inner;
+    if (k >= 0 && k < axisDim) {
+      memcpy(dst, data + (o * axisDim + k) * inner, sizeof(T) * inner);
+    } else {
+      for (int64_t in_ = 0; in_ < inner; ++in_)
+        dst[in_] = T(0);
+      hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
+    }
+  }
+}
+#endif
+
+/// Launches hp_gather over n output elements: one per element on the GPU,
+/// a row per iteration on the CPU where rows are long enough.
+template <typename T, typename I>
+static void hp_gather_launch(hp_ctx *ctx, int64_t n, int64_t axisDim,
+                             int64_t nIdx, int64_t inner, const T *data,
+                             const I *idx, T *out, hp_index_error *err,
+                             int node) {
+#if !HP_CUDA
+  if (inner >= 16) {
+    hp_launch(ctx, hp_gather_rows<T, I>, n / inner, axisDim, nIdx, inner, data,
+              idx, out, err, node);
+    return;
+  }
+#endif
+  hp_launch(ctx, hp_gather<T, I>, n, axisDim, nIdx, inner, data, idx, out, err,
+            node);
+}
+
 /// Gradient of Gather (scatter-add): dX viewed as [outer, axisDim, inner] is
 /// zero-filled by the caller; one iteration per (outer, inner) column adds
 /// dY[o, j, in] into dX[o, idx[j], in] for every j in order, so repeated
