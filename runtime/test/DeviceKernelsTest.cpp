@@ -703,10 +703,11 @@ void checkGemmPanels(int64_t batch, int64_t M, int64_t N, int64_t K, bool tb,
 }
 
 // Blocks of 6 rows with a partial last one, a partial last panel, a sum of
-// one; alpha and beta; B given transposed (Gemm's transB, packed the same);
-// batches that share B stacked into one GEMM; GPT-2's shapes at 32 rows.
-// Below 16 rows the GEMM takes OpenBLAS (hp_gemm_packs_b), still correct.
-// A row of biases with and without the panels.
+// one, last panels of 1 to 4 vectors; alpha and beta; B given transposed
+// (Gemm's transB, packed the same); batches that share B stacked into one GEMM;
+// GPT-2's shapes at 32 rows. Below 16 rows the GEMM takes OpenBLAS
+// (hp_gemm_packs_b), still correct. A row of biases with and without the
+// panels.
 TEST(GemmPanels, PackedOperandMatchesLoop) {
   EXPECT_TRUE(hp_gemm_packs_b(17, 70, 33));
   checkGemmPanels(1, 17, 70, 33, false, 1.0f, 0.0f);
@@ -716,6 +717,11 @@ TEST(GemmPanels, PackedOperandMatchesLoop) {
   checkGemmPanels(3, 7, 50, 12, false, 1.0f, 0.0f);
   checkGemmPanels(1, 32, 768, 768, false, 1.0f, 0.0f);
   checkGemmPanels(1, 32, 50, 3072, true, 1.0f, 0.0f);
+  // A last panel of 2 and 3 vectors (Llama's K projection, its MLP's 176
+  // columns), computed with as many vectors only.
+  checkGemmPanels(1, 30, 32, 64, false, 1.0f, 0.0f);
+  checkGemmPanels(2, 19, 176, 64, false, 1.0f, 0.0f);
+  checkGemmPanels(1, 21, 40, 17, true, 1.0f, 1.0f);
   EXPECT_FALSE(hp_gemm_packs_b(15, 70, 33));
   checkGemmPanels(1, 15, 70, 33, false, 1.0f, 0.0f);
   // A row of biases (Gemm's C of [N]): added as the sums are stored, and

@@ -3092,11 +3092,16 @@ static void hp_attention_blocked(hp_ctx *ctx, hp_attention_shape s, const T *q,
         const bool none = mx == hp_lowest<Acc>();
         const Acc alpha = none ? Acc(1) : hp_exp(m[r] - mx);
         Acc sum = 0;
-        HP_SIMD_REDUCE(+, sum)
-        for (int64_t c = 0; c < cols; ++c) {
-          const Acc p = none ? Acc(0) : hp_exp((Acc)x[c] - mx);
-          x[c] = (T)p;
-          sum += p;
+        if (none) {
+          for (int64_t c = 0; c < cols; ++c)
+            x[c] = T(0);
+        } else {
+          HP_SIMD_REDUCE(+, sum)
+          for (int64_t c = 0; c < cols; ++c) {
+            const Acc p = hp_exp((Acc)x[c] - mx);
+            x[c] = (T)p;
+            sum += p;
+          }
         }
         l[r] = l[r] * alpha + sum;
         m[r] = mx;
@@ -4308,6 +4313,36 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
 /// AVX-512's 32 vector registers).
 #define HP_GEMM_ROWS 6
 
+/// One block of hp_gemm_panels: the sums of HP_GEMM_ROWS rows of A (at
+/// `base`) with the first `cols` columns of a panel, as few vectors of 16
+/// as cover them (a panel's last columns past N are zeros that need no
+/// products: K and V projections of 32 columns took twice their work).
+/// Writes them to out as HP_GEMM_ROWS rows and returns the row's length.
+static int64_t hp_gemm_block(const float *A, const int64_t *base,
+                             const int64_t ext[3], const int64_t step[3],
+                             const float *bp, int64_t cols, float *out) {
+  const int64_t vectors = (cols + 15) / 16;
+  switch (vectors) {
+  case 1:
+    hp_bcast_block<HP_GEMM_ROWS, 1>(A, base, ext, step, bp, HP_GEMM_PANEL,
+                                    reinterpret_cast<float(*)[16]>(out));
+    break;
+  case 2:
+    hp_bcast_block<HP_GEMM_ROWS, 2>(A, base, ext, step, bp, HP_GEMM_PANEL,
+                                    reinterpret_cast<float(*)[32]>(out));
+    break;
+  case 3:
+    hp_bcast_block<HP_GEMM_ROWS, 3>(A, base, ext, step, bp, HP_GEMM_PANEL,
+                                    reinterpret_cast<float(*)[48]>(out));
+    break;
+  default:
+    hp_bcast_block<HP_GEMM_ROWS, 4>(A, base, ext, step, bp, HP_GEMM_PANEL,
+                                    reinterpret_cast<float(*)[64]>(out));
+    return HP_GEMM_PANEL;
+  }
+  return 16 * vectors;
+}
+
 /// C[M, N] = alpha A[M, K] B + beta C (row-major, lda and ldc values per
 /// row; beta 0: C is not read), or with `bias` (a row [N]) alpha A B + beta
 /// bias in every row, on the CPU, B packed at compile time as
@@ -4329,7 +4364,13 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
 #endif
   const int64_t panels = (N + HP_GEMM_PANEL - 1) / HP_GEMM_PANEL;
   const int64_t blocks = (M + HP_GEMM_ROWS - 1) / HP_GEMM_ROWS;
-  int64_t runs = (4 * threads + panels - 1) / panels; // row runs per panel
+  // Row runs per panel: about 4 tasks per thread, their count a multiple of
+  // the threads where the rows allow, so that static scheduling gives every
+  // thread the same work (3 panels of 4 runs on 2 threads, not 9 tasks
+  // split 5:4).
+  int64_t runs = (4 * threads + panels - 1) / panels;
+  while (panels * runs % threads != 0 && runs < blocks)
+    ++runs;
   runs = runs > blocks ? blocks : runs;
   const int64_t run = (blocks + runs - 1) / runs; // blocks per task
   const int64_t ext[3] = {1, 1, K}, step[3] = {0, 0, 1};
@@ -4345,12 +4386,11 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
       int64_t base[HP_GEMM_ROWS];
       for (int p = 0; p < HP_GEMM_ROWS; ++p) // past M: the last row again
         base[p] = (m0 + (p < live ? p : live - 1)) * lda;
-      alignas(64) float out[HP_GEMM_ROWS][HP_GEMM_PANEL];
-      hp_bcast_block<HP_GEMM_ROWS, HP_GEMM_PANEL / 16>(A, base, ext, step, bp,
-                                                       HP_GEMM_PANEL, out);
+      alignas(64) float out[HP_GEMM_ROWS * HP_GEMM_PANEL];
+      const int64_t width = hp_gemm_block(A, base, ext, step, bp, cols, out);
       for (int64_t p = 0; p < live; ++p) {
         float *c = C + (m0 + p) * ldc + n0;
-        const float *v = out[p];
+        const float *v = out + p * width;
         if (bias && beta != 0.0f) {
           const float *r = bias + n0;
           HP_SIMD
