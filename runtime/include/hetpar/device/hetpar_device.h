@@ -4166,10 +4166,10 @@ static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
 /// (input channel, kernel row, kernel column) over its positions, or a
 /// GEMM's k over its rows (ext {1, 1, K}).
 template <int P, int NVM>
-static void hp_bcast_block(const float *x, const int64_t *base,
-                           const int64_t ext[3], const int64_t step[3],
-                           const float *w, int64_t wStep,
-                           float (*out)[16 * NVM]) {
+__attribute__((noinline)) static void
+hp_bcast_block(const float *x, const int64_t *base, const int64_t ext[3],
+               const int64_t step[3], const float *w, int64_t wStep,
+               float (*out)[16 * NVM]) {
   // Local accumulators, stored once at the end: a vector of float may alias
   // the float inputs, so accumulating into `out` would keep them in memory.
   // Every loop over P or NVM is unrolled, so that they stay in registers.
