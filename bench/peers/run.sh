@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# HetPar's one-device CPU programs against ONNX Runtime, side by side on this
-# machine (issue 15; numbers in docs/performance.md).
+# HetPar's one-device CPU programs against ONNX Runtime and PyTorch, side by
+# side on this machine (issue 15; numbers in docs/performance.md).
 #
 # Usage: bench/peers/run.sh [ROUNDS]   (after a build; ROUNDS default 2)
 #
@@ -14,15 +14,24 @@
 #   ort      ONNX Runtime's CPU provider on the same model file and inputs
 #            (bench/peers/ort_latency.py: N runs of session.run, median),
 #            all graph optimizations
-# both with all $(nproc) cores: OMP_NUM_THREADS for HetPar, intra-op threads
-# for ONNX Runtime. N is 200 (50 at batch 32, 20 for GPT-2 small at 1 x 128,
-# 3 at 8 x 512). The rounds alternate the
-# two, and the best median of the rounds counts, so a slow moment on a shared
-# machine hits both. Prints each latency and the ratio HetPar / ORT (below 1:
-# HetPar is faster), then the geometric mean of the ratios.
+#   torch    PyTorch eager in inference mode on the same inputs
+#            (bench/peers/torch_latency.py: the exported torch module with
+#            the model's weights; GPT-2 small as bench/train/torch_step.py's
+#            GPT2Small with the ONNX file's weights), median of N forwards
+# all with all $(nproc) cores: OMP_NUM_THREADS for HetPar, intra-op threads
+# for ONNX Runtime, torch.set_num_threads for PyTorch. N is 200 (50 at batch
+# 32, 20 for GPT-2 small at 1 x 128, 3 at 8 x 512). The rounds alternate the
+# three, and the best median of the rounds counts, so a slow moment on a
+# shared machine hits all. Prints each latency and the ratios HetPar / ORT
+# and HetPar / PyTorch (below 1: HetPar is faster), then the geometric means
+# of the ratios. Each round's timings go to stderr as they come.
 #
 # ONNX Runtime comes from PyPI into a virtual environment the script makes
 # ($HETPAR_PEERS_VENV, default build/peers-venv; needs network once).
+# PyTorch is Debian's python3-torch; the Hugging Face models (gpt2 bert llama
+# vit) also need transformers 4.36 (bench/lib/torch-python.sh: $TORCH_PYTHON,
+# or a venv made once in build/bench-train-venv); without it their PyTorch
+# column is "-".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${HETPAR_BUILD_DIR:-$root/build}
@@ -38,9 +47,12 @@ if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import onnxruntime' 2
   "$venv/bin/pip" install -q onnxruntime numpy
 fi
 ort_version=$("$venv/bin/python" -c 'import onnxruntime; print(onnxruntime.__version__)')
+source "$root/bench/lib/torch-python.sh"
+torch_py=$(torch_python "$build")
+torch_version=$("$torch_py" -c 'import torch; print(torch.__version__)' 2> /dev/null || echo none)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "machine: $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ONNX Runtime $ort_version (CPU provider), $threads threads each"
+echo "machine: $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ONNX Runtime $ort_version (CPU provider), PyTorch $torch_version; $threads threads each"
 
 names=() models=() inputs=() repeats=() shapes=()
 for m in mlp gpt2 bert llama vit resnet18; do
@@ -87,7 +99,18 @@ for i in "${!names[@]}"; do
     { cat "$work/compile.log" >&2; exit 1; }
 done
 
-declare -A best_hp best_ort
+# The torch module of each entry: the bundled model's own name, GPT2Small
+# with the ONNX file's weights for the GPT-2-small-shaped ones.
+torch_model() {
+  case ${names[$1]} in
+    gpt2-small | gpt2-s-8x512) echo "gpt2-small --onnx ${models[$1]}" ;;
+    *) echo "${names[$1]%-b32}" ;;
+  esac
+}
+# The smaller of a new median and the best so far (either may be empty).
+best() { /usr/bin/python3 -c 'import sys; v = [float(a) for a in sys.argv[1:] if a]; print(min(v) if v else "")' "$@"; }
+
+declare -A best_hp best_ort best_torch
 for ((r = 0; r < rounds; ++r)); do
   for i in "${!names[@]}"; do
     n=${names[$i]}
@@ -98,23 +121,38 @@ for ((r = 0; r < rounds; ++r)); do
     ort=$("$venv/bin/python" "$root/bench/peers/ort_latency.py" "${models[$i]}" "${repeats[$i]}" "$threads" \
       ${inputs[$i]//,/ } | sed -n 's/^median \([0-9.]*\) .*/\1/p')
     [[ -n $hp && -n $ort ]] || { echo "run.sh: no timing for $n" >&2; exit 1; }
-    best_hp[$n]=$(/usr/bin/python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:] if a))' "$hp" "${best_hp[$n]:-}")
-    best_ort[$n]=$(/usr/bin/python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:] if a))' "$ort" "${best_ort[$n]:-}")
+    # A PyTorch side that cannot run (no transformers) leaves its column empty.
+    pt=$("$torch_py" "$root/bench/peers/torch_latency.py" $(torch_model "$i") "${repeats[$i]}" \
+      "$threads" ${inputs[$i]//,/ } | sed -n 's/^median \([0-9.]*\) .*/\1/p') || pt=
+    echo "round $((r + 1)) $n: hetpar $hp ms, ort $ort ms, torch ${pt:--} ms" >&2
+    best_hp[$n]=$(best "$hp" "${best_hp[$n]:-}")
+    best_ort[$n]=$(best "$ort" "${best_ort[$n]:-}")
+    best_torch[$n]=$(best "$pt" "${best_torch[$n]:-}")
   done
 done
 
-printf '%-13s %12s %12s %8s\n' model hetpar-ms ort-ms ratio
-test_ratios=() big_ratios=()
+printf '%-13s %12s %12s %12s %8s %8s\n' model hetpar-ms ort-ms torch-ms "vs ort" "vs torch"
+test_ratios=() big_ratios=() test_torch=() big_torch=()
+ratio() { /usr/bin/python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])) if sys.argv[2] else "-")' "$1" "$2"; }
 for n in "${names[@]}"; do
-  ratio=$(/usr/bin/python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "${best_hp[$n]}" "${best_ort[$n]}")
+  r_ort=$(ratio "${best_hp[$n]}" "${best_ort[$n]}")
+  r_pt=$(ratio "${best_hp[$n]}" "${best_torch[$n]}")
   case $n in
-    *-b32 | *-8x512) big_ratios+=("$ratio") ;;
-    *) test_ratios+=("$ratio") ;;
+    *-b32 | *-8x512)
+      big_ratios+=("$r_ort")
+      [[ $r_pt == - ]] || big_torch+=("$r_pt") ;;
+    *)
+      test_ratios+=("$r_ort")
+      [[ $r_pt == - ]] || test_torch+=("$r_pt") ;;
   esac
-  printf '%-13s %12.3f %12.3f %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" "$ratio"
+  printf '%-13s %12.3f %12.3f %12s %7sx %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" \
+    "${best_torch[$n]:--}" "$r_ort" "$r_pt"
 done
 geomean() {
-  /usr/bin/python3 -c 'import math, sys; r = [float(a) for a in sys.argv[2:]]; print("geometric mean of HetPar / ORT, %s: %.2fx over %d models (best of %s rounds)" % (sys.argv[1], math.exp(sum(map(math.log, r)) / len(r)), len(r), "'"$rounds"'"))' "$@"
+  [[ $# -gt 2 ]] || { echo "geometric mean of HetPar / $1, $2: no models"; return; }
+  /usr/bin/python3 -c 'import math, sys; r = [float(a) for a in sys.argv[3:]]; print("geometric mean of HetPar / %s, %s: %.2fx over %d models (best of %s rounds)" % (sys.argv[1], sys.argv[2], math.exp(sum(map(math.log, r)) / len(r)), len(r), "'"$rounds"'"))' "$@"
 }
-geomean "test shapes and GPT-2 small at 1 x 128" "${test_ratios[@]}"
-geomean "throughput shapes (batch 32, GPT-2 small at 8 x 512)" "${big_ratios[@]}"
+geomean ORT "test shapes and GPT-2 small at 1 x 128" "${test_ratios[@]}"
+geomean ORT "throughput shapes (batch 32, GPT-2 small at 8 x 512)" "${big_ratios[@]}"
+geomean PyTorch "test shapes and GPT-2 small at 1 x 128" "${test_torch[@]}"
+geomean PyTorch "throughput shapes (batch 32, GPT-2 small at 8 x 512)" "${big_torch[@]}"

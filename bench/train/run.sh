@@ -18,23 +18,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${HETPAR_BUILD_DIR:-$root/build}
 py=/usr/bin/python3
-torch_py=${TORCH_PYTHON:-}
-if [[ -z $torch_py ]]; then
-  if $py -c 'import torch, transformers' 2> /dev/null; then
-    torch_py=$py
-  else
-    venv=$build/bench-train-venv
-    if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import transformers' 2> /dev/null; then
-      echo "making $venv (Debian's torch + transformers 4.36 from PyPI)" >&2
-      if $py -m venv --system-site-packages "$venv" &&
-        "$venv/bin/python" -m pip install -q 'transformers==4.36.2' >&2; then
-        :
-      else
-        echo "no transformers: the Hugging Face models' PyTorch side is skipped" >&2
-      fi
-    fi
-    torch_py=$venv/bin/python
-    [[ -x $torch_py ]] || torch_py=$py
-  fi
-fi
+source "$root/bench/lib/torch-python.sh"
+torch_py=$(torch_python "$build")
 exec $py "$root/bench/train/run.py" --build "$build" --torch-python "$torch_py" "$@"
