@@ -216,6 +216,12 @@ static cl::opt<bool> uncheckedIndices(
              "labels) that are out of range; the kernels still stay inside "
              "their buffers (docs/reliability.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> allowTF32(
+    "allow-tf32",
+    cl::desc("Let float32 GEMMs on the GPU round their inputs to TF32 on "
+             "tensor cores (cuBLAS's fast TF32 compute type, float32 "
+             "accumulation; as PyTorch's allow_tf32). No effect on the CPU"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Run exported attention (MatMul, scale, mask, Softmax, MatMul) "
@@ -730,6 +736,7 @@ codegenOptions(hetpar::FloatMode floatMode) {
   opts.optLevel = optLevel;
   opts.cpuArch = cpuArch;
   opts.checkIndices = !uncheckedIndices;
+  opts.allowTF32 = allowTF32;
   opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
       argv0, reinterpret_cast<void *>(&fail));
   if (!targets.empty()) {

@@ -63,6 +63,12 @@ struct CodegenOptions {
   /// (--unchecked-indices) drops the reports; the kernels still stay inside
   /// their buffers.
   bool checkIndices = true;
+  /// float32 GEMMs on the GPU may round their inputs to TF32 on tensor cores
+  /// (cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32; --allow-tf32, as PyTorch's
+  /// torch.backends.cuda.matmul.allow_tf32): about 10 bits of mantissa in
+  /// the products, float32 accumulation. False: CUBLAS_COMPUTE_32F, full
+  /// float32. No effect on the CPU build or on 16-bit GEMMs.
+  bool allowTF32 = false;
   /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200).
   std::vector<int> cudaArchs = {80, 90};
   /// Folder holding hetpar/device/hetpar_device.h and

@@ -2710,8 +2710,19 @@ static int hp_cublas_status(hp_ctx *ctx, cublasStatus_t s, const char *what) {
            (int)s);
   return 1;
 }
+/// The cuBLAS compute type of a GEMM on `type`: float32 accumulation, and
+/// for float32 inputs TF32 products on tensor cores when the program was
+/// generated with --allow-tf32 (HP_ALLOW_TF32).
+static cublasComputeType_t hp_gemm_compute(cudaDataType type) {
+#ifdef HP_ALLOW_TF32
+  if (type == CUDA_R_32F)
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+#endif
+  (void)type;
+  return CUBLAS_COMPUTE_32F;
+}
 /// cuBLAS computes column-major C^T = op(B)^T op(A)^T, which is the
-/// row-major product; CUBLAS_COMPUTE_32F: float32 accumulation (no TF32).
+/// row-major product, with hp_gemm_compute's compute type.
 template <typename T>
 static int hp_gemm_ex(cudaDataType type, HP_GEMM_PARAMS(T)) {
   if (M == 0 || N == 0 || batch == 0)
@@ -2724,7 +2735,7 @@ static int hp_gemm_ex(cudaDataType type, HP_GEMM_PARAMS(T)) {
           ctx->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
           ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K, &alpha, B,
           type, (int)ldb, sB, A, type, (int)lda, sA, &beta, C, type, (int)ldc,
-          sC, (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          sC, (int)batch, hp_gemm_compute(type), CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx");
 }
 template <> int hp_gemm<float, float>(HP_GEMM_PARAMS(float)) {
