@@ -731,9 +731,9 @@ void Emitter::writeSource() {
       << "// Float mode: " << floatModeName(opts.floatMode)
       << (opts.allowTF32 ? ", float32 GEMMs in TF32 on the GPU (--allow-tf32)"
                          : "")
-      << ". Arena "
-      << program.arenaBytes << " bytes (" << program.arenaBytesNoReuse
-      << " without reuse), weights " << program.weightsBytes << " bytes.\n"
+      << ". Arena " << program.arenaBytes << " bytes ("
+      << program.arenaBytesNoReuse << " without reuse), weights "
+      << program.weightsBytes << " bytes.\n"
       << "// Build: see the header of include/hetpar/device/hetpar_device.h.\n"
       << (program.multiDevice
               ? "// One device of a multi-device program: MPI collectives.\n"
