@@ -423,6 +423,9 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
         if (s[d] != 1)
           strides[off + d] = vs[d];
     }
+    for (int d = 0; d < rank; ++d) // the coordinate is always 0 there
+      if (outShape[d] == 1)
+        strides[d] = 0;
     for (auto [i, leaf] : llvm::enumerate(leaves))
       if (leaf.value == v && leaf.strides == strides)
         return "v" + std::to_string(i);

@@ -3,7 +3,7 @@ inputs and numpy's outputs.
 
 Usage: make_broadcast_rows.py OUT_DIR
 
-OUT_DIR/model.onnx, six outputs:
+OUT_DIR/model.onnx, seven outputs:
   y0 = x [2, 3, 16] * r [2, 3, 1] * w [16]       (RMSNorm's scaling: rows of
        16, r read once per row, w along the row)
   y1 = Relu(a [2, 4, 5, 6] + b [4, 1, 1])        (a channel bias: rows of 30)
@@ -13,6 +13,9 @@ OUT_DIR/model.onnx, six outputs:
   y4 = Sigmoid(t [2, 1, 8, 12] + m [3, 1, 12])   (output [2, 3, 8, 12]:
        t broadcast over dim 1, m over dim 2: rows of 12)
   y5 = q [1, 12] - z [1, 1]                      (z a scalar to the kernel)
+  y6 = BatchNormalization(bx [2, 1, 4, 4], bs, bb, bm, bv [1]) (inference;
+       one channel, its parameters graph inputs: read once, not along the
+       row of 32)
 OUT_DIR/input_<k>.npy and OUT_DIR/output_<k>.npy: the inputs and numpy's
 outputs (float64, rounded to float32), the reference the test compares
 with. Needs Debian's python3-onnx and python3-numpy only.
@@ -30,8 +33,10 @@ rng = np.random.default_rng(11)
 shapes = {"x": (2, 3, 16), "r": (2, 3, 1), "w": (16,), "a": (2, 4, 5, 6),
           "b": (4, 1, 1), "s": (2, 3, 16), "p": (3, 16), "u": (5, 4),
           "v": (5, 1), "t": (2, 1, 8, 12), "m": (3, 1, 12), "q": (1, 12),
-          "z": (1, 1)}
+          "z": (1, 1), "bx": (2, 1, 4, 4), "bs": (1,), "bb": (1,), "bm": (1,),
+          "bv": (1,)}
 vals = {k: rng.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+vals["bv"] = np.abs(vals["bv"]) + 0.5  # a variance
 
 nodes = [
     helper.make_node("Mul", ["x", "r"], ["xr"]),
@@ -43,6 +48,7 @@ nodes = [
     helper.make_node("Add", ["t", "m"], ["tm"]),
     helper.make_node("Sigmoid", ["tm"], ["y4"]),
     helper.make_node("Sub", ["q", "z"], ["y5"]),
+    helper.make_node("BatchNormalization", ["bx", "bs", "bb", "bm", "bv"], ["y6"]),
 ]
 d = {k: v.astype(np.float64) for k, v in vals.items()}
 refs = [
@@ -52,6 +58,7 @@ refs = [
     d["u"] * d["v"],
     1 / (1 + np.exp(-(d["t"] + d["m"]))),
     d["q"] - d["z"],
+    (d["bx"] - d["bm"][0]) / np.sqrt(d["bv"][0] + 1e-5) * d["bs"][0] + d["bb"][0],
 ]
 inputs = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v)
           for k, v in shapes.items()]
