@@ -148,12 +148,11 @@ LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
     }
   }
   Type elt = eltOf(in);
-  line(
-      llvm::formatv("hp_launch(ctx, hp_reduce<{0}, {1}, HP_RED_{2}>, {3}, {4}, "
-                    "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
-                    storageType(elt), accType(elt), kind, numelOf(out),
-                    kd.size(), hpDims(kd), hpDims(ks), rd.size(), hpDims(rd),
-                    hpDims(rs), numel(rd), ptr(in), ptr(out)));
+  line(llvm::formatv("hp_reduce_launch<{0}, {1}, HP_RED_{2}>(ctx, {3}, {4}, "
+                     "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12});",
+                     storageType(elt), accType(elt), kind, numelOf(out),
+                     kd.size(), hpDims(kd), hpDims(ks), rd.size(), hpDims(rd),
+                     hpDims(rs), numel(rd), ptr(in), ptr(out)));
   ++program.libraryCalls;
   return success();
 }

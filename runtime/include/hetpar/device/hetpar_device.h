@@ -39,6 +39,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
+#include <type_traits>
 #define HP_HD __host__ __device__ __forceinline__
 #define HP_DEV __device__ __forceinline__
 #else
@@ -1362,6 +1363,56 @@ template <typename Acc> __device__ __forceinline__ Acc hp_warp_max(Acc v) {
   return v;
 }
 
+/// Whether hp_reduce_launch gives each output a warp on the GPU: floating
+/// sums (Sum, Mean, SumSquare, L1, L2) of at least 32 elements. Extrema,
+/// products and LogSumExp keep a thread per output (their order of
+/// combination, NaN included, stays the sequential one).
+template <typename Acc, int OP> static bool hp_reduce_by_warp(int64_t count) {
+  return std::is_floating_point<Acc>::value && count >= 32 &&
+         (OP == HP_RED_SUM || OP == HP_RED_MEAN || OP == HP_RED_SUMSQ ||
+          OP == HP_RED_L1 || OP == HP_RED_L2);
+}
+
+/// hp_reduce (same parameters) with one warp per output, for the sums of
+/// hp_reduce_by_warp: iteration i is lane i % 32 of output i / 32, and lane
+/// l adds the reduced elements l, l + 32, ... before hp_warp_sum combines
+/// the lanes. A thread per output left the GPU mostly idle on reductions of
+/// few long rows (Llama's RMSNorm: 32 x 16 rows of 64 at batch 32).
+template <typename T, typename Acc, int OP>
+HP_KERNEL(hp_reduce_warp, int keptRank, hp_dims keptDims, hp_dims keptStrides,
+          int redRank, hp_dims redDims, hp_dims redStrides, int64_t redCount,
+          const T *in, T *out) {
+  HP_FOR(i) {
+    const int64_t o = i >> 5;
+    const int lane = (int)(i & 31);
+    int64_t rem = o, base = 0;
+    for (int d = keptRank - 1; d >= 0; --d) {
+      base += (rem % keptDims.v[d]) * keptStrides.v[d];
+      rem /= keptDims.v[d];
+    }
+    Acc acc = 0;
+    for (int64_t r = lane; r < redCount; r += 32) {
+      int64_t rr = r, off = base;
+      for (int d = redRank - 1; d >= 0; --d) {
+        off += (rr % redDims.v[d]) * redStrides.v[d];
+        rr /= redDims.v[d];
+      }
+      const Acc x = (Acc)in[off];
+      acc += OP == HP_RED_L1                         ? hp_abs(x)
+             : OP == HP_RED_SUMSQ || OP == HP_RED_L2 ? x * x
+                                                     : x;
+    }
+    acc = hp_warp_sum(acc);
+    if (lane == 0) {
+      if (OP == HP_RED_MEAN)
+        acc = acc / (Acc)redCount;
+      if (OP == HP_RED_L2)
+        acc = (Acc)hp_sqrt((double)acc);
+      out[o] = (T)acc;
+    }
+  }
+}
+
 /// hp_softmax with one warp per row: iteration i is lane i % 32 of row
 /// i / 32 (the grid-stride step is a multiple of 32, so a warp's lanes
 /// always share a row and every shuffle has all 32 lanes).
@@ -1420,6 +1471,24 @@ HP_KERNEL(hp_layer_norm_warp, int64_t len, float eps, const T *x,
   }
 }
 #endif
+
+/// Launches hp_reduce over n outputs, on the GPU as hp_reduce_warp where
+/// hp_reduce_by_warp says so.
+template <typename T, typename Acc, int OP>
+static void hp_reduce_launch(hp_ctx *ctx, int64_t n, int keptRank,
+                             hp_dims keptDims, hp_dims keptStrides, int redRank,
+                             hp_dims redDims, hp_dims redStrides,
+                             int64_t redCount, const T *in, T *out) {
+#if HP_CUDA
+  if (hp_reduce_by_warp<Acc, OP>(redCount)) {
+    hp_launch(ctx, hp_reduce_warp<T, Acc, OP>, n * 32, keptRank, keptDims,
+              keptStrides, redRank, redDims, redStrides, redCount, in, out);
+    return;
+  }
+#endif
+  hp_launch(ctx, hp_reduce<T, Acc, OP>, n, keptRank, keptDims, keptStrides,
+            redRank, redDims, redStrides, redCount, in, out);
+}
 
 /// Softmax / LogSoftmax of `rows` rows: a warp per row on the GPU, a thread
 /// per row on the CPU.
