@@ -4431,8 +4431,8 @@ static int64_t hp_gemm_block(const float *A, const int64_t *base,
 /// broadcasts of A's. No packing at run time: OpenBLAS repacks B on every
 /// call, which took 12% of GPT-2 small at 1 x 128 (ONNX Runtime's MLAS packs
 /// its weights once, at load, as this does at compile time). Tasks of one
-/// panel and a run of row blocks, panel-major, at least four per thread
-/// where the shape allows.
+/// panel and a run of row blocks, in the order of the runs, at least four per
+/// thread where the shape allows.
 static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
                            const float *A, int64_t lda, const float *Bp,
                            float beta, const float *bias, float *C,
@@ -4456,7 +4456,9 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
   const int64_t ext[3] = {1, 1, K}, step[3] = {0, 0, 1};
 #pragma omp parallel for schedule(static)
   for (int64_t task = 0; task < panels * runs; ++task) {
-    const int64_t panel = task / runs, b0 = task % runs * run;
+    // Run-major: a thread's contiguous share of the tasks holds every
+    // panel alike, so a narrower last panel does not load one thread alone.
+    const int64_t panel = task % panels, b0 = task / panels * run;
     const int64_t n0 = panel * HP_GEMM_PANEL;
     const int64_t cols = N - n0 < HP_GEMM_PANEL ? N - n0 : HP_GEMM_PANEL;
     const float *bp = Bp + panel * K * HP_GEMM_PANEL;
