@@ -740,6 +740,7 @@ void Emitter::writeSource() {
                 "#define HETPAR_MULTI_DEVICE\n"
               : "")
       << meshDevices << (opts.allowTF32 ? "#define HP_ALLOW_TF32 1\n" : "")
+      << (opts.checkIndices ? "" : "#define HP_UNCHECKED_INDICES 1\n")
       << "#include \"hetpar/device/hetpar_device.h\"\n\n"
       << (packedOnly ? "#if HP_CUDA\n#error \"generated for the CPU only "
                        "(--targets=cpu): weights.bin holds some constants only "

@@ -6157,7 +6157,11 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
   return hp_report_index_error(ctx, found) ? 3 : 0;
 }
 
-#if defined(HETPAR_MULTI_DEVICE)
+// A program generated with --unchecked-indices (HP_UNCHECKED_INDICES, the
+// same for every device of one compile) never finishes a run with an index
+// out of range, so its devices have nothing to agree on: without
+// hetpar_agree the runtime skips the step's all-reduce (Program::agree).
+#if defined(HETPAR_MULTI_DEVICE) && !defined(HP_UNCHECKED_INDICES)
 int hetpar_agree(void *p, int failed) { return hp_agree((hp_ctx *)p, failed); }
 #endif
 
