@@ -115,6 +115,12 @@ public:
   LogicalResult run();
 
 private:
+  /// Checks the operands' shapes against ONNX's (X [T, B, I], W [D, G H,
+  /// I], R [D, G H, H], B [D, 2 G H], sequence_lens [B], initial_h and
+  /// initial_c [D, B, H], P [D, 3 H]; batch first: X [B, T, I], the states
+  /// [B, D, H]): the unrolled ops' own shape checks would otherwise fail
+  /// midway. An error names the operand and the shape it needs.
+  LogicalResult checkShapes();
   Value operand(unsigned i) {
     if (i >= op->getNumOperands() ||
         llvm::isa<NoneType>(op->getOperand(i).getType()))
@@ -283,7 +289,45 @@ LogicalResult Unroller::runDirection(int64_t d, Value &y, Value &lastH,
   return success(y && lastH);
 }
 
+LogicalResult Unroller::checkShapes() {
+  Value xv = operand(0);
+  auto xs = llvm::dyn_cast<RankedTensorType>(xv ? xv.getType() : Type());
+  if (!xs || !xs.hasStaticShape() || xs.getRank() != 3)
+    return op.emitError() << r.kind << " needs an input X of rank 3 with a "
+                          << "static shape";
+  int64_t B = xs.getDimSize(r.batchFirst ? 0 : 1), I = xs.getDimSize(2),
+          D = r.directions, H = r.hidden, G = r.gates;
+  SmallVector<int64_t> state = r.batchFirst ? SmallVector<int64_t>{B, D, H}
+                                            : SmallVector<int64_t>{D, B, H};
+  struct Expected {
+    unsigned index;
+    const char *name;
+    SmallVector<int64_t> shape;
+  } expected[] = {{1, "W", {D, G * H, I}},  {2, "R", {D, G * H, H}},
+                  {3, "B", {D, 2 * G * H}}, {4, "sequence_lens", {B}},
+                  {5, "initial_h", state},  {6, "initial_c", state},
+                  {7, "P", {D, 3 * H}}};
+  for (const Expected &e : expected) {
+    if (r.kind != "LSTM" && e.index >= 6)
+      continue;
+    Value v = operand(e.index);
+    if (!v)
+      continue;
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    if (t && t.hasStaticShape() && t.getShape() == ArrayRef(e.shape))
+      continue;
+    auto diag = op.emitError() << r.kind << " input " << e.index << " ('"
+                               << e.name << "') needs the shape [";
+    llvm::interleaveComma(e.shape, diag);
+    diag << "], not " << v.getType();
+    return diag;
+  }
+  return success();
+}
+
 LogicalResult Unroller::run() {
+  if (failed(checkShapes()))
+    return failure();
   x = operand(0), w = operand(1), rw = operand(2), bias = operand(3);
   lengths = operand(4), initH = operand(5);
   initC = r.kind == "LSTM" ? operand(6) : Value();

@@ -61,3 +61,24 @@ func.func @bad_activation(%x: tensor<2x3x4xf32>, %w: tensor<1x5x4xf32>, %r: tens
   %y:2 = onnx.Generic "RNN"(%x, %w, %r) attributes {attrs = {hidden_size = 5 : i64, activations = ["Softsign"]}, domain = "", version = 14 : i64} : (tensor<2x3x4xf32>, tensor<1x5x4xf32>, tensor<1x5x5xf32>) -> (tensor<2x1x3x5xf32>, tensor<1x3x5xf32>)
   return %y#1 : tensor<1x3x5xf32>
 }
+
+// -----
+
+// An operand whose shape is not ONNX's is one error naming it (found by the
+// `onnx` fuzzer: an initial_c with a batch of 0 made the unrolled Mul fail
+// and the pass dereference its missing result).
+func.func @lstm_bad_initial_c(%x: tensor<1x2x4xf32>, %w: tensor<1x12x4xf32>, %r: tensor<1x12x3xf32>, %h: tensor<1x2x3xf32>, %c: tensor<1x0x3xf32>) -> tensor<1x2x3xf32> {
+  %none = onnx.NoValue
+  // expected-error @+1 {{LSTM input 6 ('initial_c') needs the shape [1, 2, 3], not 'tensor<1x0x3xf32>'}}
+  %y:2 = onnx.Generic "LSTM"(%x, %w, %r, %none, %none, %h, %c) attributes {attrs = {hidden_size = 3 : i64}, domain = "", version = 14 : i64} : (tensor<1x2x4xf32>, tensor<1x12x4xf32>, tensor<1x12x3xf32>, none, none, tensor<1x2x3xf32>, tensor<1x0x3xf32>) -> (tensor<1x1x2x3xf32>, tensor<1x2x3xf32>)
+  return %y#1 : tensor<1x2x3xf32>
+}
+
+// -----
+
+// The same for a GRU's weights given for 4 gates.
+func.func @gru_bad_w(%x: tensor<2x3x4xf32>, %w: tensor<1x20x4xf32>, %r: tensor<1x15x5xf32>) -> tensor<1x3x5xf32> {
+  // expected-error @+1 {{GRU input 1 ('W') needs the shape [1, 15, 4], not 'tensor<1x20x4xf32>'}}
+  %y:2 = onnx.Generic "GRU"(%x, %w, %r) attributes {attrs = {hidden_size = 5 : i64}, domain = "", version = 14 : i64} : (tensor<2x3x4xf32>, tensor<1x20x4xf32>, tensor<1x15x5xf32>) -> (tensor<2x1x3x5xf32>, tensor<1x3x5xf32>)
+  return %y#1 : tensor<1x3x5xf32>
+}
