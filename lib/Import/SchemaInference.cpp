@@ -93,7 +93,7 @@ static std::string checkDivisorAttributes(const ::onnx::NodeProto &node) {
 static std::string checkConvPoolRanks(const ::onnx::NodeProto &node,
                                       ArrayRef<Value> inputs) {
   StringRef op = node.op_type();
-  if (!op.contains("Conv") && !op.contains("Pool"))
+  if (!op.contains("Conv") && !op.contains("Pool") && op != "MaxUnpool")
     return "";
   auto rankOf = [&](size_t i) -> int64_t {
     if (i >= inputs.size() || !inputs[i])
@@ -109,6 +109,13 @@ static std::string checkConvPoolRanks(const ::onnx::NodeProto &node,
   if (rank < 3)
     return "input 0 has rank " + std::to_string(rank) +
            "; it needs a batch, a channel and a spatial dimension";
+  // MaxUnpool's indices have the input's shape; ONNX's inference read them
+  // without a type when they had no rank (SIGSEGV, found by the onnx fuzzer).
+  if (op == "MaxUnpool" && rankOf(1) != rank)
+    return "input 1 (the indices) has " +
+           (rankOf(1) < 0 ? std::string("no known rank")
+                          : "rank " + std::to_string(rankOf(1))) +
+           "; it needs the input's rank, " + std::to_string(rank);
   bool hasWeight = op.contains("Conv") && weight < size_t(node.input_size());
   if (hasWeight && rankOf(weight) >= 0 && rankOf(weight) != rank)
     return "the weight has rank " + std::to_string(rankOf(weight)) +
