@@ -297,6 +297,9 @@ LogicalResult Unroller::checkShapes() {
                           << "static shape";
   int64_t B = xs.getDimSize(r.batchFirst ? 0 : 1), I = xs.getDimSize(2),
           D = r.directions, H = r.hidden, G = r.gates;
+  if (xs.getDimSize(r.batchFirst ? 1 : 0) < 1)
+    return op.emitError() << r.kind << " needs a sequence of at least one "
+                          << "step, not X of type " << xs;
   SmallVector<int64_t> state = r.batchFirst ? SmallVector<int64_t>{B, D, H}
                                             : SmallVector<int64_t>{D, B, H};
   struct Expected {

@@ -82,3 +82,13 @@ func.func @gru_bad_w(%x: tensor<2x3x4xf32>, %w: tensor<1x20x4xf32>, %r: tensor<1
   %y:2 = onnx.Generic "GRU"(%x, %w, %r) attributes {attrs = {hidden_size = 5 : i64}, domain = "", version = 14 : i64} : (tensor<2x3x4xf32>, tensor<1x20x4xf32>, tensor<1x15x5xf32>) -> (tensor<2x1x3x5xf32>, tensor<1x3x5xf32>)
   return %y#1 : tensor<1x3x5xf32>
 }
+
+// -----
+
+// A sequence of no steps is refused by name (found by the `onnx` fuzzer: the
+// unrolled GRU concatenated an empty list of steps and crashed).
+func.func @gru_zero_steps(%x: tensor<0x3x3xf32>, %w: tensor<1x9x3xf32>, %r: tensor<1x9x3xf32>) -> tensor<1x3x3xf32> {
+  // expected-error @+1 {{GRU needs a sequence of at least one step, not X of type 'tensor<0x3x3xf32>'}}
+  %y:2 = onnx.Generic "GRU"(%x, %w, %r) attributes {attrs = {hidden_size = 3 : i64}, domain = "", version = 14 : i64} : (tensor<0x3x3xf32>, tensor<1x9x3xf32>, tensor<1x9x3xf32>) -> (tensor<0x1x3x3xf32>, tensor<1x3x3xf32>)
+  return %y#1 : tensor<1x3x3xf32>
+}
