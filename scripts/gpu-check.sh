@@ -163,8 +163,12 @@ if [[ -d "$prep" ]]; then
     else
       status=FAILED
     fi
-    printf '%-18s %-8s %s\n' "$name" "$status" \
-      "$(grep -m1 'hetpar_run alone' "$d/run.log" || grep -m1 error "$d/run.log")"
+    # The same runs without CUDA graphs (docs/codegen.md, "CUDA graphs").
+    HETPAR_CUDA_GRAPHS=0 "$run" "$d/out" --backend cuda --repeat 100 --inputs "$ins" \
+      > "$d/eager.log" 2>&1 || true
+    printf '%-18s %-8s %s; without CUDA graphs: %s\n' "$name" "$status" \
+      "$(grep -m1 'hetpar_run alone' "$d/run.log" || grep -m1 error "$d/run.log")" \
+      "$(grep -m1 'hetpar_run alone' "$d/eager.log" || grep -m1 error "$d/eager.log")"
   done | tee "$out/models.txt"
   want multi && echo "== multi-device plans: every rank on this one GPU (host-staged MPI collectives)"
   want multi && for d in "$prep"/multi/*/; do

@@ -1009,4 +1009,29 @@ TEST(Attention, HalfStorageRunsNaive) {
         << "element " << i;
 }
 
+// hetpar_run's CUDA graph policy (hp_graph_next, host code on both
+// backends): a run on new buffers is eager, the second on the same buffers
+// captures, later ones replay; other buffers start over; disabled, eager.
+TEST(CudaGraphs, WarmUpCaptureReplayAndNewBuffers) {
+  int a = 0, b = 0, c = 0;
+  const void *first[] = {&a, &b}, *other[] = {&a, &c}, *longer[] = {&a, &b, &c};
+  hp_graph_state s = {};
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_EAGER);
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_CAPTURE);
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_REPLAY);
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_REPLAY);
+  // A graph holds its capture's pointers: other buffers warm up again.
+  EXPECT_EQ(hp_graph_next(&s, other, 2), HP_GRAPH_EAGER);
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_EAGER);
+  EXPECT_EQ(hp_graph_next(&s, first, 2), HP_GRAPH_CAPTURE);
+  EXPECT_EQ(hp_graph_next(&s, longer, 3), HP_GRAPH_EAGER);
+  EXPECT_EQ(hp_graph_next(&s, longer, 2), HP_GRAPH_EAGER);
+  // A failed capture (the caller sets `disabled`): eager from then on.
+  EXPECT_EQ(hp_graph_next(&s, longer, 2), HP_GRAPH_CAPTURE);
+  s.disabled = 1;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(hp_graph_next(&s, longer, 2), HP_GRAPH_EAGER);
+  free(s.key);
+}
+
 } // namespace

@@ -366,6 +366,54 @@ HP_HD void hp_index_fault(hp_index_error *e, int node, long long value,
   e->element = element;
 }
 
+/// What hetpar_run does on the GPU with a CUDA graph of the whole run
+/// (hp_graph_next): run the program's launches one by one, capture them into
+/// a graph and launch that, or launch the graph captured before.
+enum hp_graph_action { HP_GRAPH_EAGER, HP_GRAPH_CAPTURE, HP_GRAPH_REPLAY };
+
+/// The buffers a run's graph was captured on (a graph's launches hold the
+/// arena, weights, input and output pointers of its capture) and how far the
+/// graph has got for them.
+struct hp_graph_state {
+  /// Never capture: HETPAR_CUDA_GRAPHS=0, or a capture that failed.
+  int disabled;
+  /// For `key`: 0 no run yet, 1 one eager run (the warm-up that loads the
+  /// kernels and sizes cuBLAS's workspace), 2 captured.
+  int runs;
+  int n;
+  const void **key;
+};
+
+/// The action for a run on the n buffers `ptrs`, and the state after it: the
+/// first run on new buffers is eager (and records them), the second captures,
+/// every later one replays; disabled, always eager. Out of host memory for
+/// the key, graphs are disabled. A caller whose capture fails sets
+/// `disabled` and runs eagerly.
+static inline hp_graph_action hp_graph_next(hp_graph_state *s,
+                                            const void *const *ptrs, int n) {
+  if (s->disabled)
+    return HP_GRAPH_EAGER;
+  if (s->key && s->n == n &&
+      memcmp(s->key, ptrs, sizeof(void *) * (size_t)n) == 0) {
+    if (s->runs >= 2)
+      return HP_GRAPH_REPLAY;
+    s->runs = 2;
+    return HP_GRAPH_CAPTURE;
+  }
+  if (!s->key || s->n != n) {
+    free(s->key);
+    s->key = (const void **)malloc(sizeof(void *) * (size_t)(n > 0 ? n : 1));
+    if (!s->key) {
+      s->disabled = 1;
+      return HP_GRAPH_EAGER;
+    }
+  }
+  memcpy(s->key, ptrs, sizeof(void *) * (size_t)n);
+  s->n = n;
+  s->runs = 1;
+  return HP_GRAPH_EAGER;
+}
+
 struct hp_ctx {
   char error[512];
   /// The collective or exchange running now, for error messages ("all_reduce
@@ -384,6 +432,9 @@ struct hp_ctx {
   /// hetpar_trace), and the host's wall clock when that one was recorded.
   cudaEvent_t *trace_events;
   double trace_start_us;
+  /// The whole run as one CUDA graph (hetpar_run, hp_run_graph).
+  hp_graph_state graph;
+  cudaGraphExec_t graph_exec;
 #endif
 };
 
@@ -5825,6 +5876,13 @@ static void hp_trace_release(hp_ctx *ctx) {
   free(ctx->trace_events);
   ctx->trace_events = NULL;
 }
+
+/// Drops the run's CUDA graph, if one was captured.
+static void hp_graph_release(hp_ctx *ctx) {
+  if (ctx->graph_exec)
+    cudaGraphExecDestroy(ctx->graph_exec);
+  ctx->graph_exec = NULL;
+}
 #endif
 
 #if !HP_CUDA && defined(__x86_64__) && defined(__GNUC__)
@@ -5968,6 +6026,15 @@ void *hetpar_create(char *err, size_t errlen) {
     return NULL;
   }
   cublasSetStream(ctx->blas, ctx->stream);
+  // Runs as CUDA graphs (hp_run_graph) unless HETPAR_CUDA_GRAPHS=0, and
+  // never on one device of several: the collectives run MPI on the host, and
+  // the host-staged ones synchronize the stream.
+#if defined(HETPAR_MULTI_DEVICE)
+  ctx->graph.disabled = 1;
+#else
+  const char *graphs = getenv("HETPAR_CUDA_GRAPHS");
+  ctx->graph.disabled = graphs && strcmp(graphs, "0") == 0;
+#endif
   if ((e = cudaMalloc((void **)&ctx->index_error, sizeof(hp_index_error))) !=
       cudaSuccess) {
     snprintf(err, errlen, "cudaMalloc: %s", cudaGetErrorString(e));
@@ -6001,6 +6068,8 @@ void hetpar_destroy(void *p) {
 #endif
 #if HP_CUDA
   hp_trace_release(ctx);
+  hp_graph_release(ctx);
+  free(ctx->graph.key);
   cudaFree(ctx->index_error);
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);
@@ -6095,6 +6164,73 @@ static int hp_report_index_error(hp_ctx *ctx, const hp_index_error &e) {
   return 1;
 }
 
+#if HP_CUDA
+/// Captures hp_program_run's launches on the stream into ctx->graph_exec.
+/// Returns 0, or non-zero when something in the run cannot be captured or
+/// the graph not instantiated (nothing has run then, and the stream has left
+/// capture mode).
+static int hp_graph_capture(hp_ctx *ctx, char *arena, char *weights,
+                            const void *const *inputs, void *const *outputs) {
+  if (cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeThreadLocal) !=
+      cudaSuccess)
+    return 1;
+  int rc = hp_program_run(ctx, arena, weights, inputs, outputs);
+  cudaGraph_t graph = NULL;
+  if (cudaStreamEndCapture(ctx->stream, &graph) != cudaSuccess || !graph)
+    rc = 1;
+  if (rc == 0 &&
+      cudaGraphInstantiate(&ctx->graph_exec, graph, 0) != cudaSuccess) {
+    ctx->graph_exec = NULL;
+    rc = 1;
+  }
+  if (graph)
+    cudaGraphDestroy(graph);
+  return rc;
+}
+
+/// Runs the program on the stream, as one CUDA graph where it can
+/// (docs/codegen.md, "CUDA graphs"): the first run on a set of buffers is
+/// eager, the second captures its launches into a graph, and later runs on
+/// the same buffers launch the graph, one launch instead of one per kernel
+/// and cuBLAS call. Runs are eager while tracing (the trace events are
+/// recorded between launches) and once a capture has failed (the capture is
+/// dropped, the error cleared, and the run done eagerly; so is every later
+/// one). Returns hp_program_run's status.
+static int hp_run_graph(hp_ctx *ctx, char *arena, char *weights,
+                        const void *const *inputs, void *const *outputs) {
+  const void *ptrs[HP_NUM_INPUTS + HP_NUM_OUTPUTS + 2];
+  int n = 0;
+  ptrs[n++] = arena;
+  ptrs[n++] = weights;
+  for (int i = 0; i < HP_NUM_INPUTS; ++i)
+    ptrs[n++] = inputs[i];
+  for (int i = 0; i < HP_NUM_OUTPUTS; ++i)
+    ptrs[n++] = outputs[i];
+  hp_graph_action action = HP_GRAPH_EAGER;
+  if (!ctx->trace_events) {
+    action = hp_graph_next(&ctx->graph, ptrs, n);
+    if (action == HP_GRAPH_EAGER)
+      hp_graph_release(ctx); // captured on other buffers, or disabled
+  }
+  if (action == HP_GRAPH_CAPTURE &&
+      hp_graph_capture(ctx, arena, weights, inputs, outputs) != 0) {
+    (void)cudaGetLastError(); // the failed capture's error
+    ctx->error[0] = 0;
+    ctx->graph.disabled = 1;
+    action = HP_GRAPH_EAGER;
+  }
+  if (action == HP_GRAPH_EAGER)
+    return hp_program_run(ctx, arena, weights, inputs, outputs);
+  cudaError_t e = cudaGraphLaunch(ctx->graph_exec, ctx->stream);
+  if (e != cudaSuccess) {
+    snprintf(ctx->error, sizeof ctx->error, "cudaGraphLaunch: %s",
+             cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
                void *const *outputs) {
   hp_ctx *ctx = (hp_ctx *)p;
@@ -6123,7 +6259,11 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
     return 1;
 #endif
 #endif
+#if HP_CUDA
+  int rc = hp_run_graph(ctx, (char *)arena, (char *)weights, inputs, outputs);
+#else
   int rc = hp_program_run(ctx, (char *)arena, (char *)weights, inputs, outputs);
+#endif
   if (rc)
     return rc;
 #if HP_CUDA
