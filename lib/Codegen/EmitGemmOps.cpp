@@ -103,9 +103,11 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
   return success();
 }
 
-/// Gemm: hp_gemm, or hp_gemm_b on a packed constant B, which also takes a
-/// C of one row ([N] or [1, N]: hetpar-onnx-fuse-gemm-bias's biases) and adds
-/// it as it stores the product; another C is first broadcast into Y.
+/// Gemm: hp_gemm, or hp_gemm_b, which takes B packed where it is a constant
+/// the CPU kernel packs, and a C of one row ([N] or [1, N]:
+/// hetpar-onnx-fuse-gemm-bias's biases) that it adds as it stores the product
+/// (the CPU's packed kernel, cuBLASLt's bias epilogue on the GPU); another C
+/// is first broadcast into Y.
 LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   Value A = op->getOperand(0), B = op->getOperand(1), Y = op->getResult(0);
   int ta = intAttr(op, "transA", 0) != 0, tb = intAttr(op, "transB", 0) != 0;
@@ -117,8 +119,7 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   std::string types = "<" + storageType(elt) + ", " + accType(elt) + ">";
   std::string packed = ta ? "nullptr" : packedGemmOperand(B, M, N, K, tb != 0);
   std::string bias = "nullptr";
-  if (C && beta != 0.0 && packed != "nullptr" && numel(shapeOf(C)) == N &&
-      shapeOf(C).back() == N) {
+  if (C && beta != 0.0 && numel(shapeOf(C)) == N && shapeOf(C).back() == N) {
     bias = ptr(C);
   } else if (C && beta != 0.0) {
     // Y = broadcast(C), then Y = alpha*A*B + beta*Y.
@@ -139,7 +140,7 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
       unpackedOperand(B, packed,
                       llvm::formatv("hp_gemm_packs_b({0}, {1}, {2})", M, N, K)),
       b[1], floatLiteral(beta, false), ptr(Y));
-  if (packed == "nullptr")
+  if (packed == "nullptr" && bias == "nullptr")
     call("hp_gemm" + types + "(" + args + ")");
   else
     call("hp_gemm_b" + types + "(" + args + ", " + packed + ", " + bias + ")");

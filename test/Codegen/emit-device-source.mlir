@@ -47,3 +47,11 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // RUN: %expect-exit 1 hetpar-translate --emit-device-source %S/Inputs/missing-constant-data.mlir -o %t.cu 2>&1 | FileCheck %s --check-prefix=NODATA
 // NODATA: error: node 'w': constant data is missing
 // RUN: test ! -e %t.cu
+
+// A Gemm's bias row C [N] goes to hp_gemm_b with the GEMM, packed B or not
+// (cuBLASLt's bias epilogue on the GPU, the packed kernel's stores or a fill
+// of C's rows on the CPU), scaled by beta; not first copied into Y.
+// RUN: hetpar-translate --emit-device-source %S/Inputs/gemm-bias.mlir | FileCheck %s --check-prefix=BIAS
+// BIAS-NOT: HP_KERNEL
+// BIAS: hp_gemm_b<float, float>(ctx, 0, 0, 2, 3, 4, 1.00000000e+00f, ((const float *)inputs[0]), 4, 0, ((const float *)inputs[2]), 3, 0, 1.00000000e+00f, ((float *)outputs[0]), 3, 0, 1, nullptr, ((const float *)inputs[3]))
+// BIAS: hp_gemm_b<float, float>(ctx, 1, 0, 2, 3, 4, 1.00000000e+00f, ((const float *)inputs[1]), 2, 0, ((const float *)inputs[2]), 3, 0, 5.00000000e-01f, ((float *)outputs[1]), 3, 0, 1, nullptr, ((const float *)inputs[3]))

@@ -15,7 +15,7 @@
 //   c++ -std=c++14 -O2 -fopenmp -fPIC -shared -x c++ -IOUT/include device_0.cu
 //       -lopenblas
 //   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC -IOUT/include device_0.cu
-//       -lcublas
+//       -lcublas -lcublasLt
 // The host (CPU) build needs only C++14, and must stay so: C++17's <cmath>
 // would add 0.17 s to the build of every program.
 //===----------------------------------------------------------------------===//
@@ -34,6 +34,7 @@
 
 #if defined(__CUDACC__)
 #define HP_CUDA 1
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -428,6 +429,11 @@ struct hp_ctx {
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
+  /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt_bias), and its
+  /// workspace of lt_workspace_bytes.
+  cublasLtHandle_t lt;
+  void *lt_workspace;
+  size_t lt_workspace_bytes;
   /// One event per trace point and one at the run's start (created by
   /// hetpar_trace), and the host's wall clock when that one was recorded.
   cudaEvent_t *trace_events;
@@ -4688,14 +4694,94 @@ HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
   HP_FOR(i) { C[i / N * ldc + i % N] = bias[i % N]; }
 }
 
+#if HP_CUDA
+/// cuBLASLt's data type of T, or -1 where hp_gemm_lt_bias leaves it to
+/// cuBLAS.
+template <typename T> static int hp_lt_type() { return -1; }
+template <> int hp_lt_type<float>() { return CUDA_R_32F; }
+template <> int hp_lt_type<hp_half>() { return CUDA_R_16F; }
+template <> int hp_lt_type<hp_bf16>() { return CUDA_R_16BF; }
+
+/// The cuBLASLt descriptors of one GEMM, destroyed with it.
+struct hp_lt_gemm {
+  cublasLtMatmulDesc_t desc = NULL;
+  cublasLtMatrixLayout_t a = NULL, b = NULL, c = NULL;
+  cublasLtMatmulPreference_t pref = NULL;
+  ~hp_lt_gemm() {
+    if (pref)
+      cublasLtMatmulPreferenceDestroy(pref);
+    if (c)
+      cublasLtMatrixLayoutDestroy(c);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (desc)
+      cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+/// C = alpha op(A) op(B) + bias, bias a row [N] added to every row of C [M,
+/// N] by cuBLASLt's bias epilogue (CUBLASLT_EPILOGUE_BIAS) as the product is
+/// stored: one kernel instead of hp_bias_rows and a GEMM that reads C back.
+/// One GEMM (batch 1) in float32, float16 or bfloat16 with hp_gemm_compute's
+/// compute type. As cuBLAS, the column-major product C^T = op(B)^T op(A)^T
+/// (C^T is N x M, so the bias is a value per row of C^T, which is what the
+/// epilogue broadcasts). Returns 0 when it ran, non-zero when cuBLASLt
+/// declined (no algorithm, a status other than success) before anything
+/// ran: the caller then takes the cuBLAS path.
+template <typename T>
+static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
+  const int type = hp_lt_type<T>();
+  if (type < 0 || !ctx->lt || batch != 1 || M == 0 || N == 0 || K == 0)
+    return 1;
+  const cudaDataType dt = (cudaDataType)type;
+  const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  hp_lt_gemm g;
+  // cuBLAS's first operand is B (N x K, or K x N stored when transposed),
+  // its second A (K x M, or M x K stored when transposed).
+  if (cublasLtMatmulDescCreate(&g.desc, hp_gemm_compute(dt), CUDA_R_32F) ||
+      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opB,
+                                     sizeof opB) ||
+      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opA,
+                                     sizeof opA) ||
+      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                     &epilogue, sizeof epilogue) ||
+      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                     &bias, sizeof bias) ||
+      cublasLtMatrixLayoutCreate(&g.a, dt, tb ? K : N, tb ? N : K, ldb) ||
+      cublasLtMatrixLayoutCreate(&g.b, dt, ta ? M : K, ta ? K : M, lda) ||
+      cublasLtMatrixLayoutCreate(&g.c, dt, N, M, ldc) ||
+      cublasLtMatmulPreferenceCreate(&g.pref) ||
+      cublasLtMatmulPreferenceSetAttribute(
+          g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+          &ctx->lt_workspace_bytes, sizeof ctx->lt_workspace_bytes))
+    return 1;
+  cublasLtMatmulHeuristicResult_t algo;
+  int found = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(ctx->lt, g.desc, g.a, g.b, g.c, g.c,
+                                     g.pref, 1, &algo, &found) ||
+      found < 1)
+    return 1;
+  const float zero = 0.0f;
+  return cublasLtMatmul(ctx->lt, g.desc, &alpha, B, g.a, A, g.b, &zero, C, g.c,
+                        C, g.c, &algo.algo, ctx->lt_workspace,
+                        ctx->lt_workspace_bytes,
+                        ctx->stream) != CUBLAS_STATUS_SUCCESS;
+}
+#endif
+
 /// hp_gemm given `Bp`, B packed as hp_gemm_packs_b describes (null: not
 /// packed), and optionally `bias`, a row [N]: with it C's prior content is
 /// that row in every row (C = alpha op(A) op(B) + beta bias, Gemm with a C of
 /// [N]) and is not read. On the CPU, a float GEMM with no transposed A whose
 /// batches share B and lie row after row in A and C (one GEMM of batch x M
-/// rows) runs hp_gemm_panels on Bp, adding the biases as it stores its sums;
-/// everything else, and every GPU build, fills C with the rows and runs
-/// hp_gemm on B. Returns 0, or non-zero with ctx->error set.
+/// rows) runs hp_gemm_panels on Bp, adding the biases as it stores its sums.
+/// On the GPU, a bias with beta 1 is cuBLASLt's epilogue (hp_gemm_lt_bias)
+/// where cuBLASLt takes the GEMM. Everything else fills C with the rows and
+/// runs hp_gemm on B. Returns 0, or non-zero with ctx->error set.
 template <typename T, typename Acc>
 static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
 #if !HP_CUDA
@@ -4708,6 +4794,9 @@ static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
                    ldc);
     return 0;
   }
+#else
+  if (bias && beta == 1.0f && hp_gemm_lt_bias<T>(HP_GEMM_ARGS, bias) == 0)
+    return 0;
 #endif
   if (bias)
     for (int64_t b = 0; b < batch; ++b)
@@ -6026,6 +6115,24 @@ void *hetpar_create(char *err, size_t errlen) {
     return NULL;
   }
   cublasSetStream(ctx->blas, ctx->stream);
+  // cuBLASLt with the workspace the cuBLAS API reference recommends
+  // (cublasSetWorkspace: 32 MiB on Hopper, 4 MiB on earlier GPUs). Without
+  // it, hp_gemm_lt_bias declines and the GEMMs take cuBLAS.
+  if (cublasLtCreate(&ctx->lt) == CUBLAS_STATUS_SUCCESS) {
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    ctx->lt_workspace_bytes = (size_t)(major >= 9 ? 32 : 4) << 20;
+    if (cudaMalloc(&ctx->lt_workspace, ctx->lt_workspace_bytes) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      cublasLtDestroy(ctx->lt);
+      ctx->lt = NULL;
+      ctx->lt_workspace = NULL;
+    }
+  } else {
+    ctx->lt = NULL;
+  }
   // Runs as CUDA graphs (hp_run_graph) unless HETPAR_CUDA_GRAPHS=0, and
   // never on one device of several: the collectives run MPI on the host, and
   // the host-staged ones synchronize the stream.
@@ -6070,6 +6177,10 @@ void hetpar_destroy(void *p) {
   hp_trace_release(ctx);
   hp_graph_release(ctx);
   free(ctx->graph.key);
+  if (ctx->lt) {
+    cublasLtDestroy(ctx->lt);
+    cudaFree(ctx->lt_workspace);
+  }
   cudaFree(ctx->index_error);
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);
