@@ -420,9 +420,9 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
       args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
       archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
     }
-    for (std::string a :
-         {"-I" + in("include"), in(source), std::string("-o"), in(cudaLib),
-          std::string("-lcublas"), std::string("-lcublasLt")})
+    for (std::string a : {"-I" + in("include"), in(source), std::string("-o"),
+                          in(cudaLib), std::string("-lcublas"),
+                          std::string("-lcublasLt"), std::string("-lcudnn")})
       args.push_back(a);
     return args;
   };

@@ -15,7 +15,7 @@
 //   c++ -std=c++14 -O2 -fopenmp -fPIC -shared -x c++ -IOUT/include device_0.cu
 //       -lopenblas
 //   nvcc -std=c++17 -O2 -shared -Xcompiler -fPIC -IOUT/include device_0.cu
-//       -lcublas -lcublasLt
+//       -lcublas -lcublasLt -lcudnn
 // The host (CPU) build needs only C++14, and must stay so: C++17's <cmath>
 // would add 0.17 s to the build of every program.
 //===----------------------------------------------------------------------===//
@@ -39,6 +39,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 #include <mma.h>
 #include <type_traits>
 #define HP_HD __host__ __device__ __forceinline__
@@ -434,6 +435,10 @@ struct hp_ctx {
   cublasLtHandle_t lt;
   void *lt_workspace;
   size_t lt_workspace_bytes;
+  /// cuDNN for convolutions (hp_conv2d_cudnn), on the stream; it shares
+  /// cuBLASLt's workspace (both run in stream order). Null when cuDNN is
+  /// not usable: convolutions then take im2col and cuBLAS.
+  cudnnHandle_t dnn;
   /// One event per trace point and one at the run's start (created by
   /// hetpar_trace), and the host's wall clock when that one was recorded.
   cudaEvent_t *trace_events;
@@ -4614,8 +4619,105 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
 }
 #endif
 
+#if HP_CUDA
+/// cuDNN's data type of T, or -1 where hp_conv2d_cudnn leaves it to im2col.
+template <typename T> static int hp_cudnn_type() { return -1; }
+template <> int hp_cudnn_type<float>() { return CUDNN_DATA_FLOAT; }
+template <> int hp_cudnn_type<hp_half>() { return CUDNN_DATA_HALF; }
+template <> int hp_cudnn_type<hp_bf16>() { return CUDNN_DATA_BFLOAT16; }
+
+/// The cuDNN descriptors of one convolution, destroyed with it.
+struct hp_cudnn_conv {
+  cudnnTensorDescriptor_t x = NULL, y = NULL;
+  cudnnFilterDescriptor_t w = NULL;
+  cudnnConvolutionDescriptor_t conv = NULL;
+  ~hp_cudnn_conv() {
+    if (conv)
+      cudnnDestroyConvolutionDescriptor(conv);
+    if (w)
+      cudnnDestroyFilterDescriptor(w);
+    if (y)
+      cudnnDestroyTensorDescriptor(y);
+    if (x)
+      cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+/// Whether cuDNN may run an algorithm of math type `math` on T: float32
+/// only on FMA kernels (no TF32) unless the program allows TF32
+/// (--allow-tf32, as PyTorch's torch.backends.cudnn.allow_tf32).
+template <typename T> static bool hp_cudnn_math_ok(cudnnMathType_t math) {
+#ifdef HP_ALLOW_TF32
+  (void)math;
+  return true;
+#else
+  return !std::is_same<T, float>::value || math == CUDNN_FMA_MATH;
+#endif
+}
+
+/// y = conv(x, w) for a 2-D convolution `s` (NCHW, groups, no epilogue) by
+/// cuDNN's forward convolution with the first algorithm of cuDNN's heuristic
+/// (cudnnGetConvolutionForwardAlgorithm_v7) that succeeds, fits the
+/// workspace and keeps float32 exact (hp_cudnn_math_ok); float32 accumulation
+/// for 16-bit storage. cuDNN pads both ends alike: a convolution whose
+/// output cuDNN would size otherwise than `s` (a larger end padding) is
+/// declined. Returns 0 when it ran, non-zero when it declined before
+/// anything ran (the caller takes im2col and cuBLAS).
+template <typename T>
+static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
+                           const T *w, T *y) {
+  const int type = hp_cudnn_type<T>();
+  const int64_t big = 1 << 30;
+  if (type < 0 || !ctx->dnn || s.N * s.G * s.Cg * s.H * s.W >= big ||
+      s.N * s.G * s.Mg * s.OH * s.OW >= big)
+    return 1;
+  const cudnnDataType_t dt = (cudnnDataType_t)type;
+  hp_cudnn_conv d;
+  int n = 0, c = 0, h = 0, wd = 0;
+  if (cudnnCreateTensorDescriptor(&d.x) || cudnnCreateTensorDescriptor(&d.y) ||
+      cudnnCreateFilterDescriptor(&d.w) ||
+      cudnnCreateConvolutionDescriptor(&d.conv) ||
+      cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, (int)s.N,
+                                 (int)(s.G * s.Cg), (int)s.H, (int)s.W) ||
+      cudnnSetFilter4dDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, (int)(s.G * s.Mg),
+                                 (int)s.Cg, (int)s.kH, (int)s.kW) ||
+      cudnnSetConvolution2dDescriptor(
+          d.conv, (int)s.pH, (int)s.pW, (int)s.sH, (int)s.sW, (int)s.dH,
+          (int)s.dW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
+      cudnnSetConvolutionGroupCount(d.conv, (int)s.G) ||
+      cudnnSetConvolutionMathType(d.conv, std::is_same<T, float>::value
+                                              ? CUDNN_FMA_MATH
+                                              : CUDNN_TENSOR_OP_MATH) ||
+      cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h,
+                                            &wd) ||
+      n != s.N || c != s.G * s.Mg || h != s.OH || wd != s.OW ||
+      cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, n, c, h, wd))
+    return 1;
+  cudnnConvolutionFwdAlgoPerf_t perf[8];
+  int found = 0;
+  if (cudnnGetConvolutionForwardAlgorithm_v7(ctx->dnn, d.x, d.w, d.conv, d.y, 8,
+                                             &found, perf))
+    return 1;
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        perf[i].memory > ctx->lt_workspace_bytes ||
+        !hp_cudnn_math_ok<T>(perf[i].mathType) ||
+        cudnnSetConvolutionMathType(d.conv, perf[i].mathType))
+      continue;
+    const float one = 1.0f, zero = 0.0f;
+    return cudnnConvolutionForward(ctx->dnn, &one, d.x, x, d.w, w, d.conv,
+                                   perf[i].algo, ctx->lt_workspace,
+                                   ctx->lt_workspace_bytes, &zero, d.y,
+                                   y) != CUDNN_STATUS_SUCCESS;
+  }
+  return 1;
+}
+#endif
+
 /// A 2-D convolution finished by `epi` (bias, residual, activation): the
-/// direct kernel where hp_conv2d_direct_pays; on the CPU the register-blocked
+/// direct kernel where hp_conv2d_direct_pays; on the GPU cuDNN where it
+/// takes the convolution (hp_conv2d_cudnn), then one pass of the epilogue;
+/// on the CPU the register-blocked
 /// kernel, the channel-vectorized one (given `wPacked`, the weights packed
 /// as hp_conv2d_channels_runs describes; null: not packed) or the tiles
 /// where they pay (each finishes its outputs while they are in registers or
@@ -4640,7 +4742,14 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
 #endif
     return 0;
   }
-#if !HP_CUDA
+#if HP_CUDA
+  if (hp_conv2d_cudnn<T>(ctx, s, x, w, y) == 0) {
+    if (hp_conv_epilogue_any(epi))
+      hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
+                epi, s.G * s.Mg, outPlane, y);
+    return 0;
+  }
+#else
   // Tiles for float and double (a GEMM that cannot fail), where a tile has
   // room for 16 columns.
 #ifdef _OPENMP
@@ -6133,6 +6242,12 @@ void *hetpar_create(char *err, size_t errlen) {
   } else {
     ctx->lt = NULL;
   }
+  if (!ctx->lt_workspace || cudnnCreate(&ctx->dnn) != CUDNN_STATUS_SUCCESS)
+    ctx->dnn = NULL;
+  else if (cudnnSetStream(ctx->dnn, ctx->stream) != CUDNN_STATUS_SUCCESS) {
+    cudnnDestroy(ctx->dnn);
+    ctx->dnn = NULL;
+  }
   // Runs as CUDA graphs (hp_run_graph) unless HETPAR_CUDA_GRAPHS=0, and
   // never on one device of several: the collectives run MPI on the host, and
   // the host-staged ones synchronize the stream.
@@ -6177,6 +6292,8 @@ void hetpar_destroy(void *p) {
   hp_trace_release(ctx);
   hp_graph_release(ctx);
   free(ctx->graph.key);
+  if (ctx->dnn)
+    cudnnDestroy(ctx->dnn);
   if (ctx->lt) {
     cublasLtDestroy(ctx->lt);
     cudaFree(ctx->lt_workspace);
