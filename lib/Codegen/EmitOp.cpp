@@ -298,7 +298,7 @@ std::optional<LogicalResult> Emitter::tryEmitReduction(Operation *op) {
         int64_t inner = numel(s.drop_front(axis + 1));
         if (numelOf(X) == 0)
           return success();
-        line(llvm::formatv("hp_launch(ctx, hp_cumsum<{0}, {1}>, {2}, {3}, {4}, "
+        line(llvm::formatv("hp_cumsum_launch<{0}, {1}>(ctx, {2}, {3}, {4}, "
                            "{5}, {6}, {7}, {8});",
                            storageType(eltOf(X)), accType(eltOf(X)),
                            numelOf(X) / s[axis], s[axis], inner,

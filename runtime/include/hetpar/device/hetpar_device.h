@@ -1425,14 +1425,23 @@ template <typename Acc> __device__ __forceinline__ Acc hp_warp_max(Acc v) {
   return v;
 }
 
-/// Whether hp_reduce_launch gives each output a warp on the GPU: floating
-/// sums (Sum, Mean, SumSquare, L1, L2) of at least 32 elements. Extrema,
-/// products and LogSumExp keep a thread per output (their order of
-/// combination, NaN included, stays the sequential one).
+template <typename Acc> __device__ __forceinline__ Acc hp_warp_min(Acc v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = hp_min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// Whether hp_reduce_launch gives each output a warp on the GPU, for
+/// reductions of at least 32 elements: floating sums (Sum, Mean, SumSquare,
+/// L1, L2), and Max and Min of any type (exact in any order; NaN wins as in
+/// the sequential hp_max/hp_min, and of a +0 and a -0 either may come out,
+/// as in NumPy). Products and LogSumExp keep a thread per output (their
+/// rounding stays the sequential one's).
 template <typename Acc, int OP> static bool hp_reduce_by_warp(int64_t count) {
-  return std::is_floating_point<Acc>::value && count >= 32 &&
-         (OP == HP_RED_SUM || OP == HP_RED_MEAN || OP == HP_RED_SUMSQ ||
-          OP == HP_RED_L1 || OP == HP_RED_L2);
+  const bool sum = OP == HP_RED_SUM || OP == HP_RED_MEAN ||
+                   OP == HP_RED_SUMSQ || OP == HP_RED_L1 || OP == HP_RED_L2;
+  return count >= 32 && ((sum && std::is_floating_point<Acc>::value) ||
+                         OP == HP_RED_MAX || OP == HP_RED_MIN);
 }
 
 /// hp_reduce (same parameters) with one warp per output, for the sums of
@@ -1452,7 +1461,9 @@ HP_KERNEL(hp_reduce_warp, int keptRank, hp_dims keptDims, hp_dims keptStrides,
       base += (rem % keptDims.v[d]) * keptStrides.v[d];
       rem /= keptDims.v[d];
     }
-    Acc acc = 0;
+    Acc acc = OP == HP_RED_MAX   ? hp_lowest<Acc>()
+              : OP == HP_RED_MIN ? hp_highest<Acc>()
+                                 : Acc(0);
     for (int64_t r = lane; r < redCount; r += 32) {
       int64_t rr = r, off = base;
       for (int d = redRank - 1; d >= 0; --d) {
@@ -1460,11 +1471,18 @@ HP_KERNEL(hp_reduce_warp, int keptRank, hp_dims keptDims, hp_dims keptStrides,
         rr /= redDims.v[d];
       }
       const Acc x = (Acc)in[off];
-      acc += OP == HP_RED_L1                         ? hp_abs(x)
-             : OP == HP_RED_SUMSQ || OP == HP_RED_L2 ? x * x
-                                                     : x;
+      if (OP == HP_RED_MAX)
+        acc = hp_max(acc, x);
+      else if (OP == HP_RED_MIN)
+        acc = hp_min(acc, x);
+      else
+        acc += OP == HP_RED_L1                         ? hp_abs(x)
+               : OP == HP_RED_SUMSQ || OP == HP_RED_L2 ? x * x
+                                                       : x;
     }
-    acc = hp_warp_sum(acc);
+    acc = OP == HP_RED_MAX   ? hp_warp_max(acc)
+          : OP == HP_RED_MIN ? hp_warp_min(acc)
+                             : hp_warp_sum(acc);
     if (lane == 0) {
       if (OP == HP_RED_MEAN)
         acc = acc / (Acc)redCount;
@@ -2157,6 +2175,60 @@ HP_KERNEL(hp_cumsum, int64_t len, int64_t inner, int exclusive, int reverse,
       }
     }
   }
+}
+
+#if HP_CUDA
+/// hp_cumsum with one warp per row, for rows of at least 32 elements on the
+/// GPU: iteration i is lane i % 32 of row i / 32; the warp takes the row 32
+/// elements at a time (in the scan's order, from the end with `reverse`),
+/// scans them with shuffles (Hillis-Steele) and adds the running total of
+/// the chunks before. A thread per row ran the whole row alone (a position
+/// ids CumSum over 2048 tokens: 2048 dependent additions). The sums are
+/// grouped otherwise than the sequential loop's, so floating results may
+/// differ from it in the last bits.
+template <typename T, typename Acc>
+HP_KERNEL(hp_cumsum_warp, int64_t len, int64_t inner, int exclusive,
+          int reverse, const T *in, T *out) {
+  HP_FOR(i) {
+    const int64_t r = i >> 5;
+    const int lane = (int)(i & 31);
+    const int64_t base = (r / inner) * len * inner + r % inner;
+    Acc carry = 0;
+    for (int64_t c = 0; c < len; c += 32) {
+      const int64_t s = c + lane, k = reverse ? len - 1 - s : s;
+      const Acc x = s < len ? (Acc)in[base + k * inner] : Acc(0);
+      Acc scan = x;
+      for (int o = 1; o < 32; o <<= 1) {
+        const Acc up = __shfl_up_sync(0xffffffffu, scan, o);
+        if (lane >= o)
+          scan += up;
+      }
+      Acc before = __shfl_up_sync(0xffffffffu, scan, 1);
+      if (lane == 0)
+        before = 0;
+      if (s < len)
+        out[base + k * inner] = (T)(carry + (exclusive ? before : scan));
+      carry += __shfl_sync(0xffffffffu, scan, 31);
+    }
+  }
+}
+#endif
+
+/// CumSum along the middle axis of [outer, len, inner]: hp_cumsum, or on the
+/// GPU hp_cumsum_warp for rows of at least 32 elements.
+template <typename T, typename Acc>
+static void hp_cumsum_launch(hp_ctx *ctx, int64_t rows, int64_t len,
+                             int64_t inner, int exclusive, int reverse,
+                             const T *in, T *out) {
+#if HP_CUDA
+  if (len >= 32) {
+    hp_launch(ctx, hp_cumsum_warp<T, Acc>, rows * 32, len, inner, exclusive,
+              reverse, in, out);
+    return;
+  }
+#endif
+  hp_launch(ctx, hp_cumsum<T, Acc>, rows, len, inner, exclusive, reverse, in,
+            out);
 }
 
 /// A pooling window's running result: the first maximum and its flat input
