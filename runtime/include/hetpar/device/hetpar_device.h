@@ -2455,8 +2455,73 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
+#if HP_CUDA
+/// cuDNN's data type of T, or -1 (cuDNN is not called
+/// for T).
+template <typename T> static int hp_cudnn_type() { return -1; }
+template <> int hp_cudnn_type<float>() { return CUDNN_DATA_FLOAT; }
+template <> int hp_cudnn_type<hp_half>() { return CUDNN_DATA_HALF; }
+template <> int hp_cudnn_type<hp_bf16>() { return CUDNN_DATA_BFLOAT16; }
+
+/// The cuDNN descriptors of one pooling, destroyed with it.
+struct hp_cudnn_pool {
+  cudnnTensorDescriptor_t x = NULL, y = NULL;
+  cudnnPoolingDescriptor_t pool = NULL;
+  ~hp_cudnn_pool() {
+    if (pool)
+      cudnnDestroyPoolingDescriptor(pool);
+    if (y)
+      cudnnDestroyTensorDescriptor(y);
+    if (x)
+      cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+/// 2-D max or average pooling of `planes` planes (N * C) by cuDNN's
+/// cudnnPoolingForward (NCHW as [1, planes, H, W]): max propagates NaN, as
+/// PyTorch's; average counts the padding or not as count_include_pad says.
+/// cuDNN pads both ends alike and has no dilation: pooling with dilation,
+/// unequal padding, an output cuDNN sizes otherwise (ceil_mode), or a type
+/// other than float32/float16/bfloat16 is declined. Returns 0 when it ran,
+/// non-zero when it declined before anything ran.
+template <typename T, bool MAX>
+static int hp_pool2d_cudnn(hp_ctx *ctx, int64_t planes, hp_dims inSp,
+                           hp_dims outSp, hp_dims kernel, hp_dims stride,
+                           hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
+                           int countIncludePad, const T *in, T *out) {
+  const int type = hp_cudnn_type<T>();
+  if (type < 0 || !ctx->dnn || dilation.v[0] != 1 || dilation.v[1] != 1 ||
+      padBegin.v[0] != padEnd.v[0] || padBegin.v[1] != padEnd.v[1] ||
+      planes * inSp.v[0] * inSp.v[1] >= (1 << 30))
+    return 1;
+  const cudnnDataType_t dt = (cudnnDataType_t)type;
+  const cudnnPoolingMode_t mode =
+      MAX ? CUDNN_POOLING_MAX
+          : (countIncludePad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                             : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+  hp_cudnn_pool d;
+  int n = 0, c = 0, h = 0, w = 0;
+  if (cudnnCreateTensorDescriptor(&d.x) || cudnnCreateTensorDescriptor(&d.y) ||
+      cudnnCreatePoolingDescriptor(&d.pool) ||
+      cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, 1, (int)planes,
+                                 (int)inSp.v[0], (int)inSp.v[1]) ||
+      cudnnSetPooling2dDescriptor(d.pool, mode, CUDNN_PROPAGATE_NAN,
+                                  (int)kernel.v[0], (int)kernel.v[1],
+                                  (int)padBegin.v[0], (int)padBegin.v[1],
+                                  (int)stride.v[0], (int)stride.v[1]) ||
+      cudnnGetPooling2dForwardOutputDim(d.pool, d.x, &n, &c, &h, &w) ||
+      h != outSp.v[0] || w != outSp.v[1] ||
+      cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, n, c, h, w))
+    return 1;
+  const float one = 1.0f, zero = 0.0f;
+  return cudnnPoolingForward(ctx->dnn, d.pool, &one, d.x, in, &zero, d.y,
+                             out) != CUDNN_STATUS_SUCCESS;
+}
+#endif
+
 /// Pooling of n outputs (hp_pool's arguments): two spatial dims on the CPU
-/// by rows, everything else one thread per output.
+/// by rows, on the GPU by cuDNN where it takes them (hp_pool2d_cudnn;
+/// without indices), everything else one thread per output.
 template <typename T, typename Acc, bool MAX>
 static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
                            hp_dims outSp, hp_dims kernel, hp_dims stride,
@@ -2464,7 +2529,13 @@ static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
                            int countIncludePad, int64_t kernelCount,
                            int64_t inPlane, int64_t outPlane, const T *in,
                            T *out, int64_t *indices) {
-#if !HP_CUDA
+#if HP_CUDA
+  if (nsp == 2 && !indices && outPlane > 0 &&
+      hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel, stride,
+                              padBegin, padEnd, dilation, countIncludePad, in,
+                              out) == 0)
+    return;
+#else
   if (nsp == 2 && outSp.v[1] > 0) {
     hp_launch(ctx, hp_pool2d_rows<T, Acc, MAX>, n / outSp.v[1], inSp, outSp,
               kernel, stride, padBegin, padEnd, dilation, countIncludePad, in,
@@ -4692,12 +4763,6 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
 #endif
 
 #if HP_CUDA
-/// cuDNN's data type of T, or -1 where hp_conv2d_cudnn leaves it to im2col.
-template <typename T> static int hp_cudnn_type() { return -1; }
-template <> int hp_cudnn_type<float>() { return CUDNN_DATA_FLOAT; }
-template <> int hp_cudnn_type<hp_half>() { return CUDNN_DATA_HALF; }
-template <> int hp_cudnn_type<hp_bf16>() { return CUDNN_DATA_BFLOAT16; }
-
 /// The cuDNN descriptors of one convolution, destroyed with it.
 struct hp_cudnn_conv {
   cudnnTensorDescriptor_t x = NULL, y = NULL;
