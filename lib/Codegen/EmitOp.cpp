@@ -283,7 +283,7 @@ std::optional<LogicalResult> Emitter::tryEmitReduction(Operation *op) {
         int64_t axis = axisOf(in, intAttr(o, "axis", 0));
         int64_t inner = numel(s.drop_front(axis + 1));
         line(llvm::formatv(
-            "hp_launch(ctx, hp_arg_reduce<{0}, {1}>, {2}, {3}, {4}, {5}, {6}, "
+            "hp_arg_reduce_launch<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, "
             "{7});",
             storageType(eltOf(in)), isa<onnx::ArgMaxOp>(o) ? "true" : "false",
             numelOf(out), s[axis], inner, intAttr(o, "select_last_index", 0),

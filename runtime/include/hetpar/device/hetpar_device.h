@@ -1309,6 +1309,67 @@ HP_KERNEL(hp_arg_reduce, int64_t len, int64_t inner, int selectLast,
   }
 }
 
+#if HP_CUDA
+/// hp_arg_reduce with one warp per output, for rows of at least 32 elements
+/// on the GPU: iteration i is lane i % 32 of output i / 32. Its result is
+/// the sequential loop's: that loop never moves off a NaN at position 0
+/// and never moves onto a NaN, so the result is 0 when the first element is
+/// NaN, else the best of the other elements in the order (value, then the
+/// first index, or the last with selectLast). Each lane takes its elements'
+/// best under that order, the lanes combine their indices with shuffles (the
+/// order is total, so every lane ends with the same index), and the values
+/// are read from `in` again rather than shuffled (16-bit types included).
+template <typename T, bool MAX>
+HP_KERNEL(hp_arg_reduce_warp, int64_t len, int64_t inner, int selectLast,
+          const T *in, int64_t *out) {
+  HP_FOR(i) {
+    const int64_t r = i >> 5;
+    const int lane = (int)(i & 31);
+    const T *p = in + (r / inner) * len * inner + r % inner;
+    // Whether index b beats index a (-1: none; NaNs never enter).
+    auto beats = [&](int64_t b, int64_t a) {
+      if (b < 0 || a < 0)
+        return a < 0 && b >= 0;
+      const T vb = p[b * inner], va = p[a * inner];
+      if (MAX ? vb > va : vb < va)
+        return true;
+      return vb == va && (selectLast ? b > a : b < a);
+    };
+    int64_t best = -1;
+    for (int64_t k = lane; k < len; k += 32) {
+      const T v = p[k * inner];
+      if (v == v && beats(k, best))
+        best = k;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const int64_t other = __shfl_xor_sync(0xffffffffu, best, o);
+      if (beats(other, best))
+        best = other;
+    }
+    if (lane == 0) {
+      const T first = p[0];
+      out[r] = first == first ? best : 0;
+    }
+  }
+}
+#endif
+
+/// ArgMax or ArgMin (MAX) of `rows` outputs over rows of `len` (hp_arg_reduce's
+/// arguments): on the GPU a warp per output for rows of at least 32.
+template <typename T, bool MAX>
+static void hp_arg_reduce_launch(hp_ctx *ctx, int64_t rows, int64_t len,
+                                 int64_t inner, int selectLast, const T *in,
+                                 int64_t *out) {
+#if HP_CUDA
+  if (len >= 32) {
+    hp_launch(ctx, hp_arg_reduce_warp<T, MAX>, rows * 32, len, inner,
+              selectLast, in, out);
+    return;
+  }
+#endif
+  hp_launch(ctx, hp_arg_reduce<T, MAX>, rows, len, inner, selectLast, in, out);
+}
+
 /// Softmax or LogSoftmax over the middle axis of [outer, len, inner], with the
 /// maximum subtracted first.
 template <typename T, typename Acc, bool LOG>
