@@ -430,15 +430,16 @@ struct hp_ctx {
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
-  /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt_bias), and its
-  /// workspace of lt_workspace_bytes.
+  /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt_bias) and cuDNN for
+  /// convolutions and pooling (hp_conv2d_cudnn, hp_pool2d_cudnn), both on
+  /// the stream; null where a library cannot start (its callers then take
+  /// the other paths). hp_gpu_libraries_init.
   cublasLtHandle_t lt;
-  void *lt_workspace;
-  size_t lt_workspace_bytes;
-  /// cuDNN for convolutions (hp_conv2d_cudnn), on the stream; it shares
-  /// cuBLASLt's workspace (both run in stream order). Null when cuDNN is
-  /// not usable: convolutions then take im2col and cuBLAS.
   cudnnHandle_t dnn;
+  /// The workspace of cuBLAS, cuBLASLt and cuDNN (workspace_bytes; shared,
+  /// as they run in the stream's order), or null.
+  void *workspace;
+  size_t workspace_bytes;
   /// One event per trace point and one at the run's start (created by
   /// hetpar_trace), and the host's wall clock when that one was recorded.
   cudaEvent_t *trace_events;
@@ -2517,12 +2518,34 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
 }
 
 #if HP_CUDA
-/// cuDNN's data type of T, or -1 (cuDNN is not called
-/// for T).
-template <typename T> static int hp_cudnn_type() { return -1; }
-template <> int hp_cudnn_type<float>() { return CUDNN_DATA_FLOAT; }
-template <> int hp_cudnn_type<hp_half>() { return CUDNN_DATA_HALF; }
-template <> int hp_cudnn_type<hp_bf16>() { return CUDNN_DATA_BFLOAT16; }
+/// Runs `call`, a library path that returns non-zero when it declines
+/// (hp_gemm_lt_bias, hp_conv2d_cudnn, hp_pool2d_cudnn), and clears the CUDA
+/// error a declined call may leave, so that the path taken instead does not
+/// fail the run at hetpar_run's check; an error already pending from an
+/// earlier launch stays for that check.
+template <typename F> static int hp_try_library(F call) {
+  const cudaError_t pending = cudaPeekAtLastError();
+  const int rc = call();
+  if (rc && pending == cudaSuccess)
+    (void)cudaGetLastError();
+  return rc;
+}
+
+/// The data types of T in the CUDA libraries (cudaDataType for cuBLASLt,
+/// cudnnDataType_t for cuDNN), -1 for a T that hp_gemm_lt_bias,
+/// hp_conv2d_cudnn and hp_pool2d_cudnn leave to the other paths.
+template <typename T> struct hp_gpu_types {
+  static const int cuda = -1, cudnn = -1;
+};
+template <> struct hp_gpu_types<float> {
+  static const int cuda = CUDA_R_32F, cudnn = CUDNN_DATA_FLOAT;
+};
+template <> struct hp_gpu_types<hp_half> {
+  static const int cuda = CUDA_R_16F, cudnn = CUDNN_DATA_HALF;
+};
+template <> struct hp_gpu_types<hp_bf16> {
+  static const int cuda = CUDA_R_16BF, cudnn = CUDNN_DATA_BFLOAT16;
+};
 
 /// The cuDNN descriptors of one pooling, destroyed with it.
 struct hp_cudnn_pool {
@@ -2550,7 +2573,7 @@ static int hp_pool2d_cudnn(hp_ctx *ctx, int64_t planes, hp_dims inSp,
                            hp_dims outSp, hp_dims kernel, hp_dims stride,
                            hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
                            int countIncludePad, const T *in, T *out) {
-  const int type = hp_cudnn_type<T>();
+  const int type = hp_gpu_types<T>::cudnn;
   if (type < 0 || !ctx->dnn || dilation.v[0] != 1 || dilation.v[1] != 1 ||
       padBegin.v[0] != padEnd.v[0] || padBegin.v[1] != padEnd.v[1] ||
       planes * inSp.v[0] * inSp.v[1] >= (1 << 30))
@@ -2592,9 +2615,11 @@ static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
                            T *out, int64_t *indices) {
 #if HP_CUDA
   if (nsp == 2 && !indices && outPlane > 0 &&
-      hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel, stride,
-                              padBegin, padEnd, dilation, countIncludePad, in,
-                              out) == 0)
+      hp_try_library([&] {
+        return hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel,
+                                       stride, padBegin, padEnd, dilation,
+                                       countIncludePad, in, out);
+      }) == 0)
     return;
 #else
   if (nsp == 2 && outSp.v[1] > 0) {
@@ -4841,9 +4866,23 @@ struct hp_cudnn_conv {
   }
 };
 
+/// The math type cuDNN's heuristic chooses convolutions of T among (it
+/// considers only the one set before the query): tensor cores for 16-bit
+/// types; for float32 FMA kernels (no TF32), or cuDNN's default, which takes
+/// TF32 tensor cores, when the program allows TF32 (--allow-tf32, as
+/// PyTorch's torch.backends.cudnn.allow_tf32).
+template <typename T> static cudnnMathType_t hp_cudnn_math() {
+  if (!std::is_same<T, float>::value)
+    return CUDNN_TENSOR_OP_MATH;
+#ifdef HP_ALLOW_TF32
+  return CUDNN_DEFAULT_MATH;
+#else
+  return CUDNN_FMA_MATH;
+#endif
+}
+
 /// Whether cuDNN may run an algorithm of math type `math` on T: float32
-/// only on FMA kernels (no TF32) unless the program allows TF32
-/// (--allow-tf32, as PyTorch's torch.backends.cudnn.allow_tf32).
+/// only on FMA kernels (no TF32) unless the program allows TF32.
 template <typename T> static bool hp_cudnn_math_ok(cudnnMathType_t math) {
 #ifdef HP_ALLOW_TF32
   (void)math;
@@ -4864,7 +4903,7 @@ template <typename T> static bool hp_cudnn_math_ok(cudnnMathType_t math) {
 template <typename T>
 static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
                            const T *w, T *y) {
-  const int type = hp_cudnn_type<T>();
+  const int type = hp_gpu_types<T>::cudnn;
   const int64_t big = 1 << 30;
   if (type < 0 || !ctx->dnn || s.N * s.G * s.Cg * s.H * s.W >= big ||
       s.N * s.G * s.Mg * s.OH * s.OW >= big)
@@ -4883,9 +4922,7 @@ static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
           d.conv, (int)s.pH, (int)s.pW, (int)s.sH, (int)s.sW, (int)s.dH,
           (int)s.dW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
       cudnnSetConvolutionGroupCount(d.conv, (int)s.G) ||
-      cudnnSetConvolutionMathType(d.conv, std::is_same<T, float>::value
-                                              ? CUDNN_FMA_MATH
-                                              : CUDNN_TENSOR_OP_MATH) ||
+      cudnnSetConvolutionMathType(d.conv, hp_cudnn_math<T>()) ||
       cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h,
                                             &wd) ||
       n != s.N || c != s.G * s.Mg || h != s.OH || wd != s.OW ||
@@ -4898,14 +4935,14 @@ static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
     return 1;
   for (int i = 0; i < found; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        perf[i].memory > ctx->lt_workspace_bytes ||
+        perf[i].memory > ctx->workspace_bytes ||
         !hp_cudnn_math_ok<T>(perf[i].mathType) ||
         cudnnSetConvolutionMathType(d.conv, perf[i].mathType))
       continue;
     const float one = 1.0f, zero = 0.0f;
     return cudnnConvolutionForward(ctx->dnn, &one, d.x, x, d.w, w, d.conv,
-                                   perf[i].algo, ctx->lt_workspace,
-                                   ctx->lt_workspace_bytes, &zero, d.y,
+                                   perf[i].algo, ctx->workspace,
+                                   ctx->workspace_bytes, &zero, d.y,
                                    y) != CUDNN_STATUS_SUCCESS;
   }
   return 1;
@@ -4941,7 +4978,8 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
     return 0;
   }
 #if HP_CUDA
-  if (hp_conv2d_cudnn<T>(ctx, s, x, w, y) == 0) {
+  if (hp_try_library([&] { return hp_conv2d_cudnn<T>(ctx, s, x, w, y); }) ==
+      0) {
     if (hp_conv_epilogue_any(epi))
       hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
                 epi, s.G * s.Mg, outPlane, y);
@@ -5002,13 +5040,6 @@ HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
 }
 
 #if HP_CUDA
-/// cuBLASLt's data type of T, or -1 where hp_gemm_lt_bias leaves it to
-/// cuBLAS.
-template <typename T> static int hp_lt_type() { return -1; }
-template <> int hp_lt_type<float>() { return CUDA_R_32F; }
-template <> int hp_lt_type<hp_half>() { return CUDA_R_16F; }
-template <> int hp_lt_type<hp_bf16>() { return CUDA_R_16BF; }
-
 /// The cuBLASLt descriptors of one GEMM, destroyed with it.
 struct hp_lt_gemm {
   cublasLtMatmulDesc_t desc = NULL;
@@ -5039,7 +5070,7 @@ struct hp_lt_gemm {
 /// ran: the caller then takes the cuBLAS path.
 template <typename T>
 static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
-  const int type = hp_lt_type<T>();
+  const int type = hp_gpu_types<T>::cuda;
   if (type < 0 || !ctx->lt || batch != 1 || M == 0 || N == 0 || K == 0)
     return 1;
   const cudaDataType dt = (cudaDataType)type;
@@ -5064,8 +5095,24 @@ static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
       cublasLtMatmulPreferenceCreate(&g.pref) ||
       cublasLtMatmulPreferenceSetAttribute(
           g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-          &ctx->lt_workspace_bytes, sizeof ctx->lt_workspace_bytes))
+          &ctx->workspace_bytes, sizeof ctx->workspace_bytes))
     return 1;
+  // The heuristic assumes 256-byte aligned matrices unless told: an arena
+  // or weights offset aligned less would make the chosen algorithm fail.
+  const cublasLtMatmulPreferenceAttributes_t alignOf[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  const void *matrices[] = {B, A, C, C};
+  for (int i = 0; i < 4; ++i) {
+    uint32_t align = 256;
+    while (align > 1 && (uintptr_t)matrices[i] % align)
+      align >>= 1;
+    if (cublasLtMatmulPreferenceSetAttribute(g.pref, alignOf[i], &align,
+                                             sizeof align))
+      return 1;
+  }
   cublasLtMatmulHeuristicResult_t algo;
   int found = 0;
   if (cublasLtMatmulAlgoGetHeuristic(ctx->lt, g.desc, g.a, g.b, g.c, g.c,
@@ -5074,8 +5121,8 @@ static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
     return 1;
   const float zero = 0.0f;
   return cublasLtMatmul(ctx->lt, g.desc, &alpha, B, g.a, A, g.b, &zero, C, g.c,
-                        C, g.c, &algo.algo, ctx->lt_workspace,
-                        ctx->lt_workspace_bytes,
+                        C, g.c, &algo.algo, ctx->workspace,
+                        ctx->workspace_bytes,
                         ctx->stream) != CUBLAS_STATUS_SUCCESS;
 }
 #endif
@@ -5102,7 +5149,9 @@ static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
     return 0;
   }
 #else
-  if (bias && beta == 1.0f && hp_gemm_lt_bias<T>(HP_GEMM_ARGS, bias) == 0)
+  if (bias && beta == 1.0f && hp_try_library([&] {
+                                return hp_gemm_lt_bias<T>(HP_GEMM_ARGS, bias);
+                              }) == 0)
     return 0;
 #endif
   if (bias)
@@ -5607,9 +5656,11 @@ static void *hp_host_scratch(int slot, size_t bytes) {
 }
 static int hp_copy(hp_ctx *ctx, void *dst, const void *src, size_t bytes,
                    cudaMemcpyKind kind) {
-  cudaError_t e = cudaStreamSynchronize(ctx->stream);
-  if (e == cudaSuccess && bytes)
-    e = cudaMemcpy(dst, src, bytes, kind);
+  cudaError_t e = cudaSuccess;
+  if (bytes)
+    e = cudaMemcpyAsync(dst, src, bytes, kind, ctx->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(ctx->stream);
   if (e != cudaSuccess) {
     snprintf(ctx->error, sizeof ctx->error, "staging a collective: %s",
              cudaGetErrorString(e));
@@ -6365,6 +6416,49 @@ hp_cpu_missing() {
 }
 #endif
 
+#if HP_CUDA
+/// Starts what the GPU kernels call beside cuBLAS: one workspace of the size
+/// the cuBLAS API reference recommends for cublasSetWorkspace (32 MiB on
+/// Hopper, 4 MiB on earlier GPUs), given to cuBLAS (so that its calls inside
+/// a CUDA graph capture allocate nothing), cuBLASLt and cuDNN on the stream.
+/// After cublasSetStream, which resets cuBLAS's workspace. A library that
+/// cannot start is left null, and its error cleared.
+static void hp_gpu_libraries_init(hp_ctx *ctx) {
+  int dev = 0, major = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  const size_t bytes = (size_t)(major >= 9 ? 32 : 4) << 20;
+  if (cudaMalloc(&ctx->workspace, bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    ctx->workspace = NULL;
+    return;
+  }
+  ctx->workspace_bytes = bytes;
+  cublasSetWorkspace(ctx->blas, ctx->workspace, bytes);
+  if (cublasLtCreate(&ctx->lt) != CUBLAS_STATUS_SUCCESS)
+    ctx->lt = NULL;
+  if (cudnnCreate(&ctx->dnn) != CUDNN_STATUS_SUCCESS)
+    ctx->dnn = NULL;
+  else if (cudnnSetStream(ctx->dnn, ctx->stream) != CUDNN_STATUS_SUCCESS) {
+    cudnnDestroy(ctx->dnn);
+    ctx->dnn = NULL;
+  }
+  (void)cudaGetLastError();
+}
+
+/// Releases what hp_gpu_libraries_init started.
+static void hp_gpu_libraries_release(hp_ctx *ctx) {
+  if (ctx->dnn)
+    cudnnDestroy(ctx->dnn);
+  if (ctx->lt)
+    cublasLtDestroy(ctx->lt);
+  cudaFree(ctx->workspace);
+  ctx->dnn = NULL;
+  ctx->lt = NULL;
+  ctx->workspace = NULL;
+}
+#endif
+
 void *hetpar_create(char *err, size_t errlen) {
 #if !HP_CUDA && defined(__x86_64__) && defined(__GNUC__)
   if (const char *isa = hp_cpu_missing()) {
@@ -6410,8 +6504,13 @@ void *hetpar_create(char *err, size_t errlen) {
     return NULL;
   }
 #endif
-  if ((e = cudaStreamCreate(&ctx->stream)) != cudaSuccess) {
-    snprintf(err, errlen, "cudaStreamCreate: %s", cudaGetErrorString(e));
+  // Non-blocking: the legacy default stream's work (another thread's
+  // cudaMemcpy) neither waits for this stream nor breaks a graph capture on
+  // it; every copy here runs on this stream (hp_copy).
+  if ((e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) !=
+      cudaSuccess) {
+    snprintf(err, errlen, "cudaStreamCreateWithFlags: %s",
+             cudaGetErrorString(e));
     free(ctx);
     return NULL;
   }
@@ -6422,30 +6521,7 @@ void *hetpar_create(char *err, size_t errlen) {
     return NULL;
   }
   cublasSetStream(ctx->blas, ctx->stream);
-  // cuBLASLt with the workspace the cuBLAS API reference recommends
-  // (cublasSetWorkspace: 32 MiB on Hopper, 4 MiB on earlier GPUs). Without
-  // it, hp_gemm_lt_bias declines and the GEMMs take cuBLAS.
-  if (cublasLtCreate(&ctx->lt) == CUBLAS_STATUS_SUCCESS) {
-    int dev = 0, major = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    ctx->lt_workspace_bytes = (size_t)(major >= 9 ? 32 : 4) << 20;
-    if (cudaMalloc(&ctx->lt_workspace, ctx->lt_workspace_bytes) !=
-        cudaSuccess) {
-      (void)cudaGetLastError();
-      cublasLtDestroy(ctx->lt);
-      ctx->lt = NULL;
-      ctx->lt_workspace = NULL;
-    }
-  } else {
-    ctx->lt = NULL;
-  }
-  if (!ctx->lt_workspace || cudnnCreate(&ctx->dnn) != CUDNN_STATUS_SUCCESS)
-    ctx->dnn = NULL;
-  else if (cudnnSetStream(ctx->dnn, ctx->stream) != CUDNN_STATUS_SUCCESS) {
-    cudnnDestroy(ctx->dnn);
-    ctx->dnn = NULL;
-  }
+  hp_gpu_libraries_init(ctx);
   // Runs as CUDA graphs (hp_run_graph) unless HETPAR_CUDA_GRAPHS=0, and
   // never on one device of several: the collectives run MPI on the host, and
   // the host-staged ones synchronize the stream.
@@ -6458,6 +6534,7 @@ void *hetpar_create(char *err, size_t errlen) {
   if ((e = cudaMalloc((void **)&ctx->index_error, sizeof(hp_index_error))) !=
       cudaSuccess) {
     snprintf(err, errlen, "cudaMalloc: %s", cudaGetErrorString(e));
+    hp_gpu_libraries_release(ctx);
     cublasDestroy(ctx->blas);
     cudaStreamDestroy(ctx->stream);
     free(ctx);
@@ -6490,12 +6567,7 @@ void hetpar_destroy(void *p) {
   hp_trace_release(ctx);
   hp_graph_release(ctx);
   free(ctx->graph.key);
-  if (ctx->dnn)
-    cudnnDestroy(ctx->dnn);
-  if (ctx->lt) {
-    cublasLtDestroy(ctx->lt);
-    cudaFree(ctx->lt_workspace);
-  }
+  hp_gpu_libraries_release(ctx);
   cudaFree(ctx->index_error);
   cublasDestroy(ctx->blas);
   cudaStreamDestroy(ctx->stream);
@@ -6534,14 +6606,17 @@ void hetpar_free(void *, void *ptr) {
 #endif
 }
 
-/// A synchronous copy in either direction (cudaMemcpy, or memcpy on the CPU).
+/// A synchronous copy in either direction (on the context's stream, which
+/// then synchronizes; memcpy on the CPU).
 static int hp_copy(void *p, void *dst, const void *src, uint64_t bytes,
                    int toDevice) {
 #if HP_CUDA
   hp_ctx *ctx = (hp_ctx *)p;
-  cudaError_t e =
-      cudaMemcpy(dst, src, bytes,
-                 toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+  cudaError_t e = cudaMemcpyAsync(
+      dst, src, bytes,
+      toDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, ctx->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(ctx->stream);
   if (e != cudaSuccess) {
     snprintf(ctx->error, sizeof ctx->error, "%s: %s",
              toDevice ? "upload" : "download", cudaGetErrorString(e));
@@ -6697,8 +6772,10 @@ int hetpar_run(void *p, void *arena, void *weights, const void *const *inputs,
   if (e == cudaSuccess)
     e = cudaGetLastError();
   if (e == cudaSuccess)
-    e = cudaMemcpy(&found, ctx->index_error, sizeof found,
-                   cudaMemcpyDeviceToHost);
+    e = cudaMemcpyAsync(&found, ctx->index_error, sizeof found,
+                        cudaMemcpyDeviceToHost, ctx->stream);
+  if (e == cudaSuccess)
+    e = cudaStreamSynchronize(ctx->stream);
   if (e != cudaSuccess) {
     snprintf(ctx->error, sizeof ctx->error, "CUDA error: %s",
              cudaGetErrorString(e));
