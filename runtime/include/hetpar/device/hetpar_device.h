@@ -368,6 +368,19 @@ HP_HD void hp_index_fault(hp_index_error *e, int node, long long value,
   e->element = element;
 }
 
+/// Index `v` into an axis of `extent` (negative indices count from the end,
+/// as ONNX's): its position in [0, extent), or -1 when v lies outside
+/// [-extent, extent), which is then reported as element `at` of checked node
+/// `node` (hp_index_fault; `e` null: not reported).
+HP_HD int64_t hp_checked_index(long long v, int64_t extent, hp_index_error *e,
+                               int node, long long at) {
+  const long long c = v < 0 ? v + extent : v;
+  if (c >= 0 && c < extent)
+    return c;
+  hp_index_fault(e, node, v, -extent, extent, at);
+  return -1;
+}
+
 /// What hetpar_run does on the GPU with a CUDA graph of the whole run
 /// (hp_graph_next): run the program's launches one by one, capture them into
 /// a graph and launch that, or launch the graph captured before.
@@ -724,15 +737,9 @@ HP_KERNEL(hp_gather, int64_t axisDim, int64_t nIdx, int64_t inner,
   HP_FOR(i) {
     int64_t in_ = i % inner, t = i / inner;
     int64_t j = t % nIdx, o = t / nIdx;
-    int64_t k = (int64_t)idx[j];
-    if (k < 0)
-      k += axisDim;
-    if (k >= 0 && k < axisDim) {
-      out[i] = data[(o * axisDim + k) * inner + in_];
-    } else {
-      out[i] = T(0);
-      hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
-    }
+    const int64_t k =
+        hp_checked_index((long long)idx[j], axisDim, err, node, j);
+    out[i] = k >= 0 ? data[(o * axisDim + k) * inner + in_] : T(0);
   }
 }
 
@@ -745,16 +752,14 @@ HP_KERNEL(hp_gather_rows, int64_t axisDim, int64_t nIdx, int64_t inner,
           const T *data, const I *idx, T *out, hp_index_error *err, int node) {
   HP_FOR_W(t, inner) {
     const int64_t j = t % nIdx, o = t / nIdx;
-    int64_t k = (int64_t)idx[j];
-    if (k < 0)
-      k += axisDim;
+    const int64_t k =
+        hp_checked_index((long long)idx[j], axisDim, err, node, j);
     T *dst = out + t * inner;
-    if (k >= 0 && k < axisDim) {
+    if (k >= 0) {
       memcpy(dst, data + (o * axisDim + k) * inner, sizeof(T) * inner);
     } else {
       for (int64_t in_ = 0; in_ < inner; ++in_)
         dst[in_] = T(0);
-      hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
     }
   }
 }
@@ -790,15 +795,12 @@ HP_KERNEL(hp_gather_grad, int64_t axisDim, int64_t nIdx, int64_t inner,
   HP_FOR_W(c, nIdx) {
     int64_t in_ = c % inner, o = c / inner;
     for (int64_t j = 0; j < nIdx; ++j) {
-      int64_t k = (int64_t)idx[j];
-      if (k < 0)
-        k += axisDim;
-      if (k >= 0 && k < axisDim)
+      const int64_t k =
+          hp_checked_index((long long)idx[j], axisDim, err, node, j);
+      if (k >= 0)
         dx[(o * axisDim + k) * inner + in_] =
             (T)((float)dx[(o * axisDim + k) * inner + in_] +
                 (float)dy[(o * nIdx + j) * inner + in_]);
-      else
-        hp_index_fault(err, node, (long long)idx[j], -axisDim, axisDim, j);
     }
   }
 }
@@ -813,12 +815,10 @@ HP_HD int64_t hp_tuple_offset(int k, const hp_dims &dims,
                               int node) {
   int64_t off = 0;
   for (int j = 0; j < k; ++j) {
-    int64_t v = idx[t * k + j], n = dims.v[j], c = v < 0 ? v + n : v;
-    if (c < 0 || c >= n) {
-      if (report)
-        hp_index_fault(err, node, (long long)v, -n, n, t * k + j);
+    const int64_t c = hp_checked_index(idx[t * k + j], dims.v[j],
+                                       report ? err : NULL, node, t * k + j);
+    if (c < 0)
       return -1;
-    }
     off += c * strides.v[j];
   }
   return off;
@@ -896,13 +896,12 @@ HP_KERNEL(hp_scatter_elements, int rank, int axis, hp_dims udims,
       us *= udims.v[d];
     }
     for (int64_t a = 0; a < udims.v[axis]; ++a) {
-      int64_t u = ubase + a * axisStride, v = (int64_t)idx[u];
-      int64_t j = v < 0 ? v + axisDim : v;
-      if (j >= 0 && j < axisDim)
+      const int64_t u = ubase + a * axisStride;
+      const int64_t j =
+          hp_checked_index((long long)idx[u], axisDim, err, node, u);
+      if (j >= 0)
         hp_scatter_combine<T, A>(out[base + j * dataStrides.v[axis]], upd[u],
                                  reduction);
-      else
-        hp_index_fault(err, node, (long long)v, -axisDim, axisDim, u);
     }
   }
 }
@@ -1147,19 +1146,12 @@ HP_KERNEL(hp_gather_elements, int rank, int axis, hp_dims dims,
       int64_t c = rem % dims.v[d];
       rem /= dims.v[d];
       if (d == axis) {
-        c = (int64_t)idx[i];
-        if (c < 0)
-          c += axisDim;
-        inRange = c >= 0 && c < axisDim;
+        c = hp_checked_index((long long)idx[i], axisDim, err, node, i);
+        inRange = c >= 0;
       }
       off += c * dataStrides.v[d];
     }
-    if (inRange) {
-      out[i] = data[off];
-    } else {
-      out[i] = T(0);
-      hp_index_fault(err, node, (long long)idx[i], -axisDim, axisDim, i);
-    }
+    out[i] = inRange ? data[off] : T(0);
   }
 }
 
