@@ -193,6 +193,27 @@ FailureOr<int64_t> parseNonNegative(StringRef text, Location loc,
   return v;
 }
 
+/// The number of elements in the typed data field that holds `t`'s data
+/// type (float_data, double_data, int64_data, uint64_data for UINT32 and
+/// UINT64, int32_data for INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16
+/// and BFLOAT16, as onnx.proto assigns them).
+int64_t typedElementCount(const ::onnx::TensorProto &t) {
+  using TP = ::onnx::TensorProto;
+  switch (t.data_type()) {
+  case TP::FLOAT:
+    return t.float_data_size();
+  case TP::DOUBLE:
+    return t.double_data_size();
+  case TP::INT64:
+    return t.int64_data_size();
+  case TP::UINT32:
+  case TP::UINT64:
+    return t.uint64_data_size();
+  default:
+    return t.int32_data_size();
+  }
+}
+
 } // namespace
 
 FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
@@ -309,54 +330,45 @@ FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &t,
                         [raw](void *, size_t, size_t) { delete raw; });
   }
 
-  // Typed fields (small tensors, Constant nodes): convert to raw bytes.
+  // Typed fields (small tensors, Constant nodes): convert to raw bytes, once
+  // their count matches the dims (which may claim any size: the bytes are
+  // reserved only then).
   using TP = ::onnx::TensorProto;
-  std::vector<char> out;
-  out.reserve(bytes);
-  int64_t got = -1;
-  switch (t.data_type()) {
-  case TP::FLOAT:
-    got = t.float_data_size();
-    if (got == *numel)
-      for (float v : t.float_data()) {
-        uint32_t u;
-        std::memcpy(&u, &v, 4);
-        appendLE(out, u, 4);
-      }
-    break;
-  case TP::DOUBLE:
-    got = t.double_data_size();
-    if (got == *numel)
-      for (double v : t.double_data()) {
-        uint64_t u;
-        std::memcpy(&u, &v, 8);
-        appendLE(out, u, 8);
-      }
-    break;
-  case TP::INT64:
-    got = t.int64_data_size();
-    if (got == *numel)
-      for (int64_t v : t.int64_data())
-        appendLE(out, static_cast<uint64_t>(v), 8);
-    break;
-  case TP::UINT32:
-  case TP::UINT64:
-    got = t.uint64_data_size();
-    if (got == *numel)
-      for (uint64_t v : t.uint64_data())
-        appendLE(out, v, width);
-    break;
-  default: // int32_data holds INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16,
-           // BFLOAT16
-    got = t.int32_data_size();
-    if (got == *numel)
-      for (int32_t v : t.int32_data())
-        appendLE(out, static_cast<uint64_t>(static_cast<uint32_t>(v)), width);
-    break;
-  }
+  int64_t got = typedElementCount(t);
   if (got != *numel)
     return emitError(loc) << what << " of type " << type << " needs " << *numel
                           << " elements but its data holds " << got;
+  std::vector<char> out;
+  out.reserve(bytes);
+  switch (t.data_type()) {
+  case TP::FLOAT:
+    for (float v : t.float_data()) {
+      uint32_t u;
+      std::memcpy(&u, &v, 4);
+      appendLE(out, u, 4);
+    }
+    break;
+  case TP::DOUBLE:
+    for (double v : t.double_data()) {
+      uint64_t u;
+      std::memcpy(&u, &v, 8);
+      appendLE(out, u, 8);
+    }
+    break;
+  case TP::INT64:
+    for (int64_t v : t.int64_data())
+      appendLE(out, static_cast<uint64_t>(v), 8);
+    break;
+  case TP::UINT32:
+  case TP::UINT64:
+    for (uint64_t v : t.uint64_data())
+      appendLE(out, v, width);
+    break;
+  default:
+    for (int32_t v : t.int32_data())
+      appendLE(out, static_cast<uint64_t>(static_cast<uint32_t>(v)), width);
+    break;
+  }
   return fromCopiedBytes(type, name, std::move(out), source.inlineLimitBytes);
 }
 
