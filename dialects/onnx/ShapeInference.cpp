@@ -908,7 +908,19 @@ static LogicalResult checkAttentionOperands(FusedAttentionOp op) {
   if (op.getDivide() > 1 || op.getDivide() < 0 || op.getKeep() > 1 ||
       op.getKeep() < 0)
     return op.emitOpError() << "'divide' and 'keep' must be 0 or 1";
+  if (op.getKvRepeat() < 1)
+    return op.emitOpError()
+           << "'kv_repeat' must be at least 1, got " << op.getKvRepeat();
   return success();
+}
+
+/// Q's leading dimension d as KT's or V's (`kv`) extent must be, under
+/// `kv_repeat` g: the head dimension r - 3 has g times fewer (dynamic stays
+/// dynamic).
+static int64_t kvLeadingDim(int64_t q, size_t d, size_t rank, int64_t g) {
+  if (g == 1 || d + 3 != rank || q == kDyn)
+    return q;
+  return q % g == 0 ? q / g : -2; // -2: no extent fits (dimsConflict)
 }
 
 /// A FusedAttention perm of rank `rank`: a permutation under which the
@@ -960,12 +972,22 @@ LogicalResult FusedAttentionOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Shape q = permuted(*qs, getQPerm()), kt = permuted(*kts, getKtPerm()),
         v = permuted(*vs, getVPerm());
   Shape out(q.begin(), q.end());
+  const int64_t g = getKvRepeat();
+  if (g > 1 && rank < 3)
+    return emitOpError() << "'kv_repeat' " << g
+                         << " needs a head dimension: rank 3 or more, got "
+                         << rank;
   for (size_t d = 0; d + 2 < rank; ++d) {
-    if (dimsConflict(q[d], kt[d]) || dimsConflict(q[d], v[d]))
+    int64_t kv = kvLeadingDim(q[d], d, rank, g);
+    if (dimsConflict(kv, kt[d]) || dimsConflict(kv, v[d]))
       return emitOpError() << "batch dimensions of Q " << formatShape(q)
                            << ", KT " << formatShape(kt) << " and V "
-                           << formatShape(v) << " differ";
-    out[d] = mergeDim(mergeDim(q[d], kt[d]), v[d]);
+                           << formatShape(v) << " differ"
+                           << (g > 1 ? " (with 'kv_repeat' " +
+                                           std::to_string(g) + ")"
+                                     : std::string());
+    out[d] =
+        g > 1 && d + 3 == rank ? q[d] : mergeDim(mergeDim(q[d], kt[d]), v[d]);
   }
   int64_t lq = q[rank - 2], lk = kt[rank - 1];
   if (dimsConflict(q.back(), kt[rank - 2]) || dimsConflict(lk, v[rank - 2]))

@@ -152,6 +152,23 @@ std::optional<int64_t> causalOffset(onnx::FusedAttentionOp a, int64_t lq,
   return offset;
 }
 
+/// Under `kv_repeat` g > 1, splits the head axis (`head`, the leading
+/// dimension r - 3) of logical strides in two, (H / g, g), so that the
+/// kernels' row-major walk over the leading dimensions reaches KT's and V's
+/// head floor(h / g) for Q's head h: stride s becomes (g s, s) for Q, Y and
+/// the mask, which have every head, and (s, 0) for KT and V (`shared`),
+/// whose g query heads read one.
+SmallVector<int64_t> splitHeadStrides(ArrayRef<int64_t> strides, size_t head,
+                                      int64_t g, bool shared) {
+  SmallVector<int64_t> out(strides.begin(), strides.end());
+  if (g == 1)
+    return out;
+  int64_t s = strides[head];
+  out[head] = shared ? s : g * s;
+  out.insert(out.begin() + head + 1, shared ? 0 : s);
+  return out;
+}
+
 } // namespace
 
 int hetpar::codegen::emitFusedAttention(Operation *op,
@@ -164,7 +181,18 @@ int hetpar::codegen::emitFusedAttention(Operation *op,
   SmallVector<int64_t> v =
       onnx::FusedAttentionOp::permuted(shapeOf(a.getV()), a.getVPerm());
   size_t rank = q.size();
-  ArrayRef<int64_t> lead = ArrayRef<int64_t>(q).drop_back(2);
+  // The leading dimensions the kernels walk: Q's, with the head axis split
+  // in two under kv_repeat (splitHeadStrides).
+  const int64_t g = a.getKvRepeat();
+  const size_t head = rank - 3;
+  SmallVector<int64_t> lead(ArrayRef<int64_t>(q).drop_back(2));
+  if (g > 1) {
+    lead[head] /= g;
+    lead.insert(lead.begin() + head + 1, g);
+  }
+  auto strides = [&](SmallVector<int64_t> logical, bool shared) {
+    return splitHeadStrides(logical, head, g, shared);
+  };
   int64_t batch = 1;
   for (int64_t d : lead)
     batch *= d;
@@ -178,14 +206,22 @@ int hetpar::codegen::emitFusedAttention(Operation *op,
   };
   int64_t lq = q[rank - 2], lk = kt[rank - 1], d = q.back(), dv = v.back();
   std::string layouts =
-      layoutLiteral(logicalStrides(a.getQ(), a.getQPerm(), false), lq, d) +
+      layoutLiteral(
+          strides(logicalStrides(a.getQ(), a.getQPerm(), false), false), lq,
+          d) +
       ", " +
-      layoutLiteral(logicalStrides(a.getKT(), a.getKtPerm(), false), d, lk) +
+      layoutLiteral(
+          strides(logicalStrides(a.getKT(), a.getKtPerm(), false), true), d,
+          lk) +
       ", " +
-      layoutLiteral(logicalStrides(a.getV(), a.getVPerm(), false), lk, dv) +
+      layoutLiteral(
+          strides(logicalStrides(a.getV(), a.getVPerm(), false), true), lk,
+          dv) +
       ", " +
-      layoutLiteral(logicalStrides(a.getY(), a.getYPerm(), true), lq, dv) +
-      ", " + layoutLiteral(maskStrides(mask, rank), 2, 2);
+      layoutLiteral(
+          strides(logicalStrides(a.getY(), a.getYPerm(), true), false), lq,
+          dv) +
+      ", " + layoutLiteral(strides(maskStrides(mask, rank), false), 2, 2);
   std::optional<int64_t> causal = causalOffset(a, lq, lk);
   ctx.line(llvm::formatv(
       "hp_attention_launch<{0}, {1}, {2}>(ctx, hp_attention_shape{{{3}, {4}, "

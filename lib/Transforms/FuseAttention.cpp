@@ -194,6 +194,71 @@ FoldedTranspose foldOutput(Value y) {
   return {t->getResult(0), perm, t};
 }
 
+/// A grouped-query repeat folded into FusedAttention (`kv_repeat`): the op
+/// reads `stored`, the K or V heads before their repeat, and `repeat` query
+/// heads share each.
+struct FoldedRepeat {
+  Value stored;
+  int64_t repeat = 1;
+  /// The Reshape, Expand and Unsqueeze that die with the fusion.
+  SmallVector<Operation *> ops;
+};
+
+/// `x` = Reshape(Expand(Unsqueeze(kv))) with each used only by the next and
+/// static shapes: kv [..., a, ...] with a 1 inserted after axis `axis`,
+/// expanded to g along it, and the two merged into a * g at `axis` of x
+/// (Hugging Face's repeat_kv: head h of x is head floor(h / g) of kv). Else
+/// `x` itself with a repeat of 1.
+FoldedRepeat foldRepeat(Value x, int64_t axis) {
+  FoldedRepeat none{x, 1, {}};
+  auto reshape = soleProducer<onnx::ReshapeOp>(x);
+  auto expand = reshape ? soleProducer<onnx::ExpandOp>(reshape->getOperand(0))
+                        : onnx::ExpandOp();
+  auto unsqueeze = expand
+                       ? soleProducer<onnx::UnsqueezeOp>(expand->getOperand(0))
+                       : onnx::UnsqueezeOp();
+  if (!unsqueeze)
+    return none;
+  Value kv = unsqueeze->getOperand(0);
+  auto xs = staticShape(x), ks = staticShape(kv);
+  auto us = staticShape(unsqueeze->getResult(0));
+  auto es = staticShape(expand->getResult(0));
+  if (!xs || !ks || !us || !es || ks->size() != xs->size() || axis < 0 ||
+      axis >= static_cast<int64_t>(xs->size()))
+    return none;
+  SmallVector<int64_t> unsqueezed(ks->begin(), ks->end());
+  unsqueezed.insert(unsqueezed.begin() + axis + 1, 1);
+  int64_t g = (*es)[axis + 1];
+  SmallVector<int64_t> expanded(unsqueezed), merged(ks->begin(), ks->end());
+  expanded[axis + 1] = g;
+  merged[axis] *= g;
+  if (g < 2 || *us != ArrayRef(unsqueezed) || *es != ArrayRef(expanded) ||
+      *xs != ArrayRef(merged))
+    return none;
+  return {kv, g, {reshape, expand, unsqueeze}};
+}
+
+/// The repeats of KT and V when both fold with one factor, read through
+/// their perms (the head axis r - 3 of what the op reads is stored at
+/// perm[r - 3]); else none.
+std::optional<std::pair<FoldedRepeat, FoldedRepeat>>
+foldRepeats(const FoldedTranspose &kt, const FoldedTranspose &v) {
+  auto shape = staticShape(kt.stored);
+  // A rank of at most 8 (the device library's HP_MAX_RANK): code generation
+  // splits the head axis in two.
+  if (!shape || shape->size() < 3 || shape->size() > 8)
+    return std::nullopt;
+  int64_t head = static_cast<int64_t>(shape->size()) - 3;
+  auto storedAxis = [&](const FoldedTranspose &f) {
+    return f.transpose ? f.perm[head] : head;
+  };
+  FoldedRepeat k = foldRepeat(kt.stored, storedAxis(kt)),
+               w = foldRepeat(v.stored, storedAxis(v));
+  if (k.repeat < 2 || k.repeat != w.repeat)
+    return std::nullopt;
+  return std::make_pair(k, w);
+}
+
 /// The perm attribute of a folded transpose, or null.
 DenseI64ArrayAttr permAttr(OpBuilder &b, const FoldedTranspose &f) {
   return f.transpose ? b.getDenseI64ArrayAttr(f.perm) : DenseI64ArrayAttr();
@@ -205,12 +270,16 @@ void fuse(const AttentionMatch &m) {
   Operation *pv = m.chain.front();
   FoldedTranspose q = foldInput(m.q), kt = foldInput(m.kt), v = foldInput(m.v),
                   y = foldOutput(pv->getResult(0));
+  auto repeats = foldRepeats(kt, v);
+  Value ktIn = repeats ? repeats->first.stored : kt.stored;
+  Value vIn = repeats ? repeats->second.stored : v.stored;
   OpBuilder b(y.transpose ? y.transpose : pv);
   auto fused = onnx::FusedAttentionOp::create(
-      b, pv->getLoc(), y.stored.getType(), q.stored, kt.stored, v.stored,
-      m.scale, m.mask, m.fill, b.getI64IntegerAttr(m.divide ? 1 : 0),
+      b, pv->getLoc(), y.stored.getType(), q.stored, ktIn, vIn, m.scale, m.mask,
+      m.fill, b.getI64IntegerAttr(m.divide ? 1 : 0),
       b.getI64IntegerAttr(m.keep ? 1 : 0), permAttr(b, q), permAttr(b, kt),
-      permAttr(b, v), permAttr(b, y));
+      permAttr(b, v), permAttr(b, y),
+      b.getI64IntegerAttr(repeats ? repeats->first.repeat : 1));
   y.stored.replaceAllUsesWith(fused->getResult(0));
   if (y.transpose)
     y.transpose->erase();
@@ -219,6 +288,11 @@ void fuse(const AttentionMatch &m) {
   for (const FoldedTranspose *f : {&q, &kt, &v})
     if (f->transpose && f->transpose->use_empty())
       f->transpose->erase();
+  if (repeats)
+    for (const FoldedRepeat *r : {&repeats->first, &repeats->second})
+      for (Operation *op : r->ops)
+        if (op->use_empty())
+          op->erase();
 }
 
 struct FuseAttentionPass

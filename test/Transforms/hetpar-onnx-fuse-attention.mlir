@@ -127,3 +127,55 @@ func.func @scale_of_rank_four(%q: tensor<2x3x8x1xf32>, %kt: tensor<2x3x1x10xf32>
   %3 = onnx.MatMul(%2, %v) : (tensor<2x3x8x10xf32>, tensor<2x3x10x5xf32>) -> tensor<2x3x8x5xf32>
   return %3 : tensor<2x3x8x5xf32>
 }
+
+// -----
+
+// Grouped-query attention as Hugging Face's Llama exports it: 6 query heads
+// over 2 key/value heads, each repeated 3 times (Unsqueeze, Expand, Reshape;
+// K's then transposed): the repeats fold into kv_repeat = 3, so the op reads
+// K and V in place (K through kt_perm) and the copies are gone.
+// CHECK-LABEL: func.func @grouped_query
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x6x16x8xf32>, %[[K:.*]]: tensor<2x2x16x8xf32>, %[[V:.*]]: tensor<2x2x16x8xf32>)
+// CHECK-NOT: onnx.Unsqueeze
+// CHECK-NOT: onnx.Expand
+// CHECK-NOT: onnx.Reshape
+// CHECK: %[[Y:.*]] = onnx.FusedAttention(%[[Q]], %[[K]], %[[V]]) {kt_perm = array<i64: 0, 1, 3, 2>, kv_repeat = 3 : i64} : (tensor<2x6x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x6x16x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @grouped_query(%q: tensor<2x6x16x8xf32>, %k: tensor<2x2x16x8xf32>, %v: tensor<2x2x16x8xf32>) -> tensor<2x6x16x8xf32> {
+  %ax = onnx.Constant dense<[2]> : tensor<1xi64>
+  %big = onnx.Constant dense<[2, 2, 3, 16, 8]> : tensor<5xi64>
+  %heads = onnx.Constant dense<[2, 6, 16, 8]> : tensor<4xi64>
+  %k1 = onnx.Unsqueeze(%k, %ax) : (tensor<2x2x16x8xf32>, tensor<1xi64>) -> tensor<2x2x1x16x8xf32>
+  %k2 = onnx.Expand(%k1, %big) : (tensor<2x2x1x16x8xf32>, tensor<5xi64>) -> tensor<2x2x3x16x8xf32>
+  %k3 = onnx.Reshape(%k2, %heads) : (tensor<2x2x3x16x8xf32>, tensor<4xi64>) -> tensor<2x6x16x8xf32>
+  %kt = onnx.Transpose(%k3) {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x6x16x8xf32>) -> tensor<2x6x8x16xf32>
+  %v1 = onnx.Unsqueeze(%v, %ax) : (tensor<2x2x16x8xf32>, tensor<1xi64>) -> tensor<2x2x1x16x8xf32>
+  %v2 = onnx.Expand(%v1, %big) : (tensor<2x2x1x16x8xf32>, tensor<5xi64>) -> tensor<2x2x3x16x8xf32>
+  %v3 = onnx.Reshape(%v2, %heads) : (tensor<2x2x3x16x8xf32>, tensor<4xi64>) -> tensor<2x6x16x8xf32>
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x6x16x8xf32>, tensor<2x6x8x16xf32>) -> tensor<2x6x16x16xf32>
+  %1 = onnx.Softmax(%0) {axis = -1 : i64} : (tensor<2x6x16x16xf32>) -> tensor<2x6x16x16xf32>
+  %2 = onnx.MatMul(%1, %v3) : (tensor<2x6x16x16xf32>, tensor<2x6x16x8xf32>) -> tensor<2x6x16x8xf32>
+  return %2 : tensor<2x6x16x8xf32>
+}
+
+// -----
+
+// Left alone: only K is repeated (V has its 6 heads), so the repeat stays a
+// copy and the op reads the repeated K.
+// CHECK-LABEL: func.func @repeat_k_only
+// CHECK: onnx.Expand
+// CHECK: onnx.FusedAttention
+// CHECK-NOT: kv_repeat
+func.func @repeat_k_only(%q: tensor<2x6x16x8xf32>, %k: tensor<2x2x16x8xf32>, %v: tensor<2x6x16x8xf32>) -> tensor<2x6x16x8xf32> {
+  %ax = onnx.Constant dense<[2]> : tensor<1xi64>
+  %big = onnx.Constant dense<[2, 2, 3, 16, 8]> : tensor<5xi64>
+  %heads = onnx.Constant dense<[2, 6, 16, 8]> : tensor<4xi64>
+  %k1 = onnx.Unsqueeze(%k, %ax) : (tensor<2x2x16x8xf32>, tensor<1xi64>) -> tensor<2x2x1x16x8xf32>
+  %k2 = onnx.Expand(%k1, %big) : (tensor<2x2x1x16x8xf32>, tensor<5xi64>) -> tensor<2x2x3x16x8xf32>
+  %k3 = onnx.Reshape(%k2, %heads) : (tensor<2x2x3x16x8xf32>, tensor<4xi64>) -> tensor<2x6x16x8xf32>
+  %kt = onnx.Transpose(%k3) {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x6x16x8xf32>) -> tensor<2x6x8x16xf32>
+  %0 = onnx.MatMul(%q, %kt) : (tensor<2x6x16x8xf32>, tensor<2x6x8x16xf32>) -> tensor<2x6x16x16xf32>
+  %1 = onnx.Softmax(%0) {axis = -1 : i64} : (tensor<2x6x16x16xf32>) -> tensor<2x6x16x16xf32>
+  %2 = onnx.MatMul(%1, %v) : (tensor<2x6x16x16xf32>, tensor<2x6x16x8xf32>) -> tensor<2x6x16x8xf32>
+  return %2 : tensor<2x6x16x8xf32>
+}

@@ -135,7 +135,13 @@ def FuseAttentionPass : Pass<"hetpar-onnx-fuse-attention", "mlir::func::FuncOp">
     one of its matrix's dimensions stays contiguous, and a Transpose that is
     the only use of the result and keeps its last dimension last becomes
     `y_perm`: the exporters' `[N, L, H, D]` <-> `[N, H, L, D]` head
-    transposes turn into strides instead of copies.
+    transposes turn into strides instead of copies. Grouped-query attention's
+    repeat of the key/value heads (Hugging Face's `repeat_kv`:
+    Reshape(Expand(Unsqueeze(kv)), ...) that merges kv's head axis with g
+    copies of each head, static shapes, each op used only by the next), on
+    both KT and V with one factor g on the head axis the op reads (its
+    dimension r - 3, rank 8 at most), is folded into `kv_repeat` = g: the op
+    reads kv in place instead of g copies. A repeat on only one of them stays.
     hetpar-compile runs it on each device's function before code generation
     (after the search and the partition, which see the unfused graph);
     `--fuse-attention=false` turns it off.

@@ -20,6 +20,11 @@ PyTorch (Debian's python3-torch 1.13, opset 17, eval mode, static shapes).
 - soft: GPT-2's causal block with an old exporter's finite fill (-10000),
   which code generation must not treat as causal (exp(-10000 - max) is not
   0 where every kept score is below -9900).
+- gqa: grouped-query attention as Hugging Face's Llama writes it: 6 query
+  heads over 2 key/value heads, each repeated 3 times by repeat_kv (Unsqueeze,
+  Expand, Reshape), K's repeat read through its transpose, an additive causal
+  mask; 2 samples of 11 tokens, heads of 8 (hetpar-onnx-fuse-attention folds
+  the repeats into kv_repeat 3: K and V are read in place).
 
 Writes DIR/NAME/model.onnx, DIR/NAME/input_<i>.npy and DIR/NAME/output_0.npy
 (PyTorch's output, the reference). Deterministic (torch.manual_seed(0)).
@@ -112,6 +117,35 @@ class Suffix(nn.Module):
         return torch.matmul(torch.softmax(s, dim=-1), v)
 
 
+class GroupedQuery(nn.Module):
+    def __init__(self, length, heads=6, kv_heads=2, dim=8):
+        super().__init__()
+        self.h, self.kv, self.d = heads, kv_heads, dim
+        self.q = nn.Linear(heads * dim, heads * dim, bias=False)
+        self.k = nn.Linear(heads * dim, kv_heads * dim, bias=False)
+        self.v = nn.Linear(heads * dim, kv_heads * dim, bias=False)
+        mask = torch.full((length, length), float("-inf"))
+        self.register_buffer("mask", torch.triu(mask, diagonal=1))
+
+    def repeat_kv(self, x):
+        # transformers' repeat_kv: [n, kv, l, d] -> [n, kv * rep, l, d].
+        n, kv, l, d = x.shape
+        rep = self.h // self.kv
+        x = x[:, :, None, :, :].expand(n, kv, rep, l, d)
+        return x.reshape(n, kv * rep, l, d)
+
+    def forward(self, x):
+        n, l, _ = x.shape
+        q = self.q(x).view(n, l, self.h, self.d).transpose(1, 2)
+        k = self.k(x).view(n, l, self.kv, self.d).transpose(1, 2)
+        v = self.v(x).view(n, l, self.kv, self.d).transpose(1, 2)
+        k, v = self.repeat_kv(k), self.repeat_kv(v)
+        s = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.d)
+        s = s + self.mask[:l, :l]
+        y = torch.matmul(torch.softmax(s, dim=-1), v)
+        return y.transpose(1, 2).reshape(n, l, self.h * self.d)
+
+
 def export(root, name, module, inputs, names):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -151,6 +185,7 @@ def main(root):
             torch.randn(1, 2, 300, 16)], ["q", "k", "v"])
     export(root, "soft", Causal(21, fill=-10000.0), [torch.randn(2, 21, 24)],
            ["x"])
+    export(root, "gqa", GroupedQuery(11), [torch.randn(2, 11, 48)], ["x"])
 
 
 if __name__ == "__main__":

@@ -1361,6 +1361,32 @@ func.func @fused_attention_perm(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x5xf32>, %
 
 // -----
 
+// FusedAttention: kv_repeat 3 with K and V of 2 heads needs Q of 6, not 4;
+// a kv_repeat of 0; a kv_repeat without a head dimension.
+func.func @fused_attention_kv_repeat(%q: tensor<2x4x5x8xf32>, %kt: tensor<2x2x8x5xf32>, %v: tensor<2x2x5x8xf32>) -> tensor<2x4x5x8xf32> {
+  // expected-error @+1 {{batch dimensions of Q 2x4x5x8, KT 2x2x8x5 and V 2x2x5x8 differ (with 'kv_repeat' 3)}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) {kv_repeat = 3 : i64} : (tensor<2x4x5x8xf32>, tensor<2x2x8x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x4x5x8xf32>
+  return %0 : tensor<2x4x5x8xf32>
+}
+
+// -----
+
+func.func @fused_attention_kv_repeat_zero(%q: tensor<2x4x5x8xf32>, %kt: tensor<2x4x8x5xf32>, %v: tensor<2x4x5x8xf32>) -> tensor<2x4x5x8xf32> {
+  // expected-error @+1 {{'kv_repeat' must be at least 1, got 0}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) {kv_repeat = 0 : i64} : (tensor<2x4x5x8xf32>, tensor<2x4x8x5xf32>, tensor<2x4x5x8xf32>) -> tensor<2x4x5x8xf32>
+  return %0 : tensor<2x4x5x8xf32>
+}
+
+// -----
+
+func.func @fused_attention_kv_repeat_rank(%q: tensor<4x8xf32>, %kt: tensor<8x5xf32>, %v: tensor<5x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kv_repeat' 2 needs a head dimension: rank 3 or more, got 2}}
+  %0 = onnx.FusedAttention(%q, %kt, %v) {kv_repeat = 2 : i64} : (tensor<4x8xf32>, tensor<8x5xf32>, tensor<5x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
 // FusedConv: Clip without its bounds, an unknown activation, a residual of
 // another shape.
 func.func @fused_conv_clip(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) {

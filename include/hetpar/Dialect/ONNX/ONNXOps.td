@@ -662,6 +662,13 @@ def ONNX_FusedAttentionOp
     The mask broadcasts to [..., Lq, Lk] as ONNX broadcasts. Rows whose every
     score is -inf give NaN, as the unfused Softmax does.
 
+    Grouped-query attention: with `kv_repeat` g > 1, KT and V have g times
+    fewer heads than Q (their dimension r - 3, as the op reads them, is Q's
+    divided by g), and Q's head h reads their head floor(h / g), as Hugging
+    Face's `repeat_kv` lays out its copies. hetpar-onnx-fuse-attention folds
+    that repeat (Unsqueeze, Expand, Reshape) into it, so K and V are read in
+    place instead of copied g times.
+
     Layouts: with `q_perm`, the Q above is Transpose(operand Q, q_perm), and
     likewise `kt_perm` for KT and `v_perm` for V; with `y_perm` the result is
     Transpose(Y, y_perm). hetpar-onnx-fuse-attention folds the exporters'
@@ -677,7 +684,9 @@ def ONNX_FusedAttentionOp
     0 or 1; each perm is a permutation of [0, r); `q_perm`, `kt_perm` and
     `v_perm` keep one of their matrix's dimensions contiguous (one of the
     last two maps to the operand's last dimension), and `y_perm` keeps Y's
-    last dimension last.
+    last dimension last; `kv_repeat` is at least 1, and above 1 needs r >= 3
+    and KT's and V's dimension r - 3 times `kv_repeat` equal to Q's (their
+    other leading dimensions equal Q's).
   }];
   let arguments = (ins ONNX_FloatTensor:$Q, ONNX_FloatTensor:$KT,
                    ONNX_FloatTensor:$V,
@@ -689,7 +698,8 @@ def ONNX_FusedAttentionOp
                    OptionalAttr<ONNX_IntsAttr>:$q_perm,
                    OptionalAttr<ONNX_IntsAttr>:$kt_perm,
                    OptionalAttr<ONNX_IntsAttr>:$v_perm,
-                   OptionalAttr<ONNX_IntsAttr>:$y_perm);
+                   OptionalAttr<ONNX_IntsAttr>:$y_perm,
+                   DefaultValuedAttr<ONNX_IntAttr, "1">:$kv_repeat);
   let results = (outs ONNX_FloatTensor:$Y);
   let extraClassDeclaration = [{
     /// The shape of the operand or result the op reads as Q, KT, V or
