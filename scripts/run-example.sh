@@ -29,16 +29,19 @@ model=$root/examples/models/gpt2/model-dynamic.onnx
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=1x16 --emit=summary
 echo
 cluster=$root/examples/clusters/a100x4-v100x4-2nodes.yaml
+# CPU builds only: they run here on the CPU backend (a CUDA build would be
+# for each device's own GPU, and CUDA 13's nvcc cannot build for the V100s).
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 \
-  --cluster "$cluster" --search-budget 10 -o "$build/example-cluster"
-# One process per device of the plan (hetpar-run starts them with mpirun); the
-# CPU backend: the multi-device CUDA path is not written yet.
+  --cluster "$cluster" --search-budget 10 --targets=cpu -o "$build/example-cluster"
+# One process per device of the plan (hetpar-run starts them with mpirun), on
+# the CPU backend.
 "$build/bin/hetpar-run" "$build/example-cluster" --backend cpu \
   --inputs "$root/examples/models/gpt2/input_0.npy" \
   --check "$root/examples/models/gpt2"
 echo
 "$build/bin/hetpar-compile" "$model" --input-shape input_ids=2x16 \
-  --cluster "$cluster" --baseline tensor_parallel -o "$build/example-cluster-tp"
+  --cluster "$cluster" --baseline tensor_parallel --targets=cpu \
+  -o "$build/example-cluster-tp"
 "$build/bin/hetpar-run" "$build/example-cluster-tp" --backend cpu \
   --inputs "$root/examples/models/gpt2/input_0.npy" \
   --check "$root/examples/models/gpt2"

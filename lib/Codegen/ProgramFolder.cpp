@@ -1,5 +1,7 @@
 //===- ProgramFolder.cpp - write and build a compiled program folder ------===//
 
+#include "CudaArchs.h"
+
 #include "hetpar/Codegen/Codegen.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -332,6 +334,7 @@ struct ProgramNames {
 llvm::Expected<llvm::json::Object>
 writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
                   bool namedIndex, const CodegenOptions &opts,
+                  llvm::ArrayRef<int> cudaArchs,
                   llvm::function_ref<std::string(llvm::StringRef)> file,
                   std::vector<BuildJob> &jobs) {
   std::string source = names.stem + ".cu", cpuLib = names.stem + ".cpu.so",
@@ -415,7 +418,7 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
       args.push_back("mpicxx");
     }
     archs.clear();
-    for (int a : opts.cudaArchs) {
+    for (int a : cudaArchs) {
       args.push_back("-gencode");
       args.push_back(llvm::formatv("arch=compute_{0},code=sm_{0}", a).str());
       archs += (archs.empty() ? "" : ",") + ("sm_" + std::to_string(a));
@@ -446,7 +449,7 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
                     "the CPU program (" + cpuLib + ")", cpuLib, "cpu",
                     nullptr});
   }
-  if (opts.buildCUDA) {
+  if (opts.buildCUDA && !cudaArchs.empty()) {
     std::string nvcc = findNvcc(opts);
     if (nvcc.empty() && opts.requireCUDA)
       return llvm::createStringError(
@@ -460,8 +463,9 @@ writeProgramFiles(const DeviceProgram &program, const ProgramNames &names,
                       cudaLib, "cuda", nullptr});
     }
   }
-  llvm::json::Object build{{"cpu", commandLine(cxxName, cpuArgs(relative))},
-                           {"cuda", commandLine("nvcc", cudaArgs(relative))}};
+  llvm::json::Object build{{"cpu", commandLine(cxxName, cpuArgs(relative))}};
+  if (!cudaArchs.empty())
+    build["cuda"] = commandLine("nvcc", cudaArgs(relative));
   return llvm::json::Object{
       {"source", source},
       {"libraries", llvm::json::Object()},
@@ -567,6 +571,49 @@ llvm::Error hetpar::codegen::writeProgramFolder(
                             plan);
 }
 
+/// The architectures program `stem` (run by devices of `kinds`) is built
+/// for: cudaArchsForKinds; when this compile builds the CUDA program, less
+/// those the nvcc at hand cannot build, each left out with a warning on
+/// `log`, and none left (no CUDA library) is an error when the CUDA build
+/// is required (--targets=cuda). Without the build they all stay, for the
+/// manifest's build command.
+static llvm::Expected<std::vector<int>>
+buildableCudaArchs(llvm::ArrayRef<std::string> kinds, llvm::StringRef stem,
+                   const CodegenOptions &opts, llvm::raw_ostream &log) {
+  std::vector<int> wanted = cudaArchsForKinds(kinds, opts), kept;
+  if (!opts.buildCUDA)
+    return wanted;
+  std::string nvcc = findNvcc(opts);
+  std::vector<int> known =
+      nvcc.empty() ? std::vector<int>{} : nvccSupportedArchs(nvcc);
+  for (int a : wanted) {
+    if (known.empty() || llvm::is_contained(known, a)) {
+      kept.push_back(a);
+      continue;
+    }
+    std::string why = llvm::formatv(
+        "{0} cannot build for sm_{1} ({2} GPUs; it builds sm_{3} and later)",
+        nvcc, a, kindsOfArch(kinds, a), known.front());
+    if (opts.requireCUDA && wanted.size() == 1)
+      return llvm::createStringError(
+          std::errc::not_supported,
+          "%s: %s's CUDA program cannot be built; use an nvcc that "
+          "supports sm_%d (CUDA 12 for Volta), or --targets=cpu",
+          why.c_str(), stem.str().c_str(), a);
+    log << opts.toolName << ": warning: " << why << ": " << stem << "'s "
+        << (wanted.size() == 1
+                ? "CUDA library is not built (hetpar-run's --backend "
+                  "auto runs its CPU program there)"
+                : "CUDA program leaves it out")
+        << "\n";
+  }
+  if (kept.empty() && opts.requireCUDA)
+    return llvm::createStringError(std::errc::not_supported,
+                                   "%s has no GPU architecture nvcc can build",
+                                   stem.str().c_str());
+  return kept;
+}
+
 llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::ArrayRef<const DeviceProgram *> programs,
     llvm::ArrayRef<int64_t> deviceIds, llvm::StringRef outDir,
@@ -628,11 +675,15 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   // Each program's manifest entry, at a stable address: its jobs point at it.
   std::vector<std::unique_ptr<llvm::json::Object>> entries;
   std::vector<BuildJob> jobs;
-  auto add = [&](const DeviceProgram &program,
-                 const ProgramNames &names) -> llvm::Error {
+  auto add = [&](const DeviceProgram &program, const ProgramNames &names,
+                 llvm::ArrayRef<std::string> kinds) -> llvm::Error {
+    auto archs = buildableCudaArchs(kinds, names.stem, opts, log);
+    if (!archs)
+      return archs.takeError();
     size_t first = jobs.size();
-    auto entry = writeProgramFiles(
-        program, names, names.weights != "weights.bin", opts, file, jobs);
+    auto entry =
+        writeProgramFiles(program, names, names.weights != "weights.bin", opts,
+                          *archs, file, jobs);
     if (!entry)
       return entry.takeError();
     entries.push_back(std::make_unique<llvm::json::Object>(std::move(*entry)));
@@ -662,12 +713,19 @@ llvm::Error hetpar::codegen::writeProgramFolder(
                        single ? "weights.bin" : "weights_" + n + ".bin",
                        single ? "weights.json" : "weights_" + n + ".json",
                        single ? "build" : "build-" + n};
-    if (auto err = add(*program, names))
+    // The kinds of the devices that run this program (it and its copies).
+    std::vector<std::string> kinds;
+    for (size_t j = k; j < programs.size(); ++j)
+      if ((j == k || sameAs[j] == static_cast<int>(k)) && j < plan.kinds.size())
+        kinds.push_back(plan.kinds[j]);
+    if (auto err = add(*program, names, kinds))
       return err;
   }
   if (plan.evalProgram)
-    if (auto err = add(*plan.evalProgram, {"eval", "eval_weights.bin",
-                                           "eval_weights.json", "build-eval"}))
+    if (auto err =
+            add(*plan.evalProgram,
+                {"eval", "eval_weights.bin", "eval_weights.json", "build-eval"},
+                plan.kinds))
       return err;
   if (auto err = runBuilds(jobs, file, log, opts.toolName))
     return err;

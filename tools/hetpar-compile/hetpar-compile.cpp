@@ -207,8 +207,9 @@ static cl::list<std::string>
             cl::CommaSeparated, cl::value_desc("cpu,cuda"), cl::cat(category));
 static cl::list<int>
     cudaArchs("cuda-arch",
-              cl::desc("GPU architectures of the CUDA build (default 80,90: "
-                       "A100 and H100/H200)"),
+              cl::desc("GPU architectures of the CUDA build, for every "
+                       "device (default: each device's kind's, e.g. 75 for "
+                       "a T4; 80,90 where the kind has none)"),
               cl::CommaSeparated, cl::value_desc("80,90"), cl::cat(category));
 static cl::opt<bool> uncheckedIndices(
     "unchecked-indices",
@@ -744,8 +745,10 @@ codegenOptions(hetpar::FloatMode floatMode) {
     opts.buildCUDA = llvm::is_contained(targets, "cuda");
     opts.requireCUDA = opts.buildCUDA;
   }
-  if (!cudaArchs.empty())
+  if (!cudaArchs.empty()) {
     opts.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
+    opts.cudaArchsGiven = true;
+  }
   return opts;
 }
 

@@ -1,10 +1,11 @@
-//===- Cluster.h - heterogeneous cluster description -------------*- C++ -*-===//
+//===- Cluster.h - heterogeneous cluster description -------------*- C++
+//-*-===//
 //
 // A cluster: nodes holding devices (GPU kinds from a catalog, with optional
 // per-device overrides), the link inside each node, the network between nodes,
-// and optionally groups of nodes (racks, sites) joined by a slower network: up to
-// three communication tiers. Loaded from YAML (llvm::yaml); every error names the
-// file, line and field.
+// and optionally groups of nodes (racks, sites) joined by a slower network: up
+// to three communication tiers. Loaded from YAML (llvm::yaml); every error
+// names the file, line and field.
 //
 // Units everywhere: FLOP/s, bytes, bytes/s, seconds.
 //
@@ -32,6 +33,10 @@ struct DeviceKind {
   double memoryBandwidth;  ///< device memory bandwidth, bytes/s
   std::string defaultLink; ///< the link this form factor uses inside a node
   std::string source;      ///< datasheet the numbers come from
+  /// CUDA compute capability times 10 (90: sm_90), the architecture the
+  /// kind's CUDA programs are built for (NVIDIA's list of CUDA GPUs,
+  /// developer.nvidia.com/cuda-gpus); 0 for a kind that is not a CUDA GPU.
+  int computeCapability = 0;
 };
 
 /// What a link is in the communication model.
@@ -39,10 +44,10 @@ enum class LinkClass { NVLink, PCIe, Network };
 
 /// A link kind's datasheet numbers (per direction, per GPU or per NIC).
 struct LinkKind {
-  std::string name;  ///< catalog key, e.g. "NVLink3", "PCIe4", "100GbE"
+  std::string name; ///< catalog key, e.g. "NVLink3", "PCIe4", "100GbE"
   LinkClass cls;
-  double bandwidth;  ///< bytes/s per direction
-  double latency;    ///< seconds per hop (alpha)
+  double bandwidth; ///< bytes/s per direction
+  double latency;   ///< seconds per hop (alpha)
   std::string source;
 };
 
@@ -54,9 +59,9 @@ const LinkKind *lookupLinkKind(llvm::StringRef name);
 
 /// One device of the cluster, with overrides applied.
 struct Device {
-  int id;            ///< cluster-wide id (plan.json refers to it)
-  std::string kind;  ///< catalog key
-  int node;          ///< index into Cluster::nodes
+  int id;           ///< cluster-wide id (plan.json refers to it)
+  std::string kind; ///< catalog key
+  int node;         ///< index into Cluster::nodes
   double fp32Flops, tensorFlops, memoryBytes, memoryBandwidth;
   /// >= 1: every compute time on this device is multiplied by it (a straggler).
   double slowdown = 1.0;
@@ -78,8 +83,8 @@ struct Node {
   int group = -1;           ///< index into Cluster::groups, -1 when none
 };
 
-/// A rack or site: nodes joined by `network`; groups are joined by the cluster's
-/// top network.
+/// A rack or site: nodes joined by `network`; groups are joined by the
+/// cluster's top network.
 struct Group {
   std::string name;
   std::vector<int> nodes;
@@ -109,11 +114,12 @@ struct Cluster {
 };
 
 /// Loads and validates a cluster file. Errors read "FILE:LINE:COL: FIELD: what
-/// is wrong" (unknown kinds, non-positive bandwidth, duplicate device ids, a node
-/// without devices, ...).
+/// is wrong" (unknown kinds, non-positive bandwidth, duplicate device ids, a
+/// node without devices, ...).
 llvm::Expected<Cluster> loadCluster(llvm::StringRef path);
 /// The same from text (`path` names it in errors).
-llvm::Expected<Cluster> parseCluster(llvm::StringRef text, llvm::StringRef path);
+llvm::Expected<Cluster> parseCluster(llvm::StringRef text,
+                                     llvm::StringRef path);
 
 /// Human-readable summary: devices per node with their numbers, links per tier.
 void printCluster(const Cluster &cluster, llvm::raw_ostream &os);

@@ -69,8 +69,17 @@ struct CodegenOptions {
   /// the products, float32 accumulation. False: CUBLAS_COMPUTE_32F, full
   /// float32. No effect on the CPU build or on 16-bit GEMMs.
   bool allowTF32 = false;
-  /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200).
+  /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200)
+  /// when `cudaArchsGiven` (hetpar-compile --cuda-arch), for every device.
+  /// Otherwise each device program is built for the compute capability of
+  /// its devices' kinds (the `dist.mesh`'s kinds in the device catalogue: a
+  /// T4's program for sm_75), and for these where a kind has none (a
+  /// one-device program, the CPU kind). Architectures the nvcc at hand
+  /// cannot build (CUDA 13 has no sm_70: V100) are left out with a warning;
+  /// a program left with none has no CUDA library (an error when
+  /// `requireCUDA`).
   std::vector<int> cudaArchs = {80, 90};
+  bool cudaArchsGiven = false;
   /// Folder holding hetpar/device/hetpar_device.h and
   /// hetpar/runtime/ProgramABI.h (copied into OUT/include).
   std::string runtimeIncludeDir;
