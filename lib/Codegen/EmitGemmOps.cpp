@@ -212,9 +212,10 @@ std::string Emitter::convEpilogue(Operation *op) {
          floatLiteral(lo, false) + ", " + floatLiteral(hi, false) + "}";
 }
 
-/// Conv and FusedConv: 2-D through hp_conv2d_launch; other ranks per image
-/// and group as im2col plus one GEMM, then one pass of the epilogue (bias,
-/// residual, activation) over the result.
+/// Conv and FusedConv: 2-D and 1-D (as 2-D of height 1) through
+/// hp_conv2d_launch; other ranks per image and group as im2col plus one
+/// GEMM, then one pass of the epilogue (bias, residual, activation) over the
+/// result.
 LogicalResult Emitter::emitConv(Operation *op) {
   Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
   llvm::ArrayRef<int64_t> x = shapeOf(X), w = shapeOf(W), y = shapeOf(Y);
@@ -238,6 +239,15 @@ LogicalResult Emitter::emitConv(Operation *op) {
                                       win.stride[1], win.padBegin[0],
                                       win.padBegin[1], win.dilation[0],
                                       win.dilation[1]},
+                      epilogue);
+  // A 1-D convolution is a 2-D one of height 1 (the same memory layout, the
+  // weight [M, Cg, k] as [M, Cg, 1, k]): the 2-D kernels, and cuDNN on the
+  // GPU, instead of im2col per image and group.
+  if (nsp == 1)
+    return emitConv2d(op,
+                      hp_conv2d_shape{N, G, Cg, Mg, 1, inSp[0], 1, outSp[0], 1,
+                                      k[0], 1, win.stride[0], 0,
+                                      win.padBegin[0], 1, win.dilation[0]},
                       epilogue);
   std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
   line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
