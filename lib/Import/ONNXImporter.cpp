@@ -30,9 +30,10 @@
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
 
-#include <fcntl.h>
 #include <cmath>
+#include <fcntl.h>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -804,6 +805,16 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   NodeContext ctx(*this, node, *version, loc, std::move(inputs), display);
 
   bool defaultDomain = domain.empty() || domain == "ai.onnx";
+  // A standard operator must exist at the model's opset (an Einsum in an
+  // opset-1 model has no schema, so ONNX's checks of its attributes never
+  // ran and its equation was missing; ONNX Runtime refuses such a node too).
+  if (standardOp && !::onnx::OpSchemaRegistry::Schema(
+                        node.op_type(), static_cast<int>(*version), ""))
+    return emitError(loc) << display << ": operator '"
+                          << printable(node.op_type())
+                          << "' is not defined at opset " << *version
+                          << " of the default domain (the model's "
+                             "opset_import)";
   FailureOr<SmallVector<Value>> results = failure();
   if (defaultDomain) {
     const auto &special = getSpecialImporters();
