@@ -94,13 +94,16 @@ private:
     return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
            "_t";
   }
-  /// Accumulator of reductions and GEMM.
+  /// Accumulator of reductions and GEMM: float for 16- and 32-bit floats,
+  /// double, and the 64-bit integer of the same signedness (a uint64 value
+  /// at or above 2^63 does not fit an int64; sums wrap modulo 2^64 either
+  /// way).
   static std::string accType(Type t) {
     if (isFloatLike(t))
       return "float";
     if (t.isF64())
       return "double";
-    return "int64_t";
+    return t.isUnsignedInteger() ? "uint64_t" : "int64_t";
   }
   int64_t storageBytes(Type t) const {
     if (t.isF32() && opts.floatMode != FloatMode::F32)

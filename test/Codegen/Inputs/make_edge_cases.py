@@ -218,6 +218,35 @@ CASES["einsum_ellipsis_broadcast"] = (
     [np.array([[[50]], [[110]]], dtype=np.float32)])
 
 
+# Reductions of integers keep the data type's range: ReduceMax and ReduceMin
+# of uint64 values at or above 2^63 (which do not fit an int64), and the
+# identity of an empty reduction, which ONNX defines as the data type's
+# lowest (ReduceMax) or highest (ReduceMin) value: INT32_MIN for int32, 0
+# and 2^64 - 1 for uint64.
+def reduce_case(op, dtype, shape, out_shape):
+    t = {np.int32: TensorProto.INT32, np.uint64: TensorProto.UINT64}[dtype]
+    return model([helper.make_node(op, ["x"], ["y"], axes=[1], keepdims=0)],
+                 [helper.make_tensor_value_info("x", t, shape)],
+                 [helper.make_tensor_value_info("y", t, out_shape)], opset=13)
+
+
+U64_BIG = np.array([[2 ** 63 + 1, 5], [3, 2 ** 64 - 1]], dtype=np.uint64)
+CASES["reducemax_uint64_high"] = (
+    reduce_case("ReduceMax", np.uint64, [2, 2], [2]), [U64_BIG],
+    [np.array([2 ** 63 + 1, 2 ** 64 - 1], dtype=np.uint64)])
+CASES["reducemin_uint64_high"] = (
+    reduce_case("ReduceMin", np.uint64, [2, 2], [2]), [U64_BIG],
+    [np.array([5, 3], dtype=np.uint64)])
+CASES["reducemax_int32_empty"] = (
+    reduce_case("ReduceMax", np.int32, [2, 0], [2]), [np.zeros((2, 0), dtype=np.int32)],
+    [np.array([-2 ** 31, -2 ** 31], dtype=np.int32)])
+CASES["reducemax_uint64_empty"] = (
+    reduce_case("ReduceMax", np.uint64, [2, 0], [2]), [np.zeros((2, 0), dtype=np.uint64)],
+    [np.array([0, 0], dtype=np.uint64)])
+CASES["reducemin_uint64_empty"] = (
+    reduce_case("ReduceMin", np.uint64, [2, 0], [2]), [np.zeros((2, 0), dtype=np.uint64)],
+    [np.array([2 ** 64 - 1, 2 ** 64 - 1], dtype=np.uint64)])
+
 def main():
     out = sys.argv[1]
     for name, (m, inputs, expected) in CASES.items():

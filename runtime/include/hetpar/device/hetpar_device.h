@@ -1188,7 +1188,26 @@ template <typename Acc> HP_HD Acc hp_highest() {
 #if HP_CUDA
 template <> HP_HD int64_t hp_lowest<int64_t>() { return INT64_MIN; }
 template <> HP_HD int64_t hp_highest<int64_t>() { return INT64_MAX; }
+template <> HP_HD uint64_t hp_lowest<uint64_t>() { return 0; }
+template <> HP_HD uint64_t hp_highest<uint64_t>() { return UINT64_MAX; }
 #endif
+
+/// The identity of a Max (MAX) or Min reduction of T values accumulated in
+/// Acc, which is what ONNX defines the reduction of an empty set as: -inf or
+/// +inf for floating types, else T's lowest or highest value (INT32_MIN for
+/// int32, not the int64 accumulator's INT64_MIN, which an int32 result
+/// would truncate to 0).
+template <typename T, typename Acc, bool MAX> HP_HD Acc hp_max_min_identity() {
+  if (std::is_same<T, bool>::value)
+    return Acc(!MAX);
+  if (!std::is_integral<T>::value)
+    return MAX ? hp_lowest<Acc>() : hp_highest<Acc>();
+  const int bits = (int)sizeof(T) * 8;
+  if (!std::is_signed<T>::value) // 0 and all ones, in T's width
+    return MAX ? Acc(0) : (Acc)(T) ~(uint64_t)0;
+  const Acc highest = (Acc)(((uint64_t)1 << (bits - 1)) - 1);
+  return MAX ? -highest - Acc(1) : highest;
+}
 
 /// Reduction: one output element per iteration. The output's coordinates
 /// (kept dims, `keptDims`) map to input offsets with `keptStrides`; the
@@ -1211,8 +1230,8 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
       rem /= keptDims.v[d];
     }
     Acc acc = OP == HP_RED_PROD  ? Acc(1)
-              : OP == HP_RED_MAX ? hp_lowest<Acc>()
-              : OP == HP_RED_MIN ? hp_highest<Acc>()
+              : OP == HP_RED_MAX ? hp_max_min_identity<T, Acc, true>()
+              : OP == HP_RED_MIN ? hp_max_min_identity<T, Acc, false>()
                                  : Acc(0);
     Acc shift = Acc(0);
     if (contiguousSum) {
@@ -1515,8 +1534,8 @@ HP_KERNEL(hp_reduce_warp, int keptRank, hp_dims keptDims, hp_dims keptStrides,
       base += (rem % keptDims.v[d]) * keptStrides.v[d];
       rem /= keptDims.v[d];
     }
-    Acc acc = OP == HP_RED_MAX   ? hp_lowest<Acc>()
-              : OP == HP_RED_MIN ? hp_highest<Acc>()
+    Acc acc = OP == HP_RED_MAX   ? hp_max_min_identity<T, Acc, true>()
+              : OP == HP_RED_MIN ? hp_max_min_identity<T, Acc, false>()
                                  : Acc(0);
     for (int64_t r = lane; r < redCount; r += 32) {
       int64_t rr = r, off = base;
