@@ -667,7 +667,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
   };
   for (llvm::StringRef h :
        {"hetpar/device/hetpar_device.h", "hetpar/device/hetpar_packed.h",
-        "hetpar/runtime/ProgramABI.h"})
+        "hetpar/device/hetpar_gpu_libraries.h", "hetpar/runtime/ProgramABI.h"})
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
 

@@ -7,6 +7,9 @@
 // computed by hand. Expected values never come from the kernels themselves.
 //
 //===----------------------------------------------------------------------===//
+// The GPU library plans' cache (hetpar_gpu_libraries.h) is host code: compile
+// it here too.
+#define HETPAR_GPU_PLANS_ON_HOST 1
 #include "hetpar/device/hetpar_device.h"
 
 #include <gtest/gtest.h>
@@ -1032,6 +1035,44 @@ TEST(CudaGraphs, WarmUpCaptureReplayAndNewBuffers) {
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(hp_graph_next(&s, longer, 2), HP_GRAPH_EAGER);
   free(s.key);
+}
+
+// The library plans of a context (hp_gpu_plans): made once per key, kept
+// (a declined one too, so the library is not asked again), and destroyed
+// with the cache.
+TEST(GpuPlans, OnePlanPerKeyDeclinedOnesKept) {
+  struct Plan : hp_gpu_plan {
+    int *destroyed = nullptr;
+    ~Plan() override { ++*destroyed; }
+  };
+  int made = 0, destroyed = 0;
+  auto make = [&](bool ok) {
+    return [&made, &destroyed, ok](Plan &p) {
+      ++made;
+      p.destroyed = &destroyed;
+      p.ok = ok;
+    };
+  };
+  {
+    hp_gpu_plans plans;
+    Plan *a = plans.get<Plan>({HP_PATH_CUDNN_CONV, 1, 2, 3}, make(true));
+    Plan *b = plans.get<Plan>({HP_PATH_CUDNN_CONV, 1, 2, 4}, make(false));
+    EXPECT_EQ(made, 2);
+    EXPECT_TRUE(a->ok);
+    EXPECT_FALSE(b->ok);
+    EXPECT_NE(a, b);
+    // Asked again: the same plans, nothing made.
+    EXPECT_EQ(plans.get<Plan>({HP_PATH_CUDNN_CONV, 1, 2, 3}, make(false)), a);
+    EXPECT_EQ(plans.get<Plan>({HP_PATH_CUDNN_CONV, 1, 2, 4}, make(true)), b);
+    EXPECT_FALSE(b->ok);
+    EXPECT_EQ(made, 2);
+    // The same parameters on another path are another plan.
+    Plan *c = plans.get<Plan>({HP_PATH_CUDNN_POOL, 1, 2, 3}, make(true));
+    EXPECT_NE(c, a);
+    EXPECT_EQ(made, 3);
+    EXPECT_EQ(destroyed, 0);
+  }
+  EXPECT_EQ(destroyed, 3);
 }
 
 } // namespace

@@ -429,6 +429,8 @@ static inline hp_graph_action hp_graph_next(hp_graph_state *s,
   return HP_GRAPH_EAGER;
 }
 
+struct hp_gpu_plans; // hetpar_gpu_libraries.h
+
 struct hp_ctx {
   char error[512];
   /// The collective or exchange running now, for error messages ("all_reduce
@@ -446,13 +448,16 @@ struct hp_ctx {
   /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt_bias) and cuDNN for
   /// convolutions and pooling (hp_conv2d_cudnn, hp_pool2d_cudnn), both on
   /// the stream; null where a library cannot start (its callers then take
-  /// the other paths). hp_gpu_libraries_init.
+  /// the other paths). hp_gpu_libraries_init (hetpar_gpu_libraries.h).
   cublasLtHandle_t lt;
   cudnnHandle_t dnn;
   /// The workspace of cuBLAS, cuBLASLt and cuDNN (workspace_bytes; shared,
   /// as they run in the stream's order), or null.
   void *workspace;
   size_t workspace_bytes;
+  /// The cuBLASLt and cuDNN plans made so far, one per distinct call (null
+  /// when it could not be allocated: the libraries' paths then decline).
+  hp_gpu_plans *plans;
   /// One event per trace point and one at the run's start (created by
   /// hetpar_trace), and the host's wall clock when that one was recorded.
   cudaEvent_t *trace_events;
@@ -2528,123 +2533,6 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
   }
 }
 
-#if HP_CUDA
-/// Runs `call`, a library path that returns non-zero when it declines
-/// (hp_gemm_lt_bias, hp_conv2d_cudnn, hp_pool2d_cudnn), and clears the CUDA
-/// error a declined call may leave, so that the path taken instead does not
-/// fail the run at hetpar_run's check; an error already pending from an
-/// earlier launch stays for that check.
-template <typename F> static int hp_try_library(F call) {
-  const cudaError_t pending = cudaPeekAtLastError();
-  const int rc = call();
-  if (rc && pending == cudaSuccess)
-    (void)cudaGetLastError();
-  return rc;
-}
-
-/// The data types of T in the CUDA libraries (cudaDataType for cuBLASLt,
-/// cudnnDataType_t for cuDNN), -1 for a T that hp_gemm_lt_bias,
-/// hp_conv2d_cudnn and hp_pool2d_cudnn leave to the other paths.
-template <typename T> struct hp_gpu_types {
-  static const int cuda = -1, cudnn = -1;
-};
-template <> struct hp_gpu_types<float> {
-  static const int cuda = CUDA_R_32F, cudnn = CUDNN_DATA_FLOAT;
-};
-template <> struct hp_gpu_types<hp_half> {
-  static const int cuda = CUDA_R_16F, cudnn = CUDNN_DATA_HALF;
-};
-template <> struct hp_gpu_types<hp_bf16> {
-  static const int cuda = CUDA_R_16BF, cudnn = CUDNN_DATA_BFLOAT16;
-};
-
-/// The cuDNN descriptors of one pooling, destroyed with it.
-struct hp_cudnn_pool {
-  cudnnTensorDescriptor_t x = NULL, y = NULL;
-  cudnnPoolingDescriptor_t pool = NULL;
-  ~hp_cudnn_pool() {
-    if (pool)
-      cudnnDestroyPoolingDescriptor(pool);
-    if (y)
-      cudnnDestroyTensorDescriptor(y);
-    if (x)
-      cudnnDestroyTensorDescriptor(x);
-  }
-};
-
-/// 2-D max or average pooling of `planes` planes (N * C) by cuDNN's
-/// cudnnPoolingForward (NCHW as [1, planes, H, W]): max propagates NaN, as
-/// PyTorch's; average counts the padding or not as count_include_pad says.
-/// cuDNN pads both ends alike and has no dilation: pooling with dilation,
-/// unequal padding, an output cuDNN sizes otherwise (ceil_mode), or a type
-/// other than float32/float16/bfloat16 is declined. Returns 0 when it ran,
-/// non-zero when it declined before anything ran.
-template <typename T, bool MAX>
-static int hp_pool2d_cudnn(hp_ctx *ctx, int64_t planes, hp_dims inSp,
-                           hp_dims outSp, hp_dims kernel, hp_dims stride,
-                           hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
-                           int countIncludePad, const T *in, T *out) {
-  const int type = hp_gpu_types<T>::cudnn;
-  if (type < 0 || !ctx->dnn || dilation.v[0] != 1 || dilation.v[1] != 1 ||
-      padBegin.v[0] != padEnd.v[0] || padBegin.v[1] != padEnd.v[1] ||
-      planes * inSp.v[0] * inSp.v[1] >= (1 << 30))
-    return 1;
-  const cudnnDataType_t dt = (cudnnDataType_t)type;
-  const cudnnPoolingMode_t mode =
-      MAX ? CUDNN_POOLING_MAX
-          : (countIncludePad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                             : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
-  hp_cudnn_pool d;
-  int n = 0, c = 0, h = 0, w = 0;
-  if (cudnnCreateTensorDescriptor(&d.x) || cudnnCreateTensorDescriptor(&d.y) ||
-      cudnnCreatePoolingDescriptor(&d.pool) ||
-      cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, 1, (int)planes,
-                                 (int)inSp.v[0], (int)inSp.v[1]) ||
-      cudnnSetPooling2dDescriptor(d.pool, mode, CUDNN_PROPAGATE_NAN,
-                                  (int)kernel.v[0], (int)kernel.v[1],
-                                  (int)padBegin.v[0], (int)padBegin.v[1],
-                                  (int)stride.v[0], (int)stride.v[1]) ||
-      cudnnGetPooling2dForwardOutputDim(d.pool, d.x, &n, &c, &h, &w) ||
-      h != outSp.v[0] || w != outSp.v[1] ||
-      cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, n, c, h, w))
-    return 1;
-  const float one = 1.0f, zero = 0.0f;
-  return cudnnPoolingForward(ctx->dnn, d.pool, &one, d.x, in, &zero, d.y,
-                             out) != CUDNN_STATUS_SUCCESS;
-}
-#endif
-
-/// Pooling of n outputs (hp_pool's arguments): two spatial dims on the CPU
-/// by rows, on the GPU by cuDNN where it takes them (hp_pool2d_cudnn;
-/// without indices), everything else one thread per output.
-template <typename T, typename Acc, bool MAX>
-static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
-                           hp_dims outSp, hp_dims kernel, hp_dims stride,
-                           hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
-                           int countIncludePad, int64_t kernelCount,
-                           int64_t inPlane, int64_t outPlane, const T *in,
-                           T *out, int64_t *indices) {
-#if HP_CUDA
-  if (nsp == 2 && !indices && outPlane > 0 &&
-      hp_try_library([&] {
-        return hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel,
-                                       stride, padBegin, padEnd, dilation,
-                                       countIncludePad, in, out);
-      }) == 0)
-    return;
-#else
-  if (nsp == 2 && outSp.v[1] > 0) {
-    hp_launch(ctx, hp_pool2d_rows<T, Acc, MAX>, n / outSp.v[1], inSp, outSp,
-              kernel, stride, padBegin, padEnd, dilation, countIncludePad, in,
-              out, indices);
-    return;
-  }
-#endif
-  hp_launch(ctx, hp_pool<T, Acc, MAX>, n, nsp, inSp, outSp, kernel, stride,
-            padBegin, padEnd, dilation, countIncludePad, kernelCount, inPlane,
-            outPlane, in, out, indices);
-}
-
 /// im2col for one image of a grouped convolution: cols[(c*kernelCount + k),
 /// p] = x[c, p*stride - pad + k*dilation] (0 outside), c over `channels`
 /// channels, p over the output positions.
@@ -3224,6 +3112,41 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
   return hp_gemm_widened(HP_GEMM_ARGS);
 }
 #endif
+
+// The cuBLASLt and cuDNN paths of the GPU kernels, with their plans
+// (hetpar_gpu_libraries.h).
+#include "hetpar/device/hetpar_gpu_libraries.h"
+
+/// Pooling of n outputs (hp_pool's arguments): two spatial dims on the CPU
+/// by rows, on the GPU by cuDNN where it takes them (hp_pool2d_cudnn;
+/// without indices), everything else one thread per output.
+template <typename T, typename Acc, bool MAX>
+static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
+                           hp_dims outSp, hp_dims kernel, hp_dims stride,
+                           hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
+                           int countIncludePad, int64_t kernelCount,
+                           int64_t inPlane, int64_t outPlane, const T *in,
+                           T *out, int64_t *indices) {
+#if HP_CUDA
+  if (nsp == 2 && !indices && outPlane > 0 &&
+      hp_try_library([&] {
+        return hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel,
+                                       stride, padBegin, padEnd, dilation,
+                                       countIncludePad, in, out);
+      }) == 0)
+    return;
+#else
+  if (nsp == 2 && outSp.v[1] > 0) {
+    hp_launch(ctx, hp_pool2d_rows<T, Acc, MAX>, n / outSp.v[1], inSp, outSp,
+              kernel, stride, padBegin, padEnd, dilation, countIncludePad, in,
+              out, indices);
+    return;
+  }
+#endif
+  hp_launch(ctx, hp_pool<T, Acc, MAX>, n, nsp, inSp, outSp, kernel, stride,
+            padBegin, padEnd, dilation, countIncludePad, kernelCount, inPlane,
+            outPlane, in, out, indices);
+}
 
 //===----------------------------------------------------------------------===//
 // Fused attention (onnx.FusedAttention): Y = Softmax(mask(scale(Q KT))) V
@@ -4859,107 +4782,6 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
 }
 #endif
 
-#if HP_CUDA
-/// The cuDNN descriptors of one convolution, destroyed with it.
-struct hp_cudnn_conv {
-  cudnnTensorDescriptor_t x = NULL, y = NULL;
-  cudnnFilterDescriptor_t w = NULL;
-  cudnnConvolutionDescriptor_t conv = NULL;
-  ~hp_cudnn_conv() {
-    if (conv)
-      cudnnDestroyConvolutionDescriptor(conv);
-    if (w)
-      cudnnDestroyFilterDescriptor(w);
-    if (y)
-      cudnnDestroyTensorDescriptor(y);
-    if (x)
-      cudnnDestroyTensorDescriptor(x);
-  }
-};
-
-/// The math type cuDNN's heuristic chooses convolutions of T among (it
-/// considers only the one set before the query): tensor cores for 16-bit
-/// types; for float32 FMA kernels (no TF32), or cuDNN's default, which takes
-/// TF32 tensor cores, when the program allows TF32 (--allow-tf32, as
-/// PyTorch's torch.backends.cudnn.allow_tf32).
-template <typename T> static cudnnMathType_t hp_cudnn_math() {
-  if (!std::is_same<T, float>::value)
-    return CUDNN_TENSOR_OP_MATH;
-#ifdef HP_ALLOW_TF32
-  return CUDNN_DEFAULT_MATH;
-#else
-  return CUDNN_FMA_MATH;
-#endif
-}
-
-/// Whether cuDNN may run an algorithm of math type `math` on T: float32
-/// only on FMA kernels (no TF32) unless the program allows TF32.
-template <typename T> static bool hp_cudnn_math_ok(cudnnMathType_t math) {
-#ifdef HP_ALLOW_TF32
-  (void)math;
-  return true;
-#else
-  return !std::is_same<T, float>::value || math == CUDNN_FMA_MATH;
-#endif
-}
-
-/// y = conv(x, w) for a 2-D convolution `s` (NCHW, groups, no epilogue) by
-/// cuDNN's forward convolution with the first algorithm of cuDNN's heuristic
-/// (cudnnGetConvolutionForwardAlgorithm_v7) that succeeds, fits the
-/// workspace and keeps float32 exact (hp_cudnn_math_ok); float32 accumulation
-/// for 16-bit storage. cuDNN pads both ends alike: a convolution whose
-/// output cuDNN would size otherwise than `s` (a larger end padding) is
-/// declined. Returns 0 when it ran, non-zero when it declined before
-/// anything ran (the caller takes im2col and cuBLAS).
-template <typename T>
-static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
-                           const T *w, T *y) {
-  const int type = hp_gpu_types<T>::cudnn;
-  const int64_t big = 1 << 30;
-  if (type < 0 || !ctx->dnn || s.N * s.G * s.Cg * s.H * s.W >= big ||
-      s.N * s.G * s.Mg * s.OH * s.OW >= big)
-    return 1;
-  const cudnnDataType_t dt = (cudnnDataType_t)type;
-  hp_cudnn_conv d;
-  int n = 0, c = 0, h = 0, wd = 0;
-  if (cudnnCreateTensorDescriptor(&d.x) || cudnnCreateTensorDescriptor(&d.y) ||
-      cudnnCreateFilterDescriptor(&d.w) ||
-      cudnnCreateConvolutionDescriptor(&d.conv) ||
-      cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, dt, (int)s.N,
-                                 (int)(s.G * s.Cg), (int)s.H, (int)s.W) ||
-      cudnnSetFilter4dDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, (int)(s.G * s.Mg),
-                                 (int)s.Cg, (int)s.kH, (int)s.kW) ||
-      cudnnSetConvolution2dDescriptor(
-          d.conv, (int)s.pH, (int)s.pW, (int)s.sH, (int)s.sW, (int)s.dH,
-          (int)s.dW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ||
-      cudnnSetConvolutionGroupCount(d.conv, (int)s.G) ||
-      cudnnSetConvolutionMathType(d.conv, hp_cudnn_math<T>()) ||
-      cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h,
-                                            &wd) ||
-      n != s.N || c != s.G * s.Mg || h != s.OH || wd != s.OW ||
-      cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, dt, n, c, h, wd))
-    return 1;
-  cudnnConvolutionFwdAlgoPerf_t perf[8];
-  int found = 0;
-  if (cudnnGetConvolutionForwardAlgorithm_v7(ctx->dnn, d.x, d.w, d.conv, d.y, 8,
-                                             &found, perf))
-    return 1;
-  for (int i = 0; i < found; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        perf[i].memory > ctx->workspace_bytes ||
-        !hp_cudnn_math_ok<T>(perf[i].mathType) ||
-        cudnnSetConvolutionMathType(d.conv, perf[i].mathType))
-      continue;
-    const float one = 1.0f, zero = 0.0f;
-    return cudnnConvolutionForward(ctx->dnn, &one, d.x, x, d.w, w, d.conv,
-                                   perf[i].algo, ctx->workspace,
-                                   ctx->workspace_bytes, &zero, d.y,
-                                   y) != CUDNN_STATUS_SUCCESS;
-  }
-  return 1;
-}
-#endif
-
 /// A 2-D convolution finished by `epi` (bias, residual, activation): the
 /// direct kernel where hp_conv2d_direct_pays; on the GPU cuDNN where it
 /// takes the convolution (hp_conv2d_cudnn), then one pass of the epilogue;
@@ -5049,94 +4871,6 @@ template <typename T>
 HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
   HP_FOR(i) { C[i / N * ldc + i % N] = bias[i % N]; }
 }
-
-#if HP_CUDA
-/// The cuBLASLt descriptors of one GEMM, destroyed with it.
-struct hp_lt_gemm {
-  cublasLtMatmulDesc_t desc = NULL;
-  cublasLtMatrixLayout_t a = NULL, b = NULL, c = NULL;
-  cublasLtMatmulPreference_t pref = NULL;
-  ~hp_lt_gemm() {
-    if (pref)
-      cublasLtMatmulPreferenceDestroy(pref);
-    if (c)
-      cublasLtMatrixLayoutDestroy(c);
-    if (b)
-      cublasLtMatrixLayoutDestroy(b);
-    if (a)
-      cublasLtMatrixLayoutDestroy(a);
-    if (desc)
-      cublasLtMatmulDescDestroy(desc);
-  }
-};
-
-/// C = alpha op(A) op(B) + bias, bias a row [N] added to every row of C [M,
-/// N] by cuBLASLt's bias epilogue (CUBLASLT_EPILOGUE_BIAS) as the product is
-/// stored: one kernel instead of hp_bias_rows and a GEMM that reads C back.
-/// One GEMM (batch 1) in float32, float16 or bfloat16 with hp_gemm_compute's
-/// compute type. As cuBLAS, the column-major product C^T = op(B)^T op(A)^T
-/// (C^T is N x M, so the bias is a value per row of C^T, which is what the
-/// epilogue broadcasts). Returns 0 when it ran, non-zero when cuBLASLt
-/// declined (no algorithm, a status other than success) before anything
-/// ran: the caller then takes the cuBLAS path.
-template <typename T>
-static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
-  const int type = hp_gpu_types<T>::cuda;
-  if (type < 0 || !ctx->lt || batch != 1 || M == 0 || N == 0 || K == 0)
-    return 1;
-  const cudaDataType dt = (cudaDataType)type;
-  const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  hp_lt_gemm g;
-  // cuBLAS's first operand is B (N x K, or K x N stored when transposed),
-  // its second A (K x M, or M x K stored when transposed).
-  if (cublasLtMatmulDescCreate(&g.desc, hp_gemm_compute(dt), CUDA_R_32F) ||
-      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opB,
-                                     sizeof opB) ||
-      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opA,
-                                     sizeof opA) ||
-      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                     &epilogue, sizeof epilogue) ||
-      cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                     &bias, sizeof bias) ||
-      cublasLtMatrixLayoutCreate(&g.a, dt, tb ? K : N, tb ? N : K, ldb) ||
-      cublasLtMatrixLayoutCreate(&g.b, dt, ta ? M : K, ta ? K : M, lda) ||
-      cublasLtMatrixLayoutCreate(&g.c, dt, N, M, ldc) ||
-      cublasLtMatmulPreferenceCreate(&g.pref) ||
-      cublasLtMatmulPreferenceSetAttribute(
-          g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-          &ctx->workspace_bytes, sizeof ctx->workspace_bytes))
-    return 1;
-  // The heuristic assumes 256-byte aligned matrices unless told: an arena
-  // or weights offset aligned less would make the chosen algorithm fail.
-  const cublasLtMatmulPreferenceAttributes_t alignOf[] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  const void *matrices[] = {B, A, C, C};
-  for (int i = 0; i < 4; ++i) {
-    uint32_t align = 256;
-    while (align > 1 && (uintptr_t)matrices[i] % align)
-      align >>= 1;
-    if (cublasLtMatmulPreferenceSetAttribute(g.pref, alignOf[i], &align,
-                                             sizeof align))
-      return 1;
-  }
-  cublasLtMatmulHeuristicResult_t algo;
-  int found = 0;
-  if (cublasLtMatmulAlgoGetHeuristic(ctx->lt, g.desc, g.a, g.b, g.c, g.c,
-                                     g.pref, 1, &algo, &found) ||
-      found < 1)
-    return 1;
-  const float zero = 0.0f;
-  return cublasLtMatmul(ctx->lt, g.desc, &alpha, B, g.a, A, g.b, &zero, C, g.c,
-                        C, g.c, &algo.algo, ctx->workspace,
-                        ctx->workspace_bytes,
-                        ctx->stream) != CUBLAS_STATUS_SUCCESS;
-}
-#endif
 
 /// hp_gemm given `Bp`, B packed as hp_gemm_packs_b describes (null: not
 /// packed), and optionally `bias`, a row [N]: with it C's prior content is
@@ -6424,49 +6158,6 @@ hp_cpu_missing() {
 #endif
 #undef HP_ISA
   return NULL;
-}
-#endif
-
-#if HP_CUDA
-/// Starts what the GPU kernels call beside cuBLAS: one workspace of the size
-/// the cuBLAS API reference recommends for cublasSetWorkspace (32 MiB on
-/// Hopper, 4 MiB on earlier GPUs), given to cuBLAS (so that its calls inside
-/// a CUDA graph capture allocate nothing), cuBLASLt and cuDNN on the stream.
-/// After cublasSetStream, which resets cuBLAS's workspace. A library that
-/// cannot start is left null, and its error cleared.
-static void hp_gpu_libraries_init(hp_ctx *ctx) {
-  int dev = 0, major = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  const size_t bytes = (size_t)(major >= 9 ? 32 : 4) << 20;
-  if (cudaMalloc(&ctx->workspace, bytes) != cudaSuccess) {
-    (void)cudaGetLastError();
-    ctx->workspace = NULL;
-    return;
-  }
-  ctx->workspace_bytes = bytes;
-  cublasSetWorkspace(ctx->blas, ctx->workspace, bytes);
-  if (cublasLtCreate(&ctx->lt) != CUBLAS_STATUS_SUCCESS)
-    ctx->lt = NULL;
-  if (cudnnCreate(&ctx->dnn) != CUDNN_STATUS_SUCCESS)
-    ctx->dnn = NULL;
-  else if (cudnnSetStream(ctx->dnn, ctx->stream) != CUDNN_STATUS_SUCCESS) {
-    cudnnDestroy(ctx->dnn);
-    ctx->dnn = NULL;
-  }
-  (void)cudaGetLastError();
-}
-
-/// Releases what hp_gpu_libraries_init started.
-static void hp_gpu_libraries_release(hp_ctx *ctx) {
-  if (ctx->dnn)
-    cudnnDestroy(ctx->dnn);
-  if (ctx->lt)
-    cublasLtDestroy(ctx->lt);
-  cudaFree(ctx->workspace);
-  ctx->dnn = NULL;
-  ctx->lt = NULL;
-  ctx->workspace = NULL;
 }
 #endif
 
