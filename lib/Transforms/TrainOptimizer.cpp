@@ -27,11 +27,13 @@ hetpar::trainOptimizerOptionsError(const TrainOptimizerPassOptions &o) {
     return "betas must be in [0, 1)";
   if (!(o.eps > 0))
     return "eps must be positive";
-  if (o.momentum < 0 || (o.nesterov && o.momentum <= 0))
-    return "momentum must be >= 0, and > 0 with nesterov";
+  // Whether the optimizer has momentum at all comes first: "give a
+  // momentum" would mislead a user of adamw who set nesterov.
   if ((o.momentum > 0 || o.nesterov) && opt != "sgd")
     return "momentum and nesterov are SGD's; optimizer '" + opt +
            "' has none (give optimizer sgd)";
+  if (o.momentum < 0 || (o.nesterov && o.momentum <= 0))
+    return "momentum must be >= 0, and > 0 with nesterov";
   if (o.clipGradNorm < 0)
     return "clip-grad-norm must be >= 0";
   if (o.schedule != "constant" && o.schedule != "warmup-cosine")

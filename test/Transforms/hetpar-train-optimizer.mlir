@@ -19,6 +19,7 @@
 // RUN: hetpar-opt %t/nesterov.mlir --hetpar-train-optimizer='optimizer=sgd nesterov=true' --verify-diagnostics
 // RUN: hetpar-opt %t/momentum.mlir --hetpar-train-optimizer='optimizer=sgd momentum=-0.5' --verify-diagnostics
 // RUN: hetpar-opt %t/adamw-momentum.mlir --hetpar-train-optimizer='momentum=0.9' --verify-diagnostics
+// RUN: hetpar-opt %t/adamw-nesterov.mlir --hetpar-train-optimizer='nesterov=true' --verify-diagnostics
 // RUN: hetpar-opt %t/clip.mlir --hetpar-train-optimizer='clip-grad-norm=-1' --verify-diagnostics
 // RUN: hetpar-opt %t/cosine-no-total.mlir --hetpar-train-optimizer='schedule=warmup-cosine warmup-steps=10' --verify-diagnostics
 // RUN: hetpar-opt %t/cosine-negative.mlir --hetpar-train-optimizer='schedule=warmup-cosine warmup-steps=-1 total-steps=10' --verify-diagnostics
@@ -280,6 +281,12 @@ module {}
 
 //--- adamw-momentum.mlir
 // A flag of another optimizer is an error, not ignored.
+// expected-error @+1 {{optimizer: momentum and nesterov are SGD's; optimizer 'adamw' has none (give optimizer sgd)}}
+module {}
+
+//--- adamw-nesterov.mlir
+// Nesterov alone with AdamW: the optimizer has no momentum, which says more
+// than asking for a momentum.
 // expected-error @+1 {{optimizer: momentum and nesterov are SGD's; optimizer 'adamw' has none (give optimizer sgd)}}
 module {}
 
