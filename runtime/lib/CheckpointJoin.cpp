@@ -278,6 +278,12 @@ TensorPlacement placementOf(const std::vector<WeightTensor> &tensors,
 
 Status joinCheckpoint(const std::string &dir, JoinedCheckpoint &out) {
   out = JoinedCheckpoint();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return Status::error("cannot resume from '" + dir + "': " +
+                         (std::filesystem::exists(dir, ec)
+                              ? "not a folder (give the --checkpoint folder)"
+                              : "no such folder"));
   std::vector<std::string> files = detail::checkpointFiles(dir);
   if (files.empty())
     return Status::error("cannot resume from '" + dir +
