@@ -648,11 +648,15 @@ Status Program::agree(Status mine) {
   if (numDevices_ <= 1 || !abi_->agree)
     return mine;
   int rc = abi_->agree(ctx_, mine.isOk() ? 0 : 1);
-  if (rc == 0 || !mine.isOk())
+  if (rc == 0)
     return mine;
   runFailed_ = true;
+  // Another device failed first (a tensor-parallel group finds the same
+  // index on every device): that one reports, this one's error is dropped.
   if (rc == 2)
     return Status::peerFailure(programError(*abi_, ctx_));
+  if (!mine.isOk())
+    return mine;
   return Status::error("hetpar_agree failed on the " + backend_ +
                        " backend: " + programError(*abi_, ctx_));
 }

@@ -5999,8 +5999,10 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 /// on), and no device waits for a peer that has stopped. Once per step or
 /// request, not per run: an inference pipeline runs every microbatch as a
 /// run, and agreeing after each would make it wait for every stage. Returns
-/// 0 when no device failed or this one did, 2 when another did (its message
-/// names it), 1 on an MPI error. Under the watchdog for twice the timeout:
+/// 0 when no device failed or this one is the first that did (the lowest
+/// rank: it reports its own error, once, where every device of a
+/// tensor-parallel group finds the same index), 2 when another did (its
+/// message names that one), 1 on an MPI error. Under the watchdog for twice the timeout:
 /// a device may wait here while its peers finish their step, and a peer
 /// stuck in one of the step's collectives reports that collective first.
 static int hp_agree(hp_ctx *ctx, int failed) {
@@ -6019,7 +6021,7 @@ static int hp_agree(hp_ctx *ctx, int failed) {
                          "MPI_Iallreduce") ||
            hp_wait(ctx, &req, 1, "MPI_Iallreduce");
   hp_unwatch();
-  if (rc || first == INT_MAX || failed)
+  if (rc || first == INT_MAX || first == rank)
     return rc;
   snprintf(ctx->error, sizeof ctx->error,
            "device %lld (rank %d) found an index out of range (its error "

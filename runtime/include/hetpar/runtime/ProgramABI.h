@@ -71,8 +71,9 @@ const char *hetpar_error(void *ctx);
 /* Optional, in programs of several devices: the end of a training step or an
  * inference request. Every device calls it once with failed = 1 when one of
  * its runs since the last call returned 3, else 0; it returns 0 when no
- * device failed (or this one did: it reports its own error), 2 when another
- * did (hetpar_error names that device), 1 on a communication error. */
+ * device failed (or this one is the failing device of lowest rank: it
+ * reports its own error), 2 when another is (hetpar_error names that
+ * device), 1 on a communication error. */
 int hetpar_agree(void *ctx, int failed);
 
 /* Trace (the measured timeline of hetpar-run --trace). Optional: a library
