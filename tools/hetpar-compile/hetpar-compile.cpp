@@ -73,7 +73,9 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output file"),
                                        cl::cat(category));
 static cl::list<std::string> inputShapes(
     "input-shape",
-    cl::desc("Fix the shape of a graph input: NAME=2x128 (repeatable)"),
+    cl::desc("Fix the shape of a graph input: NAME=2x128, or NAME=2,128 "
+             "(repeatable; a dimension is a non-negative integer, or ? to "
+             "leave it to shape inference)"),
     cl::value_desc("NAME=DxD..."), cl::cat(category));
 
 static cl::list<std::string> batchDims(
