@@ -390,6 +390,28 @@ llvm::SmallVector<Operation *> Emitter::elementwiseGroupOf(Operation *rootOp) {
   return group;
 }
 
+FailureOr<std::string> Emitter::groupStatements(
+    llvm::ArrayRef<Operation *> group,
+    llvm::function_ref<std::string(Value, Operation *, unsigned)> leafExpr) {
+  llvm::DenseMap<Value, std::string> exprOf;
+  std::string ops;
+  for (Operation *op : group) {
+    llvm::SmallVector<std::string> a;
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+      auto it = exprOf.find(operand);
+      a.push_back(it != exprOf.end() ? it->second : leafExpr(operand, op, k));
+    }
+    FailureOr<std::string> e = elementwiseExpr(op, a);
+    if (failed(e))
+      return failure();
+    std::string t = "t" + std::to_string(exprOf.size());
+    ops += "    const " + computeType(eltOf(op->getResult(0))) + " " + t +
+           " = " + *e + ";\n";
+    exprOf[op->getResult(0)] = t;
+  }
+  return ops;
+}
+
 LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   llvm::SmallVector<Operation *> group = elementwiseGroupOf(rootOp);
   Value out = rootOp->getResult(0);
@@ -405,7 +427,6 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   // Leaves: (value, strides over the output's dims) -> kernel parameter.
   llvm::SmallVector<ElementwiseLeaf> leaves;
   llvm::SmallVector<std::string> params, args;
-  llvm::DenseMap<Value, std::string> exprOf;
   auto leafExpr = [&](Value v, Operation *user,
                       unsigned operandNo) -> std::string {
     if (auto lit = literalOf(v))
@@ -437,22 +458,9 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
     return "v" + std::to_string(idx);
   };
 
-  std::string ops;
-  int tmp = 0;
-  for (Operation *op : group) {
-    llvm::SmallVector<std::string> a;
-    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
-      auto it = exprOf.find(operand);
-      a.push_back(it != exprOf.end() ? it->second : leafExpr(operand, op, k));
-    }
-    FailureOr<std::string> e = elementwiseExpr(op, a);
-    if (failed(e))
-      return failure();
-    std::string t = "t" + std::to_string(tmp++);
-    ops += "    const " + computeType(eltOf(op->getResult(0))) + " " + t +
-           " = " + *e + ";\n";
-    exprOf[op->getResult(0)] = t;
-  }
+  FailureOr<std::string> ops = groupStatements(group, leafExpr);
+  if (failed(ops))
+    return failure();
   std::string outType = storageType(eltOf(out));
   params.push_back(outType + " *__restrict__ out");
   args.push_back(ptr(out));
@@ -467,7 +475,8 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   }
   kernels << "\nHP_KERNEL(" << name << ", " << llvm::join(params, ", ")
           << ") {\n"
-          << elementwiseLoop(leaves, outShape, ops, exprOf[out], outType)
+          << elementwiseLoop(leaves, outShape, *ops,
+                             "t" + std::to_string(group.size() - 1), outType)
           << "}\n\n";
   body << "  // " << name << "\n";
   line("hp_launch(ctx, " + name + ", " + std::to_string(n) + ", " +

@@ -107,9 +107,17 @@ LogicalResult Emitter::emitMatMul(Operation *op) {
 /// the CPU kernel packs, and a C of one row ([N] or [1, N]:
 /// hetpar-onnx-fuse-gemm-bias's biases) that it adds as it stores the product
 /// (the CPU's packed kernel, cuBLASLt's bias epilogue on the GPU); another C
-/// is first broadcast into Y.
+/// is first broadcast into Y. An elementwise group that reads the product
+/// alone is hp_gemm_b's epilogue functor (EmitGemmEpilogue.cpp).
 LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   Value A = op->getOperand(0), B = op->getOperand(1), Y = op->getResult(0);
+  // Where the GEMM writes: its product, or the result (of the same
+  // elements) of the elementwise group that finishes it as its epilogue
+  // (EmitGemmEpilogue.cpp).
+  Value out;
+  std::string epilogue = emitGemmEpilogue(op, out);
+  if (epilogue.empty())
+    return failure();
   int ta = intAttr(op, "transA", 0) != 0, tb = intAttr(op, "transB", 0) != 0;
   llvm::ArrayRef<int64_t> a = shapeOf(A), b = shapeOf(B), y = shapeOf(Y);
   int64_t M = y[0], N = y[1], K = ta ? a[0] : a[1];
@@ -129,7 +137,7 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
     for (int d = 0; d < static_cast<int>(c.size()); ++d)
       if (c[d] != 1)
         in[off + d] = cs[d];
-    emitStridedCopy(C, y, in, y, 0, ptr(Y), stridesOf(y), 0, elt);
+    emitStridedCopy(C, y, in, y, 0, ptr(out), stridesOf(y), 0, elt);
   } else {
     beta = 0.0;
   }
@@ -139,11 +147,15 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
       ta, tb, M, N, K, floatLiteral(alpha, false), ptr(A), a[1],
       unpackedOperand(B, packed,
                       llvm::formatv("hp_gemm_packs_b({0}, {1}, {2})", M, N, K)),
-      b[1], floatLiteral(beta, false), ptr(Y));
-  if (packed == "nullptr" && bias == "nullptr")
+      b[1], floatLiteral(beta, false), ptr(out));
+  if (packed == "nullptr" && bias == "nullptr" && epilogue == "hp_epi_none")
     call("hp_gemm" + types + "(" + args + ")");
-  else
+  else if (epilogue == "hp_epi_none")
     call("hp_gemm_b" + types + "(" + args + ", " + packed + ", " + bias + ")");
+  else
+    call("hp_gemm_b<" + storageType(elt) + ", " + accType(elt) + ", " +
+         epilogue + ">(" + args + ", " + packed + ", " + bias + ", " +
+         epilogue + "())");
   ++program.libraryCalls;
   return success();
 }

@@ -269,6 +269,7 @@ void Emitter::planValues() {
   for (Operation *op : ops)
     if (Operation *user = fusionUser(op, returned))
       fusedInto[op] = user;
+  planGemmEpilogues();
 }
 
 /// The elementwise op of the same result shape that is the only user of
@@ -298,8 +299,8 @@ Operation *Emitter::fusionUser(Operation *op,
 /// fused into a later one, constants and views (whose code, if any, is their
 /// root's or none).
 bool Emitter::emittedInPlace(Operation *op) {
-  return !fusedInto.count(op) && !op->hasTrait<OpTrait::ConstantLike>() &&
-         !isView(op);
+  return !fusedInto.count(op) && !absorbedGroups.count(op) &&
+         !op->hasTrait<OpTrait::ConstantLike>() && !isView(op);
 }
 
 /// The exchange steps of the function as [first, last] steps of their send
@@ -370,6 +371,16 @@ LogicalResult Emitter::planMemory() {
     if (fusedInto.count(op) || isView(op) ||
         op->hasTrait<OpTrait::ConstantLike>())
       continue;
+    // A GEMM with an epilogue writes its group's result, not its product
+    // (never stored): that result lives from the GEMM on.
+    if (Operation *groupRoot = epilogueOf.lookup(op)) {
+      Value r = groupRoot->getResult(0);
+      if (!storage.count(r))
+        storage[r] = {Storage::Arena, 0, 0};
+      if (storage[r].kind == Storage::Arena)
+        touch(r, step.lookup(op), step.lookup(op));
+      continue;
+    }
     for (Value r : op->getResults()) {
       if (!tensorType(r) || storage.count(r))
         continue;
@@ -637,7 +648,8 @@ LogicalResult Emitter::emitBody() {
         storageType(eltOf(arg)), numelOf(arg), i, ptr(arg)));
   }
   for (Operation *op : ops) {
-    if (fusedInto.count(op) || op->hasTrait<OpTrait::ConstantLike>())
+    if (fusedInto.count(op) || absorbedGroups.count(op) ||
+        op->hasTrait<OpTrait::ConstantLike>())
       continue;
     if (isa<onnx::DropoutOp>(op) && isView(op)) {
       // Inference: the data passes through; a mask, when used, is all true.

@@ -155,6 +155,20 @@ private:
   std::optional<LogicalResult> tryEmitLayout(Operation *op);
   llvm::SmallVector<Operation *> elementwiseGroupOf(Operation *rootOp);
   LogicalResult emitElementwiseGroup(Operation *rootOp);
+  /// The C statements of `group` (in program order), one temporary t0, t1,
+  /// ... per op, the last the group's result; `leafExpr(value, user,
+  /// operand number)` gives the expression of an operand from outside.
+  FailureOr<std::string> groupStatements(
+      llvm::ArrayRef<Operation *> group,
+      llvm::function_ref<std::string(Value, Operation *, unsigned)> leafExpr);
+  /// GEMM epilogues (EmitGemmEpilogue.cpp): elementwise groups that finish a
+  /// Gemm's product as the GEMM stores it.
+  Operation *epilogueGroupOf(onnx::GemmOp gemm);
+  void planGemmEpilogues();
+  /// The functor type of `gemm`'s epilogue, written into the kernels
+  /// ("hp_epi_none" without one; empty on failure, reported), and `out`,
+  /// the value the GEMM writes: the group's result, or its own.
+  std::string emitGemmEpilogue(Operation *gemm, Value &out);
   FailureOr<std::string> elementwiseExpr(Operation *op,
                                          llvm::ArrayRef<std::string> a);
   LogicalResult emitMatMul(Operation *op);
@@ -230,6 +244,10 @@ private:
   llvm::DenseMap<Value, Value> aliasOf;
   llvm::DenseMap<Value, Storage> storage;
   llvm::DenseMap<Operation *, Operation *> fusedInto;
+  /// A Gemm whose elementwise group runs as its epilogue -> the group's
+  /// root; and those roots, whose groups emitGemm emits.
+  llvm::DenseMap<Operation *, Operation *> epilogueOf;
+  llvm::DenseSet<Operation *> absorbedGroups;
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
   // addPacked's copies: (constant, variant) -> offset in weights.bin, and

@@ -51,6 +51,35 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // A Gemm's bias row C [N] goes to hp_gemm_b with the GEMM, packed B or not
 // (cuBLASLt's bias epilogue on the GPU, the packed kernel's stores or a fill
 // of C's rows on the CPU), scaled by beta; not first copied into Y.
+// An elementwise chain that reads a Gemm's product alone (GELU, Relu) is
+// the GEMM's epilogue: a functor hp_gemm_b applies as it stores the sums,
+// into the chain's result (here the graph outputs); the product is never
+// stored and the chain has no kernel. A chain that reads another tensor, or
+// a product also used elsewhere, keeps its kernel.
+// RUN: hetpar-translate --emit-device-source %S/Inputs/gemm-epilogue.mlir | FileCheck %s --check-prefix=EPI
+// EPI: // hp_epi_0: the epilogue of node 'gemm_gelu' (Gemm): Div Erf Add Mul Mul
+// EPI-NEXT: struct hp_epi_0 {
+// EPI-NEXT: HP_HD float operator()(float v) const {
+// EPI-NEXT: const float t0 = (float)(v / 1.41421354e+00f);
+// EPI-NEXT: const float t1 = hp_erf(t0);
+// EPI-NEXT: const float t2 = (float)(t1 + 1.00000000e+00f);
+// EPI-NEXT: const float t3 = (float)(v * t2);
+// EPI-NEXT: const float t4 = (float)(t3 * 5.00000000e-01f);
+// EPI-NEXT: return t4;
+// EPI: // hp_epi_1: the epilogue of node 'gemm_relu' (Gemm): Relu
+// EPI: HP_KERNEL(k2_Add_Relu,
+// EPI: HP_KERNEL(k3_Relu,
+// EPI-NOT: HP_KERNEL
+// EPI: hp_gemm_b<float, float, hp_epi_0>({{.*}}, ((float *)outputs[0]), 3, 0, 1, nullptr, ((const float *)inputs[2]), hp_epi_0()))
+// EPI: hp_gemm_b<float, float, hp_epi_1>({{.*}}, ((float *)outputs[1]), 3, 0, 1, nullptr, nullptr, hp_epi_1()))
+// EPI: hp_gemm_b<float, float>({{.*}}, ((float *)(arena + 0)), 3, 0, 1, nullptr, ((const float *)inputs[2])))
+// EPI-NEXT: return 1;
+// EPI-NEXT: // k2_Add_Relu
+// EPI-NEXT: hp_launch(ctx, k2_Add_Relu, 6, ((float *)(arena + 0)), ((const float *)inputs[3]), ((float *)outputs[2]));
+// EPI: hp_gemm<float, float>({{.*}}, ((float *)outputs[4]), 3, 0, 1))
+// EPI-NEXT: return 1;
+// EPI-NEXT: // k3_Relu
+// EPI-NEXT: hp_launch(ctx, k3_Relu, 6, ((float *)outputs[4]), ((float *)outputs[3]));
 // RUN: hetpar-translate --emit-device-source %S/Inputs/gemm-bias.mlir | FileCheck %s --check-prefix=BIAS
 // BIAS-NOT: HP_KERNEL
 // BIAS: hp_gemm_b<float, float>(ctx, 0, 0, 2, 3, 4, 1.00000000e+00f, ((const float *)inputs[0]), 4, 0, ((const float *)inputs[2]), 3, 0, 1.00000000e+00f, ((float *)outputs[0]), 3, 0, 1, nullptr, ((const float *)inputs[3]))

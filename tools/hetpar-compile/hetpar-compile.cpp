@@ -830,11 +830,11 @@ static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
   };
   llvm::outs() << llvm::formatv(
       "hetpar-compile: wrote {0}: {1} generated kernels ({2} ops fused into "
-      "them), {3} library calls; arena {4} (peak; {5} without reuse), weights "
-      "{6}\n",
+      "them), {3} library calls ({7} ops in GEMM epilogues); arena {4} (peak; "
+      "{5} without reuse), weights {6}\n",
       outputPath, program->kernels, program->fusedOps, program->libraryCalls,
       kib(program->arenaBytes), kib(program->arenaBytesNoReuse),
-      kib(program->weightsBytes));
+      kib(program->weightsBytes), program->epilogueOps);
   return 0;
 }
 

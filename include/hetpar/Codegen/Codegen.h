@@ -119,6 +119,7 @@ struct DeviceProgram {
   int kernels = 0;      // generated kernels launched (fused groups count once)
   int libraryCalls = 0; // GEMM calls and library kernel launches
   int fusedOps = 0;     // elementwise ops folded into another op's kernel
+  int epilogueOps = 0;  // elementwise ops run as a GEMM's epilogue
   /// The function is one device's program of several (dist collectives):
   /// the CPU build needs MPI (mpicxx), the CUDA build NCCL (not yet).
   bool multiDevice = false;

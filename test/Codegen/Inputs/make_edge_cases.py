@@ -218,6 +218,20 @@ CASES["einsum_ellipsis_broadcast"] = (
     [np.array([[[50]], [[110]]], dtype=np.float32)])
 
 
+# A Gemm whose product a chain of scalar ops finishes (its epilogue:
+# Mul by 2, then Relu), on a right-hand side from the graph (so the GEMM
+# runs unpacked and the epilogue is its own pass): A B = [[1*1 + 2*1,
+# 1*-1 + 2*-2], [3*1 + 4*1, 3*-1 + 4*-2]] = [[3, -5], [7, -11]], times 2,
+# negatives to 0.
+CASES["gemm_scale_relu_epilogue"] = (
+    model([helper.make_node("Gemm", ["a", "b"], ["p"]),
+           helper.make_node("Mul", ["p", "two"], ["s"]),
+           helper.make_node("Relu", ["s"], ["y"])],
+          [f32("a", [2, 2]), f32("b", [2, 2])], [f32("y", [2, 2])],
+          [numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")]),
+    [np.array([[1, 2], [3, 4]], dtype=np.float32), np.array([[1, -1], [1, -2]], dtype=np.float32)],
+    [np.array([[6, 0], [14, 0]], dtype=np.float32)])
+
 # Reductions of integers keep the data type's range: ReduceMax and ReduceMin
 # of uint64 values at or above 2^63 (which do not fit an int64), and the
 # identity of an empty reduction, which ONNX defines as the data type's

@@ -2934,6 +2934,14 @@ HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
   }
 }
 
+/// The epilogue of a GEMM without one (hp_gemm_b, hp_gemm_panels): the
+/// generated code passes a functor of its own (a struct with
+/// `HP_HD float operator()(float) const`) for an elementwise chain that
+/// reads the product alone (docs/codegen.md, "GEMM epilogues").
+struct hp_epi_none {
+  HP_HD float operator()(float v) const { return v; }
+};
+
 // The parameters and arguments of hp_gemm and its implementations.
 #define HP_GEMM_PARAMS(T)                                                      \
   hp_ctx *ctx, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,   \
@@ -4658,10 +4666,12 @@ static int64_t hp_gemm_block(const float *A, const int64_t *base,
 /// its weights once, at load, as this does at compile time). Tasks of one
 /// panel and a run of row blocks, in the order of the runs, at least four per
 /// thread where the shape allows.
+template <typename Epi = hp_epi_none>
 static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
                            const float *A, int64_t lda, const float *Bp,
-                           float beta, const float *bias, float *C,
-                           int64_t ldc) {
+                           float beta, const float *bias, float *C, int64_t ldc,
+                           Epi epi = Epi()) {
+  const bool plain = std::is_same<Epi, hp_epi_none>::value;
 #ifdef _OPENMP
   const int64_t threads = omp_get_max_threads();
 #else
@@ -4702,19 +4712,19 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
           const float *r = bias + n0;
           HP_SIMD
           for (int64_t j = 0; j < cols; ++j)
-            c[j] = alpha * v[j] + beta * r[j];
+            c[j] = epi(alpha * v[j] + beta * r[j]);
         } else if (bias) {
           HP_SIMD
           for (int64_t j = 0; j < cols; ++j)
-            c[j] = alpha * v[j];
+            c[j] = epi(alpha * v[j]);
         } else if (beta != 0.0f) {
           HP_SIMD
           for (int64_t j = 0; j < cols; ++j)
-            c[j] = alpha * v[j] + beta * c[j];
-        } else if (alpha != 1.0f) {
+            c[j] = epi(alpha * v[j] + beta * c[j]);
+        } else if (alpha != 1.0f || !plain) {
           HP_SIMD
           for (int64_t j = 0; j < cols; ++j)
-            c[j] = alpha * v[j];
+            c[j] = epi(alpha * v[j]);
         } else {
           memcpy(c, v, sizeof(float) * (size_t)cols);
         }
@@ -4865,6 +4875,27 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
   return 0;
 }
 
+/// C = epi(C) over every element of the batch's M x N matrices (ldc values
+/// apart, sC between matrices): a GEMM epilogue (Epi, a functor on float,
+/// hp_epi_none for none) where the GEMM could not apply it as it stored
+/// its sums (not hp_gemm_panels: OpenBLAS, cuBLAS, cuBLASLt).
+template <typename T, typename Epi>
+HP_KERNEL(hp_gemm_epilogue_rows, int64_t N, int64_t ldc, Epi epi, T *C) {
+  HP_FOR(i) {
+    T *c = C + i / N * ldc + i % N;
+    *c = (T)epi((float)*c);
+  }
+}
+template <typename T, typename Epi>
+static void hp_gemm_epilogue(hp_ctx *ctx, int64_t M, int64_t N, int64_t ldc,
+                             int64_t sC, int64_t batch, T *C, Epi epi) {
+  if (std::is_same<Epi, hp_epi_none>::value)
+    return;
+  for (int64_t b = 0; b < batch; ++b)
+    hp_launch(ctx, hp_gemm_epilogue_rows<T, Epi>, M * N, N, ldc, epi,
+              C + b * sC);
+}
+
 /// C's rows, each the row `bias` [N] (ldc values apart): Gemm's broadcast C
 /// before hp_gemm adds beta C to the product.
 template <typename T>
@@ -4880,9 +4911,13 @@ HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
 /// rows) runs hp_gemm_panels on Bp, adding the biases as it stores its sums.
 /// On the GPU, a bias with beta 1 is cuBLASLt's epilogue (hp_gemm_lt_bias)
 /// where cuBLASLt takes the GEMM. Everything else fills C with the rows and
-/// runs hp_gemm on B. Returns 0, or non-zero with ctx->error set.
-template <typename T, typename Acc>
-static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
+/// runs hp_gemm on B. Then `epi` finishes every element of C (C =
+/// epi(product + bias)): as hp_gemm_panels stores its sums, else in one
+/// pass after the GEMM (hp_gemm_epilogue). Returns 0, or non-zero with
+/// ctx->error set.
+template <typename T, typename Acc, typename Epi = hp_epi_none>
+static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias,
+                     Epi epi = Epi()) {
 #if !HP_CUDA
   const bool stacked = batch == 1 || (sB == 0 && lda == K && sA == M * K &&
                                       ldc == N && sC == M * N);
@@ -4890,19 +4925,24 @@ static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias) {
       hp_gemm_packs_b(batch * M, N, K)) {
     hp_gemm_panels(batch * M, N, K, alpha, (const float *)A, lda,
                    (const float *)Bp, beta, (const float *)bias, (float *)C,
-                   ldc);
+                   ldc, epi);
     return 0;
   }
 #else
   if (bias && beta == 1.0f && hp_try_library([&] {
                                 return hp_gemm_lt_bias<T>(HP_GEMM_ARGS, bias);
-                              }) == 0)
+                              }) == 0) {
+    hp_gemm_epilogue(ctx, M, N, ldc, sC, batch, C, epi);
     return 0;
+  }
 #endif
   if (bias)
     for (int64_t b = 0; b < batch; ++b)
       hp_launch(ctx, hp_bias_rows<T>, M * N, N, ldc, bias, C + b * sC);
-  return hp_gemm<T, Acc>(HP_GEMM_ARGS);
+  const int rc = hp_gemm<T, Acc>(HP_GEMM_ARGS);
+  if (rc == 0)
+    hp_gemm_epilogue(ctx, M, N, ldc, sC, batch, C, epi);
+  return rc;
 }
 
 //===----------------------------------------------------------------------===//
@@ -6002,9 +6042,9 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
 /// 0 when no device failed or this one is the first that did (the lowest
 /// rank: it reports its own error, once, where every device of a
 /// tensor-parallel group finds the same index), 2 when another did (its
-/// message names that one), 1 on an MPI error. Under the watchdog for twice the timeout:
-/// a device may wait here while its peers finish their step, and a peer
-/// stuck in one of the step's collectives reports that collective first.
+/// message names that one), 1 on an MPI error. Under the watchdog for twice the
+/// timeout: a device may wait here while its peers finish their step, and a
+/// peer stuck in one of the step's collectives reports that collective first.
 static int hp_agree(hp_ctx *ctx, int failed) {
   if (hp_mpi_start(ctx))
     return 1;

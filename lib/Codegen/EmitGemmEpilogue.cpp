@@ -1,0 +1,104 @@
+//===- EmitGemmEpilogue.cpp - elementwise chains as GEMM epilogues --------===//
+//
+// An elementwise group (EmitElementwise.cpp) whose only tensor operand is a
+// Gemm's product, in the product's shape, with scalar constants beside it
+// (an activation: Relu, GELU in its erf or tanh form, SiLU, a scale) runs
+// as that GEMM's epilogue: a functor the GEMM applies to each sum as it
+// stores it (hp_gemm_panels on the CPU), or in one pass over its output
+// after the GEMM (hp_gemm_epilogue: OpenBLAS, cuBLAS, cuBLASLt). The
+// product is then never stored: the GEMM writes the group's result, which
+// saves the group's pass over memory and the product's buffer.
+//
+// Planned with the other fusions (planValues), before memory planning, which
+// starts the group result's lifetime at the Gemm; emitted by emitGemm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+namespace hetpar::codegen::emitter {
+
+/// The root of the elementwise group that can finish `gemm`'s product, or
+/// null: every user of the product (through views) is an op of one group,
+/// and every operand of the group's ops is the product in the group's
+/// shape (directly or through a view), a scalar constant, or another op of
+/// the group; float32 throughout.
+Operation *Emitter::epilogueGroupOf(onnx::GemmOp gemm) {
+  Value y = gemm.getY();
+  if (!eltOf(y).isF32() || converted(eltOf(y)))
+    return nullptr;
+  Operation *groupRoot = nullptr;
+  llvm::SmallVector<Value> work{y};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isView(user) && root(user->getResult(0)) == y) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      if (!isElementwise(user))
+        return nullptr;
+      Operation *r = user;
+      while (fusedInto.count(r))
+        r = fusedInto.lookup(r);
+      if (groupRoot && groupRoot != r)
+        return nullptr;
+      groupRoot = r;
+    }
+  }
+  if (!groupRoot || !eltOf(groupRoot->getResult(0)).isF32())
+    return nullptr;
+  llvm::ArrayRef<int64_t> shape = shapeOf(groupRoot->getResult(0));
+  llvm::SmallVector<Operation *> group = elementwiseGroupOf(groupRoot);
+  llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+  for (Operation *op : group) {
+    if (isa<onnx::BatchNormalizationOp>(op))
+      return nullptr;
+    for (Value operand : op->getOperands()) {
+      if (members.contains(operand.getDefiningOp()) || literalOf(operand))
+        continue;
+      if (root(operand) != y || shapeOf(operand) != shape)
+        return nullptr;
+    }
+  }
+  return groupRoot;
+}
+
+void Emitter::planGemmEpilogues() {
+  for (Operation *op : ops)
+    if (auto gemm = dyn_cast<onnx::GemmOp>(op))
+      if (Operation *groupRoot = epilogueGroupOf(gemm)) {
+        epilogueOf[op] = groupRoot;
+        absorbedGroups.insert(groupRoot);
+      }
+}
+
+std::string Emitter::emitGemmEpilogue(Operation *gemm, Value &out) {
+  out = gemm->getResult(0);
+  Operation *groupRoot = epilogueOf.lookup(gemm);
+  if (!groupRoot)
+    return "hp_epi_none";
+  llvm::SmallVector<Operation *> group = elementwiseGroupOf(groupRoot);
+  // Every tensor leaf is the product: the functor's argument.
+  FailureOr<std::string> statements =
+      groupStatements(group, [&](Value v, Operation *, unsigned) {
+        std::optional<std::string> lit = literalOf(v);
+        return lit ? *lit : std::string("v");
+      });
+  if (failed(statements))
+    return "";
+  out = groupRoot->getResult(0);
+  std::string name = "hp_epi_" + std::to_string(kernelCount++);
+  kernels << "// " << name << ": the epilogue of " << onnx::describeNode(gemm)
+          << ":";
+  for (Operation *op : group)
+    kernels << " " << op->getName().stripDialect();
+  kernels << "\nstruct " << name
+          << " {\n  HP_HD float operator()(float v) const {\n"
+          << *statements << "    return t" << group.size() - 1
+          << ";\n  }\n};\n\n";
+  program.epilogueOps += static_cast<int>(group.size());
+  return name;
+}
+
+} // namespace hetpar::codegen::emitter
