@@ -181,13 +181,17 @@ SmallVector<Type> inferTypesWithONNXSchema(::onnx::NodeProto &node,
   try {
     const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
         node.op_type(), static_cast<int>(version), node.domain());
-    if (!schema || !schema->has_type_and_shape_inference_function())
+    if (!schema)
       return out;
     // The node against its schema first (input and output counts, required
     // and unknown attributes, attribute types): ONNX's inference functions
     // assume a valid node (Scan without num_scan_inputs read a null
-    // pointer), as ONNX Runtime runs the checker before them.
+    // pointer), as ONNX Runtime runs the checker before them. Also where
+    // the schema has no inference function (GRU-1 without its required R
+    // reached the RNN unrolling; found by the onnx fuzzer).
     schema->Verify(node);
+    if (!schema->has_type_and_shape_inference_function())
+      return out;
     std::vector<::onnx::TypeProto> storage(inputs.size());
     std::vector<std::unique_ptr<::onnx::TensorProto>> constants;
     std::unordered_map<std::string, ::onnx::TypeProto *> types;

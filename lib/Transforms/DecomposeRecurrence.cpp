@@ -314,6 +314,11 @@ LogicalResult Unroller::checkShapes() {
     if (r.kind != "LSTM" && e.index >= 6)
       continue;
     Value v = operand(e.index);
+    // W and R are required (ONNX's schema says so, but a node that fails
+    // the schema's check is typed from the model's value_info instead).
+    if (!v && e.index <= 2)
+      return op.emitError() << r.kind << " needs input " << e.index << " ('"
+                            << e.name << "'), which the node does not give";
     if (!v)
       continue;
     auto t = llvm::dyn_cast<RankedTensorType>(v.getType());

@@ -92,3 +92,14 @@ func.func @gru_zero_steps(%x: tensor<0x3x3xf32>, %w: tensor<1x9x3xf32>, %r: tens
   %y:2 = onnx.Generic "GRU"(%x, %w, %r) attributes {attrs = {hidden_size = 3 : i64}, domain = "", version = 14 : i64} : (tensor<0x3x3xf32>, tensor<1x9x3xf32>, tensor<1x9x3xf32>) -> (tensor<0x1x3x3xf32>, tensor<1x3x3xf32>)
   return %y#1 : tensor<1x3x3xf32>
 }
+
+// -----
+
+// W and R are required: a GRU without R (which ONNX's schema check refuses
+// at import, but IR written by hand is not imported) is refused by name,
+// not unrolled with a null weight.
+func.func @gru_without_r(%x: tensor<2x3x4xf32>, %w: tensor<1x15x4xf32>) -> tensor<1x3x5xf32> {
+  // expected-error @+1 {{GRU needs input 2 ('R'), which the node does not give}}
+  %y:2 = onnx.Generic "GRU"(%x, %w) attributes {attrs = {hidden_size = 5 : i64}, domain = "", version = 14 : i64} : (tensor<2x3x4xf32>, tensor<1x15x4xf32>) -> (tensor<2x1x3x5xf32>, tensor<1x3x5xf32>)
+  return %y#1 : tensor<1x3x5xf32>
+}
