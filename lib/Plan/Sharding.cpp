@@ -480,8 +480,8 @@ llvm::Expected<ReplicaTime>
 timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
             const llvm::StringMap<OpSharding> &shardings,
             llvm::ArrayRef<int> group, double batchShare, bool training,
-            bool recompute, const Cluster &cluster, const CostModel &model,
-            const llvm::DenseSet<Value> *leaveSplit) {
+            const llvm::DenseSet<int> *recomputed, const Cluster &cluster,
+            const CostModel &model, const llvm::DenseSet<Value> *leaveSplit) {
   int t = group.size();
   ReplicaTime out;
   out.ownForward.assign(t, 0.0);
@@ -528,12 +528,13 @@ timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       if (!isConstant(v))
         c += reshard(v, resolved->operands[k], flexible.lookup(v));
     double tf = 0, tb = 0;
+    const bool again = recomputed && recomputed->contains(i);
     for (int d = 0; d < t; ++d) {
       double of = model.computeTime(work, *devices[d], batchShare,
                                     resolved->shares[d], false);
       double ob = training ? model.computeTime(work, *devices[d], batchShare,
                                                resolved->shares[d], true) +
-                                 (recompute ? of : 0)
+                                 (again ? of : 0)
                            : 0;
       out.ownForward[d] += of;
       out.ownBackward[d] += ob;

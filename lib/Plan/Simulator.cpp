@@ -253,6 +253,21 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
   return kept;
 }
 
+/// The ops of a stage (`ops`, catalog indices) whose forward the backward
+/// pass runs again under layer-by-layer recomputation, as the program does
+/// (Recompute.h): every op, but on the last stage (`keepLastLayer`) not
+/// those of its last layer, whose values recomputeKept keeps.
+static llvm::DenseSet<int> recomputedOps(const OpCatalog &table,
+                                         llvm::ArrayRef<int> ops,
+                                         bool keepLastLayer) {
+  int lastLayer = ops.empty() ? -1 : table.layer[ops.back()];
+  llvm::DenseSet<int> out;
+  for (int i : ops)
+    if (!keepLastLayer || table.layer[i] != lastLayer)
+      out.insert(i);
+  return out;
+}
+
 /// The backward pass of one microbatch differentiates a stage's ops last to
 /// first: while it differentiates the op at position k, the `kept` values
 /// whose first reader is at k or before are live (an entry read at position
@@ -569,6 +584,11 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
     for (int i : stageOps[s])
       sp.ops.push_back(table.names[i]);
     std::map<std::string, ReplicaTime> replicaMemo;
+    std::optional<llvm::DenseSet<int>> recomputed;
+    if (training && stage.recompute)
+      recomputed =
+          recomputedOps(table, stageOps[s],
+                        /*keepLastLayer=*/static_cast<int>(s) + 1 == p);
     for (int r = 0; r < stage.data; ++r) {
       double batchShare = replicaShare[s][r] / m;
       llvm::ArrayRef<int> group(stage.devices.data() + r * stage.tensor,
@@ -578,9 +598,9 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
                         llvm::formatv("|{0:e}", batchShare).str();
       auto memo = replicaMemo.find(key);
       if (memo == replicaMemo.end()) {
-        auto timed =
-            timeReplica(table, stageOps[s], stage.shardings, group, batchShare,
-                        training, stage.recompute, cluster, model, &leaveSplit);
+        auto timed = timeReplica(
+            table, stageOps[s], stage.shardings, group, batchShare, training,
+            recomputed ? &*recomputed : nullptr, cluster, model, &leaveSplit);
         if (!timed)
           return fail(llvm::formatv("stage {0}: {1}", s,
                                     llvm::toString(timed.takeError())));

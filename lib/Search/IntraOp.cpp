@@ -124,7 +124,7 @@ solveShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
   auto evaluate = [&](const llvm::StringMap<OpSharding> &shardings)
       -> llvm::Expected<double> {
     auto r = timeReplica(catalog, ops, shardings, group, batchShare, training,
-                         false, cluster, model);
+                         nullptr, cluster, model);
     if (!r)
       return r.takeError();
     return r->forward + r->backward;

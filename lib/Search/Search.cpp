@@ -333,8 +333,8 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
   for (auto [k, i] : llvm::enumerate(u.ops))
     if ((**shardings)[k])
       map[catalog.names[i]] = *(**shardings)[k];
-  auto r = timeReplica(catalog, u.ops, map, group, batchShare, training, false,
-                       cluster, model);
+  auto r = timeReplica(catalog, u.ops, map, group, batchShare, training,
+                       nullptr, cluster, model);
   if (!r)
     return r.takeError();
   UnitTime out;

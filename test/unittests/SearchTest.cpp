@@ -480,7 +480,7 @@ double bruteForceShardings(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
       if (choices[k][pick[k]])
         shardings[catalog.names[ops[k]]] = *choices[k][pick[k]];
     auto t = timeReplica(catalog, ops, shardings, group, batchShare, training,
-                         false, cluster, model);
+                         nullptr, cluster, model);
     EXPECT_TRUE(static_cast<bool>(t));
     if (t)
       best = std::min(best, t->forward + t->backward);

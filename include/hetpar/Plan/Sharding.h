@@ -197,7 +197,9 @@ exitSplit(const OpCatalog &catalog, mlir::OpResult value,
 /// group, each op on its slowest device, then its own collective and the
 /// reshards its users need; values from outside the stage arrive replicated,
 /// values leaving the stage leave replicated, but for those in `leaveSplit`
-/// (exitSplit), which leave as they are.
+/// (exitSplit), which leave as they are. In training, the backward pass
+/// runs the forward of the ops in `recomputed` (catalog indices; null for
+/// none) again: layer-by-layer recomputation (recomputedOps).
 struct ReplicaTime {
   double forward = 0, backward = 0, collectives = 0;
   std::vector<double> ownForward, ownBackward; ///< per device of the group
@@ -206,7 +208,8 @@ llvm::Expected<ReplicaTime>
 timeReplica(const OpCatalog &catalog, llvm::ArrayRef<int> ops,
             const llvm::StringMap<OpSharding> &shardings,
             llvm::ArrayRef<int> group, double batchShare, bool training,
-            bool recompute, const Cluster &cluster, const CostModel &model,
+            const llvm::DenseSet<int> *recomputed, const Cluster &cluster,
+            const CostModel &model,
             const llvm::DenseSet<mlir::Value> *leaveSplit = nullptr);
 
 /// The share of `value` (a result of an op of a stage whose ops are `inStage`;
