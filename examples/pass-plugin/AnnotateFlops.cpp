@@ -1,11 +1,12 @@
 //===- AnnotateFlops.cpp - an example of a user's own HetPar pass ---------===//
 //
-// `--example-annotate-flops` attaches `example.flops = N : i64` to every op
-// whose FLOP count is known, reading it through HetPar's FlopCountOpInterface,
-// and an `example.total_flops` to each function. It shows the three pieces of a
-// plugin: a pass over HetPar's dialect, its registration, and the plugin entry
-// point, which also registers a cost model (CongestedNetwork.cpp) that
-// hetpar-compile --load-pass-plugin ... --cost-model example-congested uses.
+// `example-annotate-flops` (in hetpar-opt's --pass-pipeline) attaches
+// `example.flops = N : i64` to every op whose FLOP count is known, reading it
+// through HetPar's FlopCountOpInterface, and an `example.total_flops` to each
+// function. It shows the three pieces of a plugin: a pass over HetPar's
+// dialect, its registration, and the plugin entry point, which also registers a
+// cost model (CongestedNetwork.cpp) that hetpar-compile --load-pass-plugin ...
+// --cost-model example-congested uses.
 //
 //===----------------------------------------------------------------------===//
 

@@ -128,7 +128,10 @@ struct TrainLiftParamsPass
     if (!anyParam && !stage) {
       module.emitError() << "nothing to train: the model has no float "
                             "initializer"
-                         << (frozeAny ? " that --freeze leaves trainable" : "");
+                         << (frozeAny ? " that --freeze leaves trainable"
+                                      : " marked onnx.initializer (import "
+                                        "with hetpar-translate --import-onnx "
+                                        "--mark-initializers)");
       return signalPassFailure();
     }
     SymbolTable symbols(module);

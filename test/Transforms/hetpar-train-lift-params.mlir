@@ -9,6 +9,17 @@
 // RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params | FileCheck %s --check-prefix=BUF
 // RUN: hetpar-opt %t/buffers.mlir --hetpar-train-lift-params='freeze=bn\..*' | FileCheck %s --check-prefix=BUFFREEZE
 // RUN: hetpar-opt %t/shared-buffer.mlir --split-input-file --hetpar-train-lift-params --verify-diagnostics
+// A model imported as the documentation says (the initializers marked by
+// hetpar-translate --mark-initializers or hetpar-compile --mode training
+// --emit=mlir): its 6 initializers become parameters. Imported for
+// inference, it has none to train, and the error says how to import it.
+// RUN: hetpar-translate --import-onnx %models/mlp/model.onnx --mark-initializers | hetpar-opt --hetpar-train-lift-params | FileCheck %s --check-prefix=IMPORTED
+// RUN: hetpar-compile %models/mlp/model.onnx --mode training --emit=mlir -o %t/mlp-training.mlir
+// RUN: hetpar-opt %t/mlp-training.mlir --hetpar-train-lift-params | FileCheck %s --check-prefix=IMPORTED
+// IMPORTED-COUNT-6: ml_program.global private mutable @"{{[0-9]}}.{{weight|bias}}"
+// IMPORTED-NOT: ml_program.global private mutable
+// RUN: hetpar-translate --import-onnx %models/mlp/model.onnx | not hetpar-opt --hetpar-train-lift-params 2>&1 | FileCheck %s --check-prefix=UNMARKED
+// UNMARKED: error: nothing to train: the model has no float initializer marked onnx.initializer (import with hetpar-translate --import-onnx --mark-initializers)
 
 //--- lift.mlir
 // Float initializers become private mutable globals (module order: the order

@@ -1119,12 +1119,15 @@ int main(int argc, char **argv) {
   // Training keeps each initializer the parameter it is, also for
   // --plan-only: the planner counts the parameters the programs train (equal
   // zero biases, merged by constant CSE, were counted once).
-  // --emit summary --mode training shows the ops that training plans.
-  bool trainingSummary =
-      emit == EmitKind::Summary && mode == hetpar::Mode::Training;
+  // --emit summary --mode training shows the ops that training plans, and
+  // --emit=mlir (or mlirbc) --mode training writes the module, initializers
+  // marked and kept, that hetpar-train-lift-params takes.
+  bool trainingModule = mode == hetpar::Mode::Training &&
+                        (emit == EmitKind::Summary || emit == EmitKind::MLIR ||
+                         emit == EmitKind::MLIRBytecode);
   options.markInitializers =
       ((codegen || planOnly) && mode == hetpar::Mode::Training) ||
-      trainingSummary;
+      trainingModule;
   if (!planOnly)
     if (llvm::Error err = hetpar::checkNotAnInput(outputPath, {modelPath}))
       return fail(llvm::toString(std::move(err)));
@@ -1154,7 +1157,7 @@ int main(int argc, char **argv) {
   // whose memory counts the same parameters).
   pipeline.keepInitializers =
       ((planOnly || (codegen && planned)) && mode == hetpar::Mode::Training) ||
-      trainingSummary;
+      trainingModule;
   auto toStatic = [&](OpPassManager &p) {
     hetpar::buildToStaticPipeline(p, pipeline);
   };

@@ -29,14 +29,19 @@
 #include <mpi.h>
 #endif
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace hetpar::profile;
 
@@ -118,12 +123,28 @@ void writeFile(const std::string &path, const std::string &text) {
     out << text;
     out.flush();
     if (!out)
-      fail("cannot write '" + tmp + "'");
+      fail("cannot write '" + tmp + "': " + std::strerror(errno));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    fail("cannot write '" + path + "'");
+    fail("cannot write '" + path + "': " + why);
   }
+}
+
+/// Fails unless the folder of `path` (given by `flag`) exists and may be
+/// written: checked before the measurements, which take minutes, not after.
+void checkOutputFolder(const std::string &flag, const std::string &path) {
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty())
+    folder = ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    fail(flag + " '" + path + "': the folder '" + folder.string() +
+         "' does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)
+    fail(flag + " '" + path + "': cannot write in '" + folder.string() +
+         "': " + std::strerror(errno));
 }
 
 /// Parses one kernel-list line; returns false for comments and blank lines;
@@ -240,6 +261,10 @@ Options parseArgs(int argc, char **argv) {
     fail("nothing to do: give -o PROFILE.json and/or --kernels LIST.txt");
   if (!o.kernelLists.empty() && o.measured.empty())
     fail("--kernels needs --measured OUT.txt");
+  if (!o.output.empty())
+    checkOutputFolder("-o", o.output);
+  if (!o.measured.empty())
+    checkOutputFolder("--measured", o.measured);
   return o;
 }
 

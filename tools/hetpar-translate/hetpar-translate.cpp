@@ -87,6 +87,12 @@ static cl::opt<bool> noExternalData(
     cl::desc(
         "Do not read external data files (weights become data-less resources)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> markInitializers(
+    "mark-initializers",
+    cl::desc("--import-onnx: mark each initializer's constant with its name "
+             "(onnx.initializer), as training needs (hetpar-train-lift-params "
+             "turns the marked ones into parameters)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> emitBytecode("emit-bytecode",
                                   cl::desc("Write MLIR bytecode"),
                                   cl::init(false), cl::cat(category));
@@ -198,6 +204,7 @@ int main(int argc, char **argv) {
 
   hetpar::ONNXImportOptions options;
   options.loadExternalData = !noExternalData;
+  options.markInitializers = markInitializers;
   // The model and its external data files are inputs: never overwritten.
   std::vector<std::string> inputsRead{inputPath};
   options.externalFilesRead = &inputsRead;
@@ -223,10 +230,12 @@ int main(int argc, char **argv) {
   // Written only after a successful import, complete or not at all.
   LogicalResult written = success();
   llvm::Error err = hetpar::writeOutput(outputPath, [&](llvm::raw_ostream &os) {
+    // With locations, as hetpar-compile --emit=mlir writes them: an op's
+    // location is its ONNX node name, which plans name it by.
     if (emitBytecode)
       written = writeBytecodeToFile(*module, os);
     else
-      module->print(os);
+      module->print(os, OpPrintingFlags().enableDebugInfo());
   });
   if (err)
     return fail(llvm::toString(std::move(err)));

@@ -591,7 +591,10 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     `ml_program.global private mutable` holding its data, with `hetpar.role =
     "param"`, read where the constant was by `ml_program.global_load`. Run it on
     the imported module, before canonicalization (which merges equal constants,
-    such as two LayerNorm scales of ones).
+    such as two LayerNorm scales of ones): `hetpar-translate --import-onnx
+    --mark-initializers`, or `hetpar-compile --mode training --emit=mlir`,
+    writes the marks (an inference import leaves them out, so that equal
+    initializers merge).
 
     The running statistics of a training-mode BatchNormalization (its
     input_mean and input_var initializers; PyTorch's buffers) are state, not
@@ -622,7 +625,7 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
   let summary = "Make the function return one scalar training loss";
   let description = [{
     `loss=output`: the function's only result must be a float scalar; it is the
-    loss. `loss=cross-entropy`: result `output` (logits [B, C], or [B, S, V] for
+    loss. `loss=cross-entropy`: result number `output` (logits [B, C], or [B, S, V] for
     language models) against a new int64 argument `labels` ([B], [B, S]),
     reduced to the mean as PyTorch's `cross_entropy`
     (SoftmaxCrossEntropyLoss). `loss=mse`: the mean squared error against a new
@@ -641,7 +644,8 @@ def TrainAttachLossPass : Pass<"hetpar-train-attach-loss", "mlir::ModuleOp"> {
     Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
            "Name of the labels input">,
     Option<"output", "output", "unsigned", /*default=*/"0",
-           "The model output the loss is computed on">,
+           "The index (0, 1, ...) of the function result the loss is "
+           "computed on">,
   ];
 }
 
