@@ -4881,10 +4881,21 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
 /// its sums (not hp_gemm_panels: OpenBLAS, cuBLAS, cuBLASLt).
 template <typename T, typename Epi>
 HP_KERNEL(hp_gemm_epilogue_rows, int64_t N, int64_t ldc, Epi epi, T *C) {
+#if HP_CUDA
   HP_FOR(i) {
     T *c = C + i / N * ldc + i % N;
     *c = (T)epi((float)*c);
   }
+#else
+  // Rows of N as SIMD lanes (the activation's exp or erf vectorized), as
+  // the fused elementwise kernels run.
+  HP_FOR_ROWS(row, N) {
+    T *c = C + row * ldc;
+    HP_SIMD
+    for (int64_t j = 0; j < N; ++j)
+      c[j] = (T)epi((float)c[j]);
+  }
+#endif
 }
 template <typename T, typename Epi>
 static void hp_gemm_epilogue(hp_ctx *ctx, int64_t M, int64_t N, int64_t ldc,
