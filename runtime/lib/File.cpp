@@ -7,6 +7,26 @@
 #include <cstring>
 #include <filesystem>
 
+#include <unistd.h>
+
+namespace hetpar::rt {
+
+Status checkOutputFolder(const std::string &flag, const std::string &path) {
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty())
+    folder = ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    return Status::error(flag + " '" + path + "': the folder '" +
+                         folder.string() + "' does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)
+    return Status::error(flag + " '" + path + "': cannot write in '" +
+                         folder.string() + "': " + std::strerror(errno));
+  return Status::ok();
+}
+
+} // namespace hetpar::rt
+
 namespace hetpar::rt::detail {
 
 Status readFile(const std::string &path, std::vector<uint8_t> &out) {

@@ -134,6 +134,9 @@ void writeFile(const std::string &path, const std::string &text) {
 
 /// Fails unless the folder of `path` (given by `flag`) exists and may be
 /// written: checked before the measurements, which take minutes, not after.
+/// The runtime's hetpar::rt::checkOutputFolder, with its messages; not
+/// linked, because hetpar-profile also builds on its own on a GPU machine
+/// (scripts/gpu-check.sh), without the runtime.
 void checkOutputFolder(const std::string &flag, const std::string &path) {
   std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (folder.empty())

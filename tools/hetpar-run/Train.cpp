@@ -49,23 +49,6 @@ bool writesCheckpoints(const Program &program) {
   return false;
 }
 
-/// Errors unless the folder of `file` (the --export-onnx FILE) exists and
-/// may be written, so that a typo is refused before training, not after
-/// it (the export's own write, after the steps, stays atomic).
-Status checkExportFolder(const std::string &file) {
-  std::filesystem::path folder = std::filesystem::path(file).parent_path();
-  if (folder.empty())
-    folder = ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec))
-    return Status::error("--export-onnx '" + file + "': the folder '" +
-                         folder.string() + "' does not exist");
-  if (::access(folder.c_str(), W_OK) != 0)
-    return Status::error("--export-onnx '" + file + "': cannot write in '" +
-                         folder.string() + "': " + std::strerror(errno));
-  return Status::ok();
-}
-
 /// Refuses, before training, what the plan of `program` cannot do with
 /// `opts`; sets `joins` when --export-onnx joins the devices' checkpoints
 /// (exportJoinsCheckpoint), which the launcher does after the devices end.
@@ -84,7 +67,8 @@ Status checkPlanOptions(Program &program, const TrainOptions &opts,
         "parameters or its shards of them)");
   if (opts.exportOnnx.empty())
     return Status::ok();
-  if (Status s = checkExportFolder(opts.exportOnnx); !s.isOk())
+  // A typo is refused before training, not after it.
+  if (Status s = checkOutputFolder("--export-onnx", opts.exportOnnx); !s.isOk())
     return s;
   ProgramWeights all;
   Status s = readProgramWeights(program.outDir(), all);

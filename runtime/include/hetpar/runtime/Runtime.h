@@ -156,6 +156,13 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &ref,
 /// `out` is unchanged on failure.
 Status readNpy(const std::string &path, HostTensor &out);
 
+/// Errors unless the folder of the file `path` exists and may be written,
+/// so that a tool refuses an output it cannot write before the work, not
+/// after it (the write itself stays atomic). `flag` names the option in the
+/// error: "FLAG 'PATH': the folder 'DIR' does not exist", or "...: cannot
+/// write in 'DIR': REASON".
+Status checkOutputFolder(const std::string &flag, const std::string &path);
+
 /// Writes `tensor` to `path` as a .npy file, format 1.0, byte for byte what
 /// numpy.save writes for the same C-contiguous array. Atomic: the data goes to
 /// a temporary file next to `path` that is renamed over it. bfloat16 is
