@@ -254,9 +254,12 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
 }
 
 /// The ops of a stage (`ops`, catalog indices) whose forward the backward
-/// pass runs again under layer-by-layer recomputation, as the program does
-/// (Recompute.h): every op, but on the last stage (`keepLastLayer`) not
-/// those of its last layer, whose values recomputeKept keeps.
+/// pass runs again under layer-by-layer recomputation (Recompute.h): every
+/// op, but on the last stage (`keepLastLayer`) not those of its last layer,
+/// whose values recomputeKept keeps, as the program does. An upper bound
+/// within a layer: the program clones only the ops that rebuild values the
+/// backward pass reads and does not keep (a block's last GEMM, whose result
+/// only the next layer reads, is not run again).
 static llvm::DenseSet<int> recomputedOps(const OpCatalog &table,
                                          llvm::ArrayRef<int> ops,
                                          bool keepLastLayer) {

@@ -238,7 +238,8 @@ CASES["gemm_scale_relu_epilogue"] = (
 # lowest (ReduceMax) or highest (ReduceMin) value: INT32_MIN for int32, 0
 # and 2^64 - 1 for uint64.
 def reduce_case(op, dtype, shape, out_shape):
-    t = {np.int32: TensorProto.INT32, np.uint64: TensorProto.UINT64}[dtype]
+    t = {np.int32: TensorProto.INT32, np.uint32: TensorProto.UINT32,
+         np.uint64: TensorProto.UINT64}[dtype]
     return model([helper.make_node(op, ["x"], ["y"], axes=[1], keepdims=0)],
                  [helper.make_tensor_value_info("x", t, shape)],
                  [helper.make_tensor_value_info("y", t, out_shape)], opset=13)
@@ -257,6 +258,17 @@ CASES["reducemax_int32_empty"] = (
 CASES["reducemax_uint64_empty"] = (
     reduce_case("ReduceMax", np.uint64, [2, 0], [2]), [np.zeros((2, 0), dtype=np.uint64)],
     [np.array([0, 0], dtype=np.uint64)])
+# ReduceLogSumExp of integers: log(sum(exp(x))) and the cast to the integer
+# type, which truncates. int32 [4 x 20, 5]: log(e^4 (20 + e)) = 4 +
+# log(22.718...) = 7.12... -> 7 (each exp(x - 5) term truncated to an integer
+# gave 5); uint32 [0, 0, 3]: log(2 + e^3) = log(22.08...) = 3.09... -> 3 (an
+# unsigned x - 3 wrapped).
+CASES["reducelogsumexp_int32"] = (
+    reduce_case("ReduceLogSumExp", np.int32, [1, 21], [1]),
+    [np.array([[4] * 20 + [5]], dtype=np.int32)], [np.array([7], dtype=np.int32)])
+CASES["reducelogsumexp_uint32"] = (
+    reduce_case("ReduceLogSumExp", np.uint32, [1, 3], [1]),
+    [np.array([[0, 0, 3]], dtype=np.uint32)], [np.array([3], dtype=np.uint32)])
 CASES["reducemin_uint64_empty"] = (
     reduce_case("ReduceMin", np.uint64, [2, 0], [2]), [np.zeros((2, 0), dtype=np.uint64)],
     [np.array([2 ** 64 - 1, 2 ** 64 - 1], dtype=np.uint64)])

@@ -1239,6 +1239,10 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
               : OP == HP_RED_MIN ? hp_max_min_identity<T, Acc, false>()
                                  : Acc(0);
     Acc shift = Acc(0);
+    // LogSumExp sums exp(x - shift) in double: an integer accumulator would
+    // truncate each term (and an unsigned one wrap x - shift below the
+    // maximum).
+    double lse = 0;
     if (contiguousSum) {
       const T *p = in + base;
       HP_SIMD_REDUCE(+, acc)
@@ -1291,7 +1295,7 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
           acc += x * x;
           break;
         case HP_RED_LOGSUMEXP:
-          acc += (Acc)hp_exp((double)(x - shift));
+          lse += hp_exp((double)x - (double)shift);
           break;
         }
       }
@@ -1301,7 +1305,7 @@ HP_KERNEL(hp_reduce, int keptRank, hp_dims keptDims, hp_dims keptStrides,
     if (OP == HP_RED_L2)
       acc = (Acc)hp_sqrt((double)acc);
     if (OP == HP_RED_LOGSUMEXP)
-      acc = (Acc)hp_log((double)acc) + shift;
+      acc = (Acc)(hp_log(lse) + (double)shift);
     out[o] = (T)acc;
   }
 }
@@ -2913,6 +2917,14 @@ HP_KERNEL(hp_trilu, int64_t rows, int64_t cols, int64_t kConst, const K *kPtr,
   }
 }
 
+/// A float scalar of Gemm (alpha, beta) as the accumulator type: through
+/// int64 for integer accumulators, so that a negative one is the modular
+/// negation for unsigned ones (a negative float converted to uint64 is
+/// undefined: 0 on the GPU).
+template <typename Acc> HP_HD Acc hp_acc_scalar(float v) {
+  return std::is_integral<Acc>::value ? (Acc)(int64_t)v : (Acc)v;
+}
+
 /// Plain GEMM for element types without a BLAS routine (integers; float16
 /// and bfloat16 on the CPU): row-major C = alpha*op(A)*op(B) + beta*C per
 /// batch, accumulated in Acc.
@@ -2930,7 +2942,8 @@ HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
              (Acc)(tb ? bb[n * ldb + k] : bb[k * ldb + n]);
     T *c = C + b * sC + m * ldc + n;
     Acc prior = beta != 0.0f ? (Acc)(*c) : Acc(0);
-    *c = (T)((Acc)alpha * acc + (Acc)beta * prior);
+    *c =
+        (T)(hp_acc_scalar<Acc>(alpha) * acc + hp_acc_scalar<Acc>(beta) * prior);
   }
 }
 
