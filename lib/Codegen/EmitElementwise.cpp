@@ -218,6 +218,28 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       });
 }
 
+llvm::SmallVector<int64_t> leafStrides(Value v, Operation *user,
+                                       unsigned operandNo,
+                                       llvm::ArrayRef<int64_t> outShape) {
+  int rank = static_cast<int>(outShape.size());
+  llvm::SmallVector<int64_t> strides(rank, 0);
+  llvm::ArrayRef<int64_t> s = shapeOf(v);
+  if (isa<onnx::BatchNormalizationOp>(user) && operandNo > 0) {
+    if (rank > 1 && s.size() == 1 && s[0] == outShape[1])
+      strides[1] = 1;
+  } else {
+    llvm::SmallVector<int64_t> vs = stridesOf(s);
+    int off = rank - static_cast<int>(s.size());
+    for (int d = 0; d < static_cast<int>(s.size()); ++d)
+      if (s[d] != 1)
+        strides[off + d] = vs[d];
+  }
+  for (int d = 0; d < rank; ++d) // the coordinate is always 0 there
+    if (outShape[d] == 1)
+      strides[d] = 0;
+  return strides;
+}
+
 namespace {
 
 /// A value a fused elementwise kernel reads: its strides over the output's
@@ -431,22 +453,9 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
                       unsigned operandNo) -> std::string {
     if (auto lit = literalOf(v))
       return *lit;
-    llvm::SmallVector<int64_t> strides(rank, 0);
+    llvm::SmallVector<int64_t> strides =
+        leafStrides(v, user, operandNo, outShape);
     llvm::ArrayRef<int64_t> s = shapeOf(v);
-    auto bn = dyn_cast<onnx::BatchNormalizationOp>(user);
-    if (bn && operandNo > 0) {
-      if (rank > 1 && s.size() == 1 && s[0] == outShape[1])
-        strides[1] = 1;
-    } else {
-      llvm::SmallVector<int64_t> vs = stridesOf(s);
-      int off = rank - static_cast<int>(s.size());
-      for (int d = 0; d < static_cast<int>(s.size()); ++d)
-        if (s[d] != 1)
-          strides[off + d] = vs[d];
-    }
-    for (int d = 0; d < rank; ++d) // the coordinate is always 0 there
-      if (outShape[d] == 1)
-        strides[d] = 0;
     for (auto [i, leaf] : llvm::enumerate(leaves))
       if (leaf.value == v && leaf.strides == strides)
         return "v" + std::to_string(i);

@@ -67,18 +67,31 @@ Operation *Emitter::epilogueGroupOf(onnx::GemmOp gemm) {
 void Emitter::planGemmEpilogues() {
   for (Operation *op : ops)
     if (auto gemm = dyn_cast<onnx::GemmOp>(op))
-      if (Operation *groupRoot = epilogueGroupOf(gemm)) {
-        epilogueOf[op] = groupRoot;
-        absorbedGroups.insert(groupRoot);
-      }
+      if (Operation *groupRoot = epilogueGroupOf(gemm))
+        absorbGroup(op, groupRoot);
+}
+
+/// The hp_lt_act that cuBLASLt's epilogue can apply instead of `group`, a
+/// GEMM epilogue: a group of one Relu, or one Gelu of the tanh form
+/// (cuBLASLt's GELU is that approximation); else HP_LT_ACT_NONE.
+static llvm::StringRef cublasLtActivation(llvm::ArrayRef<Operation *> group) {
+  if (group.size() != 1)
+    return "HP_LT_ACT_NONE";
+  if (isa<onnx::ReluOp>(group[0]))
+    return "HP_LT_ACT_RELU";
+  if (isa<onnx::GeluOp>(group[0]) &&
+      strAttr(group[0], "approximate", "none") == "tanh")
+    return "HP_LT_ACT_GELU_TANH";
+  return "HP_LT_ACT_NONE";
 }
 
 std::string Emitter::emitGemmEpilogue(Operation *gemm, Value &out) {
   out = gemm->getResult(0);
-  Operation *groupRoot = epilogueOf.lookup(gemm);
-  if (!groupRoot)
+  auto it = absorbedGroup.find(gemm);
+  if (it == absorbedGroup.end())
     return "hp_epi_none";
-  llvm::SmallVector<Operation *> group = elementwiseGroupOf(groupRoot);
+  llvm::ArrayRef<Operation *> group = it->second;
+  Operation *groupRoot = group.back();
   // Every tensor leaf is the product: the functor's argument.
   FailureOr<std::string> statements =
       groupStatements(group, [&](Value v, Operation *, unsigned) {
@@ -94,7 +107,8 @@ std::string Emitter::emitGemmEpilogue(Operation *gemm, Value &out) {
   for (Operation *op : group)
     kernels << " " << op->getName().stripDialect();
   kernels << "\nstruct " << name
-          << " {\n  HP_HD float operator()(float v) const {\n"
+          << " {\n  static const int lt_act = " << cublasLtActivation(group)
+          << ";\n  HP_HD float operator()(float v) const {\n"
           << *statements << "    return t" << group.size() - 1
           << ";\n  }\n};\n\n";
   program.epilogueOps += static_cast<int>(group.size());

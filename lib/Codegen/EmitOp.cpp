@@ -161,13 +161,6 @@ LogicalResult Emitter::emitReduce(Operation *op, Value in, Value out,
 // One op
 //===----------------------------------------------------------------------===//
 
-/// `axis` of `v` counted from the front (a negative axis counts from the
-/// back).
-static int64_t axisOf(Value v, int64_t axis) {
-  int64_t r = static_cast<int64_t>(shapeOf(v).size());
-  return axis < 0 ? axis + r : axis;
-}
-
 static llvm::SmallVector<int64_t> constInts(Value v) {
   if (!v)
     return {};
@@ -351,14 +344,19 @@ std::optional<LogicalResult> Emitter::tryEmitNormalization(Operation *op) {
         };
         if (numelOf(X) == 0)
           return success();
+        // The elementwise group that computes X, where it runs in this
+        // kernel (EmitLayerNormPrologue.cpp).
+        std::string prologue = emitLayerNormPrologue(o);
+        if (prologue.empty())
+          return failure();
         line(llvm::formatv(
             "hp_layer_norm_launch<{0}, {1}, {2}>(ctx, {3}, {4}, {5}, {6}, "
-            "{7}, {8}, {9}, {10}, {11}, {12}, {13});",
+            "{7}, {8}, {9}, {10}, {11}, {12}, {13}, {14});",
             storageType(eltOf(X)), S, accType(eltOf(X)), numelOf(X) / len, len,
             floatLiteral(floatAttr(o, "epsilon", 1e-5), false), ptr(X),
             ptr(scale), numelOf(scale),
             bias ? ptr(bias) : "(const " + S + " *)0", bias ? numelOf(bias) : 1,
-            ptr(out), stat(1), stat(2)));
+            ptr(out), stat(1), stat(2), prologue));
         ++program.libraryCalls;
         return success();
       })

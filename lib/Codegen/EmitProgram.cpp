@@ -269,7 +269,15 @@ void Emitter::planValues() {
   for (Operation *op : ops)
     if (Operation *user = fusionUser(op, returned))
       fusedInto[op] = user;
-  planGemmEpilogues();
+  if (opts.fuseEpilogues) {
+    planGemmEpilogues();
+    planLayerNormPrologues();
+  }
+}
+
+void Emitter::absorbGroup(Operation *by, Operation *groupRoot) {
+  absorbedGroup[by] = elementwiseGroupOf(groupRoot);
+  absorbedBy[groupRoot] = by;
 }
 
 /// The elementwise op of the same result shape that is the only user of
@@ -299,7 +307,7 @@ Operation *Emitter::fusionUser(Operation *op,
 /// fused into a later one, constants and views (whose code, if any, is their
 /// root's or none).
 bool Emitter::emittedInPlace(Operation *op) {
-  return !fusedInto.count(op) && !absorbedGroups.count(op) &&
+  return !fusedInto.count(op) && !absorbedBy.count(op) &&
          !op->hasTrait<OpTrait::ConstantLike>() && !isView(op);
 }
 
@@ -350,6 +358,10 @@ LogicalResult Emitter::planMemory() {
       return endStep;
     while (fusedInto.count(user))
       user = fusedInto.lookup(user);
+    // A LayerNorm prologue reads its group's operands at the LayerNorm (a
+    // GEMM epilogue's only operand, the product, is never stored).
+    if (Operation *by = absorbedBy.lookup(user))
+      return std::max(step.lookup(user), step.lookup(by));
     return step.lookup(user);
   };
   llvm::MapVector<Value, BufferLifetime> live;
@@ -373,8 +385,9 @@ LogicalResult Emitter::planMemory() {
       continue;
     // A GEMM with an epilogue writes its group's result, not its product
     // (never stored): that result lives from the GEMM on.
-    if (Operation *groupRoot = epilogueOf.lookup(op)) {
-      Value r = groupRoot->getResult(0);
+    auto absorbed = absorbedGroup.find(op);
+    if (isa<onnx::GemmOp>(op) && absorbed != absorbedGroup.end()) {
+      Value r = absorbed->second.back()->getResult(0);
       if (!storage.count(r))
         storage[r] = {Storage::Arena, 0, 0};
       if (storage[r].kind == Storage::Arena)
@@ -648,7 +661,7 @@ LogicalResult Emitter::emitBody() {
         storageType(eltOf(arg)), numelOf(arg), i, ptr(arg)));
   }
   for (Operation *op : ops) {
-    if (fusedInto.count(op) || absorbedGroups.count(op) ||
+    if (fusedInto.count(op) || absorbedBy.count(op) ||
         op->hasTrait<OpTrait::ConstantLike>())
       continue;
     if (isa<onnx::DropoutOp>(op) && isView(op)) {

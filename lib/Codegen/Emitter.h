@@ -55,7 +55,23 @@ inline RankedTensorType tensorType(Value v) {
   return llvm::dyn_cast<RankedTensorType>(v.getType());
 }
 
+/// `axis` of `v` counted from the front (a negative axis counts from the
+/// back).
+inline int64_t axisOf(Value v, int64_t axis) {
+  int64_t r = static_cast<int64_t>(shapeOf(v).size());
+  return axis < 0 ? axis + r : axis;
+}
+
 inline bool isFloatLike(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+/// The strides of `v`, an operand (number operandNo) of `user`, an op of an
+/// elementwise group, over the dimensions of the group's result (outShape):
+/// v's row-major strides right-aligned (NumPy broadcasting), 0 where v is
+/// broadcast or the result's extent is 1; for BatchNormalization's
+/// per-channel operands (operandNo > 0), 1 along dimension 1.
+llvm::SmallVector<int64_t> leafStrides(Value v, Operation *user,
+                                       unsigned operandNo,
+                                       llvm::ArrayRef<int64_t> outShape);
 
 struct Storage {
   enum Kind { None, Input, Output, Weight, Arena } kind = None;
@@ -169,6 +185,13 @@ private:
   /// ("hp_epi_none" without one; empty on failure, reported), and `out`,
   /// the value the GEMM writes: the group's result, or its own.
   std::string emitGemmEpilogue(Operation *gemm, Value &out);
+  /// LayerNorm prologues (EmitLayerNormPrologue.cpp): elementwise groups
+  /// that compute a LayerNormalization's X, row by row in its kernel.
+  Operation *prologueGroupOf(onnx::LayerNormalizationOp ln);
+  void planLayerNormPrologues();
+  /// The functor object of `ln`'s prologue, its type written into the
+  /// kernels ("hp_pro_none()" without one; empty on failure, reported).
+  std::string emitLayerNormPrologue(Operation *ln);
   FailureOr<std::string> elementwiseExpr(Operation *op,
                                          llvm::ArrayRef<std::string> a);
   LogicalResult emitMatMul(Operation *op);
@@ -244,10 +267,13 @@ private:
   llvm::DenseMap<Value, Value> aliasOf;
   llvm::DenseMap<Value, Storage> storage;
   llvm::DenseMap<Operation *, Operation *> fusedInto;
-  /// A Gemm whose elementwise group runs as its epilogue -> the group's
-  /// root; and those roots, whose groups emitGemm emits.
-  llvm::DenseMap<Operation *, Operation *> epilogueOf;
-  llvm::DenseSet<Operation *> absorbedGroups;
+  /// Elementwise groups whose code another op's kernel runs: the absorbing
+  /// op (a Gemm, the group its epilogue; a LayerNormalization, the group its
+  /// prologue) -> the group's ops in program order, the root last; and each
+  /// such root -> its absorbing op. absorbGroup records both.
+  llvm::DenseMap<Operation *, llvm::SmallVector<Operation *>> absorbedGroup;
+  llvm::DenseMap<Operation *, Operation *> absorbedBy;
+  void absorbGroup(Operation *by, Operation *groupRoot);
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
   // addPacked's copies: (constant, variant) -> offset in weights.bin, and

@@ -204,6 +204,18 @@ parameterGradientsFrom(const OpCatalog &table, llvm::ArrayRef<int> ops,
   return grads;
 }
 
+/// The layer of a stage (`ops`, catalog indices) whose values layer-by-layer
+/// recomputation keeps instead of rebuilding: on the last stage
+/// (`keepLastLayer`) its last layer, whose backward pass runs right after its
+/// forward pass (Recompute.h); else none.
+static std::optional<int> keptLayerOf(const OpCatalog &table,
+                                      llvm::ArrayRef<int> ops,
+                                      bool keepLastLayer) {
+  if (!keepLastLayer || ops.empty())
+    return std::nullopt;
+  return table.layer[ops.back()];
+}
+
 /// Layer-by-layer recomputation as the program does it (Recompute.h): of the
 /// values `saved` for the backward pass (value -> position of its first
 /// reader, bytes), a microbatch keeps each layer's inputs (values produced
@@ -229,7 +241,7 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
   llvm::DenseMap<int, int> layerEnd;
   for (auto [pos, i] : llvm::enumerate(ops))
     layerEnd[table.layer[i]] = static_cast<int>(pos);
-  int lastLayer = ops.empty() ? -1 : table.layer[ops.back()];
+  std::optional<int> keptLayer = keptLayerOf(table, ops, keepLastLayer);
   llvm::DenseMap<Value, std::pair<int, double>> kept;
   for (auto [pos, i] : llvm::enumerate(ops))
     for (Value v : table.ops[i]->getOperands()) {
@@ -243,7 +255,7 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
     }
   for (auto &[v, at] : saved) {
     int L = layerOf(v);
-    if (kept.count(v) || L < 0 || (keepLastLayer && L == lastLayer)) {
+    if (kept.count(v) || L < 0 || L == keptLayer) {
       kept.try_emplace(v, at);
       continue;
     }
@@ -263,10 +275,10 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
 static llvm::DenseSet<int> recomputedOps(const OpCatalog &table,
                                          llvm::ArrayRef<int> ops,
                                          bool keepLastLayer) {
-  int lastLayer = ops.empty() ? -1 : table.layer[ops.back()];
+  std::optional<int> keptLayer = keptLayerOf(table, ops, keepLastLayer);
   llvm::DenseSet<int> out;
   for (int i : ops)
-    if (!keepLastLayer || table.layer[i] != lastLayer)
+    if (table.layer[i] != keptLayer)
       out.insert(i);
   return out;
 }

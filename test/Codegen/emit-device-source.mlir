@@ -59,6 +59,7 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // RUN: hetpar-translate --emit-device-source %S/Inputs/gemm-epilogue.mlir | FileCheck %s --check-prefix=EPI
 // EPI: // hp_epi_0: the epilogue of node 'gemm_gelu' (Gemm): Div Erf Add Mul Mul
 // EPI-NEXT: struct hp_epi_0 {
+// EPI-NEXT: static const int lt_act = HP_LT_ACT_NONE;
 // EPI-NEXT: HP_HD float operator()(float v) const {
 // EPI-NEXT: const float t0 = (float)(v / 1.41421354e+00f);
 // EPI-NEXT: const float t1 = hp_erf(t0);
@@ -67,6 +68,8 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // EPI-NEXT: const float t4 = (float)(t3 * 5.00000000e-01f);
 // EPI-NEXT: return t4;
 // EPI: // hp_epi_1: the epilogue of node 'gemm_relu' (Gemm): Relu
+// EPI-NEXT: struct hp_epi_1 {
+// EPI-NEXT: static const int lt_act = HP_LT_ACT_RELU;
 // EPI: HP_KERNEL(k2_Add_Relu,
 // EPI: HP_KERNEL(k3_Relu,
 // EPI-NOT: HP_KERNEL
@@ -84,3 +87,32 @@ func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx
 // BIAS-NOT: HP_KERNEL
 // BIAS: hp_gemm_b<float, float>(ctx, 0, 0, 2, 3, 4, 1.00000000e+00f, ((const float *)inputs[0]), 4, 0, ((const float *)inputs[2]), 3, 0, 1.00000000e+00f, ((float *)outputs[0]), 3, 0, 1, nullptr, ((const float *)inputs[3]))
 // BIAS: hp_gemm_b<float, float>(ctx, 1, 0, 2, 3, 4, 1.00000000e+00f, ((const float *)inputs[1]), 2, 0, ((const float *)inputs[2]), 3, 0, 5.00000000e-01f, ((float *)outputs[1]), 3, 0, 1, nullptr, ((const float *)inputs[3]))
+
+// An elementwise group that computes a LayerNormalization's X runs in the
+// LayerNorm's kernel (its prologue: hp_layer_norm_launch's last argument),
+// reading each operand at X's index (i), its row's (k) or one element, and
+// stores X for its later reader; a group whose X is read before the
+// LayerNorm, or whose operand broadcasts otherwise, keeps its kernel.
+// RUN: hetpar-translate --emit-device-source %S/Inputs/layer-norm-prologue.mlir | FileCheck %s --check-prefix=PRO
+// PRO: // hp_pro_0: the prologue of node 'ln' (LayerNormalization): Add Add
+// PRO-NEXT: struct hp_pro_0 {
+// PRO-NEXT: static const bool any = true;
+// PRO: const float v0 = (float)in0[i];
+// PRO-NEXT: const float v1 = (float)in1[k];
+// PRO-NEXT: const float v2 = (float)in2[i];
+// PRO-NEXT: const float t0 = (float)(v0 + v1);
+// PRO-NEXT: const float t1 = (float)(v2 + t0);
+// PRO-NEXT: return t1;
+// PRO: HP_KERNEL(k1_Add,
+// PRO: HP_KERNEL(k2_Add,
+// PRO: HP_KERNEL(k3_Relu_Add,
+// PRO: HP_KERNEL(k4_Add,
+// PRO-NOT: HP_KERNEL
+// PRO: hp_layer_norm_launch<float, float, float>(ctx, 6, 4, {{[^,]*}}, ((float *)(arena + [[X:[0-9]+]])), {{.*}}, hp_pro_0{((const float *)inputs[1]), ((const float *)(weights + {{[0-9]+}})), ((const float *)inputs[0])});
+// PRO-NEXT: // k1_Add
+// PRO-NEXT: hp_launch(ctx, k1_Add, 24, {{.*}}, ((float *)(arena + [[X]])), ((float *)outputs[0]));
+// PRO: hp_launch(ctx, k2_Add,
+// PRO: hp_pro_none());
+// PRO: hp_launch(ctx, k4_Add,
+// PRO: hp_pro_none());
+

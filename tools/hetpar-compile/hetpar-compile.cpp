@@ -237,6 +237,12 @@ static cl::opt<bool> fuseConv(
              "Clip in the convolution's own kernel (hetpar-onnx-fuse-conv; "
              "default true)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues",
+    cl::desc("Run an activation after a GEMM as the GEMM's epilogue, and the "
+             "residual Add before a LayerNormalization in the LayerNorm's "
+             "kernel (default true)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int> zeroStage(
     "zero-stage",
     cl::desc("Training: the ZeRO stage of every data-parallel stage of the "
@@ -739,6 +745,7 @@ codegenOptions(hetpar::FloatMode floatMode) {
   opts.optLevel = optLevel;
   opts.cpuArch = cpuArch;
   opts.checkIndices = !uncheckedIndices;
+  opts.fuseEpilogues = fuseEpilogues;
   opts.allowTF32 = allowTF32;
   opts.runtimeIncludeDir = hetpar::codegen::findRuntimeIncludeDir(
       argv0, reinterpret_cast<void *>(&fail));
@@ -830,11 +837,11 @@ static int compileModel(ModuleOp module, hetpar::FloatMode floatMode,
   };
   llvm::outs() << llvm::formatv(
       "hetpar-compile: wrote {0}: {1} generated kernels ({2} ops fused into "
-      "them), {3} library calls ({7} ops in GEMM epilogues); arena {4} (peak; "
-      "{5} without reuse), weights {6}\n",
+      "them), {3} library calls ({7} ops in GEMM epilogues, {8} in LayerNorm "
+      "prologues); arena {4} (peak; {5} without reuse), weights {6}\n",
       outputPath, program->kernels, program->fusedOps, program->libraryCalls,
       kib(program->arenaBytes), kib(program->arenaBytesNoReuse),
-      kib(program->weightsBytes), program->epilogueOps);
+      kib(program->weightsBytes), program->epilogueOps, program->prologueOps);
   return 0;
 }
 

@@ -69,6 +69,12 @@ struct CodegenOptions {
   /// the products, float32 accumulation. False: CUBLAS_COMPUTE_32F, full
   /// float32. No effect on the CPU build or on 16-bit GEMMs.
   bool allowTF32 = false;
+  /// Elementwise groups run inside the library kernels they finish or feed:
+  /// as a GEMM's epilogue (an activation after a Gemm) and as a
+  /// LayerNormalization's prologue (the residual Add before it). False
+  /// (--fuse-epilogues=false): each group is a kernel of its own, which
+  /// stores its result and the library kernel reads it back.
+  bool fuseEpilogues = true;
   /// GPU architectures of the CUDA build (sm_80 = A100, sm_90 = H100/H200)
   /// when `cudaArchsGiven` (hetpar-compile --cuda-arch), for every device.
   /// Otherwise each device program is built for the compute capability of
@@ -120,6 +126,7 @@ struct DeviceProgram {
   int libraryCalls = 0; // GEMM calls and library kernel launches
   int fusedOps = 0;     // elementwise ops folded into another op's kernel
   int epilogueOps = 0;  // elementwise ops run as a GEMM's epilogue
+  int prologueOps = 0;  // elementwise ops run as a LayerNorm's prologue
   /// The function is one device's program of several (dist collectives):
   /// the CPU build needs MPI (mpicxx), the CUDA build NCCL (not yet).
   bool multiDevice = false;

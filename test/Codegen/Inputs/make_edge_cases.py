@@ -114,6 +114,25 @@ CASES["layernorm_extent_1"] = (
     [np.array([[[1.0], [-7.0], [3.5]], [[0.0], [100.0], [2.0]]], dtype=np.float32)],
     [np.full((2, 3, 1), 0.5, dtype=np.float32)])
 
+# A residual Add and a bias row computing LayerNormalization's X (its
+# prologue, run in the LayerNorm's kernel), X read again after the LayerNorm
+# (so it must be stored). x = a + b + c: rows [-1, 1, -1, 1] and
+# [1, 3, 1, 3], each of variance 1 (epsilon 0): normalized [-1, 1, -1, 1],
+# times scale [1, 2, 3, 4] plus 0.5 = [-0.5, 2.5, -2.5, 4.5]; y = that + x.
+CASES["layernorm_residual_prologue"] = (
+    model([helper.make_node("Add", ["a", "b"], ["s"]),
+           helper.make_node("Add", ["s", "c"], ["x"]),
+           helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["n"],
+                            axis=-1, epsilon=0.0),
+           helper.make_node("Add", ["n", "x"], ["y"])],
+          [f32("a", [2, 4]), f32("b", [2, 4])], [f32("y", [2, 4])],
+          [numpy_helper.from_array(np.ones(4, dtype=np.float32), "c"),
+           numpy_helper.from_array(np.array([1, 2, 3, 4], dtype=np.float32), "scale"),
+           numpy_helper.from_array(np.full(4, 0.5, dtype=np.float32), "bias")]),
+    [np.array([[-1, -1, -1, -1], [1, 1, 1, 1]], dtype=np.float32),
+     np.array([[-1, 1, -1, 1], [-1, 1, -1, 1]], dtype=np.float32)],
+    [np.array([[-1.5, 3.5, -3.5, 5.5], [0.5, 5.5, -1.5, 7.5]], dtype=np.float32)])
+
 # Expand of a [2,2] tensor to [1,2] keeps [2,2]; to [2,1,1] gives [2,2,2]
 # (numpy broadcasting of both shapes).
 x22 = np.array([[1, 2], [3, 4]], dtype=np.float32)

@@ -445,7 +445,7 @@ struct hp_ctx {
 #if HP_CUDA
   cudaStream_t stream;
   cublasHandle_t blas;
-  /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt_bias) and cuDNN for
+  /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt) and cuDNN for
   /// convolutions and pooling (hp_conv2d_cudnn, hp_pool2d_cudnn), both on
   /// the stream; null where a library cannot start (its callers then take
   /// the other paths). hp_gpu_libraries_init (hetpar_gpu_libraries.h).
@@ -1411,18 +1411,39 @@ HP_KERNEL(hp_softmax, int64_t len, int64_t inner, const T *in, T *out) {
   }
 }
 
+/// The prologue of a LayerNormalization without one: it reads its X. The
+/// generated code passes a functor of its own (a struct with `static const
+/// bool any = true` and `HP_HD float operator()(int64_t i, int64_t k) const`,
+/// the element at flat index i, k = i % len) for the elementwise group that
+/// computes X, typically a residual Add (docs/codegen.md, "LayerNorm
+/// prologues").
+struct hp_pro_none {
+  static const bool any = false;
+  HP_HD float operator()(int64_t, int64_t) const { return 0.0f; }
+};
+
 /// LayerNormalization over the last `len` elements of each of hp_n rows:
 /// y = (x - mean) / sqrt(var + eps) * scale + bias. scale and bias repeat
 /// every scaleLen / biasLen elements (broadcast); bias may be null. Mean and
-/// InvStdDev per row are written when their pointers are not null.
-template <typename T, typename S, typename Acc>
-HP_KERNEL(hp_layer_norm, int64_t len, float eps, const T *x, const S *scale,
-          int64_t scaleLen, const S *bias, int64_t biasLen, T *y, S *meanOut,
-          S *invStdOut) {
+/// InvStdDev per row are written when their pointers are not null. With a
+/// prologue (Pro::any), each row of x is first computed as pro's values and
+/// stored (x is then writable; ONNX Runtime's SkipLayerNormalization does the
+/// same for a residual Add): the row is still in cache when the statistics
+/// read it.
+template <typename T, typename S, typename Acc, typename Pro>
+HP_KERNEL(hp_layer_norm, int64_t len, float eps, Pro pro, const T *x,
+          const S *scale, int64_t scaleLen, const S *bias, int64_t biasLen,
+          T *y, S *meanOut, S *invStdOut) {
   // scale and bias as long as the row (the usual case): no modulo per
   // element, and every loop vectorizes.
   const bool whole = scaleLen == len && (!bias || biasLen == len);
   HP_FOR_W(r, len) {
+    if (Pro::any) {
+      T *w = (T *)x + r * len;
+      HP_SIMD
+      for (int64_t k = 0; k < len; ++k)
+        w[k] = (T)pro(r * len + k, k);
+    }
     const T *p = x + r * len;
     T *q = y + r * len;
     Acc mean = 0;
@@ -1600,15 +1621,19 @@ HP_KERNEL(hp_softmax_warp, int64_t len, int64_t inner, const T *in, T *out) {
   }
 }
 
-/// hp_layer_norm with one warp per row (see hp_softmax_warp).
-template <typename T, typename S, typename Acc>
-HP_KERNEL(hp_layer_norm_warp, int64_t len, float eps, const T *x,
+/// hp_layer_norm with one warp per row (see hp_softmax_warp); a lane
+/// computes and stores the prologue's elements it then reads.
+template <typename T, typename S, typename Acc, typename Pro>
+HP_KERNEL(hp_layer_norm_warp, int64_t len, float eps, Pro pro, const T *x,
           const S *scale, int64_t scaleLen, const S *bias, int64_t biasLen,
           T *y, S *meanOut, S *invStdOut) {
   HP_FOR(i) {
     const int64_t r = i >> 5;
     const int lane = (int)(i & 31);
     const T *p = x + r * len;
+    if (Pro::any)
+      for (int64_t k = lane; k < len; k += 32)
+        ((T *)p)[k] = (T)pro(r * len + k, k);
     Acc mean = 0;
     for (int64_t k = lane; k < len; k += 32)
       mean += (Acc)p[k];
@@ -1668,19 +1693,19 @@ static void hp_softmax_launch(hp_ctx *ctx, int64_t rows, int64_t len,
 }
 
 /// LayerNormalization of `rows` rows: a warp per row on the GPU, a thread
-/// per row on the CPU.
-template <typename T, typename S, typename Acc>
+/// per row on the CPU; `pro` computes x first (hp_pro_none: x is read).
+template <typename T, typename S, typename Acc, typename Pro = hp_pro_none>
 static void hp_layer_norm_launch(hp_ctx *ctx, int64_t rows, int64_t len,
                                  float eps, const T *x, const S *scale,
                                  int64_t scaleLen, const S *bias,
                                  int64_t biasLen, T *y, S *meanOut,
-                                 S *invStdOut) {
+                                 S *invStdOut, Pro pro = Pro()) {
 #if HP_CUDA
-  hp_launch(ctx, hp_layer_norm_warp<T, S, Acc>, rows * 32, len, eps, x, scale,
-            scaleLen, bias, biasLen, y, meanOut, invStdOut);
+  hp_launch(ctx, hp_layer_norm_warp<T, S, Acc, Pro>, rows * 32, len, eps, pro,
+            x, scale, scaleLen, bias, biasLen, y, meanOut, invStdOut);
 #else
-  hp_launch(ctx, hp_layer_norm<T, S, Acc>, rows, len, eps, x, scale, scaleLen,
-            bias, biasLen, y, meanOut, invStdOut);
+  hp_launch(ctx, hp_layer_norm<T, S, Acc, Pro>, rows, len, eps, pro, x, scale,
+            scaleLen, bias, biasLen, y, meanOut, invStdOut);
 #endif
 }
 
@@ -2947,11 +2972,22 @@ HP_KERNEL(hp_gemm_loop, int ta, int tb, int64_t M, int64_t N, int64_t K,
   }
 }
 
+/// The activations cuBLASLt's epilogues apply (hp_gemm_lt): a GEMM
+/// epilogue that is exactly one of them names it (`lt_act`), and where
+/// cuBLASLt takes the GEMM it applies it.
+enum hp_lt_act {
+  HP_LT_ACT_NONE = 0,
+  HP_LT_ACT_RELU = 1,
+  HP_LT_ACT_GELU_TANH = 2
+};
+
 /// The epilogue of a GEMM without one (hp_gemm_b, hp_gemm_panels): the
 /// generated code passes a functor of its own (a struct with
-/// `HP_HD float operator()(float) const`) for an elementwise chain that
-/// reads the product alone (docs/codegen.md, "GEMM epilogues").
+/// `HP_HD float operator()(float) const` and `static const int lt_act`, an
+/// hp_lt_act) for an elementwise chain that reads the product alone
+/// (docs/codegen.md, "GEMM epilogues").
 struct hp_epi_none {
+  static const int lt_act = HP_LT_ACT_NONE;
   HP_HD float operator()(float v) const { return v; }
 };
 
@@ -4910,11 +4946,12 @@ HP_KERNEL(hp_gemm_epilogue_rows, int64_t N, int64_t ldc, Epi epi, T *C) {
   }
 #endif
 }
+template <typename T>
+static void hp_gemm_epilogue(hp_ctx *, int64_t, int64_t, int64_t, int64_t,
+                             int64_t, T *, hp_epi_none) {}
 template <typename T, typename Epi>
 static void hp_gemm_epilogue(hp_ctx *ctx, int64_t M, int64_t N, int64_t ldc,
                              int64_t sC, int64_t batch, T *C, Epi epi) {
-  if (std::is_same<Epi, hp_epi_none>::value)
-    return;
   for (int64_t b = 0; b < batch; ++b)
     hp_launch(ctx, hp_gemm_epilogue_rows<T, Epi>, M * N, N, ldc, epi,
               C + b * sC);
@@ -4933,9 +4970,10 @@ HP_KERNEL(hp_bias_rows, int64_t N, int64_t ldc, const T *bias, T *C) {
 /// [N]) and is not read. On the CPU, a float GEMM with no transposed A whose
 /// batches share B and lie row after row in A and C (one GEMM of batch x M
 /// rows) runs hp_gemm_panels on Bp, adding the biases as it stores its sums.
-/// On the GPU, a bias with beta 1 is cuBLASLt's epilogue (hp_gemm_lt_bias)
-/// where cuBLASLt takes the GEMM. Everything else fills C with the rows and
-/// runs hp_gemm on B. Then `epi` finishes every element of C (C =
+/// On the GPU, a bias with beta 1, and an epilogue that is one activation
+/// cuBLASLt has (Epi::lt_act: ReLU, tanh GELU), are cuBLASLt's epilogue
+/// (hp_gemm_lt) where cuBLASLt takes the GEMM. Everything else fills C with the
+/// rows and runs hp_gemm on B. Then `epi` finishes every element of C (C =
 /// epi(product + bias)): as hp_gemm_panels stores its sums, else in one
 /// pass after the GEMM (hp_gemm_epilogue). Returns 0, or non-zero with
 /// ctx->error set.
@@ -4953,10 +4991,14 @@ static int hp_gemm_b(HP_GEMM_PARAMS(T), const T *Bp, const T *bias,
     return 0;
   }
 #else
-  if (bias && beta == 1.0f && hp_try_library([&] {
-                                return hp_gemm_lt_bias<T>(HP_GEMM_ARGS, bias);
-                              }) == 0) {
-    hp_gemm_epilogue(ctx, M, N, ldc, sC, batch, C, epi);
+  // cuBLASLt for a bias row, an activation it has (Epi::lt_act), or both;
+  // another epilogue then runs as its own pass.
+  const int act = Epi::lt_act;
+  const bool lt = bias ? beta == 1.0f : beta == 0.0f && act != HP_LT_ACT_NONE;
+  if (lt && hp_try_library(
+                [&] { return hp_gemm_lt<T>(HP_GEMM_ARGS, bias, act); }) == 0) {
+    if (act == HP_LT_ACT_NONE)
+      hp_gemm_epilogue(ctx, M, N, ldc, sC, batch, C, epi);
     return 0;
   }
 #endif

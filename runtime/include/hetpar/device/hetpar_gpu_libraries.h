@@ -63,7 +63,7 @@ struct hp_gpu_plans {
 enum hp_gpu_path : int64_t {
   HP_PATH_CUDNN_POOL = 1,
   HP_PATH_CUDNN_CONV = 2,
-  HP_PATH_LT_BIAS = 3
+  HP_PATH_LT = 3
 };
 #endif
 
@@ -103,7 +103,7 @@ typedef hp_handle<cublasLtMatmulPreference_t, cublasStatus_t,
     hp_lt_preference;
 
 /// Runs `call`, a library path that returns non-zero when it declines
-/// (hp_gemm_lt_bias, hp_conv2d_cudnn, hp_pool2d_cudnn), and clears the CUDA
+/// (hp_gemm_lt, hp_conv2d_cudnn, hp_pool2d_cudnn), and clears the CUDA
 /// error a declined call may leave, so that the path taken instead does not
 /// fail the run at hetpar_run's check; an error already pending from an
 /// earlier launch stays for that check.
@@ -116,7 +116,7 @@ template <typename F> static int hp_try_library(F call) {
 }
 
 /// The data types of T in the CUDA libraries (cudaDataType for cuBLASLt,
-/// cudnnDataType_t for cuDNN), -1 for a T that hp_gemm_lt_bias,
+/// cudnnDataType_t for cuDNN), -1 for a T that hp_gemm_lt,
 /// hp_conv2d_cudnn and hp_pool2d_cudnn leave to the other paths.
 template <typename T> struct hp_gpu_types {
   static const int cuda = -1, cudnn = -1;
@@ -321,12 +321,12 @@ static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
 }
 
 //===----------------------------------------------------------------------===//
-// GEMM with a bias epilogue (cuBLASLt)
+// GEMM with a bias and activation epilogue (cuBLASLt)
 //===----------------------------------------------------------------------===//
 
-/// The cuBLASLt plan of one GEMM with a bias: its descriptors (the bias
-/// pointer set per call) and the algorithm.
-struct hp_lt_bias_plan : hp_gpu_plan {
+/// The cuBLASLt plan of one GEMM with an epilogue: its descriptors (the
+/// bias pointer set per call) and the algorithm.
+struct hp_lt_plan : hp_gpu_plan {
   hp_lt_desc desc;
   hp_lt_layout a, b, c;
   hp_lt_preference pref;
@@ -343,15 +343,24 @@ static inline uint32_t hp_lt_alignment(const void *p) {
   return align;
 }
 
-/// Makes `p` for hp_gemm_lt_bias's call (`align`: A's, B's and C's
+/// cuBLASLt's epilogue for a bias (or none) and an activation (hp_lt_act).
+static inline cublasLtEpilogue_t hp_lt_epilogue(bool hasBias, int act) {
+  if (act == HP_LT_ACT_RELU)
+    return hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  if (act == HP_LT_ACT_GELU_TANH)
+    return hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  return hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// Makes `p` for hp_gemm_lt's call (`align`: A's, B's and C's
 /// hp_lt_alignment): its descriptors, and the heuristic's first algorithm.
-static void hp_lt_bias_make(hp_ctx *ctx, hp_lt_bias_plan &p, cudaDataType dt,
-                            int ta, int tb, int64_t M, int64_t N, int64_t K,
-                            int64_t lda, int64_t ldb, int64_t ldc,
-                            const uint32_t align[3]) {
+static void hp_lt_make(hp_ctx *ctx, hp_lt_plan &p, cudaDataType dt, int ta,
+                       int tb, int64_t M, int64_t N, int64_t K, int64_t lda,
+                       int64_t ldb, int64_t ldc, const uint32_t align[3],
+                       bool hasBias, int act) {
   const cublasOperation_t opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                           opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const cublasLtEpilogue_t epilogue = hp_lt_epilogue(hasBias, act);
   // cuBLAS's first operand is B (N x K, or K x N stored when transposed),
   // its second A (K x M, or M x K stored when transposed).
   if (cublasLtMatmulDescCreate(&p.desc.h, hp_gemm_compute(dt), CUDA_R_32F) ||
@@ -390,34 +399,39 @@ static void hp_lt_bias_make(hp_ctx *ctx, hp_lt_bias_plan &p, cudaDataType dt,
   p.ok = true;
 }
 
-/// C = alpha op(A) op(B) + bias, bias a row [N] added to every row of C [M,
-/// N] by cuBLASLt's bias epilogue (CUBLASLT_EPILOGUE_BIAS) as the product is
-/// stored: one kernel instead of hp_bias_rows and a GEMM that reads C back.
-/// One GEMM (batch 1) in float32, float16 or bfloat16 with hp_gemm_compute's
-/// compute type. As cuBLAS, the column-major product C^T = op(B)^T op(A)^T
-/// (C^T is N x M, so the bias is a value per row of C^T, which is what the
-/// epilogue broadcasts). The plan is per shape and alignment of A, B and C.
-/// Returns 0 when it ran, non-zero when cuBLASLt declined (no algorithm, a
-/// status other than success) before anything ran: the caller then takes
-/// the cuBLAS path.
+/// C = act(alpha op(A) op(B) + bias), bias a row [N] (or null: none) added
+/// to every row of C [M, N] and `act` (hp_lt_act) applied by cuBLASLt's
+/// epilogue (CUBLASLT_EPILOGUE_BIAS, _RELU(_BIAS), _GELU(_BIAS)) as the
+/// product is stored: one kernel instead of hp_bias_rows, a GEMM that reads
+/// C back and a pass of the activation. cuBLASLt's GELU is the tanh
+/// approximation, and its ReLU is max(x, 0), which makes NaN 0 (PyTorch's
+/// addmm with a fused activation has the same). One GEMM (batch 1) in
+/// float32, float16 or bfloat16 with hp_gemm_compute's compute type. As
+/// cuBLAS, the column-major product C^T = op(B)^T op(A)^T (C^T is N x M, so
+/// the bias is a value per row of C^T, which is what the epilogue
+/// broadcasts). The plan is per shape, alignment of A, B and C, and
+/// epilogue. Returns 0 when it ran, non-zero when cuBLASLt declined (no
+/// algorithm, a status other than success) before anything ran: the caller
+/// then takes the cuBLAS path.
 template <typename T>
-static int hp_gemm_lt_bias(HP_GEMM_PARAMS(T), const T *bias) {
+static int hp_gemm_lt(HP_GEMM_PARAMS(T), const T *bias, int act) {
   const int type = hp_gpu_types<T>::cuda;
   if (type < 0 || !ctx->lt || !ctx->plans || batch != 1 || M == 0 || N == 0 ||
       K == 0)
     return 1;
   const uint32_t align[3] = {hp_lt_alignment(A), hp_lt_alignment(B),
                              hp_lt_alignment(C)};
-  hp_lt_bias_plan *p = ctx->plans->get<hp_lt_bias_plan>(
-      {HP_PATH_LT_BIAS, type, ta, tb, M, N, K, lda, ldb, ldc, align[0],
-       align[1], align[2]},
-      [&](hp_lt_bias_plan &plan) {
-        hp_lt_bias_make(ctx, plan, (cudaDataType)type, ta, tb, M, N, K, lda,
-                        ldb, ldc, align);
+  const bool hasBias = bias != nullptr;
+  hp_lt_plan *p = ctx->plans->get<hp_lt_plan>(
+      {HP_PATH_LT, type, ta, tb, M, N, K, lda, ldb, ldc, align[0], align[1],
+       align[2], hasBias, act},
+      [&](hp_lt_plan &plan) {
+        hp_lt_make(ctx, plan, (cudaDataType)type, ta, tb, M, N, K, lda, ldb,
+                   ldc, align, hasBias, act);
       });
-  if (!p->ok ||
-      cublasLtMatmulDescSetAttribute(
-          p->desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias))
+  if (!p->ok || (hasBias && cublasLtMatmulDescSetAttribute(
+                                p->desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                &bias, sizeof bias)))
     return 1;
   const float zero = 0.0f;
   return cublasLtMatmul(ctx->lt, p->desc.h, &alpha, B, p->a.h, A, p->b.h, &zero,
