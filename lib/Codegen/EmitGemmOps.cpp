@@ -225,9 +225,9 @@ std::string Emitter::convEpilogue(Operation *op) {
 }
 
 /// Conv and FusedConv: 2-D and 1-D (as 2-D of height 1) through
-/// hp_conv2d_launch; other ranks per image and group as im2col plus one
-/// GEMM, then one pass of the epilogue (bias, residual, activation) over the
-/// result.
+/// hp_conv2d_launch; other ranks through hp_conv_nd_launch (cuDNN on the GPU,
+/// else per image and group im2col plus one GEMM), then one pass of the
+/// epilogue (bias, residual, activation) over the result.
 LogicalResult Emitter::emitConv(Operation *op) {
   Value X = op->getOperand(0), W = op->getOperand(1), Y = op->getResult(0);
   llvm::ArrayRef<int64_t> x = shapeOf(X), w = shapeOf(W), y = shapeOf(Y);
@@ -237,7 +237,6 @@ LogicalResult Emitter::emitConv(Operation *op) {
   int64_t Cg = C / G, Mg = M / G;
   Window win = windowOf(op, w.drop_front(2));
   llvm::ArrayRef<int64_t> k = win.kernel, inSp = win.in, outSp = win.out;
-  int64_t kc = numel(k), inPlane = numel(inSp), outPlane = numel(outSp);
   Type elt = eltOf(Y);
   std::string st = storageType(elt);
   bool pointwise = win.pointwise();
@@ -261,32 +260,16 @@ LogicalResult Emitter::emitConv(Operation *op) {
                                       k[0], 1, win.stride[0], 0,
                                       win.padBegin[0], 1, win.dilation[0]},
                       epilogue);
-  std::string cols = pointwise ? "" : "((" + st + " *)" + scratch(op) + ")";
-  line(llvm::formatv("for (int64_t n = 0; n < {0}; ++n)", N));
-  line(llvm::formatv("  for (int64_t g = 0; g < {0}; ++g) {{", G));
-  std::string xg =
-      llvm::formatv("{0} + (n * {1} + g * {2}) * {3}", ptr(X), C, Cg, inPlane);
-  if (!pointwise)
-    line(llvm::formatv(
-        "    hp_im2col_launch<{0}>(ctx, {1}, {2}, {3}, {4}, {5}, "
-        "{6}, {7}, {8}, {9}, {10}, {11}, {12}, {13});",
-        st, nsp, hpDims(inSp), hpDims(outSp), hpDims(k), hpDims(win.stride),
-        hpDims(win.padBegin), hpDims(win.dilation), Cg, kc, inPlane, outPlane,
-        xg, cols));
-  line(llvm::formatv(
-      "    if (hp_gemm<{0}, {1}>(ctx, 0, 0, {2}, {3}, {4}, 1.0f, "
-      "{5} + g * {6}, {4}, 0, {7}, {3}, 0, 0.0f, {8} + (n * {9} + "
-      "g * {2}) * {3}, {3}, 0, 1))",
-      st, accType(elt), Mg, outPlane, Cg * kc, ptr(W), Mg * Cg * kc,
-      pointwise ? xg : cols, ptr(Y), M));
-  line("      return 1;");
-  line("  }");
-  line(llvm::formatv("{{ const auto epi = {0};", epilogue));
-  line("  if (hp_conv_epilogue_any(epi))");
-  line(llvm::formatv("    hp_launch(ctx, hp_conv_epilogue_rows<{0}, {1}>, {2}, "
-                     "epi, (int64_t){3}, (int64_t){4}, {5});",
-                     st, accType(elt), numel(y), M, outPlane, ptr(Y)));
-  line("}");
+  // Other ranks (3-D): cuDNN on the GPU where it takes the convolution,
+  // else im2col per image and group and a GEMM (hp_conv_nd_launch).
+  std::string cols =
+      pointwise ? "(" + st + " *)0" : "((" + st + " *)" + scratch(op) + ")";
+  call(llvm::formatv(
+      "hp_conv_nd_launch<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+      "{9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18})",
+      st, accType(elt), N, G, Cg, Mg, nsp, hpDims(inSp), hpDims(outSp),
+      hpDims(k), hpDims(win.stride), hpDims(win.padBegin), hpDims(win.dilation),
+      pointwise ? "true" : "false", epilogue, ptr(X), ptr(W), ptr(Y), cols));
   program.libraryCalls += 2;
   return success();
 }

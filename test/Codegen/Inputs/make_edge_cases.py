@@ -207,6 +207,50 @@ CASES["conv_clip_missing_min_inf"] = (
     [np.array([-np.inf, np.inf, 1.0, -2.0, np.nan], dtype=np.float32).reshape(1, 1, 1, 5)],
     [np.array([LOWEST, 0.25, 0.25, -2.0, np.nan], dtype=np.float32).reshape(1, 1, 1, 5)])
 
+# 3-D convolutions (hp_conv_nd_launch: im2col and a GEMM on the CPU, cuDNN
+# on the GPU), against a direct loop over ONNX's definition (pads as begin
+# then end per axis, the window at o * stride - pad_begin + k * dilation).
+# Small integers, so every float sum is exact in any order.
+def conv_reference(x, w, b, group, strides, pads, dilations):
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    nsp = x.ndim - 2
+    ks, ins = w.shape[2:], x.shape[2:]
+    outs = [(ins[d] + pads[d] + pads[d + nsp] - dilations[d] * (ks[d] - 1) - 1)
+            // strides[d] + 1 for d in range(nsp)]
+    y = np.zeros([n, m] + outs, dtype=np.int64)
+    mg = m // group
+    for o in np.ndindex(*outs):
+        for k in np.ndindex(*ks):
+            at = [o[d] * strides[d] - pads[d] + k[d] * dilations[d] for d in range(nsp)]
+            if any(a < 0 or a >= ins[d] for d, a in enumerate(at)):
+                continue
+            for g in range(group):
+                xs = x[(slice(None), slice(g * cg, (g + 1) * cg)) + tuple(at)]
+                ws = w[(slice(g * mg, (g + 1) * mg), slice(None)) + k]
+                y[(slice(None), slice(g * mg, (g + 1) * mg)) + o] += xs.astype(np.int64) @ ws.T.astype(np.int64)
+    return (y + b.reshape([1, m] + [1] * nsp)).astype(np.float32)
+
+
+rng3 = np.random.default_rng(3)
+x3 = rng3.integers(-3, 4, size=(2, 4, 4, 5, 3)).astype(np.float32)
+w3 = rng3.integers(-2, 3, size=(6, 2, 3, 2, 2)).astype(np.float32)
+b3 = rng3.integers(-5, 6, size=6).astype(np.float32)
+CASES["conv3d_grouped_strided"] = (
+    model([helper.make_node("Conv", ["x", "w", "b"], ["y"], group=2,
+                            strides=[1, 2, 1], pads=[1, 0, 1, 1, 1, 0],
+                            dilations=[1, 1, 2])],
+          [f32("x", [2, 4, 4, 5, 3])], [f32("y", [2, 6, 4, 3, 2])],
+          [numpy_helper.from_array(w3, "w"), numpy_helper.from_array(b3, "b")]),
+    [x3], [conv_reference(x3, w3, b3, 2, [1, 2, 1], [1, 0, 1, 1, 1, 0], [1, 1, 2])])
+w3p = rng3.integers(-2, 3, size=(3, 4, 1, 1, 1)).astype(np.float32)
+CASES["conv3d_pointwise"] = (
+    model([helper.make_node("Conv", ["x", "w"], ["y"])],
+          [f32("x", [2, 4, 4, 5, 3])], [f32("y", [2, 3, 4, 5, 3])],
+          [numpy_helper.from_array(w3p, "w")]),
+    [x3], [conv_reference(x3, w3p, np.zeros(3, dtype=np.float32), 1, [1, 1, 1],
+                          [0] * 6, [1, 1, 1])])
+
 # Dropout in training mode with ratio 0 (PyTorch's F.dropout(x, p=0.0)) is
 # the identity, and its mask is all true.
 CASES["dropout_ratio_0_training"] = (

@@ -446,7 +446,7 @@ struct hp_ctx {
   cudaStream_t stream;
   cublasHandle_t blas;
   /// cuBLASLt for GEMMs with an epilogue (hp_gemm_lt) and cuDNN for
-  /// convolutions and pooling (hp_conv2d_cudnn, hp_pool2d_cudnn), both on
+  /// convolutions and pooling (hp_conv_cudnn, hp_pool_cudnn), both on
   /// the stream; null where a library cannot start (its callers then take
   /// the other paths). hp_gpu_libraries_init (hetpar_gpu_libraries.h).
   cublasLtHandle_t lt;
@@ -3175,8 +3175,8 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 #include "hetpar/device/hetpar_gpu_libraries.h"
 
 /// Pooling of n outputs (hp_pool's arguments): two spatial dims on the CPU
-/// by rows, on the GPU by cuDNN where it takes them (hp_pool2d_cudnn;
-/// without indices), everything else one thread per output.
+/// by rows, two or three on the GPU by cuDNN where it takes them
+/// (hp_pool_cudnn; without indices), everything else one thread per output.
 template <typename T, typename Acc, bool MAX>
 static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
                            hp_dims outSp, hp_dims kernel, hp_dims stride,
@@ -3185,11 +3185,11 @@ static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
                            int64_t inPlane, int64_t outPlane, const T *in,
                            T *out, int64_t *indices) {
 #if HP_CUDA
-  if (nsp == 2 && !indices && outPlane > 0 &&
+  if (!indices && outPlane > 0 &&
       hp_try_library([&] {
-        return hp_pool2d_cudnn<T, MAX>(ctx, n / outPlane, inSp, outSp, kernel,
-                                       stride, padBegin, padEnd, dilation,
-                                       countIncludePad, in, out);
+        return hp_pool_cudnn<T, MAX>(ctx, nsp, n / outPlane, inSp, outSp,
+                                     kernel, stride, padBegin, padEnd,
+                                     dilation, countIncludePad, in, out);
       }) == 0)
     return;
 #else
@@ -4841,9 +4841,54 @@ static void hp_conv2d_tiled(hp_ctx *ctx, hp_conv2d_shape s,
 }
 #endif
 
+/// y = epi(y) over the N x M planes of `outPlane` outputs, where `epi` does
+/// anything (after a library convolution or GEMMs).
+template <typename T, typename Acc>
+static void hp_conv_epilogue_pass(hp_ctx *ctx, hp_conv_epilogue<T> epi,
+                                  int64_t N, int64_t M, int64_t outPlane,
+                                  T *y) {
+  if (hp_conv_epilogue_any(epi))
+    hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, N * M * outPlane, epi, M,
+              outPlane, y);
+}
+
+/// A convolution of `nsp` spatial dimensions (NC..., groups) finished by
+/// `epi`, per image and group as im2col into `cols` ([Cg * prod(k),
+/// prod(out)]; unused when `pointwise`: the GEMM reads x as it is) and one
+/// GEMM, then one pass of the epilogue. Returns 0, or non-zero with
+/// ctx->error set (a GEMM failure).
+template <typename T, typename Acc>
+static int hp_conv_im2col(hp_ctx *ctx, int64_t N, int64_t G, int64_t Cg,
+                          int64_t Mg, int nsp, hp_dims inSp, hp_dims outSp,
+                          hp_dims k, hp_dims stride, hp_dims padBegin,
+                          hp_dims dilation, bool pointwise,
+                          hp_conv_epilogue<T> epi, const T *x, const T *w,
+                          T *y, T *cols) {
+  int64_t inPlane = 1, outPlane = 1, kc = 1;
+  for (int d = 0; d < nsp; ++d) {
+    inPlane *= inSp.v[d];
+    outPlane *= outSp.v[d];
+    kc *= k.v[d];
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      const T *xg = x + (n * G + g) * Cg * inPlane;
+      if (!pointwise)
+        hp_im2col_launch<T>(ctx, nsp, inSp, outSp, k, stride, padBegin,
+                            dilation, Cg, kc, inPlane, outPlane, xg, cols);
+      if (hp_gemm<T, Acc>(ctx, 0, 0, Mg, outPlane, Cg * kc, 1.0f,
+                          w + g * Mg * Cg * kc, Cg * kc, 0,
+                          pointwise ? xg : cols, outPlane, 0, 0.0f,
+                          y + (n * G + g) * Mg * outPlane, outPlane, 0, 1))
+        return 1;
+    }
+  hp_conv_epilogue_pass<T, Acc>(ctx, epi, N, G * Mg, outPlane, y);
+  return 0;
+}
+
 /// A 2-D convolution finished by `epi` (bias, residual, activation): the
 /// direct kernel where hp_conv2d_direct_pays; on the GPU cuDNN where it
-/// takes the convolution (hp_conv2d_cudnn), then one pass of the epilogue;
+/// takes the convolution (hp_conv_cudnn), then one pass of the epilogue;
 /// on the CPU the register-blocked
 /// kernel, the channel-vectorized one (given `wPacked`, the weights packed
 /// as hp_conv2d_channels_runs describes; null: not packed) or the tiles
@@ -4855,12 +4900,10 @@ template <typename T, typename Acc>
 static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
                             hp_conv_epilogue<T> epi, const T *x, const T *w,
                             const T *wPacked, T *y, T *cols) {
-  const int64_t outPlane = s.OH * s.OW, inPlane = s.H * s.W;
-  const int64_t kc = s.kH * s.kW;
   if (hp_conv2d_direct_pays(s)) {
 #if HP_CUDA
-    hp_launch(ctx, hp_conv2d_direct<T, Acc>, s.N * s.G * s.Mg * outPlane, s,
-              epi, x, w, y);
+    hp_launch(ctx, hp_conv2d_direct<T, Acc>, s.N * s.G * s.Mg * s.OH * s.OW,
+              s, epi, x, w, y);
 #else
     hp_launch(ctx, hp_conv2d_direct_rows<T, Acc>,
               s.N * s.G * ((s.Mg + HP_CONV_MB - 1) / HP_CONV_MB) * s.OH *
@@ -4870,11 +4913,10 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
     return 0;
   }
 #if HP_CUDA
-  if (hp_try_library([&] { return hp_conv2d_cudnn<T>(ctx, s, x, w, y); }) ==
-      0) {
-    if (hp_conv_epilogue_any(epi))
-      hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
-                epi, s.G * s.Mg, outPlane, y);
+  if (hp_try_library([&] {
+        return hp_conv_cudnn<T>(ctx, hp_conv_nd_of(s), x, w, y);
+      }) == 0) {
+    hp_conv_epilogue_pass<T, Acc>(ctx, epi, s.N, s.G * s.Mg, s.OH * s.OW, y);
     return 0;
   }
 #else
@@ -4903,25 +4945,37 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
     return 0;
   }
 #endif
-  const bool pointwise = hp_conv2d_pointwise(s);
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t g = 0; g < s.G; ++g) {
-      const T *xg = x + (n * s.G + g) * s.Cg * inPlane;
-      if (!pointwise)
-        hp_im2col_launch<T>(ctx, 2, hp_dims{{s.H, s.W}}, hp_dims{{s.OH, s.OW}},
-                            hp_dims{{s.kH, s.kW}}, hp_dims{{s.sH, s.sW}},
-                            hp_dims{{s.pH, s.pW}}, hp_dims{{s.dH, s.dW}}, s.Cg,
-                            kc, inPlane, outPlane, xg, cols);
-      if (hp_gemm<T, Acc>(ctx, 0, 0, s.Mg, outPlane, s.Cg * kc, 1.0f,
-                          w + g * s.Mg * s.Cg * kc, s.Cg * kc, 0,
-                          pointwise ? xg : cols, outPlane, 0, 0.0f,
-                          y + (n * s.G + g) * s.Mg * outPlane, outPlane, 0, 1))
-        return 1;
-    }
-  if (hp_conv_epilogue_any(epi))
-    hp_launch(ctx, hp_conv_epilogue_rows<T, Acc>, s.N * s.G * s.Mg * outPlane,
-              epi, s.G * s.Mg, outPlane, y);
-  return 0;
+  return hp_conv_im2col<T, Acc>(
+      ctx, s.N, s.G, s.Cg, s.Mg, 2, hp_dims{{s.H, s.W}}, hp_dims{{s.OH, s.OW}},
+      hp_dims{{s.kH, s.kW}}, hp_dims{{s.sH, s.sW}}, hp_dims{{s.pH, s.pW}},
+      hp_dims{{s.dH, s.dW}}, hp_conv2d_pointwise(s), epi, x, w, y, cols);
+}
+
+/// A convolution of any number of spatial dimensions (`nsp`; hp_conv2d_launch
+/// takes 1-D and 2-D ones) finished by `epi`: on the GPU cuDNN where it
+/// takes it (hp_conv_cudnn: 3-D), then one pass of the epilogue; else
+/// hp_conv_im2col. Returns 0, or non-zero with ctx->error set.
+template <typename T, typename Acc>
+static int hp_conv_nd_launch(hp_ctx *ctx, int64_t N, int64_t G, int64_t Cg,
+                             int64_t Mg, int nsp, hp_dims inSp, hp_dims outSp,
+                             hp_dims k, hp_dims stride, hp_dims padBegin,
+                             hp_dims dilation, bool pointwise,
+                             hp_conv_epilogue<T> epi, const T *x, const T *w,
+                             T *y, T *cols) {
+#if HP_CUDA
+  const hp_conv_nd s{N, G, Cg, Mg, nsp, inSp, outSp, k, stride, padBegin,
+                     dilation};
+  if (hp_try_library([&] { return hp_conv_cudnn<T>(ctx, s, x, w, y); }) == 0) {
+    int64_t outPlane = 1;
+    for (int d = 0; d < nsp; ++d)
+      outPlane *= outSp.v[d];
+    hp_conv_epilogue_pass<T, Acc>(ctx, epi, N, G * Mg, outPlane, y);
+    return 0;
+  }
+#endif
+  return hp_conv_im2col<T, Acc>(ctx, N, G, Cg, Mg, nsp, inSp, outSp, k, stride,
+                                padBegin, dilation, pointwise, epi, x, w, y,
+                                cols);
 }
 
 /// C = epi(C) over every element of the batch's M x N matrices (ldc values

@@ -103,7 +103,7 @@ typedef hp_handle<cublasLtMatmulPreference_t, cublasStatus_t,
     hp_lt_preference;
 
 /// Runs `call`, a library path that returns non-zero when it declines
-/// (hp_gemm_lt, hp_conv2d_cudnn, hp_pool2d_cudnn), and clears the CUDA
+/// (hp_gemm_lt, hp_conv_cudnn, hp_pool_cudnn), and clears the CUDA
 /// error a declined call may leave, so that the path taken instead does not
 /// fail the run at hetpar_run's check; an error already pending from an
 /// earlier launch stays for that check.
@@ -117,7 +117,7 @@ template <typename F> static int hp_try_library(F call) {
 
 /// The data types of T in the CUDA libraries (cudaDataType for cuBLASLt,
 /// cudnnDataType_t for cuDNN), -1 for a T that hp_gemm_lt,
-/// hp_conv2d_cudnn and hp_pool2d_cudnn leave to the other paths.
+/// hp_conv_cudnn and hp_pool_cudnn leave to the other paths.
 template <typename T> struct hp_gpu_types {
   static const int cuda = -1, cudnn = -1;
 };
@@ -135,63 +135,86 @@ template <> struct hp_gpu_types<hp_bf16> {
 // Pooling (cuDNN)
 //===----------------------------------------------------------------------===//
 
+/// Sets `t` to the packed NC... tensor of `dims` (n of them).
+static bool hp_cudnn_tensor_nd(cudnnTensorDescriptor_t t, cudnnDataType_t dt,
+                               int n, const int *dims) {
+  int strides[HP_MAX_RANK];
+  strides[n - 1] = 1;
+  for (int d = n - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  return !cudnnSetTensorNdDescriptor(t, dt, n, dims, strides);
+}
+
 /// The cuDNN plan of one pooling: its descriptors.
 struct hp_cudnn_pool_plan : hp_gpu_plan {
   hp_cudnn_tensor x, y;
   hp_cudnn_pooling pool;
 };
 
-/// Makes `p` for hp_pool2d_cudnn's call (ok unless cuDNN sizes the output
+/// Makes `p` for hp_pool_cudnn's call (ok unless cuDNN sizes the output
 /// otherwise, or a descriptor fails).
 static void hp_cudnn_pool_make(hp_cudnn_pool_plan &p, cudnnDataType_t dt,
-                               cudnnPoolingMode_t mode, int64_t planes,
-                               hp_dims inSp, hp_dims outSp, hp_dims kernel,
-                               hp_dims stride, hp_dims pad) {
-  int n = 0, c = 0, h = 0, w = 0;
-  p.ok =
-      !cudnnCreateTensorDescriptor(&p.x.h) &&
-      !cudnnCreateTensorDescriptor(&p.y.h) &&
-      !cudnnCreatePoolingDescriptor(&p.pool.h) &&
-      !cudnnSetTensor4dDescriptor(p.x.h, CUDNN_TENSOR_NCHW, dt, 1, (int)planes,
-                                  (int)inSp.v[0], (int)inSp.v[1]) &&
-      !cudnnSetPooling2dDescriptor(p.pool.h, mode, CUDNN_PROPAGATE_NAN,
-                                   (int)kernel.v[0], (int)kernel.v[1],
-                                   (int)pad.v[0], (int)pad.v[1],
-                                   (int)stride.v[0], (int)stride.v[1]) &&
-      !cudnnGetPooling2dForwardOutputDim(p.pool.h, p.x.h, &n, &c, &h, &w) &&
-      h == outSp.v[0] && w == outSp.v[1] &&
-      !cudnnSetTensor4dDescriptor(p.y.h, CUDNN_TENSOR_NCHW, dt, n, c, h, w);
+                               cudnnPoolingMode_t mode, int nsp,
+                               int64_t planes, hp_dims inSp, hp_dims outSp,
+                               hp_dims kernel, hp_dims stride, hp_dims pad) {
+  const int n = nsp + 2;
+  int x[HP_MAX_RANK] = {1, (int)planes}, y[HP_MAX_RANK] = {0},
+      window[HP_MAX_RANK], padding[HP_MAX_RANK], strides[HP_MAX_RANK];
+  for (int d = 0; d < nsp; ++d) {
+    x[d + 2] = (int)inSp.v[d];
+    window[d] = (int)kernel.v[d];
+    padding[d] = (int)pad.v[d];
+    strides[d] = (int)stride.v[d];
+  }
+  p.ok = !cudnnCreateTensorDescriptor(&p.x.h) &&
+         !cudnnCreateTensorDescriptor(&p.y.h) &&
+         !cudnnCreatePoolingDescriptor(&p.pool.h) &&
+         hp_cudnn_tensor_nd(p.x.h, dt, n, x) &&
+         !cudnnSetPoolingNdDescriptor(p.pool.h, mode, CUDNN_PROPAGATE_NAN, nsp,
+                                      window, padding, strides) &&
+         !cudnnGetPoolingNdForwardOutputDim(p.pool.h, p.x.h, n, y) &&
+         y[0] == 1 && y[1] == planes;
+  for (int d = 0; p.ok && d < nsp; ++d)
+    p.ok = y[d + 2] == outSp.v[d];
+  p.ok = p.ok && hp_cudnn_tensor_nd(p.y.h, dt, n, y);
 }
 
-/// 2-D max or average pooling of `planes` planes (N * C) by cuDNN's
-/// cudnnPoolingForward (NCHW as [1, planes, H, W]): max propagates NaN, as
-/// PyTorch's; average counts the padding or not as count_include_pad says.
-/// cuDNN pads both ends alike and has no dilation: pooling with dilation,
-/// unequal padding, an output cuDNN sizes otherwise (ceil_mode), or a type
-/// other than float32/float16/bfloat16 is declined. Returns 0 when it ran,
-/// non-zero when it declined before anything ran.
+/// 2-D or 3-D (`nsp`) max or average pooling of `planes` planes (N * C) by
+/// cuDNN's cudnnPoolingForward (NC... as [1, planes, ...]): max propagates
+/// NaN, as PyTorch's; average counts the padding or not as
+/// count_include_pad says. cuDNN pads both ends alike and has no dilation:
+/// pooling with dilation, unequal padding, an output cuDNN sizes otherwise
+/// (ceil_mode), or a type other than float32/float16/bfloat16 is declined.
+/// Returns 0 when it ran, non-zero when it declined before anything ran.
 template <typename T, bool MAX>
-static int hp_pool2d_cudnn(hp_ctx *ctx, int64_t planes, hp_dims inSp,
-                           hp_dims outSp, hp_dims kernel, hp_dims stride,
-                           hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
-                           int countIncludePad, const T *in, T *out) {
+static int hp_pool_cudnn(hp_ctx *ctx, int nsp, int64_t planes, hp_dims inSp,
+                         hp_dims outSp, hp_dims kernel, hp_dims stride,
+                         hp_dims padBegin, hp_dims padEnd, hp_dims dilation,
+                         int countIncludePad, const T *in, T *out) {
   const int type = hp_gpu_types<T>::cudnn;
-  if (type < 0 || !ctx->dnn || !ctx->plans || dilation.v[0] != 1 ||
-      dilation.v[1] != 1 || padBegin.v[0] != padEnd.v[0] ||
-      padBegin.v[1] != padEnd.v[1] ||
-      planes * inSp.v[0] * inSp.v[1] >= (1 << 30))
+  if (type < 0 || !ctx->dnn || !ctx->plans || nsp < 2 || nsp > 3)
+    return 1;
+  int64_t elements = planes;
+  for (int d = 0; d < nsp; ++d) {
+    if (dilation.v[d] != 1 || padBegin.v[d] != padEnd.v[d])
+      return 1;
+    elements *= inSp.v[d];
+  }
+  if (elements >= (1 << 30))
     return 1;
   const cudnnPoolingMode_t mode =
       MAX ? CUDNN_POOLING_MAX
           : (countIncludePad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                              : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+  std::vector<int64_t> key = {HP_PATH_CUDNN_POOL, type, (int64_t)mode, nsp,
+                              planes};
+  for (int d = 0; d < nsp; ++d)
+    for (const hp_dims *v : {&inSp, &outSp, &kernel, &stride, &padBegin})
+      key.push_back(v->v[d]);
   hp_cudnn_pool_plan *p = ctx->plans->get<hp_cudnn_pool_plan>(
-      {HP_PATH_CUDNN_POOL, type, (int64_t)mode, planes, inSp.v[0], inSp.v[1],
-       outSp.v[0], outSp.v[1], kernel.v[0], kernel.v[1], stride.v[0],
-       stride.v[1], padBegin.v[0], padBegin.v[1]},
-      [&](hp_cudnn_pool_plan &plan) {
-        hp_cudnn_pool_make(plan, (cudnnDataType_t)type, mode, planes, inSp,
-                           outSp, kernel, stride, padBegin);
+      std::move(key), [&](hp_cudnn_pool_plan &plan) {
+        hp_cudnn_pool_make(plan, (cudnnDataType_t)type, mode, nsp, planes,
+                           inSp, outSp, kernel, stride, padBegin);
       });
   if (!p->ok)
     return 1;
@@ -239,31 +262,64 @@ struct hp_cudnn_conv_plan : hp_gpu_plan {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
 };
 
+/// A convolution as cuDNN's N-d API describes it (PyTorch describes every
+/// convolution so): N images, G groups of Cg input and Mg output channels,
+/// `nsp` spatial dimensions (2 or 3) of extents `in` and `out`, kernel `k`,
+/// `stride`, `pad` at both ends (cuDNN has no other) and `dilation`.
+struct hp_conv_nd {
+  int64_t N, G, Cg, Mg;
+  int nsp;
+  hp_dims in, out, k, stride, pad, dilation;
+};
+
+/// `s` as an hp_conv_nd (2 spatial dimensions; the begin padding).
+static inline hp_conv_nd hp_conv_nd_of(const hp_conv2d_shape &s) {
+  return hp_conv_nd{s.N,
+                    s.G,
+                    s.Cg,
+                    s.Mg,
+                    2,
+                    hp_dims{{s.H, s.W}},
+                    hp_dims{{s.OH, s.OW}},
+                    hp_dims{{s.kH, s.kW}},
+                    hp_dims{{s.sH, s.sW}},
+                    hp_dims{{s.pH, s.pW}},
+                    hp_dims{{s.dH, s.dW}}};
+}
+
 /// The descriptors of `s` in `p` (false when cuDNN sizes the output
 /// otherwise than `s`, or a descriptor fails).
 template <typename T>
-static bool hp_cudnn_conv_describe(hp_cudnn_conv_plan &p,
-                                   const hp_conv2d_shape &s,
+static bool hp_cudnn_conv_describe(hp_cudnn_conv_plan &p, const hp_conv_nd &s,
                                    cudnnDataType_t dt) {
-  int n = 0, c = 0, h = 0, wd = 0;
-  return !cudnnCreateTensorDescriptor(&p.x.h) &&
-         !cudnnCreateTensorDescriptor(&p.y.h) &&
-         !cudnnCreateFilterDescriptor(&p.w.h) &&
-         !cudnnCreateConvolutionDescriptor(&p.conv.h) &&
-         !cudnnSetTensor4dDescriptor(p.x.h, CUDNN_TENSOR_NCHW, dt, (int)s.N,
-                                     (int)(s.G * s.Cg), (int)s.H, (int)s.W) &&
-         !cudnnSetFilter4dDescriptor(p.w.h, dt, CUDNN_TENSOR_NCHW,
-                                     (int)(s.G * s.Mg), (int)s.Cg, (int)s.kH,
-                                     (int)s.kW) &&
-         !cudnnSetConvolution2dDescriptor(
-             p.conv.h, (int)s.pH, (int)s.pW, (int)s.sH, (int)s.sW, (int)s.dH,
-             (int)s.dW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) &&
-         !cudnnSetConvolutionGroupCount(p.conv.h, (int)s.G) &&
-         !cudnnSetConvolutionMathType(p.conv.h, hp_cudnn_math<T>()) &&
-         !cudnnGetConvolution2dForwardOutputDim(p.conv.h, p.x.h, p.w.h, &n, &c,
-                                                &h, &wd) &&
-         n == s.N && c == s.G * s.Mg && h == s.OH && wd == s.OW &&
-         !cudnnSetTensor4dDescriptor(p.y.h, CUDNN_TENSOR_NCHW, dt, n, c, h, wd);
+  const int n = s.nsp + 2;
+  int x[HP_MAX_RANK] = {(int)s.N, (int)(s.G * s.Cg)},
+      w[HP_MAX_RANK] = {(int)(s.G * s.Mg), (int)s.Cg}, y[HP_MAX_RANK] = {0},
+      pad[HP_MAX_RANK], stride[HP_MAX_RANK], dil[HP_MAX_RANK];
+  for (int d = 0; d < s.nsp; ++d) {
+    x[d + 2] = (int)s.in.v[d];
+    w[d + 2] = (int)s.k.v[d];
+    pad[d] = (int)s.pad.v[d];
+    stride[d] = (int)s.stride.v[d];
+    dil[d] = (int)s.dilation.v[d];
+  }
+  bool ok = !cudnnCreateTensorDescriptor(&p.x.h) &&
+            !cudnnCreateTensorDescriptor(&p.y.h) &&
+            !cudnnCreateFilterDescriptor(&p.w.h) &&
+            !cudnnCreateConvolutionDescriptor(&p.conv.h) &&
+            hp_cudnn_tensor_nd(p.x.h, dt, n, x) &&
+            !cudnnSetFilterNdDescriptor(p.w.h, dt, CUDNN_TENSOR_NCHW, n, w) &&
+            !cudnnSetConvolutionNdDescriptor(p.conv.h, s.nsp, pad, stride, dil,
+                                             CUDNN_CROSS_CORRELATION,
+                                             CUDNN_DATA_FLOAT) &&
+            !cudnnSetConvolutionGroupCount(p.conv.h, (int)s.G) &&
+            !cudnnSetConvolutionMathType(p.conv.h, hp_cudnn_math<T>()) &&
+            !cudnnGetConvolutionNdForwardOutputDim(p.conv.h, p.x.h, p.w.h, n,
+                                                   y) &&
+            y[0] == s.N && y[1] == s.G * s.Mg;
+  for (int d = 0; ok && d < s.nsp; ++d)
+    ok = y[d + 2] == s.out.v[d];
+  return ok && hp_cudnn_tensor_nd(p.y.h, dt, n, y);
 }
 
 /// Makes `p` for `s`: the first algorithm of cuDNN's heuristic
@@ -271,7 +327,7 @@ static bool hp_cudnn_conv_describe(hp_cudnn_conv_plan &p,
 /// workspace and keeps float32 exact (hp_cudnn_math_ok).
 template <typename T>
 static void hp_cudnn_conv_make(hp_ctx *ctx, hp_cudnn_conv_plan &p,
-                               const hp_conv2d_shape &s, cudnnDataType_t dt) {
+                               const hp_conv_nd &s, cudnnDataType_t dt) {
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
   if (!hp_cudnn_conv_describe<T>(p, s, dt) ||
@@ -289,26 +345,34 @@ static void hp_cudnn_conv_make(hp_ctx *ctx, hp_cudnn_conv_plan &p,
     }
 }
 
-/// y = conv(x, w) for a 2-D convolution `s` (NCHW, groups, no epilogue) by
-/// cuDNN's forward convolution with the algorithm of its plan
+/// y = conv(x, w) for a 2-D or 3-D convolution `s` (NC..., groups, no
+/// epilogue) by cuDNN's forward convolution with the algorithm of its plan
 /// (hp_cudnn_conv_make); float32 accumulation for 16-bit storage. cuDNN
 /// pads both ends alike: a convolution whose output cuDNN would size
 /// otherwise than `s` (a larger end padding) is declined. Returns 0 when it
 /// ran, non-zero when it declined before anything ran (the caller takes
 /// im2col and cuBLAS).
 template <typename T>
-static int hp_conv2d_cudnn(hp_ctx *ctx, const hp_conv2d_shape &s, const T *x,
-                           const T *w, T *y) {
+static int hp_conv_cudnn(hp_ctx *ctx, const hp_conv_nd &s, const T *x,
+                         const T *w, T *y) {
   const int type = hp_gpu_types<T>::cudnn;
   const int64_t big = 1 << 30;
-  if (type < 0 || !ctx->dnn || !ctx->plans ||
-      s.N * s.G * s.Cg * s.H * s.W >= big ||
-      s.N * s.G * s.Mg * s.OH * s.OW >= big)
+  int64_t inPlane = 1, outPlane = 1;
+  for (int d = 0; d < s.nsp; ++d) {
+    inPlane *= s.in.v[d];
+    outPlane *= s.out.v[d];
+  }
+  if (type < 0 || !ctx->dnn || !ctx->plans || s.nsp < 2 || s.nsp > 3 ||
+      s.N * s.G * s.Cg * inPlane >= big || s.N * s.G * s.Mg * outPlane >= big)
     return 1;
+  std::vector<int64_t> key = {HP_PATH_CUDNN_CONV, type, s.N, s.G, s.Cg, s.Mg,
+                              s.nsp};
+  for (int d = 0; d < s.nsp; ++d)
+    for (const hp_dims *v : {&s.in, &s.out, &s.k, &s.stride, &s.pad,
+                             &s.dilation})
+      key.push_back(v->v[d]);
   hp_cudnn_conv_plan *p = ctx->plans->get<hp_cudnn_conv_plan>(
-      {HP_PATH_CUDNN_CONV, type, s.N, s.G, s.Cg, s.Mg, s.H, s.W, s.OH, s.OW,
-       s.kH, s.kW, s.sH, s.sW, s.pH, s.pW, s.dH, s.dW},
-      [&](hp_cudnn_conv_plan &plan) {
+      std::move(key), [&](hp_cudnn_conv_plan &plan) {
         hp_cudnn_conv_make<T>(ctx, plan, s, (cudnnDataType_t)type);
       });
   if (!p->ok)
