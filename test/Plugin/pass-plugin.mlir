@@ -19,6 +19,13 @@
 // RUN: %expect-exit 1 %t/install/bin/hetpar-compile --cost-model example-congested %models/mlp/model.onnx --plan-only -o %t/none | FileCheck %s --check-prefix=UNREGISTERED
 // UNREGISTERED: error: unknown cost model 'example-congested' (registered: default)
 
+// A file that is no pass plugin, or none at all, is an error of hetpar-opt
+// (MLIR's option alone prints "Request ignored" and exits 0).
+// RUN: %expect-exit 1 %t/install/bin/hetpar-opt --load-pass-plugin=%t/build/CMakeCache.txt %s 2>&1 | FileCheck %s --check-prefix=NOTPLUGIN
+// NOTPLUGIN: hetpar-opt: error: cannot load pass plugin '{{.*}}CMakeCache.txt': Could not load library
+// RUN: %expect-exit 1 %t/install/bin/hetpar-opt --load-pass-plugin %t/missing.so %s 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: hetpar-opt: error: cannot load pass plugin '{{.*}}missing.so'
+
 // By hand: MatMul 1x4 by 4x8 = 2*1*8*4 = 64 FLOP, Relu on 8 elements = 8; total 72.
 // CHECK: func.func @mlp{{.*}} attributes {example.total_flops = 72 : i64}
 // CHECK: onnx.MatMul{{.*}}example.flops = 64 : i64
