@@ -331,7 +331,14 @@ LinkFit measureAllReduce(int ranks, bool quick) {
   double b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   double a = (sy - b * sx) / n;
   fit.bandwidth = b > 0 ? 2.0 * (ranks - 1) / ranks / b : 0;
-  fit.latency = std::max(0.0, a / (2.0 * (ranks - 1)));
+  // The line's intercept is fit mostly by the large sizes and can come out
+  // at or below 0 (a few microseconds of noise on 4 MB): then the smallest
+  // message's time less its bandwidth term, or, where that is not positive
+  // either, its whole time (an upper bound) gives alpha.
+  auto [small, tSmall] = fit.points.front();
+  if (a <= 0)
+    a = b > 0 && tSmall - b * small > 0 ? tSmall - b * small : tSmall;
+  fit.latency = a / (2.0 * (ranks - 1));
   return fit;
 }
 #endif
