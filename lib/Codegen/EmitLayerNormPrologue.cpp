@@ -45,7 +45,8 @@ std::string prologueIndex(llvm::ArrayRef<int64_t> strides,
 /// LayerNorm's kernel, or null: the LayerNorm is X's first reader; every
 /// operand from outside the group is a scalar constant, or laid out as X, as
 /// one of X's rows or as one element; no op between the group and the LayerNorm
-/// writes a global (whose old value the group may read).
+/// writes a global (whose old value the group may read): no global store, no
+/// optimizer (planGlobals updates its global in place).
 Operation *Emitter::prologueGroupOf(onnx::LayerNormalizationOp ln) {
   Value x = ln->getOperand(0);
   Operation *groupRoot = x.getDefiningOp();
@@ -65,8 +66,11 @@ Operation *Emitter::prologueGroupOf(onnx::LayerNormalizationOp ln) {
       if (isView(user))
         readers.push_back(user->getResult(0));
     }
+  // A global store, or an optimizer, which updates its global in place
+  // (planGlobals), between the group and the LayerNorm.
   for (int64_t k = step.lookup(groupRoot) + 1; k < lnStep; ++k)
-    if (isa<ml_program::GlobalStoreOp>(ops[static_cast<size_t>(k - 1)]))
+    if (isa<ml_program::GlobalStoreOp, onnx::AdamWOptimizerOp,
+            onnx::SGDOptimizerOp>(ops[static_cast<size_t>(k - 1)]))
       return nullptr;
   llvm::ArrayRef<int64_t> shape = shapeOf(x);
   int64_t axis = axisOf(x, intAttr(ln, "axis", -1));

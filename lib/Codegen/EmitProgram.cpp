@@ -275,6 +275,16 @@ void Emitter::planValues() {
   }
 }
 
+int64_t Emitter::runStep(Operation *op) {
+  while (fusedInto.count(op))
+    op = fusedInto.lookup(op);
+  // A LayerNorm prologue reads its group's operands at the LayerNorm; a GEMM
+  // epilogue's only operand, the product, is never stored.
+  if (Operation *by = absorbedBy.lookup(op))
+    return std::max(step.lookup(op), step.lookup(by));
+  return step.lookup(op);
+}
+
 void Emitter::absorbGroup(Operation *by, Operation *groupRoot) {
   absorbedGroup[by] = elementwiseGroupOf(groupRoot);
   absorbedBy[groupRoot] = by;
@@ -354,15 +364,7 @@ LogicalResult Emitter::planMemory() {
 
   // Lifetimes of arena values (roots), in steps.
   auto useStep = [&](Operation *user) -> int64_t {
-    if (isa<func::ReturnOp>(user))
-      return endStep;
-    while (fusedInto.count(user))
-      user = fusedInto.lookup(user);
-    // A LayerNorm prologue reads its group's operands at the LayerNorm (a
-    // GEMM epilogue's only operand, the product, is never stored).
-    if (Operation *by = absorbedBy.lookup(user))
-      return std::max(step.lookup(user), step.lookup(by));
-    return step.lookup(user);
+    return isa<func::ReturnOp>(user) ? endStep : runStep(user);
   };
   llvm::MapVector<Value, BufferLifetime> live;
   auto touch = [&](Value r, int64_t first, int64_t last) {

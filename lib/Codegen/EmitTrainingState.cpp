@@ -149,7 +149,7 @@ LogicalResult Emitter::planGlobals() {
   for (Operation *op : ops)
     for (Value in : op->getOperands())
       if (auto load = root(in).getDefiningOp<ml_program::GlobalLoadOp>()) {
-        int64_t loaded = step.lookup(load), read = step.lookup(op);
+        int64_t loaded = step.lookup(load), read = runStep(op);
         bool stale =
             llvm::any_of(writeSteps.lookup(globalOf(load)),
                          [&](int64_t w) { return w > loaded && w < read; });

@@ -274,6 +274,10 @@ private:
   llvm::DenseMap<Operation *, llvm::SmallVector<Operation *>> absorbedGroup;
   llvm::DenseMap<Operation *, Operation *> absorbedBy;
   void absorbGroup(Operation *by, Operation *groupRoot);
+  /// The step at which `op`'s code runs, and so reads its operands: its own;
+  /// for an op fused into a later one (fusedInto), that one's; for an op of
+  /// an absorbed group, the later of its root's and the absorbing op's.
+  int64_t runStep(Operation *op);
   llvm::DenseMap<Operation *, int64_t> scratchBytes, scratchOffset;
   llvm::DenseMap<Value, int64_t> weightOffset;
   // addPacked's copies: (constant, variant) -> offset in weights.bin, and

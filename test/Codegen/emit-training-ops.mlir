@@ -9,6 +9,7 @@
 // RUN: hetpar-translate --emit-device-source %t/offset.mlir | FileCheck %s --check-prefix=OFFSET
 // RUN: hetpar-translate --emit-device-source %t/state-order.mlir | FileCheck %s --check-prefix=STATE
 // RUN: %expect-exit 1 hetpar-translate --emit-device-source %t/stale-read.mlir 2>&1 | FileCheck %s --check-prefix=STALE
+// RUN: hetpar-translate --emit-device-source %t/prologue-global.mlir | FileCheck %s --check-prefix=PROGLOBAL
 
 //--- ops.mlir
 // CHECK: // BatchNormalization bn
@@ -92,5 +93,39 @@ module {
     ml_program.global_store @m = %b : tensor<4xf32>
     %d = onnx.Mul(%a, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
     return %d : tensor<4xf32>
+  }
+}
+
+//--- prologue-global.mlir
+// A residual Add that reads a parameter is no LayerNorm prologue when an
+// optimizer (which updates the parameter in place, its store after the
+// LayerNorm emitting nothing) or a global store runs between it and the
+// LayerNorm: the prologue would read the new value. The Adds keep their
+// kernels, before the update.
+// PROGLOBAL: HP_KERNEL(k0_Add,
+// PROGLOBAL: HP_KERNEL(k1_Add,
+// PROGLOBAL: hp_launch(ctx, k0_Add,
+// PROGLOBAL: hp_launch(ctx, hp_sgd
+// PROGLOBAL: hp_pro_none());
+// PROGLOBAL: hp_launch(ctx, k1_Add,
+// PROGLOBAL: hp_copy_launch<float>(
+// PROGLOBAL: hp_pro_none());
+module {
+  ml_program.global private mutable @w(dense<0.5> : tensor<2x4xf32>) : tensor<2x4xf32>
+  ml_program.global private mutable @m(dense<0.0> : tensor<2x4xf32>) : tensor<2x4xf32>
+  func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %step: tensor<i64> {onnx.name = "step"}) -> (tensor<2x4xf32> {onnx.name = "y"}, tensor<2x4xf32> {onnx.name = "z"}) {
+    %s = onnx.Constant dense<1.0> : tensor<4xf32>
+    %lr = onnx.Constant dense<0.1> : tensor<f32>
+    %one = onnx.Constant dense<1.0> : tensor<f32>
+    %w = ml_program.global_load @w : tensor<2x4xf32>
+    %r = onnx.Add(%x, %w) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("residual_w")
+    %p = onnx.SGDOptimizer(%w, %x, %lr, %step, %one) : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<2x4xf32> loc("sgd")
+    %n = onnx.LayerNormalization(%r, %s) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("ln_w")
+    ml_program.global_store @w = %p : tensor<2x4xf32>
+    %m = ml_program.global_load @m : tensor<2x4xf32>
+    %q = onnx.Add(%x, %m) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("residual_m")
+    ml_program.global_store @m = %x : tensor<2x4xf32>
+    %o = onnx.LayerNormalization(%q, %s) {axis = -1 : i64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> loc("ln_m")
+    return %n, %o : tensor<2x4xf32>, tensor<2x4xf32>
   }
 }

@@ -194,13 +194,15 @@ static int hp_pool_cudnn(hp_ctx *ctx, int nsp, int64_t planes, hp_dims inSp,
   const int type = hp_gpu_types<T>::cudnn;
   if (type < 0 || !ctx->dnn || !ctx->plans || nsp < 2 || nsp > 3)
     return 1;
-  int64_t elements = planes;
+  // cuDNN's dims and strides are int: inputs and outputs below 2^30.
+  int64_t inElements = planes, outElements = planes;
   for (int d = 0; d < nsp; ++d) {
     if (dilation.v[d] != 1 || padBegin.v[d] != padEnd.v[d])
       return 1;
-    elements *= inSp.v[d];
+    inElements *= inSp.v[d];
+    outElements *= outSp.v[d];
   }
-  if (elements >= (1 << 30))
+  if (inElements >= (1 << 30) || outElements >= (1 << 30))
     return 1;
   const cudnnPoolingMode_t mode =
       MAX ? CUDNN_POOLING_MAX
