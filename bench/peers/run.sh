@@ -64,22 +64,7 @@ for m in mlp gpt2 bert llama vit resnet18; do
 done
 # Throughput shapes: each input repeated along dimension 0 to a batch of 32.
 for m in mlp gpt2 bert llama vit resnet18; do
-  args=$(/usr/bin/python3 - "$root/examples/models/$m" "$work/$m-b32" <<'PY'
-import glob, sys
-import numpy as np
-import onnx
-src, dst = sys.argv[1], sys.argv[2]
-names = [i.name for i in onnx.load(src + "/model-dynamic.onnx", load_external_data=False).graph.input]
-files, shapes = [], []
-for k, path in enumerate(sorted(glob.glob(src + "/input_*.npy"))):
-    a = np.load(path)
-    a = np.concatenate([a] * (32 // a.shape[0]), axis=0)
-    np.save("%s_input_%d.npy" % (dst, k), a)
-    files.append("%s_input_%d.npy" % (dst, k))
-    shapes.append("--input-shape=%s=%s" % (names[k], "x".join(map(str, a.shape))))
-print(",".join(files), " ".join(shapes))
-PY
-  )
+  args=$(/usr/bin/python3 "$root/bench/lib/batch_inputs.py" "$root/examples/models/$m" "$work/$m-b32")
   names+=("$m-b32")
   models+=("$root/examples/models/$m/model-dynamic.onnx")
   inputs+=("${args%% *}")
