@@ -25,6 +25,9 @@
 // NOTPLUGIN: hetpar-opt: error: cannot load pass plugin '{{.*}}CMakeCache.txt': Could not load library
 // RUN: %expect-exit 1 %t/install/bin/hetpar-opt --load-pass-plugin %t/missing.so %s 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: hetpar-opt: error: cannot load pass plugin '{{.*}}missing.so'
+// The same from a response file.
+// RUN: echo "--load-pass-plugin=%t/missing.so" > %t/args.rsp
+// RUN: %expect-exit 1 %t/install/bin/hetpar-opt @%t/args.rsp %s 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // By hand: MatMul 1x4 by 4x8 = 2*1*8*4 = 64 FLOP, Relu on 8 elements = 8; total 72.
 // CHECK: func.func @mlp{{.*}} attributes {example.total_flops = 72 : i64}

@@ -18,18 +18,27 @@
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 /// Loads every --load-pass-plugin / --load-dialect-plugin of the command
-/// line once, so that one that cannot load is an error: MlirOptMain prints
-/// "Request ignored" and goes on with exit status 0 (a pipeline naming the
-/// plugin's passes would then fail with a less clear message, and one that
-/// does not would silently run without them). Returns false after printing
-/// the reason.
+/// line (response files included) once, so that one that cannot load is an
+/// error: MlirOptMain prints "Request ignored" and goes on with exit status 0
+/// (a pipeline naming the plugin's passes would then fail with a less clear
+/// message, and one that does not would silently run without them). Returns
+/// false after printing the reason.
 static bool checkPlugins(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef arg = argv[i];
+  // As MlirOptMain will see them: @file response files expanded (an
+  // expansion error is left for it to report).
+  llvm::BumpPtrAllocator alloc;
+  llvm::StringSaver saver(alloc);
+  llvm::SmallVector<const char *> args(argv, argv + argc);
+  (void)llvm::cl::ExpandResponseFiles(saver, llvm::cl::TokenizeGNUCommandLine,
+                                      args);
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
     bool dialect = arg.consume_front("--load-dialect-plugin") ||
                    arg.consume_front("-load-dialect-plugin");
     if (!dialect && !arg.consume_front("--load-pass-plugin") &&
@@ -38,8 +47,8 @@ static bool checkPlugins(int argc, char **argv) {
     std::string path;
     if (arg.consume_front("="))
       path = arg.str();
-    else if (arg.empty() && i + 1 < argc)
-      path = argv[++i];
+    else if (arg.empty() && i + 1 < args.size())
+      path = args[++i];
     else
       continue; // another option with this prefix: MlirOptMain reports it
     llvm::Error err = dialect ? mlir::DialectPlugin::load(path).takeError()
