@@ -291,7 +291,10 @@ LogicalResult Unroller::runDirection(int64_t d, Value &y, Value &lastH,
 
 LogicalResult Unroller::checkShapes() {
   Value xv = operand(0);
-  auto xs = llvm::dyn_cast<RankedTensorType>(xv ? xv.getType() : Type());
+  if (!xv) // required; ONNX's schema check runs only for the opsets it knows
+    return op.emitError() << r.kind << " needs input 0 ('X'), which the node "
+                          << "does not give";
+  auto xs = llvm::dyn_cast<RankedTensorType>(xv.getType());
   if (!xs || !xs.hasStaticShape() || xs.getRank() != 3)
     return op.emitError() << r.kind << " needs an input X of rank 3 with a "
                           << "static shape";
