@@ -289,6 +289,11 @@ LogicalResult Unroller::runDirection(int64_t d, Value &y, Value &lastH,
   return success(y && lastH);
 }
 
+/// The longest sequence a recurrence is unrolled over: 65536 steps, each a
+/// few tens of ops (about 2 million ops; sequences of real exports are
+/// hundreds to thousands of steps).
+static constexpr int64_t kMaxUnrolledSteps = 65536;
+
 LogicalResult Unroller::checkShapes() {
   Value xv = operand(0);
   if (!xv) // required; ONNX's schema check runs only for the opsets it knows
@@ -303,6 +308,13 @@ LogicalResult Unroller::checkShapes() {
   if (xs.getDimSize(r.batchFirst ? 1 : 0) < 1)
     return op.emitError() << r.kind << " needs a sequence of at least one "
                           << "step, not X of type " << xs;
+  // Each step becomes a few tens of ops: a sequence of 620 million steps
+  // (found by the onnx-mutate fuzzer) asked for gigabytes before any check.
+  if (xs.getDimSize(r.batchFirst ? 1 : 0) > kMaxUnrolledSteps)
+    return op.emitError() << r.kind << " over "
+                          << xs.getDimSize(r.batchFirst ? 1 : 0)
+                          << " steps: recurrences are unrolled step by step, "
+                          << "at most " << kMaxUnrolledSteps << " steps";
   SmallVector<int64_t> state = r.batchFirst ? SmallVector<int64_t>{B, D, H}
                                             : SmallVector<int64_t>{D, B, H};
   struct Expected {
