@@ -18,8 +18,9 @@
 #   also read the ONNX backend test suite's models; new inputs go to
 #   $HETPAR_FUZZ_DIR/corpus-HARNESS, the seeds are never modified) and prints
 #   the executions, the coverage and the crashes. Exit status 0 when nothing
-#   crashed, leaked or hung (one input running over 10 s is a hang); a
-#   crashing input is left in $HETPAR_FUZZ_DIR/crash-* (add it to the seed
+#   crashed, leaked or hung (one input running over 10 s is a hang, one over 2 GB
+#   out of memory); a failing input is left in $HETPAR_FUZZ_DIR/crash-*
+#   (leak-*, timeout-*, oom-*) (add it to the seed
 #   corpus once fixed: a regression input). To rerun saved inputs without
 #   libFuzzer: build/bin/hetpar-fuzz-replay-HARNESS PATH... (Replay.cpp).
 set -euo pipefail
@@ -158,12 +159,15 @@ status=0
 # not in Debian's libMLIR, so user poisoning is off (scripts/run-tests.sh).
 asan=${ASAN_OPTIONS:-}
 [[ $kind == compiler ]] && asan="${asan:+$asan:}detect_odr_violation=0:allow_user_poisoning=0"
+started=$SECONDS
 (cd "$out" && ASAN_OPTIONS=$asan "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "$@" "$corpus" "${seed_dirs[@]}") > "$log" 2>&1 || status=$?
+# The time it ran: less than SECONDS when an input stopped the campaign.
+elapsed=$((SECONDS - started))
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
-crashes=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \) | wc -l)
-echo "$harness: ${runs:-0} executions in ${seconds} s, coverage ${cov:-0} edges, status $status, $crashes crash/leak/timeout files in $out"
+crashes=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+echo "$harness: ${runs:-0} executions in ${elapsed} s, coverage ${cov:-0} edges, status $status, $crashes crash/leak/timeout/oom files in $out"
 if [[ $status -ne 0 ]]; then
   grep -m5 -E 'ERROR|runtime error|SUMMARY' "$log" || tail -20 "$log"
 fi
