@@ -1,6 +1,6 @@
 //===- DistPartition.cpp - hetpar-dist-partition --------------------------===//
 //
-// Splits a model in the global form (hetpar-dist-apply-plan's: dist.stage
+// Splits a model in the global form (hetpar-dist-global-form's: dist.stage
 // regions, dist.op_sharding, dist.transfer) into one function per device in
 // the local form of the dist dialect (Passes.td describes the result).
 // Mechanism only: every decision comes from the IR; the sharding rules
@@ -335,7 +335,7 @@ LogicalResult Partitioner::applyCollective(Device &d, Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult Partitioner::run() {
-  // The global form (hetpar-dist-apply-plan) flat, each op marked with its
+  // The global form (hetpar-dist-global-form) flat, each op marked with its
   // stage, before anything reads the ops.
   if (failed(flattenGlobalForm()))
     return failure();
@@ -381,7 +381,7 @@ LogicalResult Partitioner::run() {
     if (failed(partitionDevice(d)))
       return failure();
 
-  // The mesh (hetpar-dist-apply-plan's) stays; the annotated graph goes.
+  // The mesh (hetpar-dist-global-form's) stays; the annotated graph goes.
   module->setAttr(dist::kMicrobatchesAttrName,
                   b.getI64IntegerAttr(microbatches));
   recordGraphInputs();

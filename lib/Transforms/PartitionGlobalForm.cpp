@@ -1,6 +1,6 @@
 //===- PartitionGlobalForm.cpp - hetpar-dist-partition's input -----------===//
 //
-// How hetpar-dist-partition reads the global form (hetpar-dist-apply-plan's):
+// How hetpar-dist-partition reads the global form (hetpar-dist-global-form's):
 // its stages inlined into the model function, each op marked with its stage,
 // and its transfers' layouts checked against the plan's stages. Partitioner.h
 // declares the members.
@@ -25,7 +25,7 @@ LogicalResult Partitioner::flattenGlobalForm() {
     else if (!isa<func::ReturnOp, onnx::ConstantOp, onnx::NoValueOp>(op))
       return op.emitError() << "partition: op " << describeOp(&op)
                             << " is outside every dist.stage: the partition "
-                               "takes the global form (hetpar-dist-apply-plan)";
+                               "takes the global form (hetpar-dist-global-form)";
   }
   for (auto [s, st] : llvm::enumerate(stageOps)) {
     if (st.getIndexAttr().getInt() != static_cast<int64_t>(s))

@@ -3,7 +3,7 @@
 // The model function, op names for diagnostics, and what an op's
 // dist.op_sharding makes of its operands and results on a
 // tensor-parallel group: the one reading of an op sharding shared by
-// hetpar-dist-apply-plan (the layouts its transfers name) and
+// hetpar-dist-introduce-transfers (the layouts its transfers name) and
 // hetpar-dist-partition (the layouts it builds). Partitioner.h declares them.
 //
 //===----------------------------------------------------------------------===//

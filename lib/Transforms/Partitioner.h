@@ -4,7 +4,8 @@
 // the pass), shared by the files that implement it: DistPartition.cpp (the
 // plan, one op, the module), PartitionGlobalForm.cpp (reading the global
 // form), PartitionSplits.cpp (what an
-// op's sharding makes of its values, shared with hetpar-dist-apply-plan),
+// op's sharding makes of its values, shared with
+// hetpar-dist-introduce-transfers),
 // PartitionLayouts.cpp (local values and their
 // conversions), PartitionDevice.cpp (one device's program and the
 // transfers between stages), PartitionTraining.cpp (what a training plan
@@ -85,8 +86,14 @@ std::string describeOp(Operation *op);
 /// with an error at the module naming `pass` otherwise.
 FailureOr<func::FuncOp> modelFunction(ModuleOp module, StringRef pass);
 
+/// The module's `dist.mesh @mesh`, created first in the module from the
+/// plan's devices in plan order (the process ranks) when it has none
+/// (DistApplyPlan.cpp; hetpar-dist-introduce-transfers and
+/// hetpar-dist-apply-plan both need it).
+dist::MeshOp getOrCreatePlanMesh(ModuleOp module, const PlanAnnotation &plan);
+
 // What an op's dist.op_sharding makes of its values (PartitionSplits.cpp):
-// the one reading of hetpar-dist-apply-plan and hetpar-dist-partition.
+// the one reading of hetpar-dist-introduce-transfers and hetpar-dist-partition.
 
 /// The op's dist.op_sharding as the simulator reads a plan's (none without
 /// one).

@@ -1,5 +1,5 @@
 //===- Pipelines.cpp - pass pipelines and registration
-//----------------------===//
+//---------------------===//
 #include "hetpar/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -32,6 +32,11 @@ void hetpar::buildToStaticPipeline(OpPassManager &pm,
     pm.addPass(createVerifyStaticShapesPass());
 }
 
+void hetpar::buildGlobalFormPipeline(OpPassManager &pm) {
+  pm.addPass(createDistIntroduceTransfersPass());
+  pm.addPass(createDistApplyPlanPass());
+}
+
 void hetpar::registerAllHetParPasses() {
   registerHetParPasses();
   PassPipelineRegistration<ToStaticPipelineOptions>(
@@ -40,4 +45,9 @@ void hetpar::registerAllHetParPasses() {
       "folding, LSTM/GRU/RNN unrolling, Identity/Dropout removal, "
       "canonicalization, static check",
       buildToStaticPipeline);
+  PassPipelineRegistration<>(
+      "hetpar-dist-global-form",
+      "Put a model annotated with a plan into the dist dialect's global form: "
+      "a dist.transfer per value between stages, a dist.stage per stage",
+      buildGlobalFormPipeline);
 }

@@ -1,7 +1,7 @@
-// RUN: hetpar-opt %s --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
-// RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
-// RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
-// RUN: hetpar-opt %S/Inputs/dist-partition-local-io-passthrough.mlir --split-input-file --hetpar-dist-apply-plan --hetpar-dist-partition=local-io=true --verify-diagnostics | FileCheck %s --check-prefix=PASSTHROUGH
+// RUN: hetpar-opt %s --split-input-file --hetpar-dist-global-form --hetpar-dist-partition --hetpar-dist-verify-exchanges --verify-diagnostics | FileCheck %s
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io.mlir --hetpar-dist-global-form --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=LOCAL
+// RUN: hetpar-opt %S/Inputs/dist-partition-tensor-training.mlir --hetpar-dist-global-form --hetpar-dist-partition=local-io=true | FileCheck %s --check-prefix=TRAIN
+// RUN: hetpar-opt %S/Inputs/dist-partition-local-io-passthrough.mlir --split-input-file --hetpar-dist-global-form --hetpar-dist-partition=local-io=true --verify-diagnostics | FileCheck %s --check-prefix=PASSTHROUGH
 
 // A training plan with tensor parallelism (docs/training.md, "Tensor-parallel
 // training"). The replicated input of the column-parallel Gemm enters the
@@ -413,7 +413,7 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   ^bb0(%a: tensor<2x4xf32>):
     dist.yield %a : tensor<2x4xf32>
   } : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{op 'Relu' is outside every dist.stage: the partition takes the global form (hetpar-dist-apply-plan)}}
+  // expected-error @+1 {{op 'Relu' is outside every dist.stage: the partition takes the global form (hetpar-dist-global-form)}}
   %e = onnx.Relu(%h) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %e : tensor<2x4xf32>
 }

@@ -524,7 +524,7 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   PassManager partition(planned.getContext());
   DistPartitionPassOptions local;
   local.localIo = true;
-  partition.addPass(createDistApplyPlanPass());
+  buildGlobalFormPipeline(partition);
   partition.addPass(createDistPartitionPass(local));
   if (failed(applyPassManagerCLOptions(partition)) ||
       failed(partition.run(planned)))

@@ -976,7 +976,7 @@ static int compileTrainingPlan(ModuleOp module, hetpar::FloatMode floatMode,
 }
 
 /// Code generation for a plan: annotate, the global form
-/// (hetpar-dist-apply-plan), partition (hetpar-dist-partition),
+/// (hetpar-dist-global-form), partition (hetpar-dist-partition),
 /// check the exchanges, one program per device. OUT is complete or absent.
 static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
                        const hetpar::Cluster &cluster, std::string planText,
@@ -996,7 +996,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
   if (plan.mode == hetpar::Mode::Training)
     return compileTrainingPlan(module, floatMode, inputsRead, std::move(files));
   PassManager pm(module.getContext());
-  pm.addPass(hetpar::createDistApplyPlanPass());
+  hetpar::buildGlobalFormPipeline(pm);
   pm.addPass(hetpar::createDistPartitionPass());
   pm.addPass(hetpar::createDistVerifyExchangesPass());
   addCodegenRewrites(pm);

@@ -45,9 +45,11 @@ struct ToStaticPipelineOptions
 void buildToStaticPipeline(mlir::OpPassManager &pm,
                            const ToStaticPipelineOptions &options);
 
-/// Registers every mechanism pass and pipeline of this library with the
-/// global registry (for hetpar-opt and plugins); the search's passes register
-/// with hetpar::registerHetParSearchPasses (hetpar/Search/Passes.h).
+/// The `hetpar-dist-global-form` pipeline: a model annotated with a plan
+/// into the dist dialect's global form (hetpar-dist-introduce-transfers, then
+/// hetpar-dist-apply-plan), which hetpar-dist-partition takes.
+void buildGlobalFormPipeline(mlir::OpPassManager &pm);
+
 /// What is wrong with hetpar-train-optimizer's options (an unknown optimizer
 /// or schedule, a learning rate, betas, eps, momentum, clipping, warm-up or
 /// accumulation out of range), as "unknown optimizer 'x' (adamw, sgd,
@@ -55,6 +57,9 @@ void buildToStaticPipeline(mlir::OpPassManager &pm,
 /// (which reads the optimizer's state) check with it.
 std::string trainOptimizerOptionsError(const TrainOptimizerPassOptions &o);
 
+/// Registers every mechanism pass and pipeline of this library with the
+/// global registry (for hetpar-opt and plugins); the search's passes register
+/// with hetpar::registerHetParSearchPasses (hetpar/Search/Passes.h).
 void registerAllHetParPasses();
 
 #define GEN_PASS_REGISTRATION

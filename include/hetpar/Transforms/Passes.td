@@ -456,41 +456,71 @@ def DistReduceGradientsPass
                            "hetpar::onnx::ONNXDialect"];
 }
 
-def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
-  let summary = "Put an annotated model into the global form: stages and transfers";
+def DistIntroduceTransfersPass
+    : Pass<"hetpar-dist-introduce-transfers", "mlir::ModuleOp"> {
+  let summary = "Route every value between pipeline stages through a dist.transfer";
   let description = [{
-    Applies the plan written onto the module (`dist.plan` on the module,
-    `dist.stage_id` and `dist.op_sharding` on ops: what hetpar-search-plan,
-    hetpar-compile or a hand-written plan leaves) as the global form of the
-    dist dialect, which hetpar-dist-partition splits per device:
+    The first step of the global form, on a model annotated with a plan
+    (`dist.plan` on the module, `dist.stage_id` and `dist.op_sharding` on
+    ops: what hetpar-search-plan, hetpar-compile or a hand-written plan
+    leaves):
 
     - a `dist.mesh @mesh` of the plan's devices in plan order (the process
-      ranks), first in the module;
-    - the model function's ops moved into one `dist.stage` per pipeline
-      stage, in stage order, on the stage's devices. A stage takes as
-      operands the graph inputs, constants and earlier stages' values that
-      its ops read, and yields what later stages or the function's return
-      read. Ops keep their `dist.op_sharding` and lose `dist.stage_id` (the
-      stage says it); shapes stay global;
-    - a `dist.transfer` for each value that goes from one stage to another,
-      one per receiving stage. Its source is the layout the producing stage
-      leaves the value in and its target the layout the receiving stage
-      takes it in, over each stage's devices as its replicas (`replicas` =
-      the stage's data parallelism): replicated, or, where every user in the
-      one receiving stage wants it split along the dimension its producer
+      ranks), first in the module, unless the module has one;
+    - a `dist.transfer` right after each op for each of its results and each
+      other stage that reads it, the users in that stage reading the
+      transfer. Its source is the layout the producing stage leaves the
+      value in and its target the layout the receiving stage takes it in,
+      over each stage's devices as its replicas (`replicas` = the stage's
+      data parallelism): replicated, or, where every user in the one
+      receiving stage wants it split along the dimension its producer
       leaves it split (exitSplit, the simulator's answer too), split with
       each tensor-parallel device's extent. The value then travels in the
-      overlaps of the two splits, and nothing is gathered.
+      overlaps of the two splits, and nothing is gathered. Graph outputs,
+      graph inputs and constants need no transfer.
 
-    A model already in the global form is left as it is. A pass of the
-    user's may rewrite the global form before the partition:
-    a transfer made replicated is gathered where it leaves; one made split
-    is sent in pieces if its producer leaves it in that split.
+    A model with a `dist.transfer` or a `dist.stage` already (a user's) is
+    left as it is: a pass of the user's may rewrite the transfers before
+    hetpar-dist-apply-plan. A transfer made replicated is gathered where it
+    leaves; one made split is sent in pieces if its producer leaves it in
+    that split.
+
+    Fails with an error at the op: one that reads a value of a later stage;
+    at the module: no plan, or not one model function.
+  }];
+  let dependentDialects = ["hetpar::dist::DistDialect"];
+}
+
+def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
+  let summary = "Put an annotated model into the global form: a dist.stage per stage";
+  let description = [{
+    Forms the stages of the plan written onto the module (`dist.plan`,
+    `dist.stage_id` and `dist.op_sharding` on ops), whose values between
+    stages go through `dist.transfer` (hetpar-dist-introduce-transfers),
+    into the global form of the dist dialect, which hetpar-dist-partition
+    splits per device (the pipeline `hetpar-dist-global-form` runs both
+    steps):
+
+    - the `dist.mesh @mesh` of the plan's devices (as
+      hetpar-dist-introduce-transfers makes it) unless the module has one;
+    - the model function's ops moved into one `dist.stage` per pipeline
+      stage, in stage order, on the stage's devices. A stage takes as
+      operands the graph inputs, constants and transfers that its ops read,
+      and yields what later stages or the function's return read. Ops keep
+      their `dist.op_sharding` and lose `dist.stage_id` (the stage says it);
+      shapes stay global;
+    - each `dist.transfer` between the stage it leaves and the one it
+      enters, reading the producing stage's result.
+
+    A model already in the global form is left as it is.
 
     Fails with an error at the op: an op without a `dist.stage_id` (other
-    than constants), one naming a stage the plan does not have, one that
-    reads a value of a later stage, one with regions (which the partition
-    does not split); at the module: no plan, or not one model function.
+    than constants and transfers), one naming a stage the plan does not
+    have, one that reads a value of a later stage, one that reads a value
+    of another stage without a transfer, one with regions (which the
+    partition does not split); a transfer that does not carry a value of
+    one stage to the ops of one later stage; at the module: no plan, or not
+    one model function.
   }];
   let dependentDialects = ["hetpar::dist::DistDialect",
                            "mlir::func::FuncDialect"];
@@ -499,7 +529,7 @@ def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
 def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   let summary = "Split an annotated model into one program per device";
   let description = [{
-    Splits a model in the global form (hetpar-dist-apply-plan: a
+    Splits a model in the global form (hetpar-dist-global-form: a
     `dist.stage` per stage of the module's `dist.plan`, `dist.op_sharding` on
     sharded ops, a `dist.transfer` per value between stages, the
     `dist.mesh @mesh`) and replaces the model function by one function per
