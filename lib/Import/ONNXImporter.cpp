@@ -808,13 +808,29 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   // A standard operator must exist at the model's opset (an Einsum in an
   // opset-1 model has no schema, so ONNX's checks of its attributes never
   // ran and its equation was missing; ONNX Runtime refuses such a node too).
-  if (standardOp && !::onnx::OpSchemaRegistry::Schema(
-                        node.op_type(), static_cast<int>(*version), ""))
+  const ::onnx::OpSchema *schema =
+      standardOp ? ::onnx::OpSchemaRegistry::Schema(
+                       node.op_type(), static_cast<int>(*version), "")
+                 : nullptr;
+  if (standardOp && !schema)
     return emitError(loc) << display << ": operator '"
                           << printable(node.op_type())
                           << "' is not defined at opset " << *version
                           << " of the default domain (the model's "
                              "opset_import)";
+  // Its required attributes are there: the ops' shape rules read them (an
+  // Einsum of opset 15 without its equation was read as a null attribute;
+  // found by the onnx fuzzer). Beyond libonnx's opsets the schema is the
+  // newest it knows; no required attribute of ONNX has become optional since.
+  if (schema)
+    for (const auto &[name, attr] : schema->attributes())
+      if (attr.required &&
+          llvm::none_of(node.attribute(), [&](const auto &a) {
+            return a.name() == name;
+          }))
+        return emitError(loc) << display << ": required attribute '" << name
+                              << "' is missing (ONNX's definition of "
+                              << printable(node.op_type()) << ")";
   FailureOr<SmallVector<Value>> results = failure();
   if (defaultDomain) {
     const auto &special = getSpecialImporters();
