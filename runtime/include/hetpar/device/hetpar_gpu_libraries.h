@@ -476,14 +476,17 @@ static void hp_lt_make(hp_ctx *ctx, hp_lt_plan &p, cudaDataType dt, int ta,
 /// cuBLAS, the column-major product C^T = op(B)^T op(A)^T (C^T is N x M, so
 /// the bias is a value per row of C^T, which is what the epilogue
 /// broadcasts). The plan is per shape, alignment of A, B and C, and
-/// epilogue. Returns 0 when it ran, non-zero when cuBLASLt declined (no
-/// algorithm, a status other than success) before anything ran: the caller
-/// then takes the cuBLAS path.
+/// epilogue; a bias must be 16-byte aligned (cuBLASLt has no preference for
+/// the bias's alignment, and Marian NMT found its epilogue failing on A100
+/// below 16 bytes; a bias sliced at an odd offset of a weight takes the
+/// cuBLAS path). Returns 0 when it ran, non-zero when cuBLASLt declined (no
+/// algorithm, a status other than success, a bias aligned less) before
+/// anything ran: the caller then takes the cuBLAS path.
 template <typename T>
 static int hp_gemm_lt(HP_GEMM_PARAMS(T), const T *bias, int act) {
   const int type = hp_gpu_types<T>::cuda;
   if (type < 0 || !ctx->lt || !ctx->plans || batch != 1 || M == 0 || N == 0 ||
-      K == 0)
+      K == 0 || (uintptr_t)bias % 16)
     return 1;
   const uint32_t align[3] = {hp_lt_alignment(A), hp_lt_alignment(B),
                              hp_lt_alignment(C)};
