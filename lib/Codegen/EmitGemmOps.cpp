@@ -265,8 +265,8 @@ LogicalResult Emitter::emitConv(Operation *op) {
   std::string cols =
       pointwise ? "(" + st + " *)0" : "((" + st + " *)" + scratch(op) + ")";
   call(llvm::formatv(
-      "hp_conv_nd_launch<{0}, {1}>(ctx, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-      "{9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18})",
+      "hp_conv_nd_launch<{0}, {1}>(ctx, hp_conv_nd{{{2}, {3}, {4}, {5}, {6}, "
+      "{7}, {8}, {9}, {10}, {11}, {12}}, {13}, {14}, {15}, {16}, {17}, {18})",
       st, accType(elt), N, G, Cg, Mg, nsp, hpDims(inSp), hpDims(outSp),
       hpDims(k), hpDims(win.stride), hpDims(win.padBegin), hpDims(win.dilation),
       pointwise ? "true" : "false", epilogue, ptr(X), ptr(W), ptr(Y), cols));

@@ -3170,6 +3170,34 @@ template <> int hp_gemm<hp_bf16, float>(HP_GEMM_PARAMS(hp_bf16)) {
 }
 #endif
 
+/// A convolution as cuDNN's N-d API describes it (PyTorch describes every
+/// convolution so): N images, G groups of Cg input and Mg output channels,
+/// `nsp` spatial dimensions (up to HP_MAX_RANK - 2) of extents `in` and
+/// `out`, kernel `k`, `stride`, `pad` before each dimension and `dilation`.
+/// cuDNN pads both ends by `pad` (it has no other padding); im2col
+/// (hp_conv_im2col) reads only the beginning's. The two agree wherever the
+/// output extents do, which hp_conv_cudnn checks.
+struct hp_conv_nd {
+  int64_t N, G, Cg, Mg;
+  int nsp;
+  hp_dims in, out, k, stride, pad, dilation;
+};
+
+/// `s` as an hp_conv_nd (2 spatial dimensions; the begin padding).
+static inline hp_conv_nd hp_conv_nd_of(const hp_conv2d_shape &s) {
+  return hp_conv_nd{s.N,
+                    s.G,
+                    s.Cg,
+                    s.Mg,
+                    2,
+                    hp_dims{{s.H, s.W}},
+                    hp_dims{{s.OH, s.OW}},
+                    hp_dims{{s.kH, s.kW}},
+                    hp_dims{{s.sH, s.sW}},
+                    hp_dims{{s.pH, s.pW}},
+                    hp_dims{{s.dH, s.dW}}};
+}
+
 // The cuBLASLt and cuDNN paths of the GPU kernels, with their plans
 // (hetpar_gpu_libraries.h).
 #include "hetpar/device/hetpar_gpu_libraries.h"
@@ -4857,37 +4885,33 @@ static void hp_conv_epilogue_pass(hp_ctx *ctx, hp_conv_epilogue<T> epi,
               outPlane, y);
 }
 
-/// A convolution of `nsp` spatial dimensions (NC..., groups) finished by
-/// `epi`, per image and group as im2col into `cols` ([Cg * prod(k),
-/// prod(out)]; unused when `pointwise`: the GEMM reads x as it is) and one
-/// GEMM, then one pass of the epilogue. Returns 0, or non-zero with
-/// ctx->error set (a GEMM failure).
+/// A convolution `s` (NC..., groups) finished by `epi`, per image and group
+/// as im2col into `cols` ([Cg * prod(k), prod(out)]; unused when
+/// `pointwise`: the GEMM reads x as it is) and one GEMM, then one pass of the
+/// epilogue. Returns 0, or non-zero with ctx->error set (a GEMM failure).
 template <typename T, typename Acc>
-static int hp_conv_im2col(hp_ctx *ctx, int64_t N, int64_t G, int64_t Cg,
-                          int64_t Mg, int nsp, hp_dims inSp, hp_dims outSp,
-                          hp_dims k, hp_dims stride, hp_dims padBegin,
-                          hp_dims dilation, bool pointwise,
+static int hp_conv_im2col(hp_ctx *ctx, const hp_conv_nd &s, bool pointwise,
                           hp_conv_epilogue<T> epi, const T *x, const T *w,
                           T *y, T *cols) {
   int64_t inPlane = 1, outPlane = 1, kc = 1;
-  for (int d = 0; d < nsp; ++d) {
-    inPlane *= inSp.v[d];
-    outPlane *= outSp.v[d];
-    kc *= k.v[d];
+  for (int d = 0; d < s.nsp; ++d) {
+    inPlane *= s.in.v[d];
+    outPlane *= s.out.v[d];
+    kc *= s.k.v[d];
   }
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t g = 0; g < G; ++g) {
-      const T *xg = x + (n * G + g) * Cg * inPlane;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t g = 0; g < s.G; ++g) {
+      const T *xg = x + (n * s.G + g) * s.Cg * inPlane;
       if (!pointwise)
-        hp_im2col_launch<T>(ctx, nsp, inSp, outSp, k, stride, padBegin,
-                            dilation, Cg, kc, inPlane, outPlane, xg, cols);
-      if (hp_gemm<T, Acc>(ctx, 0, 0, Mg, outPlane, Cg * kc, 1.0f,
-                          w + g * Mg * Cg * kc, Cg * kc, 0,
+        hp_im2col_launch<T>(ctx, s.nsp, s.in, s.out, s.k, s.stride, s.pad,
+                            s.dilation, s.Cg, kc, inPlane, outPlane, xg, cols);
+      if (hp_gemm<T, Acc>(ctx, 0, 0, s.Mg, outPlane, s.Cg * kc, 1.0f,
+                          w + g * s.Mg * s.Cg * kc, s.Cg * kc, 0,
                           pointwise ? xg : cols, outPlane, 0, 0.0f,
-                          y + (n * G + g) * Mg * outPlane, outPlane, 0, 1))
+                          y + (n * s.G + g) * s.Mg * outPlane, outPlane, 0, 1))
         return 1;
     }
-  hp_conv_epilogue_pass<T, Acc>(ctx, epi, N, G * Mg, outPlane, y);
+  hp_conv_epilogue_pass<T, Acc>(ctx, epi, s.N, s.G * s.Mg, outPlane, y);
   return 0;
 }
 
@@ -4950,10 +4974,8 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
     return 0;
   }
 #endif
-  return hp_conv_im2col<T, Acc>(
-      ctx, s.N, s.G, s.Cg, s.Mg, 2, hp_dims{{s.H, s.W}}, hp_dims{{s.OH, s.OW}},
-      hp_dims{{s.kH, s.kW}}, hp_dims{{s.sH, s.sW}}, hp_dims{{s.pH, s.pW}},
-      hp_dims{{s.dH, s.dW}}, hp_conv2d_pointwise(s), epi, x, w, y, cols);
+  return hp_conv_im2col<T, Acc>(ctx, hp_conv_nd_of(s), hp_conv2d_pointwise(s),
+                                epi, x, w, y, cols);
 }
 
 /// A convolution of any number of spatial dimensions (`nsp`; hp_conv2d_launch
@@ -4961,26 +4983,19 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
 /// takes it (hp_conv_cudnn: 3-D), then one pass of the epilogue; else
 /// hp_conv_im2col. Returns 0, or non-zero with ctx->error set.
 template <typename T, typename Acc>
-static int hp_conv_nd_launch(hp_ctx *ctx, int64_t N, int64_t G, int64_t Cg,
-                             int64_t Mg, int nsp, hp_dims inSp, hp_dims outSp,
-                             hp_dims k, hp_dims stride, hp_dims padBegin,
-                             hp_dims dilation, bool pointwise,
+static int hp_conv_nd_launch(hp_ctx *ctx, const hp_conv_nd &s, bool pointwise,
                              hp_conv_epilogue<T> epi, const T *x, const T *w,
                              T *y, T *cols) {
 #if HP_CUDA
-  const hp_conv_nd s{N, G, Cg, Mg, nsp, inSp, outSp, k, stride, padBegin,
-                     dilation};
   if (hp_try_library([&] { return hp_conv_cudnn<T>(ctx, s, x, w, y); }) == 0) {
     int64_t outPlane = 1;
-    for (int d = 0; d < nsp; ++d)
-      outPlane *= outSp.v[d];
-    hp_conv_epilogue_pass<T, Acc>(ctx, epi, N, G * Mg, outPlane, y);
+    for (int d = 0; d < s.nsp; ++d)
+      outPlane *= s.out.v[d];
+    hp_conv_epilogue_pass<T, Acc>(ctx, epi, s.N, s.G * s.Mg, outPlane, y);
     return 0;
   }
 #endif
-  return hp_conv_im2col<T, Acc>(ctx, N, G, Cg, Mg, nsp, inSp, outSp, k, stride,
-                                padBegin, dilation, pointwise, epi, x, w, y,
-                                cols);
+  return hp_conv_im2col<T, Acc>(ctx, s, pointwise, epi, x, w, y, cols);
 }
 
 /// C = epi(C) over every element of the batch's M x N matrices (ldc values

@@ -264,31 +264,6 @@ struct hp_cudnn_conv_plan : hp_gpu_plan {
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
 };
 
-/// A convolution as cuDNN's N-d API describes it (PyTorch describes every
-/// convolution so): N images, G groups of Cg input and Mg output channels,
-/// `nsp` spatial dimensions (2 or 3) of extents `in` and `out`, kernel `k`,
-/// `stride`, `pad` at both ends (cuDNN has no other) and `dilation`.
-struct hp_conv_nd {
-  int64_t N, G, Cg, Mg;
-  int nsp;
-  hp_dims in, out, k, stride, pad, dilation;
-};
-
-/// `s` as an hp_conv_nd (2 spatial dimensions; the begin padding).
-static inline hp_conv_nd hp_conv_nd_of(const hp_conv2d_shape &s) {
-  return hp_conv_nd{s.N,
-                    s.G,
-                    s.Cg,
-                    s.Mg,
-                    2,
-                    hp_dims{{s.H, s.W}},
-                    hp_dims{{s.OH, s.OW}},
-                    hp_dims{{s.kH, s.kW}},
-                    hp_dims{{s.sH, s.sW}},
-                    hp_dims{{s.pH, s.pW}},
-                    hp_dims{{s.dH, s.dW}}};
-}
-
 /// The descriptors of `s` in `p` (false when cuDNN sizes the output
 /// otherwise than `s`, or a descriptor fails).
 template <typename T>
