@@ -434,6 +434,23 @@ FailureOr<std::string> Emitter::groupStatements(
   return ops;
 }
 
+std::string Emitter::emitGroupFunctor(llvm::StringRef prefix,
+                                      llvm::StringRef role, Operation *anchor,
+                                      llvm::ArrayRef<Operation *> group,
+                                      llvm::StringRef members,
+                                      llvm::StringRef signature,
+                                      llvm::StringRef body) {
+  std::string name = (prefix + llvm::Twine(kernelCount++)).str();
+  kernels << "// " << name << ": the " << role << " of "
+          << onnx::describeNode(anchor) << ":";
+  for (Operation *op : group)
+    kernels << " " << op->getName().stripDialect();
+  kernels << "\nstruct " << name << " {\n"
+          << members << "  HP_HD " << signature << " {\n"
+          << body << "    return t" << group.size() - 1 << ";\n  }\n};\n\n";
+  return name;
+}
+
 LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   llvm::SmallVector<Operation *> group = elementwiseGroupOf(rootOp);
   Value out = rootOp->getResult(0);

@@ -101,18 +101,12 @@ std::string Emitter::emitGemmEpilogue(Operation *gemm, Value &out) {
   if (failed(statements))
     return "";
   out = groupRoot->getResult(0);
-  std::string name = "hp_epi_" + std::to_string(kernelCount++);
-  kernels << "// " << name << ": the epilogue of " << onnx::describeNode(gemm)
-          << ":";
-  for (Operation *op : group)
-    kernels << " " << op->getName().stripDialect();
-  kernels << "\nstruct " << name
-          << " {\n  static const int lt_act = " << cublasLtActivation(group)
-          << ";\n  HP_HD float operator()(float v) const {\n"
-          << *statements << "    return t" << group.size() - 1
-          << ";\n  }\n};\n\n";
   program.epilogueOps += static_cast<int>(group.size());
-  return name;
+  return emitGroupFunctor(
+      "hp_epi_", "epilogue", gemm, group,
+      ("  static const int lt_act = " + cublasLtActivation(group) + ";\n")
+          .str(),
+      "float operator()(float v) const", *statements);
 }
 
 } // namespace hetpar::codegen::emitter

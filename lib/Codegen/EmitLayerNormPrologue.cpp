@@ -127,18 +127,12 @@ std::string Emitter::emitLayerNormPrologue(Operation *ln) {
       });
   if (failed(statements))
     return "";
-  std::string name = "hp_pro_" + std::to_string(kernelCount++);
-  kernels << "// " << name << ": the prologue of " << onnx::describeNode(ln)
-          << ":";
-  for (Operation *op : group)
-    kernels << " " << op->getName().stripDialect();
-  kernels << "\nstruct " << name << " {\n  static const bool any = true;\n"
-          << members << "  HP_HD " << computeType(eltOf(x))
-          << " operator()(int64_t i, int64_t k) const {\n    (void)i;\n"
-          << "    (void)k;\n"
-          << loads << *statements << "    return t" << group.size() - 1
-          << ";\n  }\n};\n\n";
   program.prologueOps += static_cast<int>(group.size());
+  std::string name = emitGroupFunctor(
+      "hp_pro_", "prologue", ln, group,
+      "  static const bool any = true;\n" + members,
+      computeType(eltOf(x)) + " operator()(int64_t i, int64_t k) const",
+      "    (void)i;\n    (void)k;\n" + loads + *statements);
   return name + "{" + llvm::join(args, ", ") + "}";
 }
 

@@ -177,6 +177,16 @@ private:
   FailureOr<std::string> groupStatements(
       llvm::ArrayRef<Operation *> group,
       llvm::function_ref<std::string(Value, Operation *, unsigned)> leafExpr);
+  /// Writes the functor of a group absorbed by `anchor` (a GEMM epilogue,
+  /// a LayerNorm prologue) into the kernels: `struct <prefix><n>` after a
+  /// comment naming its `role` and the group's ops, holding `members` and
+  /// `HP_HD <signature>`, whose `body` (groupStatements's, after any loads)
+  /// ends by returning the group's result. Returns the struct's name.
+  std::string emitGroupFunctor(llvm::StringRef prefix, llvm::StringRef role,
+                               Operation *anchor,
+                               llvm::ArrayRef<Operation *> group,
+                               llvm::StringRef members,
+                               llvm::StringRef signature, llvm::StringRef body);
   /// GEMM epilogues (EmitGemmEpilogue.cpp): elementwise groups that finish a
   /// Gemm's product as the GEMM stores it.
   Operation *epilogueGroupOf(onnx::GemmOp gemm);
