@@ -24,6 +24,7 @@
 #define HETPAR_GPU_LIBRARIES_H
 
 #if HP_CUDA || defined(HETPAR_GPU_PLANS_ON_HOST)
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <new>
@@ -65,6 +66,15 @@ enum hp_gpu_path : int64_t {
   HP_PATH_CUDNN_CONV = 2,
   HP_PATH_LT = 3
 };
+
+/// Appends to a plan's `key` the first `nsp` extents of each of `dims`,
+/// dimension by dimension (the window of a convolution or a pooling).
+static inline void hp_key_append(std::vector<int64_t> &key, int nsp,
+                                 std::initializer_list<const hp_dims *> dims) {
+  for (int d = 0; d < nsp; ++d)
+    for (const hp_dims *v : dims)
+      key.push_back(v->v[d]);
+}
 #endif
 
 #if HP_CUDA
@@ -154,9 +164,9 @@ struct hp_cudnn_pool_plan : hp_gpu_plan {
 /// Makes `p` for hp_pool_cudnn's call (ok unless cuDNN sizes the output
 /// otherwise, or a descriptor fails).
 static void hp_cudnn_pool_make(hp_cudnn_pool_plan &p, cudnnDataType_t dt,
-                               cudnnPoolingMode_t mode, int nsp,
-                               int64_t planes, hp_dims inSp, hp_dims outSp,
-                               hp_dims kernel, hp_dims stride, hp_dims pad) {
+                               cudnnPoolingMode_t mode, int nsp, int64_t planes,
+                               hp_dims inSp, hp_dims outSp, hp_dims kernel,
+                               hp_dims stride, hp_dims pad) {
   const int n = nsp + 2;
   int x[HP_MAX_RANK] = {1, (int)planes}, y[HP_MAX_RANK] = {0},
       window[HP_MAX_RANK], padding[HP_MAX_RANK], strides[HP_MAX_RANK];
@@ -210,13 +220,11 @@ static int hp_pool_cudnn(hp_ctx *ctx, int nsp, int64_t planes, hp_dims inSp,
                              : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
   std::vector<int64_t> key = {HP_PATH_CUDNN_POOL, type, (int64_t)mode, nsp,
                               planes};
-  for (int d = 0; d < nsp; ++d)
-    for (const hp_dims *v : {&inSp, &outSp, &kernel, &stride, &padBegin})
-      key.push_back(v->v[d]);
+  hp_key_append(key, nsp, {&inSp, &outSp, &kernel, &stride, &padBegin});
   hp_cudnn_pool_plan *p = ctx->plans->get<hp_cudnn_pool_plan>(
       std::move(key), [&](hp_cudnn_pool_plan &plan) {
-        hp_cudnn_pool_make(plan, (cudnnDataType_t)type, mode, nsp, planes,
-                           inSp, outSp, kernel, stride, padBegin);
+        hp_cudnn_pool_make(plan, (cudnnDataType_t)type, mode, nsp, planes, inSp,
+                           outSp, kernel, stride, padBegin);
       });
   if (!p->ok)
     return 1;
@@ -280,20 +288,20 @@ static bool hp_cudnn_conv_describe(hp_cudnn_conv_plan &p, const hp_conv_nd &s,
     stride[d] = (int)s.stride.v[d];
     dil[d] = (int)s.dilation.v[d];
   }
-  bool ok = !cudnnCreateTensorDescriptor(&p.x.h) &&
-            !cudnnCreateTensorDescriptor(&p.y.h) &&
-            !cudnnCreateFilterDescriptor(&p.w.h) &&
-            !cudnnCreateConvolutionDescriptor(&p.conv.h) &&
-            hp_cudnn_tensor_nd(p.x.h, dt, n, x) &&
-            !cudnnSetFilterNdDescriptor(p.w.h, dt, CUDNN_TENSOR_NCHW, n, w) &&
-            !cudnnSetConvolutionNdDescriptor(p.conv.h, s.nsp, pad, stride, dil,
-                                             CUDNN_CROSS_CORRELATION,
-                                             CUDNN_DATA_FLOAT) &&
-            !cudnnSetConvolutionGroupCount(p.conv.h, (int)s.G) &&
-            !cudnnSetConvolutionMathType(p.conv.h, hp_cudnn_math<T>()) &&
-            !cudnnGetConvolutionNdForwardOutputDim(p.conv.h, p.x.h, p.w.h, n,
-                                                   y) &&
-            y[0] == s.N && y[1] == s.G * s.Mg;
+  bool ok =
+      !cudnnCreateTensorDescriptor(&p.x.h) &&
+      !cudnnCreateTensorDescriptor(&p.y.h) &&
+      !cudnnCreateFilterDescriptor(&p.w.h) &&
+      !cudnnCreateConvolutionDescriptor(&p.conv.h) &&
+      hp_cudnn_tensor_nd(p.x.h, dt, n, x) &&
+      !cudnnSetFilterNdDescriptor(p.w.h, dt, CUDNN_TENSOR_NCHW, n, w) &&
+      !cudnnSetConvolutionNdDescriptor(p.conv.h, s.nsp, pad, stride, dil,
+                                       CUDNN_CROSS_CORRELATION,
+                                       CUDNN_DATA_FLOAT) &&
+      !cudnnSetConvolutionGroupCount(p.conv.h, (int)s.G) &&
+      !cudnnSetConvolutionMathType(p.conv.h, hp_cudnn_math<T>()) &&
+      !cudnnGetConvolutionNdForwardOutputDim(p.conv.h, p.x.h, p.w.h, n, y) &&
+      y[0] == s.N && y[1] == s.G * s.Mg;
   for (int d = 0; ok && d < s.nsp; ++d)
     ok = y[d + 2] == s.out.v[d];
   return ok && hp_cudnn_tensor_nd(p.y.h, dt, n, y);
@@ -342,12 +350,10 @@ static int hp_conv_cudnn(hp_ctx *ctx, const hp_conv_nd &s, const T *x,
   if (type < 0 || !ctx->dnn || !ctx->plans || s.nsp < 2 || s.nsp > 3 ||
       s.N * s.G * s.Cg * inPlane >= big || s.N * s.G * s.Mg * outPlane >= big)
     return 1;
-  std::vector<int64_t> key = {HP_PATH_CUDNN_CONV, type, s.N, s.G, s.Cg, s.Mg,
-                              s.nsp};
-  for (int d = 0; d < s.nsp; ++d)
-    for (const hp_dims *v : {&s.in, &s.out, &s.k, &s.stride, &s.pad,
-                             &s.dilation})
-      key.push_back(v->v[d]);
+  std::vector<int64_t> key = {
+      HP_PATH_CUDNN_CONV, type, s.N, s.G, s.Cg, s.Mg, s.nsp};
+  hp_key_append(key, s.nsp,
+                {&s.in, &s.out, &s.k, &s.stride, &s.pad, &s.dilation});
   hp_cudnn_conv_plan *p = ctx->plans->get<hp_cudnn_conv_plan>(
       std::move(key), [&](hp_cudnn_conv_plan &plan) {
         hp_cudnn_conv_make<T>(ctx, plan, s, (cudnnDataType_t)type);
