@@ -136,8 +136,10 @@ static std::string checkConvPoolRanks(const ::onnx::NodeProto &node,
 }
 
 /// Inputs whose rank ONNX's inference functions assume without checking it
-/// (STFT read the signal's dimension 2 of a rank-1 signal: SIGSEGV, found
-/// by the `onnx` fuzzer): the op, the input and the rank its schema gives.
+/// (STFT read the signal's dimension 2 of a rank-1 signal, and the
+/// recurrences of opset 1 their X's dimension 1 of a rank-1 X: SIGSEGV,
+/// found by the `onnx` fuzzer): the op, the input and the rank its schema
+/// gives.
 /// An empty string when the ranks are right or not known here.
 static std::string checkFixedRanks(const ::onnx::NodeProto &node,
                                    ArrayRef<Value> inputs) {
@@ -149,6 +151,9 @@ static std::string checkFixedRanks(const ::onnx::NodeProto &node,
   };
   static const FixedRank table[] = {
       {"STFT", 0, 3, "the signal [batch, length, 1 or 2]"},
+      {"RNN", 0, 3, "X [seq_length, batch_size, input_size]"},
+      {"GRU", 0, 3, "X [seq_length, batch_size, input_size]"},
+      {"LSTM", 0, 3, "X [seq_length, batch_size, input_size]"},
   };
   for (const FixedRank &f : table) {
     if (node.op_type() != f.op || f.input >= inputs.size() || !inputs[f.input])
