@@ -181,6 +181,12 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
   a.ops.assign(ops.size(), OpBatch());
   for (auto [i, op] : llvm::enumerate(ops)) {
     OpBatch &ob = a.ops[i];
+    // A dist.transfer of the global form moves its value as it is.
+    if (auto t = llvm::dyn_cast<dist::TransferOp>(op)) {
+      if (auto it = a.values.find(t.getInput()); it != a.values.end())
+        a.values[t.getResult()] = it->second;
+      continue;
+    }
     ob = analyzeOp(op, rules[i], a);
     if (!ob.error.empty() && a.firstError < 0)
       a.firstError = static_cast<int>(i);

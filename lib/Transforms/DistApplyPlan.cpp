@@ -138,8 +138,10 @@ LogicalResult PlanApplier::assignStages() {
         to = it->second;
     }
     if (!ok || *to <= from->second)
-      return t.emitError() << "a dist.transfer carries a value of one stage "
-                              "to the ops of one later stage";
+      return t.emitError()
+             << "dist.transfer: its input must be computed by an op of one "
+                "stage and every user must be an op of one later stage, "
+                "between which hetpar-dist-apply-plan puts it";
   }
   return success();
 }

@@ -84,6 +84,9 @@ private:
 
 LogicalResult TransferIntroducer::readStages() {
   for (Operation &op : func.getBody().front()) {
+    // Constants are copied into every stage that reads them.
+    if (isa<onnx::ConstantOp, onnx::NoValueOp>(op))
+      continue;
     auto s = op.getAttrOfType<IntegerAttr>(dist::kStageIdAttrName);
     if (!s || s.getInt() < 0 ||
         s.getInt() >= static_cast<int64_t>(plan.stages.size()))

@@ -71,6 +71,27 @@ func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
 
 // -----
 
+// The batch, which the plan does not give, is the batch analysis's over the
+// transfers too: 4 (dimension 0 of x and z), which 2 microbatches divide.
+module attributes {dist.plan = #dist.plan<microbatches = 2, stages = [
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
+func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"}, %z: tensor<4x2xf32> {onnx.name = "z"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
+  %w = onnx.Constant dense<1.0> : tensor<2x3xf32>
+  %a = onnx.MatMul(%z, %w) {dist.stage_id = 0 : i64} : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %t = dist.transfer %a : tensor<4x3xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
+  %y = onnx.Add(%x, %t) {dist.stage_id = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+}
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[S0:.*]] = dist.stage 0 on @mesh [0] ins(%arg1,
+// CHECK: %[[T:.*]] = dist.transfer %[[S0]]
+// CHECK: dist.stage 1 on @mesh [1] ins(%arg0, %[[T]])
+
+// -----
+
 // One stage of two data-parallel devices: the mesh is made from the plan's
 // devices, and the stage takes everything.
 module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [3, 1], data = 2, tensor = 1, kinds = ["H100", "V100"]>]>} {
@@ -155,7 +176,7 @@ module attributes {dist.plan = #dist.plan<stages = [
 dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
 func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{a dist.transfer carries a value of one stage to the ops of one later stage}}
+  // expected-error @+1 {{dist.transfer: its input must be computed by an op of one stage and every user must be an op of one later stage, between which hetpar-dist-apply-plan puts it}}
   %t = dist.transfer %a : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
   %b = onnx.Tanh(%t) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %b, %t : tensor<2x4xf32>, tensor<2x4xf32>

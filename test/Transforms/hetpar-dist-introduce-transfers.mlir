@@ -99,3 +99,23 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %x : tensor<2x4xf32>
 }
 }
+
+// -----
+
+// A constant is copied into each stage that reads it, with or without a
+// dist.stage_id: no transfer.
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %w = onnx.Constant {dist.stage_id = 0 : i64} dense<1.0> : tensor<1x4xf32>
+  %a = onnx.Add(%x, %w) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
+  %b = onnx.Add(%a, %w) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
+  return %b : tensor<2x4xf32>
+}
+}
+// CHECK-LABEL: func.func @main(
+// CHECK-NEXT: %[[W:.*]] = onnx.Constant
+// CHECK-NEXT: %[[A:.*]] = onnx.Add(%arg0, %[[W]])
+// CHECK-NEXT: %[[T:.*]] = dist.transfer %[[A]]
+// CHECK-NEXT: onnx.Add(%[[T]], %[[W]])
