@@ -183,8 +183,9 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
     OpBatch &ob = a.ops[i];
     // A dist.transfer of the global form moves its value as it is.
     if (auto t = llvm::dyn_cast<dist::TransferOp>(op)) {
-      if (auto it = a.values.find(t.getInput()); it != a.values.end())
-        a.values[t.getResult()] = it->second;
+      // (A copy: inserting may move the map's entries.)
+      if (std::optional<BatchDim> bd = a.of(t.getInput()))
+        a.values[t.getResult()] = *bd;
       continue;
     }
     ob = analyzeOp(op, rules[i], a);
