@@ -303,6 +303,12 @@ LogicalResult Unroller::checkShapes() {
   if (!xs || !xs.hasStaticShape() || xs.getRank() != 3)
     return op.emitError() << r.kind << " needs an input X of rank 3 with a "
                           << "static shape";
+  // ONNX's T is a float type, shared by every input but sequence_lens (a
+  // boolean X was unrolled into ops that failed their type checks, and the
+  // unrolling went on with their missing results; found by the onnx fuzzer).
+  Type elt = xs.getElementType();
+  if (!llvm::isa<FloatType>(elt))
+    return op.emitError() << r.kind << " needs a floating-point X, not " << xs;
   int64_t B = xs.getDimSize(r.batchFirst ? 0 : 1), I = xs.getDimSize(2),
           D = r.directions, H = r.hidden, G = r.gates;
   if (xs.getDimSize(r.batchFirst ? 1 : 0) < 1)
@@ -337,13 +343,16 @@ LogicalResult Unroller::checkShapes() {
     if (!v)
       continue;
     auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
-    if (t && t.hasStaticShape() && t.getShape() == ArrayRef(e.shape))
+    bool lengths = e.index == 4;
+    if (t && t.hasStaticShape() && t.getShape() == ArrayRef(e.shape) &&
+        (lengths ? t.getElementType().isInteger(32)
+                 : t.getElementType() == elt))
       continue;
-    auto diag = op.emitError() << r.kind << " input " << e.index << " ('"
-                               << e.name << "') needs the shape [";
-    llvm::interleaveComma(e.shape, diag);
-    diag << "], not " << v.getType();
-    return diag;
+    Type want = RankedTensorType::get(
+        e.shape, lengths ? IntegerType::get(op->getContext(), 32) : elt);
+    return op.emitError() << r.kind << " input " << e.index << " ('" << e.name
+                          << "') needs the type " << want << ", not "
+                          << v.getType();
   }
   return success();
 }
