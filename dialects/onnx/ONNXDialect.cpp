@@ -1,6 +1,7 @@
-//===- ONNXDialect.cpp - the onnx dialect
-//----------------------------------===//
+//===- ONNXDialect.cpp - the onnx dialect ---------------------------------===//
+
 #include "hetpar/Dialect/ONNX/ONNXDialect.h"
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/IR/Builders.h"

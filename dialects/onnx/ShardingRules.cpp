@@ -29,6 +29,7 @@
 
 #include "PartitionHooks.h"
 
+#include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
 
@@ -915,4 +916,10 @@ void hetpar::onnx::attachShardingRules(MLIRContext *ctx) {
       ctx);
   ConcatOp::attachInterface<ConcatAxisRule<ConcatOp>>(*ctx);
   SplitOp::attachInterface<SplitRule>(*ctx);
+  // dist.transfer keeps its value's global shape: the identity, so that the
+  // batch analysis and every other reader of rules follow a value through
+  // the global form's transfers as through an elementwise op. (The dist
+  // dialect cannot implement an interface of this library, which uses it;
+  // it is a dependent dialect of this one, loaded first.)
+  dist::TransferOp::attachInterface<ElementwiseRule<dist::TransferOp>>(*ctx);
 }

@@ -181,13 +181,6 @@ void propagate(BatchAnalysis &a, llvm::ArrayRef<Operation *> ops,
   a.ops.assign(ops.size(), OpBatch());
   for (auto [i, op] : llvm::enumerate(ops)) {
     OpBatch &ob = a.ops[i];
-    // A dist.transfer of the global form moves its value as it is.
-    if (auto t = llvm::dyn_cast<dist::TransferOp>(op)) {
-      // (A copy: inserting may move the map's entries.)
-      if (std::optional<BatchDim> bd = a.of(t.getInput()))
-        a.values[t.getResult()] = *bd;
-      continue;
-    }
     ob = analyzeOp(op, rules[i], a);
     if (!ob.error.empty() && a.firstError < 0)
       a.firstError = static_cast<int>(i);

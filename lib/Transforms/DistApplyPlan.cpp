@@ -48,8 +48,8 @@ public:
   }
 
 private:
-  /// Every op but constants and transfers has a stage of the plan, and
-  /// reads no value of a later stage (directly or through a transfer).
+  /// Each op's stage (readStageAssignment), and each transfer's: a value of
+  /// one stage carried to one later stage.
   LogicalResult assignStages();
   /// Moves stage `s`'s ops into a dist.stage, and the transfers that bring
   /// it values of earlier stages before it. Fails at the op: a value of
@@ -67,14 +67,6 @@ private:
 
 } // namespace
 
-/// The op that computes `v`, seen through a dist.transfer (null for a graph
-/// input).
-static Operation *producerThroughTransfer(Value v) {
-  if (auto t = v.getDefiningOp<dist::TransferOp>())
-    v = t.getInput();
-  return v.getDefiningOp();
-}
-
 /// The first op of `ops` that reads `v`.
 static Operation *firstUser(Value v,
                             const llvm::SmallPtrSetImpl<Operation *> &ops) {
@@ -85,64 +77,21 @@ static Operation *firstUser(Value v,
   return first;
 }
 
-dist::MeshOp
-hetpar::partition::getOrCreatePlanMesh(ModuleOp module,
-                                       const PlanAnnotation &plan) {
-  if (auto mesh = module.lookupSymbol<dist::MeshOp>(kMesh))
-    return mesh;
-  MLIRContext *ctx = module.getContext();
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  SmallVector<Attribute> devices;
-  for (const StageAnnotation &st : plan.stages)
-    for (auto [id, kind] : llvm::zip(st.devices, st.kinds))
-      devices.push_back(dist::DeviceAttr::get(ctx, id, b.getStringAttr(kind)));
-  return dist::MeshOp::create(b, module.getLoc(), kMesh,
-                              b.getArrayAttr(devices));
-}
-
 LogicalResult PlanApplier::assignStages() {
-  stageOps.resize(plan.stages.size());
-  for (Operation &op : func.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>() ||
-        isa<onnx::ConstantOp, onnx::NoValueOp, dist::TransferOp>(op))
-      continue;
-    auto s = op.getAttrOfType<IntegerAttr>(dist::kStageIdAttrName);
-    if (!s || s.getInt() < 0 ||
-        s.getInt() >= static_cast<int64_t>(plan.stages.size()))
-      return op.emitError() << "op " << describeOp(&op)
-                            << (s ? " names a stage the plan does not have"
-                                  : " has no dist.stage_id");
-    if (op.getNumRegions())
-      return op.emitError() << "op " << describeOp(&op)
-                            << " has regions, which the partition does not "
-                               "split";
-    for (Value operand : op.getOperands())
-      if (Operation *def = producerThroughTransfer(operand))
-        if (auto it = stageOf.find(def);
-            it != stageOf.end() && it->second > s.getInt())
-          return op.emitError() << "op " << describeOp(&op) << " in stage "
-                                << s.getInt() << " uses a value of stage "
-                                << it->second << ", which runs later";
-    stageOf[&op] = s.getInt();
-    stageOps[s.getInt()].push_back(&op);
-  }
-  // A transfer carries a value of one stage to ops of one later stage.
-  for (auto t : func.getBody().front().getOps<dist::TransferOp>()) {
-    auto from = stageOf.find(t.getInput().getDefiningOp());
-    std::optional<int> to;
-    bool ok = from != stageOf.end() && !t->use_empty();
-    for (Operation *u : t->getUsers()) {
-      auto it = stageOf.find(u);
-      ok &= it != stageOf.end() && (!to || *to == it->second);
-      if (it != stageOf.end())
-        to = it->second;
-    }
-    if (!ok || *to <= from->second)
-      return t.emitError()
-             << "dist.transfer: its input must be computed by an op of one "
-                "stage and every user must be an op of one later stage, "
-                "between which hetpar-dist-apply-plan puts it";
-  }
+  FailureOr<StageAssignment> read =
+      readStageAssignment(func, plan.stages.size());
+  if (failed(read))
+    return failure();
+  stageOf = std::move(read->stageOf);
+  stageOps = std::move(read->ops);
+  auto stage = [&](Operation *op) -> std::optional<int> {
+    if (auto it = stageOf.find(op); it != stageOf.end())
+      return it->second;
+    return std::nullopt;
+  };
+  for (auto t : func.getBody().front().getOps<dist::TransferOp>())
+    if (failed(transferStages(t, stage)))
+      return failure();
   return success();
 }
 

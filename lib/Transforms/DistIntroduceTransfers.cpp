@@ -52,14 +52,16 @@ public:
       return failure();
     findSplitTransfers();
     getOrCreatePlanMesh(module, plan);
-    for (Operation *op : producers)
-      introduceTransfers(op);
+    // (The transfers go after their producer: the next op is taken first.)
+    for (Operation &op :
+         llvm::make_early_inc_range(func.getBody().front().getOperations()))
+      if (stageOf.count(&op))
+        introduceTransfers(&op);
     return success();
   }
 
 private:
-  /// Each op's stage (dist.stage_id; hetpar-dist-apply-plan checks the ops
-  /// without one), and that no op reads a value of a later stage.
+  /// Each op's stage (readStageAssignment).
   LogicalResult readStages();
   /// The values that travel split (exitSplit), with the layouts of both
   /// ends in indices.
@@ -76,31 +78,17 @@ private:
   OpCatalog catalog;
   PlanAnnotation plan;
   DenseMap<Operation *, int> stageOf;
-  SmallVector<Operation *> producers; // ops with a stage, in block order
   DenseMap<Value, TransferLayouts> splitTransfers;
 };
 
 } // namespace
 
 LogicalResult TransferIntroducer::readStages() {
-  for (Operation &op : func.getBody().front()) {
-    // Constants are copied into every stage that reads them.
-    if (isa<onnx::ConstantOp, onnx::NoValueOp>(op))
-      continue;
-    auto s = op.getAttrOfType<IntegerAttr>(dist::kStageIdAttrName);
-    if (!s || s.getInt() < 0 ||
-        s.getInt() >= static_cast<int64_t>(plan.stages.size()))
-      continue; // hetpar-dist-apply-plan names it
-    for (Value operand : op.getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (auto it = stageOf.find(def);
-            it != stageOf.end() && it->second > s.getInt())
-          return op.emitError() << "op " << describeOp(&op) << " in stage "
-                                << s.getInt() << " uses a value of stage "
-                                << it->second << ", which runs later";
-    stageOf[&op] = s.getInt();
-    producers.push_back(&op);
-  }
+  FailureOr<StageAssignment> read =
+      readStageAssignment(func, plan.stages.size());
+  if (failed(read))
+    return failure();
+  stageOf = std::move(read->stageOf);
   return success();
 }
 

@@ -23,9 +23,10 @@ LogicalResult Partitioner::flattenGlobalForm() {
     else if (auto t = dyn_cast<dist::TransferOp>(op))
       transferOps.push_back(t);
     else if (!isa<func::ReturnOp, onnx::ConstantOp, onnx::NoValueOp>(op))
-      return op.emitError() << "partition: op " << describeOp(&op)
-                            << " is outside every dist.stage: the partition "
-                               "takes the global form (hetpar-dist-global-form)";
+      return op.emitError()
+             << "partition: op " << describeOp(&op)
+             << " is outside every dist.stage: the partition "
+                "takes the global form (hetpar-dist-global-form)";
   }
   for (auto [s, st] : llvm::enumerate(stageOps)) {
     if (st.getIndexAttr().getInt() != static_cast<int64_t>(s))
@@ -40,24 +41,18 @@ LogicalResult Partitioner::flattenGlobalForm() {
                                  "dist.transfer";
     stageDevices.emplace_back(st.getDevices().begin(), st.getDevices().end());
   }
+  auto stage = [](Operation *op) -> std::optional<int> {
+    if (auto st = dyn_cast<dist::StageOp>(op))
+      return st.getIndexAttr().getInt();
+    return std::nullopt;
+  };
   for (dist::TransferOp t : transferOps) {
+    FailureOr<std::pair<int, int>> joins = transferStages(t, stage);
+    if (failed(joins))
+      return failure();
     auto from = t.getInput().getDefiningOp<dist::StageOp>();
-    if (!from || t->use_empty() ||
-        !llvm::all_of(t->getUsers(),
-                      [](Operation *u) { return isa<dist::StageOp>(u); }))
-      return t.emitError() << "partition: a dist.transfer moves a result of "
-                              "one dist.stage to others";
-    Transfer info{Value(), -1, t.getSource(), t.getTarget(), t.getLoc()};
-    for (Operation *u : t->getUsers()) {
-      int s = llvm::cast<dist::StageOp>(u).getIndexAttr().getInt();
-      if (info.to >= 0 && s != info.to)
-        return t.emitError() << "partition: a dist.transfer arrives in one "
-                                "stage (one transfer per receiving stage)";
-      info.to = s;
-    }
-    if (info.to <= static_cast<int>(from.getIndexAttr().getInt()))
-      return t.emitError() << "partition: a dist.transfer moves a value to "
-                              "a later stage";
+    Transfer info{Value(), joins->second, t.getSource(), t.getTarget(),
+                  t.getLoc()};
     auto yield =
         llvm::cast<dist::YieldOp>(from.getBody().front().getTerminator());
     info.value =
@@ -78,13 +73,8 @@ LogicalResult Partitioner::flattenGlobalForm() {
       r.replaceAllUsesWith(v);
     for (Operation &op :
          llvm::make_early_inc_range(inner.without_terminator())) {
-      if (op.getNumRegions())
-        return op.emitError() << "op " << describeOp(&op)
-                              << " has regions, which the partition does not "
-                                 "split";
       op.moveBefore(st);
       op.setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
-      stageOf[&op] = s;
     }
   }
   for (dist::TransferOp t : transferOps) {
@@ -93,6 +83,10 @@ LogicalResult Partitioner::flattenGlobalForm() {
   }
   for (dist::StageOp st : stageOps)
     st.erase();
+  FailureOr<StageAssignment> read = readStageAssignment(func, stageOps.size());
+  if (failed(read))
+    return failure();
+  stageOf = std::move(read->stageOf);
   return success();
 }
 

@@ -2,9 +2,10 @@
 //
 // The one class behind hetpar-dist-partition (DistPartition.cpp describes
 // the pass), shared by the files that implement it: DistPartition.cpp (the
-// plan, one op, the module), PartitionGlobalForm.cpp (reading the global
-// form), PartitionSplits.cpp (what an
-// op's sharding makes of its values, shared with
+// plan, one op, the module), PlanStages.cpp (a plan's mesh and stages in the
+// IR, shared with hetpar-dist-introduce-transfers and hetpar-dist-apply-plan),
+// PartitionGlobalForm.cpp (reading the global form), PartitionSplits.cpp (what
+// an op's sharding makes of its values, shared with
 // hetpar-dist-introduce-transfers),
 // PartitionLayouts.cpp (local values and their
 // conversions), PartitionDevice.cpp (one device's program and the
@@ -86,11 +87,35 @@ std::string describeOp(Operation *op);
 /// with an error at the module naming `pass` otherwise.
 FailureOr<func::FuncOp> modelFunction(ModuleOp module, StringRef pass);
 
+// A plan's mesh and stages in the IR (PlanStages.cpp): the one reading of
+// hetpar-dist-introduce-transfers, hetpar-dist-apply-plan and
+// hetpar-dist-partition.
+
 /// The module's `dist.mesh @mesh`, created first in the module from the
-/// plan's devices in plan order (the process ranks) when it has none
-/// (DistApplyPlan.cpp; hetpar-dist-introduce-transfers and
-/// hetpar-dist-apply-plan both need it).
+/// plan's devices in plan order (the process ranks) when it has none.
 dist::MeshOp getOrCreatePlanMesh(ModuleOp module, const PlanAnnotation &plan);
+
+/// The pipeline stage of each op of an annotated model function (its
+/// dist.stage_id); constants, dist.transfer and the terminator have none.
+struct StageAssignment {
+  DenseMap<Operation *, int> stageOf;
+  std::vector<SmallVector<Operation *>> ops; ///< per stage, in block order
+};
+
+/// Reads the stages of `func`'s ops under a plan of `numStages` stages.
+/// Fails with an error at the op: no dist.stage_id, or one the plan does not
+/// have; regions (the partition does not split them); a value of a later
+/// stage read, directly or through a dist.transfer.
+FailureOr<StageAssignment> readStageAssignment(func::FuncOp func,
+                                               size_t numStages);
+
+/// The stages a dist.transfer joins: that of the op computing its input,
+/// and the one later stage of all its users, where `stageOf` gives an op's
+/// stage (none outside every stage). Fails with an error at the transfer
+/// otherwise.
+FailureOr<std::pair<int, int>>
+transferStages(dist::TransferOp t,
+               llvm::function_ref<std::optional<int>(Operation *)> stageOf);
 
 // What an op's dist.op_sharding makes of its values (PartitionSplits.cpp):
 // the one reading of hetpar-dist-introduce-transfers and hetpar-dist-partition.

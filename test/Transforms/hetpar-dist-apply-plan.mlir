@@ -176,7 +176,7 @@ module attributes {dist.plan = #dist.plan<stages = [
 dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
 func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{dist.transfer: its input must be computed by an op of one stage and every user must be an op of one later stage, between which hetpar-dist-apply-plan puts it}}
+  // expected-error @+1 {{dist.transfer: its input must be computed in one stage and every user must be in one later stage (one transfer per receiving stage)}}
   %t = dist.transfer %a : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
   %b = onnx.Tanh(%t) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %b, %t : tensor<2x4xf32>, tensor<2x4xf32>

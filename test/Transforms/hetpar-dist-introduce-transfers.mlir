@@ -93,6 +93,17 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// Every op but constants needs its stage before transfers can be placed.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{op 'Relu' has no dist.stage_id}}
+  %e = onnx.Relu(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %e : tensor<2x4xf32>
+}
+}
+
+// -----
+
 // expected-error @+1 {{no plan on the module}}
 module {
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {

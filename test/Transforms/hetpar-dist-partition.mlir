@@ -387,7 +387,7 @@ func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
     %r = onnx.Relu(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
     dist.yield %r : tensor<2x4xf32>
   } : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{a dist.transfer arrives in one stage (one transfer per receiving stage)}}
+  // expected-error @+1 {{dist.transfer: its input must be computed in one stage and every user must be in one later stage (one transfer per receiving stage)}}
   %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [2]>
   %y = dist.stage 1 on @mesh [1] ins(%t) {
   ^bb0(%a: tensor<2x4xf32>):
@@ -529,3 +529,23 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK: onnx.Transpose{{.*}} -> tensor<1x3x4xf32>
 // CHECK: dist.recv on @mesh from 1
 // CHECK: onnx.Concat
+
+// -----
+
+// The global form given directly: an op with regions inside a stage.
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">]
+func.func @main(%c: tensor<i1>, %x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = dist.stage 0 on @mesh [0] ins(%c, %x) {
+  ^bb0(%a: tensor<i1>, %b: tensor<4x3xf32>):
+    // expected-error @+1 {{op 'If' has regions, which the partition does not split}}
+    %0 = onnx.Generic "If"(%a) attributes {attrs = {}, domain = "", region_names = ["then_branch", "else_branch"], version = 17 : i64} bodies {
+      onnx.Yield %b : tensor<4x3xf32>
+    }, {
+      onnx.Yield %b : tensor<4x3xf32>
+    } : (tensor<i1>) -> tensor<4x3xf32>
+    dist.yield %0 : tensor<4x3xf32>
+  } : (tensor<i1>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+}

@@ -38,6 +38,9 @@ def ONNX_Dialect : Dialect {
     that the declared result types agree with the rule.
   }];
   let hasConstantMaterializer = 1;
+  // The sharding rules use dist's reduction kinds and give dist.transfer its
+  // identity rule (ShardingRules.cpp).
+  let dependentDialects = ["::hetpar::dist::DistDialect"];
   let extraClassDeclaration = [{
     /// Infers the result types of an onnx.Generic op: appends one type per
     /// result, null where nothing is known. The importer library installs ONNX's
