@@ -23,6 +23,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -62,6 +63,17 @@ std::string printable(StringRef s) {
 /// The newest default-domain opset that Debian's ONNX library (1.12) knows: its
 /// schemas' typing is authoritative up to here, and only a hint beyond.
 constexpr int64_t kONNXLibraryMaxOpset = 17;
+
+/// The opset that introduced a default-domain operator the dialect models
+/// but the ONNX library has no schema for, being newer than its opsets
+/// (ONNX's docs/Changelog.md: Mish-18, Gelu-20); none for the others. Such
+/// a node is checked against the dialect's definition of the op alone.
+static std::optional<int64_t> opsetIntroducingNewerOp(StringRef opType) {
+  return llvm::StringSwitch<std::optional<int64_t>>(opType)
+      .Case("Mish", 18)
+      .Case("Gelu", 20)
+      .Default(std::nullopt);
+}
 
 //===----------------------------------------------------------------------===//
 // Native op structure, read from each op's ODS traits at compile time, so that
@@ -812,7 +824,8 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
       standardOp ? ::onnx::OpSchemaRegistry::Schema(
                        node.op_type(), static_cast<int>(*version), "")
                  : nullptr;
-  if (standardOp && !schema)
+  std::optional<int64_t> introduced = opsetIntroducingNewerOp(node.op_type());
+  if (standardOp && !schema && !(introduced && *version >= *introduced))
     return emitError(loc) << display << ": operator '"
                           << printable(node.op_type())
                           << "' is not defined at opset " << *version
@@ -824,8 +837,7 @@ LogicalResult GraphImporter::importNode(::onnx::NodeProto &node, int index) {
   // newest it knows; no required attribute of ONNX has become optional since.
   if (schema)
     for (const auto &[name, attr] : schema->attributes())
-      if (attr.required &&
-          llvm::none_of(node.attribute(), [&](const auto &a) {
+      if (attr.required && llvm::none_of(node.attribute(), [&](const auto &a) {
             return a.name() == name;
           }))
         return emitError(loc) << display << ": required attribute '" << name
