@@ -491,6 +491,11 @@ struct Window {
   StringRef autoPad;
   SmallVector<int64_t> kernel, strides, dilations, pads;
   bool ceilMode = false;
+  /// The kernel comes from W's shape, where an extent may be dynamic; an
+  /// attribute's entry equal to the dynamic marker is just negative (a
+  /// MaxPool with kernel_shape [INT64_MIN, 2] passed as dynamic and
+  /// overflowed in code generation; found by the onnx-mutate fuzzer).
+  bool kernelFromShape = false;
 };
 
 LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
@@ -513,8 +518,9 @@ LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
     return op->emitOpError() << "'kernel_shape' must have " << spatial
                              << " entries, got " << w.kernel.size();
   for (int64_t i = 0; i < spatial; ++i) {
+    bool dynamicKernel = w.kernelFromShape && isDynamic(w.kernel[i]);
     if (w.strides[i] <= 0 || w.dilations[i] <= 0 ||
-        (!isDynamic(w.kernel[i]) && w.kernel[i] <= 0))
+        (!dynamicKernel && w.kernel[i] <= 0))
       return op->emitOpError()
              << "kernel_shape, strides and dilations must be positive";
   }
@@ -615,6 +621,7 @@ static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
     w.kernel.assign(wt->begin() + 2, wt->end());
   else
     w.kernel.assign(spatial, kDyn);
+  w.kernelFromShape = !op.getKernelShape();
   if (auto s = op.getStrides())
     w.strides.assign(s->begin(), s->end());
   if (auto d = op.getDilations())

@@ -259,6 +259,16 @@ func.func @case32(%x: tensor<1x3xf32>) {
 
 // -----
 
+// A kernel entry equal to the dynamic-extent marker is an invalid kernel, not
+// an unknown one.
+func.func @maxpool_kernel_int64_min(%x: tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32> {
+  // expected-error @+1 {{kernel_shape, strides and dilations must be positive}}
+  %0 = onnx.MaxPool(%x) {auto_pad = "SAME_LOWER", kernel_shape = array<i64: -9223372036854775808, 2>} : (tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32>
+  return %0 : tensor<1x3x32x32xf32>
+}
+
+// -----
+
 func.func @case33(%x: tensor<1x3x8xf32>) {
   // expected-error @+1 {{ceil_mode must be 0 or 1}}
   %0 = onnx.AveragePool(%x) {ceil_mode = 2 : i64, kernel_shape = array<i64: 2>} : (tensor<1x3x8xf32>) -> tensor<1x3x7xf32>
