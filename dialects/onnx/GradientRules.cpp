@@ -170,6 +170,47 @@ LogicalResult gradient(ErfOp op, GradientBuilder &g, ArrayRef<Value> dY,
   return success();
 }
 
+LogicalResult gradient(GeluOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  Value x = op.getOperand();
+  auto c = [&](double v) { return g.scalar(v, x); };
+  Value d;
+  if (op.getApproximate() == "tanh") {
+    // y = 0.5 x (1 + t), t = tanh(k (x + a x^3)), k = sqrt(2 / pi),
+    // a = 0.044715 (ONNX's Gelu-20):
+    // dy/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 a x^2).
+    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+    Value x2 = g.mul(x, x);
+    Value t = g.make<TanhOp>(g.mul(c(k), g.add(x, g.mul(c(a), g.mul(x2, x)))));
+    Value slope = g.mul(c(k), g.add(c(1.0), g.mul(c(3 * a), x2)));
+    Value sech2 = g.sub(c(1.0), g.mul(t, t));
+    d = g.add(g.mul(c(0.5), g.add(c(1.0), t)),
+              g.mul(g.mul(c(0.5), x), g.mul(sech2, slope)));
+  } else {
+    // y = x Phi(x): dy/dx = Phi(x) + x phi(x), with the normal distribution's
+    // Phi(x) = 0.5 (1 + erf(x / sqrt(2))), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+    Value cdf =
+        g.mul(c(0.5), g.add(c(1.0), g.make<ErfOp>(g.mul(x, c(M_SQRT1_2)))));
+    Value pdf = g.mul(g.make<ExpOp>(g.mul(g.mul(x, x), c(-0.5))),
+                      c(1.0 / std::sqrt(2.0 * M_PI)));
+    d = g.add(cdf, g.mul(x, pdf));
+  }
+  dX.push_back(g.mul(dY[0], d));
+  return success();
+}
+
+LogicalResult gradient(MishOp op, GradientBuilder &g, ArrayRef<Value> dY,
+                       Grads &dX) {
+  // y = x tanh(softplus(x)): dy/dx = t + x (1 - t^2) sigmoid(x), with
+  // t = tanh(softplus(x)), since softplus' = sigmoid.
+  Value x = op.getOperand();
+  Value t = g.make<TanhOp>(g.make<SoftplusOp>(x));
+  Value sech2 = g.sub(g.scalar(1.0, x), g.mul(t, t));
+  Value d = g.add(t, g.mul(g.mul(x, g.make<SigmoidOp>(x)), sech2));
+  dX.push_back(g.mul(dY[0], d));
+  return success();
+}
+
 LogicalResult gradient(SinOp op, GradientBuilder &g, ArrayRef<Value> dY,
                        Grads &dX) {
   dX.push_back(g.mul(dY[0], g.make<CosOp>(op.getOperand())));
@@ -958,9 +999,9 @@ template <typename... Ops> void attach(MLIRContext *ctx) {
 
 void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
   attach<AddOp, SubOp, MulOp, DivOp, NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp,
-         TanhOp, SigmoidOp, ReluOp, LeakyReluOp, ErfOp, SinOp, CosOp, AbsOp,
-         PowOp, WhereOp, CastOp, IdentityOp, DropoutOp, ClipOp, MaxOp, MinOp>(
-      ctx);
+         TanhOp, SigmoidOp, ReluOp, LeakyReluOp, ErfOp, GeluOp, MishOp, SinOp,
+         CosOp, AbsOp, PowOp, WhereOp, CastOp, IdentityOp, DropoutOp, ClipOp,
+         MaxOp, MinOp>(ctx);
   attach<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp,
          ConcatOp, SplitOp, SliceOp, GatherOp, PadOp, TileOp, CumSumOp>(ctx);
   attach<MatMulOp, GemmOp, EinsumOp>(ctx);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the gradient-rule reference cases in test/Train/Inputs/grad/.
 
-One tiny ONNX model (opset 17, built with onnx.helper) per case, in
+One tiny ONNX model (opset 17, built with onnx.helper; 18 or 20 for the operators
+newer than onnx 1.12) per case, in
 Inputs/grad/<case>/model.onnx. Every float operand of the operator under test is an
 initializer (so HetPar trains it), and so are the integer/bool operands (indices,
 shapes, axes, conditions). The graph has no inputs and one output, the float32
@@ -49,12 +50,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Case:
-    def __init__(self, name, op, attrs, inits, nodes, outs, fn, buffers=()):
+    def __init__(self, name, op, attrs, inits, nodes, outs, fn, buffers=(),
+                 opset=OPSET):
         self.name, self.op, self.attrs = name, op, attrs
         self.inits, self.nodes, self.outs, self.fn = inits, nodes, outs, fn
         # Float initializers HetPar does not train (BatchNormalization's running
         # statistics in training mode): no gradient file.
         self.buffers = set(buffers)
+        # Opsets above OPSET (operators newer than Debian's onnx 1.12, which
+        # cannot check such a model; ONNX Runtime still runs it).
+        self.opset = opset
 
 
 CASES = []
@@ -64,8 +69,10 @@ def rng_for(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def add(name, op, attrs, inits, nodes, fn, outs=("Y",), buffers=()):
-    CASES.append(Case(name, op, attrs, inits, nodes, list(outs), fn, buffers))
+def add(name, op, attrs, inits, nodes, fn, outs=("Y",), buffers=(),
+        opset=OPSET):
+    CASES.append(Case(name, op, attrs, inits, nodes, list(outs), fn, buffers,
+                      opset))
 
 
 def node(op, ins, outs=("Y",), **kw):
@@ -636,6 +643,20 @@ def build_cases():
          node("Mul", ["X", "t1"], ["xt"]), node("Mul", ["xt", "c_half"], ["Y"])],
         lambda T: [F.gelu(T["X"], approximate="tanh")])
 
+    # ---- operators newer than onnx 1.12's opset 17 -----------------------------------------
+    g = rng_for("gelu20")
+    add("gelu20", "Gelu (opset 20)", "X[3,5,7] (scaled by 3: both tails), approximate none",
+        {"X": rn(g, 3, 5, 7) * 3}, [node("Gelu", ["X"])],
+        lambda T: [F.gelu(T["X"])], opset=20)
+    g = rng_for("gelu20_tanh")
+    add("gelu20_tanh", "Gelu (opset 20)", "X[3,5,7] (scaled by 3), approximate tanh",
+        {"X": rn(g, 3, 5, 7) * 3}, [node("Gelu", ["X"], approximate="tanh")],
+        lambda T: [F.gelu(T["X"], approximate="tanh")], opset=20)
+    g = rng_for("mish18")
+    add("mish18", "Mish (opset 18)", "X[3,5,7] (scaled by 3)",
+        {"X": rn(g, 3, 5, 7) * 3}, [node("Mish", ["X"])],
+        lambda T: [F.mish(T["X"])], opset=18)
+
 
 def to_torch(inits, dtype, buffers=()):
     T = {}
@@ -680,10 +701,11 @@ def build_model(case, R, extra_outputs=None):
         outputs += [helper.make_tensor_value_info(o, TensorProto.FLOAT, list(s))
                     for o, s in zip(case.outs, extra_outputs)]
     graph = helper.make_graph(nodes, case.name, [], outputs, initializer=inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case.opset)],
                           producer_name="hetpar-make-grad-cases")
     m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
+    if case.opset <= OPSET:
+        onnx.checker.check_model(m, full_check=True)
     return m
 
 
@@ -730,7 +752,8 @@ optional, for the forward checks).
 
 Each `<case>/` holds:
 
-* `model.onnx`: opset 17, **no graph inputs**, one output `loss` (float32 scalar)
+* `model.onnx`: opset 17 (18 and 20 for `mish18`, `gelu20`, `gelu20_tanh`), **no graph
+  inputs**, one output `loss` (float32 scalar)
   `= ReduceSum(out_0 * R0) [+ ReduceSum(out_1 * R1) ...]`. Every operand of the op under
   test is an initializer, and so is every `R<i>` (so `grad_R<i>` is the op output).
   Integer and bool operands (indices, shapes, axes, pads, conditions) are initializers too,
@@ -751,8 +774,9 @@ Constant nodes (only in the pattern cases `pow2_const`, `rmsnorm`, `gelu_erf`,
 `dropout_ratio`'s `ratio` is a float initializer the output does not depend on: its
 gradient is zeros. `batchnorm_training`'s `mean` and `var` are the running statistics
 of a training-mode BatchNormalization: HetPar keeps them as state (role `buffer`), not
-parameters, so they have no gradient file. ONNX `Gelu` is opset 20 and onnx 1.12 stops at opset 17, so GELU is
-covered as the exported Erf and Tanh patterns.
+parameters, so they have no gradient file. GELU is covered both as the Erf and Tanh
+patterns torch 1.13 exports and as ONNX's `Gelu` op (opset 20); `Gelu` and `Mish`
+(opset 18) are newer than onnx 1.12, which therefore does not check those three models.
 
 | case | op | operands and attributes | gradient files |
 | --- | --- | --- | --- |
