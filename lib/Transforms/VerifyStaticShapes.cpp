@@ -27,7 +27,11 @@ bool isDynamicTensor(Type t) {
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
 
 /// Whether a static tensor type holds more than kMaxTensorBytes (counted
-/// without overflow; elements that are not integers or floats count 8 bytes).
+/// without overflow; elements that are not integers or floats count 8 bytes),
+/// an empty dimension counted as 1: the strides and offsets of the code that
+/// indexes it multiply the other extents all the same (a [.., 0, 309759729,
+/// 2^63 - 1] tensor overflowed in code generation; found by the onnx-mutate
+/// fuzzer).
 bool isOversized(Type t) {
   auto st = llvm::dyn_cast<ShapedType>(t);
   if (!st || !st.hasStaticShape())
@@ -38,7 +42,8 @@ bool isOversized(Type t) {
           ? std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8)
           : 8;
   for (int64_t d : st.getShape())
-    if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxTensorBytes)
+    if (llvm::MulOverflow(bytes, std::max<int64_t>(d, 1), bytes) ||
+        bytes > kMaxTensorBytes)
       return true;
   return false;
 }
@@ -54,8 +59,8 @@ bool verifyTensorSizes(ModuleOp module) {
       emitError(arg.getLoc())
           << "input '" << onnx::graphInputName(func, i) << "' of type "
           << arg.getType()
-          << " holds more than 2^53 bytes (8 PiB), the most HetPar plans "
-             "for one tensor";
+          << " holds more than 2^53 bytes (8 PiB; an empty dimension counts "
+             "as 1), the most HetPar plans for one tensor";
       ok = false;
     }
   });
@@ -65,8 +70,9 @@ bool verifyTensorSizes(ModuleOp module) {
       return;
     op->emitError() << onnx::describeNode(op) << " has a result of type "
                     << *llvm::find_if(op->getResultTypes(), isOversized)
-                    << " that holds more than 2^53 bytes (8 PiB), the most "
-                       "HetPar plans for one tensor";
+                    << " that holds more than 2^53 bytes (8 PiB; an empty "
+                       "dimension counts as 1), the most HetPar plans for one "
+                       "tensor";
     ok = false;
   });
   return ok;

@@ -211,7 +211,8 @@ def VerifyStaticShapesPass : Pass<"hetpar-onnx-verify-static", "mlir::ModuleOp">
     flow into the op's shape operands (a data-dependent shape), or the op of the
     shape computation that did not fold.
 
-    Also fails on a static tensor of more than 2^53 bytes (8 PiB), the most
+    Also fails on a static tensor of more than 2^53 bytes (8 PiB; an empty
+    dimension counts as 1, as the strides of the code indexing it do), the most
     HetPar plans for one tensor (byte counts stay exact in the cost model's
     doubles and int64 offsets cannot overflow): inputs by name, ops where the
     size starts.
