@@ -25,10 +25,6 @@ using namespace hetpar::onnx;
 
 namespace {
 
-/// Largest folded result, in elements (512 KiB of int64): enough for any shape
-/// computation and for attention masks of sequences up to 256 tokens.
-constexpr int64_t kMaxFoldElements = 1 << 16;
-
 /// A constant operand read into int64 or double values, with its shape.
 struct ConstTensor {
   SmallVector<int64_t> shape;

@@ -1,6 +1,7 @@
 //===- GradientBuilder.cpp - backward ops for gradient rules --------------===//
 #include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -61,7 +62,18 @@ Value GradientBuilder::i64s(ArrayRef<int64_t> values) {
 Value GradientBuilder::zeros(Type type) {
   auto t = llvm::cast<RankedTensorType>(type);
   Attribute zero = b.getZeroAttr(t.getElementType());
-  return onnx::ConstantOp::create(b, loc, DenseElementsAttr::get(t, zero));
+  // Beyond what folding writes into constants, a scalar broadcast at run
+  // time: a dense constant is bytes in weights.bin (15 GB for the zero
+  // state of an RNN over a batch of 759 million; found by the onnx-mutate
+  // fuzzer).
+  std::optional<int64_t> n =
+      t.hasStaticShape() ? getNumElements(t.getShape()) : std::nullopt;
+  if (!n || *n <= onnx::kMaxFoldElements)
+    return onnx::ConstantOp::create(b, loc, DenseElementsAttr::get(t, zero));
+  auto scalarType = RankedTensorType::get({}, t.getElementType());
+  Value scalar = onnx::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(scalarType, zero));
+  return make<onnx::ExpandOp>(scalar, i64s(t.getShape()));
 }
 
 Value GradientBuilder::reshape(Value x, ArrayRef<int64_t> shape) {

@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral kInitializerAttrName = "onnx.initializer";
 /// output, such as the labels or the loss, name it too).
 inline constexpr llvm::StringLiteral kNameAttrName = "onnx.name";
 
+/// The most elements an op's folder writes into a constant: 2^16 (512 KiB of
+/// int64), enough for any shape computation and for attention masks of
+/// sequences up to 256 tokens. A larger constant is data in every program's
+/// weights.bin, so larger results stay computed at run time.
+inline constexpr int64_t kMaxFoldElements = int64_t(1) << 16;
+
 /// The name of graph input `i` of `func`: its `onnx.name`, else
 /// "input_<i>". The one rule for an unnamed input, shared by the partition's
 /// device signatures, code generation's manifest and the diagnostics.
