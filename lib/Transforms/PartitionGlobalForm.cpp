@@ -75,6 +75,9 @@ LogicalResult Partitioner::flattenGlobalForm() {
          llvm::make_early_inc_range(inner.without_terminator())) {
       op.moveBefore(st);
       op.setAttr(dist::kStageIdAttrName, b.getI64IntegerAttr(s));
+      // Constants too: a stage may send one (readStageAssignment, which
+      // only checks here, gives them no stage).
+      stageOf[&op] = s;
     }
   }
   for (dist::TransferOp t : transferOps) {
@@ -83,11 +86,9 @@ LogicalResult Partitioner::flattenGlobalForm() {
   }
   for (dist::StageOp st : stageOps)
     st.erase();
-  FailureOr<StageAssignment> read = readStageAssignment(func, stageOps.size());
-  if (failed(read))
-    return failure();
-  stageOf = std::move(read->stageOf);
-  return success();
+  // The stages' checks (regions, later stages read), as the global form's
+  // passes make them.
+  return success(succeeded(readStageAssignment(func, stageOps.size())));
 }
 
 /// Stage `st`'s layout of a value as a transfer's sharding names it: the

@@ -10,6 +10,8 @@
 
 #include "Partitioner.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::partition;
@@ -71,18 +73,29 @@ hetpar::partition::readStageAssignment(func::FuncOp func, size_t numStages) {
 FailureOr<std::pair<int, int>> hetpar::partition::transferStages(
     dist::TransferOp t,
     llvm::function_ref<std::optional<int>(Operation *)> stageOf) {
-  std::optional<int> from, to;
+  std::optional<int> from;
   if (Operation *def = t.getInput().getDefiningOp())
     from = stageOf(def);
-  bool ok = from && !t->use_empty();
+  bool inStages = from && !t->use_empty();
+  std::set<int> to; // the users' stages, in order
   for (Operation *u : t->getUsers()) {
     std::optional<int> s = stageOf(u);
-    ok &= s && (!to || *to == *s);
-    to = s;
+    inStages &= s.has_value();
+    if (s)
+      to.insert(*s);
   }
-  if (!ok || *to <= *from)
-    return t.emitError() << "dist.transfer: its input must be computed in "
-                            "one stage and every user must be in one later "
-                            "stage (one transfer per receiving stage)";
-  return std::make_pair(*from, *to);
+  if (to.size() > 1)
+    return t.emitError() << "dist.transfer: its users lie in stages "
+                         << *to.begin() << " and " << *std::next(to.begin())
+                         << "; one transfer per receiving stage";
+  if (!inStages)
+    return t.emitError() << "dist.transfer: its input must be computed in a "
+                            "stage and each of its users must be an op of a "
+                            "stage";
+  int target = *to.begin();
+  if (target <= *from)
+    return t.emitError() << "dist.transfer: it moves a value of stage " << *from
+                         << " to stage " << target
+                         << ", which does not run later";
+  return std::make_pair(*from, target);
 }

@@ -176,9 +176,26 @@ module attributes {dist.plan = #dist.plan<stages = [
 dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
 func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{dist.transfer: its input must be computed in one stage and every user must be in one later stage (one transfer per receiving stage)}}
+  // expected-error @+1 {{dist.transfer: its input must be computed in a stage and each of its users must be an op of a stage}}
   %t = dist.transfer %a : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
   %b = onnx.Tanh(%t) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %b, %t : tensor<2x4xf32>, tensor<2x4xf32>
+}
+}
+
+// -----
+
+// A transfer within one stage.
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>,
+    #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "A100">, #dist.device<1, "A100">]
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = onnx.Relu(%x) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+1 {{dist.transfer: it moves a value of stage 0 to stage 0, which does not run later}}
+  %t = dist.transfer %a : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [0]>
+  %b = onnx.Tanh(%t) {dist.stage_id = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %c = onnx.Sigmoid(%b) {dist.stage_id = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %c : tensor<2x4xf32>
 }
 }

@@ -387,7 +387,7 @@ func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
     %r = onnx.Relu(%a) : (tensor<2x4xf32>) -> tensor<2x4xf32>
     dist.yield %r : tensor<2x4xf32>
   } : (tensor<2x4xf32>) -> tensor<2x4xf32>
-  // expected-error @+1 {{dist.transfer: its input must be computed in one stage and every user must be in one later stage (one transfer per receiving stage)}}
+  // expected-error @+1 {{dist.transfer: its users lie in stages 1 and 2; one transfer per receiving stage}}
   %t = dist.transfer %h : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [2]>
   %y = dist.stage 1 on @mesh [1] ins(%t) {
   ^bb0(%a: tensor<2x4xf32>):
@@ -547,5 +547,36 @@ func.func @main(%c: tensor<i1>, %x: tensor<4x3xf32>) -> tensor<4x3xf32> {
     dist.yield %0 : tensor<4x3xf32>
   } : (tensor<i1>, tensor<4x3xf32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+}
+
+// -----
+
+// The global form given directly: stage 0 sends a constant of its own.
+// CHECK-LABEL: func.func @device_0(
+// CHECK: dist.send %{{.*}} on @mesh to 1 tag
+// CHECK: dist.send %{{.*}} on @mesh to 1 tag
+// CHECK-LABEL: func.func @device_1(
+// CHECK: dist.recv on @mesh from 0
+// CHECK: dist.recv on @mesh from 0
+// CHECK: onnx.Mul
+// CHECK-NOT: dist.stage_id
+module attributes {dist.plan = #dist.plan<stages = [#dist.stage_plan<devices = [0], data = 1, tensor = 1>, #dist.stage_plan<devices = [1], data = 1, tensor = 1>]>} {
+dist.mesh @mesh devices [#dist.device<0, "unknown">, #dist.device<1, "unknown">]
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %h:2 = dist.stage 0 on @mesh [0] ins(%x) {
+  ^bb0(%a: tensor<2x4xf32>):
+    %c = onnx.Constant dense<2.0> : tensor<2x4xf32>
+    %r = onnx.Add(%a, %c) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r, %c : tensor<2x4xf32>, tensor<2x4xf32>
+  } : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+  %t = dist.transfer %h#0 : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
+  %t2 = dist.transfer %h#1 : tensor<2x4xf32> from #dist.sharding<@mesh, [0]> to #dist.sharding<@mesh, [1]>
+  %y = dist.stage 1 on @mesh [1] ins(%t, %t2) {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>):
+    %r = onnx.Mul(%a, %b) : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    dist.yield %r : tensor<2x4xf32>
+  } : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
 }
 }

@@ -486,8 +486,11 @@ def DistIntroduceTransfersPass
     leaves; one made split is sent in pieces if its producer leaves it in
     that split.
 
-    Fails with an error at the op: one that reads a value of a later stage;
-    at the module: no plan, or not one model function.
+    Fails with an error at the op (the stage checks hetpar-dist-apply-plan
+    shares): an op other than a constant without a `dist.stage_id`, or with
+    one naming a stage the plan does not have; one that reads a value of a
+    later stage; one with regions (which the partition does not split); at
+    the module: no plan, or not one model function.
   }];
   let dependentDialects = ["hetpar::dist::DistDialect"];
 }
