@@ -48,6 +48,14 @@ bool isOversized(Type t) {
   return false;
 }
 
+/// What an oversized tensor of type `t` holds, for the messages.
+std::string oversizeReason(Type t) {
+  if (llvm::is_contained(llvm::cast<ShapedType>(t).getShape(), 0))
+    return "is empty, but its other extents span more than 2^53 bytes (8 PiB; "
+           "its strides do)";
+  return "holds more than 2^53 bytes (8 PiB)";
+}
+
 /// Reports tensors over kMaxTensorBytes: inputs by name, and among ops only
 /// those where the size starts (no operand over it). Returns false if any.
 bool verifyTensorSizes(ModuleOp module) {
@@ -58,9 +66,8 @@ bool verifyTensorSizes(ModuleOp module) {
         continue;
       emitError(arg.getLoc())
           << "input '" << onnx::graphInputName(func, i) << "' of type "
-          << arg.getType()
-          << " holds more than 2^53 bytes (8 PiB; an empty dimension counts "
-             "as 1), the most HetPar plans for one tensor";
+          << arg.getType() << " " << oversizeReason(arg.getType())
+          << ", the most HetPar plans for one tensor";
       ok = false;
     }
   });
@@ -68,11 +75,10 @@ bool verifyTensorSizes(ModuleOp module) {
     if (llvm::none_of(op->getResultTypes(), isOversized) ||
         llvm::any_of(op->getOperandTypes(), isOversized))
       return;
-    op->emitError() << onnx::describeNode(op) << " has a result of type "
-                    << *llvm::find_if(op->getResultTypes(), isOversized)
-                    << " that holds more than 2^53 bytes (8 PiB; an empty "
-                       "dimension counts as 1), the most HetPar plans for one "
-                       "tensor";
+    Type big = *llvm::find_if(op->getResultTypes(), isOversized);
+    op->emitError() << onnx::describeNode(op) << " has a result of type " << big
+                    << " that " << oversizeReason(big)
+                    << ", the most HetPar plans for one tensor";
     ok = false;
   });
   return ok;
