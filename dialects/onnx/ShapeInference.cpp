@@ -615,6 +615,18 @@ static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
   int64_t spatial = x->size() - 2;
   Window w;
   w.autoPad = op.getAutoPad();
+  // A kernel_shape W's shape contradicts: code generation reads W's (ONNX
+  // Runtime refuses it too: "kernel_shape is not compatible with W shape").
+  if (auto k = op.getKernelShape(); k && wt) {
+    ArrayRef<int64_t> spatialW = ArrayRef<int64_t>(*wt).drop_front(2);
+    bool same = true; // (a count that differs is checkWindowAttrs' error)
+    for (size_t i = 0; same && i < k->size() && i < spatialW.size(); ++i)
+      same = isDynamic(spatialW[i]) || (*k)[i] == spatialW[i];
+    if (!same)
+      return op.emitOpError()
+             << "kernel_shape [" << llvm::make_range(k->begin(), k->end())
+             << "] does not match W's spatial extents [" << spatialW << "]";
+  }
   if (auto k = op.getKernelShape())
     w.kernel.assign(k->begin(), k->end());
   else if (wt)

@@ -259,6 +259,25 @@ func.func @case32(%x: tensor<1x3xf32>) {
 
 // -----
 
+// A kernel_shape that W's shape contradicts (code generation reads W's).
+func.func @conv_kernel_shape_not_w(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x5x5xf32>) -> tensor<1x1x6x6xf32> {
+  // expected-error @+1 {{kernel_shape [3, 3] does not match W's spatial extents [5, 5]}}
+  %0 = onnx.Conv(%x, %w) {kernel_shape = array<i64: 3, 3>} : (tensor<1x1x8x8xf32>, tensor<1x1x5x5xf32>) -> tensor<1x1x6x6xf32>
+  return %0 : tensor<1x1x6x6xf32>
+}
+
+// -----
+
+// A Conv's kernel_shape entry of INT64_MIN is invalid even where W's extent
+// is unknown (only a kernel read from W may be dynamic).
+func.func @conv_kernel_int64_min(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x?x3xf32>) -> tensor<1x1x?x6xf32> {
+  // expected-error @+1 {{kernel_shape, strides and dilations must be positive}}
+  %0 = onnx.Conv(%x, %w) {kernel_shape = array<i64: -9223372036854775808, 3>} : (tensor<1x1x8x8xf32>, tensor<1x1x?x3xf32>) -> tensor<1x1x?x6xf32>
+  return %0 : tensor<1x1x?x6xf32>
+}
+
+// -----
+
 // A kernel entry equal to the dynamic-extent marker is an invalid kernel, not
 // an unknown one.
 func.func @maxpool_kernel_int64_min(%x: tensor<1x3x32x32xf32>) -> tensor<1x3x32x32xf32> {
