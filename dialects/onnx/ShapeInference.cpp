@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <climits>
 #include <cmath>
@@ -2507,7 +2508,18 @@ LogicalResult ResizeOp::getAxes(SmallVectorImpl<int64_t> &extents,
         return failure();
       }
       scales[a] = s;
-      extents[a] = static_cast<int64_t>(std::floor((*x)[a] * s));
+      // Checked before the conversion: an extent past int64 came out as
+      // INT64_MIN, which reads as a dynamic extent (found by a review
+      // helper); 2^62 leaves room for the arithmetic of any extent.
+      double e = std::floor(static_cast<double>((*x)[a]) * s);
+      if (!(e < 0x1p62)) {
+        reason = llvm::formatv("scale {0:e} makes axis {1}'s extent {2:e}, "
+                               "past 2^62",
+                               s, a, e)
+                     .str();
+        return failure();
+      }
+      extents[a] = static_cast<int64_t>(e);
     } else {
       int64_t e = (*sizeValues)[i];
       if (e < 1) {
@@ -2530,7 +2542,12 @@ LogicalResult ResizeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   SmallVector<double> scales;
   std::string reason;
   if (failed(getAxes(extents, scales, reason))) {
-    // Unknown until the scales or sizes are constants; X's rank stays.
+    // Constant scales or sizes that break the constraints are an error.
+    if (reason != "X has no static shape" &&
+        !StringRef(reason).ends_with("are not constants"))
+      return emitOpError() << reason;
+    // Unknown until X is static and the scales or sizes are constants; X's
+    // rank stays.
     auto x = shapeOf(getX());
     r.push_back(tensorOf(
         x ? std::optional<Shape>(dynamicShape(x->size())) : std::nullopt, elt));

@@ -1439,3 +1439,14 @@ func.func @fused_conv_residual(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>,
   %0 = onnx.FusedConv(%x, %w) residual(%z) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x4xf32>
   return
 }
+
+// -----
+
+// A scale that puts the extent past int64 (it came out as INT64_MIN, which
+// read as a dynamic extent).
+func.func @resize_extent_past_int64(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x?x4xf32> {
+  %s = onnx.Constant dense<[1.0, 1.0, 2.5e18, 1.0]> : tensor<4xf32>
+  // expected-error @+1 {{scale 2.500000e+18 makes axis 2's extent 1.000000e+19, past 2^62}}
+  %0 = onnx.Resize(%x) scales(%s) {mode = "nearest"} : (tensor<1x1x4x4xf32>, tensor<4xf32>) -> tensor<1x1x?x4xf32>
+  return %0 : tensor<1x1x?x4xf32>
+}
