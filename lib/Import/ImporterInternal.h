@@ -101,6 +101,14 @@ using NodeImportFn =
 /// The op-specific importers, by ONNX op type (OpImporters.cpp).
 const llvm::StringMap<NodeImportFn> &getSpecialImporters();
 
+/// What must hold of a node before ONNX's inference runs on it, because the
+/// inference assumes it (SchemaInference.cpp): window and block attributes
+/// in range, the ranks that Conv-like, pooling, recurrent and STFT nodes
+/// index, Scan's count of scan inputs. The reason, or "" when it holds. A
+/// node that fails it is invalid whether or not ONNX could type it.
+std::string checkBeforeONNXInference(const ::onnx::NodeProto &node,
+                                     llvm::ArrayRef<mlir::Value> inputs);
+
 /// Result types of a node of an operator the dialect does not model, from
 /// ONNX's own type inference for the op schema (SchemaInference.cpp), given the
 /// node's inputs (null for omitted ones; small int32, int64 and float constants
