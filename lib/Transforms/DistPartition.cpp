@@ -106,10 +106,12 @@ LogicalResult Partitioner::readPlan() {
   return success();
 }
 
-bool Partitioner::isBatchInput(BlockArgument a) const {
+std::optional<BatchDim> Partitioner::splitBatchOf(Value v) const {
   // The batch is followed only where the plan splits it (a batch of one
-  // sample never is); the batch analysis seeds the same inputs.
-  return splitsBatch && catalog->batch.of(a).has_value();
+  // sample never is).
+  if (!splitsBatch)
+    return std::nullopt;
+  return catalog->batch.of(v);
 }
 
 int Partitioner::stageOfValue(Value v) const {
@@ -375,8 +377,8 @@ LogicalResult Partitioner::run() {
         }
       }
 
-  // Stage by stage: a later stage's receives need the batch layout of the
-  // values an earlier one sends.
+  // Each device on its own: what travels between devices (tags, the batch,
+  // split layouts) is read from the IR, not from another device's program.
   for (Device &d : devices)
     if (failed(partitionDevice(d)))
       return failure();

@@ -22,7 +22,7 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
                                                       bool everyRank) {
   const Device &dst = *deviceById[to];
   const StageInfo &from = stages[s];
-  bool hasBatch = exitBatch.lookup(global).has_value();
+  bool hasBatch = splitBatchOf(global).has_value();
   int64_t lo = 0, hi = microbatchRows;
   if (hasBatch && dst.stage >= 0) {
     lo = offsetOf(dst);
@@ -51,14 +51,15 @@ SmallVector<Partitioner::Piece> Partitioner::piecesTo(Value global, int s,
   return out;
 }
 
-FailureOr<SmallVector<Partitioner::Piece>>
-Partitioner::splitPiecesTo(Value global, int64_t to) {
+SmallVector<Partitioner::Piece> Partitioner::splitPiecesTo(Value global,
+                                                           int64_t to) {
   const Device &dst = *deviceById[to];
+  // The transfer's layouts (readTransfer: split along one dimension at both
+  // ends, in indices): each sending device's part of the split (checked
+  // against what its program leaves, partitionDevice) and each receiving
+  // device's.
   const Local *want = &splitExits.find(global)->second.target;
-  const Local &have = exitLayout.find(global)->second;
-  if (have.kind != Local::Split || have.dim != want->dim || have.outer != 1)
-    return func.emitError() << "internal error: partition: a value that "
-                               "travels split leaves its stage otherwise";
+  const Local &have = splitExits.find(global)->second.source;
   int64_t lo = want->starts[dst.rank] * want->granule;
   int64_t hi = lo + want->sizes[dst.rank] * want->granule;
   const StageInfo &from = stages[stageOfValue(global)];
@@ -84,13 +85,13 @@ Partitioner::splitPiecesTo(Value global, int64_t to) {
 Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
                         int64_t from, int64_t tag, const Piece *split) {
   Local shape;
-  shape.batch = exitBatch.lookup(global);
+  shape.batch = splitBatchOf(global);
   RankedTensorType t = localType(d, global, shape);
   SmallVector<int64_t> dims(t.getShape());
   if (shape.batch)
     dims[shape.batch->dim] = shape.batch->outer * rows * shape.batch->granule;
   if (split)
-    dims[exitLayout.find(global)->second.dim] = split->dhi - split->dlo;
+    dims[splitExits.find(global)->second.source.dim] = split->dhi - split->dlo;
   return dist::RecvOp::create(
       b, loc, RankedTensorType::get(dims, t.getElementType()),
       FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(from),
@@ -99,7 +100,7 @@ Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
 
 SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
   const StageInfo &from = stages[stageOfValue(v)];
-  bool hasBatch = exitBatch.lookup(v).has_value();
+  bool hasBatch = splitBatchOf(v).has_value();
   SmallVector<int64_t> out;
   for (int64_t r = 0; r < (hasBatch ? from.data : 1); ++r)
     out.push_back(from.devices[r * from.tensor + j % from.tensor]);
@@ -169,8 +170,8 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
   for (BlockArgument a : taken) {
     auto t = llvm::cast<RankedTensorType>(a.getType());
     SmallVector<int64_t> shape(t.getShape());
-    if (isBatchInput(a))
-      shape[catalog->batch.of(a)->dim] = localIO ? rowsOf(d) : microbatchRows;
+    if (auto bd = splitBatchOf(a))
+      shape[bd->dim] = localIO ? rowsOf(d) : microbatchRows;
     argTypes.push_back(RankedTensorType::get(shape, t.getElementType()));
   }
   b.setInsertionPointToEnd(module.getBody());
@@ -184,8 +185,8 @@ void Partitioner::createFunction(Device &d, SmallVectorImpl<Type> &argTypes) {
     d.fn.setArgAttr(k, onnx::kNameAttrName, b.getStringAttr(graphInputName(a)));
     Local l;
     l.value = d.args[a] = entry->getArgument(k);
-    if (isBatchInput(a)) {
-      int dim = catalog->batch.of(a)->dim;
+    if (auto bd = splitBatchOf(a)) {
+      int dim = bd->dim;
       d.fn.setArgAttr(k, dist::kBatchDimAttrName, b.getI64IntegerAttr(dim));
       if (!localIO)
         l.value = slice(loc, l.value, dim, 1, offsetOf(d), rowsOf(d));
@@ -207,11 +208,11 @@ std::string Partitioner::graphInputName(BlockArgument a) {
 void Partitioner::recordGraphInputs() {
   SmallVector<Attribute> inputs;
   for (BlockArgument a : func.getArguments()) {
-    auto bd = catalog->batch.of(a);
+    auto bd = splitBatchOf(a);
     inputs.push_back(dist::GraphInputAttr::get(
         b.getContext(), b.getStringAttr(graphInputName(a)),
         llvm::cast<RankedTensorType>(a.getType()),
-        isBatchInput(a) && bd ? bd->dim : dist::kNoBatchDim));
+        bd ? bd->dim : dist::kNoBatchDim));
   }
   // A graph input of the labels' name is hetpar-train-attach-loss's error
   // to report (choose --labels), after the partition.
@@ -245,14 +246,9 @@ LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   SmallVector<SmallVector<Piece>> pieces;
   for (Value v : needed) {
     SmallVector<Value> parts;
-    if (splitExits.count(v)) {
-      auto split = splitPiecesTo(v, d.id);
-      if (failed(split))
-        return failure();
-      pieces.push_back(*split);
-    } else {
-      pieces.push_back(piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)));
-    }
+    pieces.push_back(splitExits.count(v) ? splitPiecesTo(v, d.id)
+                                         : piecesTo(v, stageOfValue(v), d.id,
+                                                    exitTag.lookup(v)));
     for (const Piece &p : pieces.back())
       parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag,
                            splitExits.count(v) ? &p : nullptr));
@@ -263,7 +259,7 @@ LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
     Local l;
     if (auto it = splitExits.find(v); it != splitExits.end())
       l = it->second.target; // the transfer's split, without the batch
-    l.batch = exitBatch.lookup(v);
+    l.batch = splitBatchOf(v);
     if (splitExits.count(v)) {
       l.value = joinSplitPieces(loc, pieces[k], parts, l);
       d.values[v] = l;
@@ -337,15 +333,9 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
     for (const Device &other : devices) {
       if (other.stage <= d.stage || !usedByStage(v, other.stage))
         continue;
-      SmallVector<Piece> pieces;
-      if (splitExits.count(v)) {
-        auto split = splitPiecesTo(v, other.id);
-        if (failed(split))
-          return failure();
-        pieces = std::move(*split);
-      } else {
-        pieces = piecesTo(v, s, other.id, exitTag.lookup(v));
-      }
+      SmallVector<Piece> pieces =
+          splitExits.count(v) ? splitPiecesTo(v, other.id)
+                              : piecesTo(v, s, other.id, exitTag.lookup(v));
       for (const Piece &p : pieces)
         if (p.from == d.id)
           sends.push_back({v, p});
@@ -388,7 +378,7 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
         return failure();
       piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
     }
-    if (auto bd = exitBatch.lookup(v); bd && p.hi > p.lo)
+    if (auto bd = splitBatchOf(v); bd && p.hi > p.lo)
       piece = slice(loc, piece, bd->dim, bd->outer,
                     (p.lo - offsetOf(d)) * bd->granule,
                     (p.hi - p.lo) * bd->granule);
@@ -440,7 +430,7 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
   for (auto &[j, parts] : pending) {
     Value v = ret.getOperand(j);
     auto bd =
-        stageOfValue(v) >= 0 ? exitBatch.lookup(v) : std::optional<BatchDim>();
+        stageOfValue(v) >= 0 ? splitBatchOf(v) : std::optional<BatchDim>();
     Value whole = bd ? concat(loc, parts, bd->dim, bd->outer) : parts.front();
     results.push_back(whole);
     resultTypes.push_back(whole.getType());
@@ -450,10 +440,8 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
     if (auto name = func.getResultAttr(j, onnx::kNameAttrName))
       d.fn.setResultAttr(j, onnx::kNameAttrName, name);
     std::optional<BatchDim> bd;
-    if (stageOfValue(v) >= 0)
-      bd = exitBatch.lookup(v);
-    else if (auto a = llvm::dyn_cast<BlockArgument>(v); a && isBatchInput(a))
-      bd = catalog->batch.of(a);
+    if (stageOfValue(v) >= 0 || llvm::isa<BlockArgument>(v))
+      bd = splitBatchOf(v);
     if (bd && bd->outer != 1)
       return ret.emitError()
              << "partition: output " << j
@@ -484,13 +472,17 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
       d.values[r] = results[k];
     }
   }
-  // Where the batch lies in what leaves the stage (the same on every device
-  // of the stage): the receivers' types need it.
+  // What leaves the stage is where the receivers read it: the batch where
+  // the batch analysis puts it, a split transfer's parts in its source
+  // layout.
   for (Value v : exits)
     if (stageOfValue(v) == d.stage) {
-      exitBatch[v] = d.values[v].batch;
-      exitLayout[v] = d.values[v];
-      // A split transfer sends the parts of the split the stage leaves.
+      if (d.values[v].batch != splitBatchOf(v))
+        return v.getDefiningOp()->emitError()
+               << "internal error: partition: a result of op "
+               << describeOp(v.getDefiningOp())
+               << " leaves its stage with the batch elsewhere than the batch "
+                  "analysis says";
       if (auto it = splitExits.find(v);
           it != splitExits.end() && !it->second.source.sameSplit(d.values[v]))
         return v.getDefiningOp()->emitError()

@@ -297,7 +297,7 @@ private:
                               bool everyRank = false);
   /// The pieces of a value that travels split to device `to`: the overlap
   /// of each sending device's rows and indices with the receiver's.
-  FailureOr<SmallVector<Piece>> splitPiecesTo(Value global, int64_t to);
+  SmallVector<Piece> splitPiecesTo(Value global, int64_t to);
   Value joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
                         ArrayRef<Value> parts, const Local &l);
   int stageOfValue(Value v) const;
@@ -318,8 +318,6 @@ private:
   std::optional<OpCatalog> catalog;
   std::vector<Device> devices;
   DenseMap<int64_t, Device *> deviceById;
-  /// Values that leave their stage: where the batch lies, and their tag.
-  DenseMap<Value, std::optional<BatchDim>> exitBatch;
   /// The global form's transfers and the devices of its stages.
   SmallVector<Transfer> transfers;
   SmallVector<SmallVector<int64_t>> stageDevices;
@@ -329,10 +327,16 @@ private:
     Local source, target;
   };
   DenseMap<Value, SplitTransfer> splitExits;
-  DenseMap<Value, Local> exitLayout;
+  /// Values that leave their stage (to a later stage or the outputs), in
+  /// tag order, and their tags.
   DenseMap<Value, int64_t> exitTag;
-  SmallVector<Value> exits; // in tag order
-  bool isBatchInput(BlockArgument a) const;
+  SmallVector<Value> exits;
+  /// Where the batch lies in `v` on every device that holds it: the batch
+  /// analysis's answer where the plan splits the batch (microbatches or
+  /// data parallelism), none otherwise. The one reading of the batch for
+  /// graph inputs, values between stages and outputs, so that no device's
+  /// program depends on how another device's was built.
+  std::optional<BatchDim> splitBatchOf(Value v) const;
   /// A training plan: gradients must be able to flow back (markers, named
   /// parameter shards).
   bool training = false;
