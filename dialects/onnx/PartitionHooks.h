@@ -1,4 +1,4 @@
-//===- PartitionHooks.h - ShardingRuleOpInterface's partition hooks -*- C++ -*-===//
+//===- PartitionHooks.h - Sharding rules' partition hooks ---*- C++ -*-===//
 //
 // What hetpar-dist-partition asks an op besides its sharding rule: the operand
 // it adds once to a sum and the term that operand contributes, and how a

@@ -3,8 +3,8 @@
 // The search as a pass: it only writes attributes (Search.h, annotateModule).
 //
 //===----------------------------------------------------------------------===//
-#include "hetpar/Search/Search.h"
 #include "hetpar/Search/Passes.h"
+#include "hetpar/Search/Search.h"
 
 #include <cmath>
 

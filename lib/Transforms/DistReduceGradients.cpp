@@ -574,9 +574,9 @@ void ReplicaStep::reduceGradients(ArrayRef<Gradient> grads, Value weight) {
   // bucket for everything (the conversion of a larger double to int64_t is
   // undefined: 1e30 MiB gave buckets of one gradient).
   double elements = bucketMiB * 1024 * 1024 / sizeof(float);
-  int64_t cap = elements >= 0x1p60 ? int64_t(1) << 60
-                                   : std::max<int64_t>(
-                                         1, static_cast<int64_t>(elements));
+  int64_t cap = elements >= 0x1p60
+                    ? int64_t(1) << 60
+                    : std::max<int64_t>(1, static_cast<int64_t>(elements));
   // Two kinds of bucket: all-reduced, and (ZeRO-1) reduce-scattered.
   SmallVector<Gradient> buckets[2];
   int64_t filled[2] = {0, 0};
