@@ -66,11 +66,14 @@ constexpr int64_t kONNXLibraryMaxOpset = 17;
 
 /// The opset that introduced a default-domain operator the dialect models
 /// but the ONNX library has no schema for, being newer than its opsets
-/// (ONNX's docs/Changelog.md: Mish-18, Gelu-20); none for the others. Such
-/// a node is checked against the dialect's definition of the op alone.
+/// (ONNX's docs/Changelog.md: Mish-18, GroupNormalization-18, Gelu-20); none
+/// for the others. Such a node is checked against the dialect's definition of
+/// the op alone (GroupNormalization, which the importer rewrites, by
+/// OpImporters.cpp).
 static std::optional<int64_t> opsetIntroducingNewerOp(StringRef opType) {
   return llvm::StringSwitch<std::optional<int64_t>>(opType)
       .Case("Mish", 18)
+      .Case("GroupNormalization", 18)
       .Case("Gelu", 20)
       .Default(std::nullopt);
 }

@@ -1,24 +1,33 @@
-//===- OpImporters.cpp - opset normalization of ONNX nodes
-//------------------===//
+//===- OpImporters.cpp - opset normalization of ONNX nodes ----------------===//
 //
 // Nodes whose meaning or form depends on the opset are rewritten here into the
 // onnx dialect's form (the newest opset's semantics):
-//   Softmax, LogSoftmax < 13   flattened 2-D view -> Flatten, op(axis=1),
-//   Reshape back Split < 13                 `split` attribute -> operand
-//   Squeeze, Unsqueeze < 13    `axes` attribute -> operand
-//   ReduceSum < 13, other Reduce* < 18   `axes` attribute -> operand
-//   Clip < 11                  `min`/`max` attributes -> scalar operands
-//   Slice < 10                 `starts`/`ends`/`axes` attributes -> operands
-//   Pad < 11                   `pads`/`value` attributes -> operands
-//   Reshape < 5                `shape` attribute -> operand
-//   Dropout < 12               `ratio` attribute -> operand; `is_test` dropped
-//   binary ops < 7             `broadcast`/`axis` -> explicit Unsqueeze of B
-//   Gemm < 7                   `broadcast` dropped (unidirectional broadcast
-//   covers it) PRelu < 7                  a per-channel 1-D slope -> slope
-//   reshaped to (C, 1, ...) Cast                       `to` (a type code, or a
-//   type name in opset 1) -> type Concat < 4                 missing `axis` ->
-//   1 BatchNormalization < 9     `spatial`, `is_test` dropped Constant value /
-//   value_float(s) / value_int(s) -> onnx.Constant
+//
+// clang-format off
+//   Softmax, LogSoftmax < 13  flattened 2-D view -> Flatten, op(axis=1),
+//                             Reshape back
+//   Split < 13                `split` attribute -> operand
+//   Squeeze, Unsqueeze < 13   `axes` attribute -> operand
+//   ReduceSum < 13, other Reduce* < 18  `axes` attribute -> operand
+//   Clip < 11                 `min`/`max` attributes -> scalar operands
+//   Slice < 10                `starts`/`ends`/`axes` attributes -> operands
+//   Pad < 11                  `pads`/`value` attributes -> operands
+//   Reshape < 5               `shape` attribute -> operand
+//   Dropout < 12              `ratio` attribute -> operand; `is_test` dropped
+//   binary ops < 7            `broadcast`/`axis` -> explicit Unsqueeze of B
+//   Gemm < 7                  `broadcast` dropped (unidirectional broadcast
+//                             covers it)
+//   PRelu < 7                 a per-channel 1-D slope -> slope reshaped to
+//                             (C, 1, ...)
+//   Cast                      `to` (a type code, or a type name in opset 1)
+//                             -> type
+//   Concat < 4                missing `axis` -> 1
+//   BatchNormalization < 9    `spatial`, `is_test` dropped
+//   Constant                  value / value_float(s) / value_int(s) ->
+//                             onnx.Constant
+//   GroupNormalization        Reshape, InstanceNormalization, Reshape (and
+//                             a per-channel Mul and Add from opset 21)
+// clang-format on
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,6 +297,162 @@ Results importConcat(NodeContext &ctx) {
       ctx.buildNative("Concat", ctx.inputs, *attrs, ctx.numOutputs()));
 }
 
+/// The attributes of GroupNormalization (ONNX's operator definition:
+/// `num_groups` required, `epsilon`, and from opset 21 `stash_type`), checked
+/// here: ONNX's library (1.12) has no schema for the op. Fails with an error
+/// at the node for a missing, unknown or mistyped attribute.
+LogicalResult checkGroupNormAttributes(NodeContext &ctx) {
+  for (const ::onnx::AttributeProto &a : ctx.node.attribute()) {
+    StringRef name = a.name();
+    bool isInt = a.type() == ::onnx::AttributeProto::INT;
+    if (name == "num_groups" || (name == "stash_type" && ctx.version >= 21)) {
+      if (!isInt)
+        return ctx.error() << "attribute '" << name << "' must be an integer";
+    } else if (name == "epsilon") {
+      if (a.type() != ::onnx::AttributeProto::FLOAT)
+        return ctx.error() << "attribute 'epsilon' must be a float";
+    } else {
+      return ctx.error() << "unknown attribute '" << printable(name)
+                         << "' (ONNX's definition of GroupNormalization-"
+                         << (ctx.version >= 21 ? 21 : 18) << ")";
+    }
+  }
+  if (!ctx.intAttr("num_groups"))
+    return ctx.error() << "required attribute 'num_groups' is missing (ONNX's "
+                          "definition of GroupNormalization)";
+  // stash_type 1: the statistics in float32, as every normalization of the
+  // CPU and GPU backends computes them.
+  if (int64_t stash = ctx.intAttr("stash_type").value_or(1); stash != 1)
+    return ctx.error() << "stash_type " << stash
+                       << " is not supported (only 1, float32 statistics)";
+  return success();
+}
+
+/// GroupNormalization's operands, checked (ONNX's definition: X [N, C, ...]
+/// of a float type T, scale and bias of type T and shape [G] before opset 21,
+/// [C] since; num_groups G in [1, C], dividing C). Fails with an error at the
+/// node otherwise; X must have a known rank and a static C (the importer
+/// reshapes by it).
+LogicalResult checkGroupNormOperands(NodeContext &ctx, RankedTensorType tx,
+                                     int64_t groups, Value scale, Value bias) {
+  if (!tx || tx.getRank() < 2 || ShapedType::isDynamic(tx.getDimSize(1)) ||
+      !llvm::isa<FloatType>(tx.getElementType()))
+    return ctx.error() << "X must be a float tensor of known rank at least 2 "
+                          "([N, C, D1, ...]) with a static C, got "
+                       << ctx.input(0).getType();
+  int64_t channels = tx.getDimSize(1);
+  if (groups <= 0 || groups > channels || channels % groups != 0)
+    return ctx.error() << "num_groups " << groups
+                       << " must be in [1, C] and divide the " << channels
+                       << " channels of X";
+  bool perChannel = ctx.version >= 21;
+  int64_t extent = perChannel ? channels : groups;
+  for (auto [name, v] : {std::pair{"scale", scale}, std::pair{"bias", bias}}) {
+    auto t = llvm::dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.getRank() != 1 || t.getElementType() != tx.getElementType() ||
+        (!ShapedType::isDynamic(t.getDimSize(0)) && t.getDimSize(0) != extent))
+      return ctx.error() << name << " must have X's element type and shape ["
+                         << extent << "] (one "
+                         << (perChannel ? "per channel" : "per group")
+                         << " at opset " << ctx.version << "), got "
+                         << v.getType();
+  }
+  return success();
+}
+
+/// GroupNormalization (opset 18; opset 21 made scale and bias per channel,
+/// [C], instead of per group, [G]): X [N, C, D1, ...] normalized over each
+/// group of C / G channels and all of D1, ..., then scaled and shifted.
+/// Rewritten as Reshape(X, [0, G, (C / G) * D1 * ...]) ->
+/// InstanceNormalization over the groups -> Reshape back to X's shape, where
+/// InstanceNormalization takes opset 18's per-group scale and bias; opset
+/// 21's per-channel ones are a Mul and an Add after it (as PyTorch's
+/// exporter writes GroupNorm before opset 18). An X without elements is its
+/// own result. Errors at the node: inputs other than X, scale and bias; the
+/// attributes (checkGroupNormAttributes) and operands
+/// (checkGroupNormOperands).
+Results importGroupNormalization(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
+  if (ctx.inputs.size() != 3 || !x || !scale || !bias)
+    return ctx.error() << "takes exactly three inputs: X, scale and bias";
+  if (failed(checkGroupNormAttributes(ctx)))
+    return failure();
+  auto tx = llvm::dyn_cast<RankedTensorType>(x.getType());
+  int64_t groups = *ctx.intAttr("num_groups");
+  if (failed(checkGroupNormOperands(ctx, tx, groups, scale, bias)))
+    return failure();
+  if (tx.hasStaticShape() && tx.getNumElements() == 0)
+    return SmallVector<Value>{x};
+  // Each group's extent, when static (an N of 0 leaves no -1 to infer).
+  int64_t inner = tx.getDimSize(1) / groups;
+  for (int64_t d : tx.getShape().drop_front(2))
+    inner = ShapedType::isDynamic(d) || ShapedType::isDynamic(inner)
+                ? ShapedType::kDynamic
+                : inner * d;
+  if (inner == 0)
+    return SmallVector<Value>{x};
+  OpBuilder &b = ctx.builder();
+  Type elt = tx.getElementType();
+  auto build = [&](StringRef op, ArrayRef<Value> operands,
+                   ArrayRef<NamedAttribute> attrs = {}) -> FailureOr<Value> {
+    auto built = ctx.buildNative(op, operands, attrs, 1);
+    if (failed(built))
+      return failure();
+    return (*built)->getResult(0);
+  };
+  bool perChannel = ctx.version >= 21;
+  FailureOr<Value> groupScale = scale, groupBias = bias;
+  if (perChannel) {
+    Value shape = ctx.constI64({groups});
+    groupScale = build("Expand", {ctx.constScalar(elt, 1.0), shape});
+    groupBias = build("Expand", {ctx.constScalar(elt, 0.0), shape});
+  }
+  Value groupedShape = ctx.constI64(
+      {0, groups, ShapedType::isDynamic(inner) ? int64_t(-1) : inner});
+  FailureOr<Value> grouped = build("Reshape", {x, groupedShape});
+  if (failed(groupScale) || failed(groupBias) || failed(grouped))
+    return failure();
+  float epsilon = ctx.floatAttr("epsilon").value_or(1e-5f);
+  FailureOr<Value> normalized =
+      build("InstanceNormalization", {*grouped, *groupScale, *groupBias},
+            {b.getNamedAttr("epsilon", b.getF32FloatAttr(epsilon))});
+  if (failed(normalized))
+    return failure();
+  // Back to X's shape: a constant where X's shape is static, so that the
+  // result stays static for the nodes after it.
+  FailureOr<Value> shapeOfX =
+      tx.hasStaticShape() ? FailureOr<Value>(ctx.constI64(tx.getShape()))
+                          : build("Shape", {x});
+  if (failed(shapeOfX))
+    return failure();
+  FailureOr<Value> y = build("Reshape", {*normalized, *shapeOfX});
+  if (failed(y))
+    return failure();
+  // Y has X's shape, whatever of it Reshape could infer.
+  if (auto refined = refineType(y->getType(), tx); succeeded(refined))
+    y->setType(*refined);
+  if (!perChannel)
+    return SmallVector<Value>{*y};
+  // Per-channel scale and bias as [C, 1, ..., 1] against [N, C, D1, ...].
+  SmallVector<int64_t> axes;
+  for (int64_t i = 1; i < tx.getRank() - 1; ++i)
+    axes.push_back(i);
+  FailureOr<Value> s = scale, c = bias;
+  if (!axes.empty()) {
+    s = build("Unsqueeze", {scale, ctx.constI64(axes)});
+    c = build("Unsqueeze", {bias, ctx.constI64(axes)});
+  }
+  if (failed(s) || failed(c))
+    return failure();
+  FailureOr<Value> scaled = build("Mul", {*y, *s});
+  if (failed(scaled))
+    return failure();
+  FailureOr<Value> out = build("Add", {*scaled, *c});
+  if (failed(out))
+    return failure();
+  return SmallVector<Value>{*out};
+}
+
 Results importConstant(NodeContext &ctx) {
   if (!ctx.inputs.empty())
     return ctx.error() << "Constant takes no inputs";
@@ -390,6 +555,7 @@ llvm::StringMap<NodeImportFn> buildSpecialImporters() {
   m["Cast"] = importCast;
   m["Concat"] = importConcat;
   m["Constant"] = importConstant;
+  m["GroupNormalization"] = importGroupNormalization;
   return m;
 }
 

@@ -6,7 +6,9 @@ Usage: compare-outputs.py MODEL.onnx GOT_DIR REF_DIR [--dtype float32|float16|bf
 Every REF_DIR/output_<i>.npy must match GOT_DIR/output_<i>.npy in shape and
 within |got - ref| <= tol * (1 + |ref|), where the tolerance grows with the
 longest reduction L in the model (the K of every MatMul / Gemm, C/group times
-the window of every Conv, the normalized extent of LayerNormalization):
+the window of every Conv, the normalized extent of LayerNormalization, the
+spatial extent of InstanceNormalization, C/num_groups times the spatial extent
+of GroupNormalization):
 
     tol = 4 * u * sqrt(L)
 
@@ -53,6 +55,12 @@ def longest_reduction(model_path):
             longest = max(longest, int(np.prod(ins[1][1:])))
         elif node.op_type in ("LayerNormalization", "ReduceMean", "Softmax") and ins[0]:
             longest = max(longest, ins[0][-1])
+        elif node.op_type == "InstanceNormalization" and len(ins[0]) > 2:
+            longest = max(longest, int(np.prod(ins[0][2:])))
+        elif node.op_type == "GroupNormalization" and len(ins[0]) >= 2:
+            groups = [a.i for a in node.attribute if a.name == "num_groups"]
+            if groups and groups[0] > 0:
+                longest = max(longest, int(np.prod(ins[0][1:])) // groups[0])
     return longest
 
 
