@@ -808,45 +808,75 @@ LogicalResult gradient(LayerNormalizationOp op, GradientBuilder &g,
   return success();
 }
 
-/// Training-mode BatchNormalization: mean and var are the batch statistics
-/// of X per channel over its M = N * spatial elements, so (sums per channel)
+/// The gradient of a normalization per channel (axis 1) of X [N, C, ...]:
+/// y = scale * xhat + B, xhat = (x - mean) * inv, inv = 1/sqrt(var + eps),
+/// where mean and var are X's statistics over `statAxes` (M elements each),
+/// recomputed from X. With sums over `statAxes`:
 ///   dX = scale * inv * (dY - sum(dY) / M - xhat * sum(dY * xhat) / M),
-///   dscale = sum(dY * xhat), dB = sum(dY),
-/// with xhat = (x - mean) * inv, inv = 1/sqrt(var + eps), the statistics
-/// recomputed from X. input_mean and input_var do not reach Y.
-LogicalResult batchNormTrainingGradient(BatchNormalizationOp op,
-                                        GradientBuilder &g, Value dy,
-                                        Grads &dX) {
-  Value x = op.getX(), scale = op.getScale();
+/// and dscale = sum(dY * xhat), dB = sum(dY) over every axis but 1 ([C]).
+/// Pushes dX, dscale and dB (null where not needed).
+LogicalResult channelNormGradient(GradientBuilder &g, Value x, Value scale,
+                                  double epsilon, Value dy,
+                                  ArrayRef<int64_t> statAxes, Grads &dX) {
   ArrayRef<int64_t> xs = GradientBuilder::shapeOf(x);
   int64_t rank = rankOf(x), c = xs[1], m = 1;
-  SmallVector<int64_t> bshape(rank, 1), axes{0};
+  SmallVector<int64_t> bshape(rank, 1);
   bshape[1] = c;
-  for (int64_t i = 2; i < rank; ++i)
-    axes.push_back(i);
-  for (int64_t a : axes)
+  for (int64_t a : statAxes)
     m *= xs[a];
   auto mean = [&](Value v) {
-    return g.make<ReduceMeanOp>(v, g.i64s(axes), int64_t(1), int64_t(0));
+    return g.make<ReduceMeanOp>(v, g.i64s(statAxes), int64_t(1), int64_t(0));
   };
   Value xc = g.sub(x, mean(x));
   Value var = mean(g.mul(xc, xc));
-  Value inv = g.make<ReciprocalOp>(
-      g.make<SqrtOp>(g.add(var, g.scalar(op.getEpsilon(), var))));
+  Value inv =
+      g.make<ReciprocalOp>(g.make<SqrtOp>(g.add(var, g.scalar(epsilon, var))));
   Value xhat = g.mul(xc, inv);
-  Value sumDy = g.reduceSum(dy, axes, /*keepDims=*/true);
-  Value sumDyXhat = g.reduceSum(g.mul(dy, xhat), axes, /*keepDims=*/true);
+  Value sumDy = g.reduceSum(dy, statAxes, /*keepDims=*/true);
+  Value sumDyXhat = g.reduceSum(g.mul(dy, xhat), statAxes, /*keepDims=*/true);
+  // Per channel: the sums over the batch too, where the statistics are not.
+  auto perChannel = [&](Value sum) {
+    if (!llvm::is_contained(statAxes, 0))
+      sum = g.reduceSum(sum, {0}, /*keepDims=*/true);
+    return g.reshape(sum, {c});
+  };
   dX.push_back(when(g, 0, [&] {
     Value mv = g.scalar(static_cast<double>(m), sumDy);
     Value dyCentered = g.sub(dy, g.div(sumDy, mv));
     Value centered = g.sub(dyCentered, g.mul(xhat, g.div(sumDyXhat, mv)));
     return g.mul(g.mul(g.reshape(scale, bshape), inv), centered);
   }));
-  dX.push_back(when(g, 1, [&] { return g.reshape(sumDyXhat, {c}); }));
-  dX.push_back(when(g, 2, [&] { return g.reshape(sumDy, {c}); }));
+  dX.push_back(when(g, 1, [&] { return perChannel(sumDyXhat); }));
+  dX.push_back(when(g, 2, [&] { return perChannel(sumDy); }));
+  return success();
+}
+
+/// Training-mode BatchNormalization: the statistics of each channel over
+/// the batch and the spatial axes (axes 0, 2, ...). input_mean and input_var
+/// do not reach Y.
+LogicalResult batchNormTrainingGradient(BatchNormalizationOp op,
+                                        GradientBuilder &g, Value dy,
+                                        Grads &dX) {
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 2; i < rankOf(op.getX()); ++i)
+    axes.push_back(i);
+  if (failed(channelNormGradient(g, op.getX(), op.getScale(), op.getEpsilon(),
+                                 dy, axes, dX)))
+    return failure();
   dX.push_back(Value());
   dX.push_back(Value());
   return success();
+}
+
+/// InstanceNormalization: the statistics of each instance and channel over
+/// the spatial axes (2, ...); GroupNormalization imports as one over groups.
+LogicalResult gradient(InstanceNormalizationOp op, GradientBuilder &g,
+                       ArrayRef<Value> dY, Grads &dX) {
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rankOf(op.getInput()); ++i)
+    axes.push_back(i);
+  return channelNormGradient(g, op.getInput(), op.getScale(), op.getEpsilon(),
+                             dY[0], axes, dX);
 }
 
 LogicalResult gradient(BatchNormalizationOp op, GradientBuilder &g,
@@ -1011,7 +1041,8 @@ void hetpar::onnx::attachGradientRules(MLIRContext *ctx) {
          ConcatOp, SplitOp, SliceOp, GatherOp, PadOp, TileOp, CumSumOp>(ctx);
   attach<MatMulOp, GemmOp, EinsumOp>(ctx);
   attach<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, SoftmaxOp, LogSoftmaxOp,
-         LayerNormalizationOp, BatchNormalizationOp, GlobalAveragePoolOp>(ctx);
+         LayerNormalizationOp, BatchNormalizationOp, InstanceNormalizationOp,
+         GlobalAveragePoolOp>(ctx);
   attach<ConvOp, MaxPoolOp, AveragePoolOp>(ctx);
   attach<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(ctx);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the gradient-rule reference cases in test/Train/Inputs/grad/.
 
-One tiny ONNX model (opset 17, built with onnx.helper; 18 or 20 for the operators
+One tiny ONNX model (opset 17, built with onnx.helper; 18, 20 or 21 for the operators
 newer than onnx 1.12) per case, in
 Inputs/grad/<case>/model.onnx. Every float operand of the operator under test is an
 initializer (so HetPar trains it), and so are the integer/bool operands (indices,
@@ -439,6 +439,11 @@ def build_cases():
               epsilon=1e-5, momentum=0.9, training_mode=1)],
         lambda T: [F.batch_norm(T["X"], None, None, T["scale"], T["B"], training=True, eps=1e-5)],
         buffers=("mean", "var"))
+    g = rng_for("instancenorm")
+    add("instancenorm", "InstanceNormalization", "X[2,3,5,7] scale[3] B[3] epsilon=1e-5",
+        {"X": rn(g, 2, 3, 5, 7), "scale": rn(g, 3), "B": rn(g, 3)},
+        [node("InstanceNormalization", ["X", "scale", "B"], epsilon=1e-5)],
+        lambda T: [F.instance_norm(T["X"], weight=T["scale"], bias=T["B"], eps=1e-5)])
 
     # ---- convolution and pooling ----------------------------------------------------------
     g = rng_for("conv_s2_p1_bias")
@@ -656,6 +661,23 @@ def build_cases():
     add("mish18", "Mish (opset 18)", "X[3,5,7] (scaled by 3)",
         {"X": rn(g, 3, 5, 7) * 3}, [node("Mish", ["X"])],
         lambda T: [F.mish(T["X"])], opset=18)
+    g = rng_for("groupnorm21")
+    add("groupnorm21", "GroupNormalization (opset 21)",
+        "X[2,6,5,4] scale[6] bias[6] (per channel) num_groups=3 epsilon=1e-5",
+        {"X": rn(g, 2, 6, 5, 4), "scale": rn(g, 6), "bias": rn(g, 6)},
+        [node("GroupNormalization", ["X", "scale", "bias"], num_groups=3, epsilon=1e-5)],
+        lambda T: [F.group_norm(T["X"], 3, T["scale"], T["bias"], 1e-5)], opset=21)
+    g = rng_for("groupnorm18")
+
+    def group_norm18(T):
+        # GroupNormalization-18: scale and bias per group.
+        y = F.group_norm(T["X"], 2, eps=1e-3).reshape(2, 2, -1)
+        return [(y * T["scale"].reshape(1, 2, 1) + T["bias"].reshape(1, 2, 1)).reshape(2, 4, 3, 5)]
+    add("groupnorm18", "GroupNormalization (opset 18)",
+        "X[2,4,3,5] scale[2] bias[2] (per group) num_groups=2 epsilon=1e-3",
+        {"X": rn(g, 2, 4, 3, 5), "scale": rn(g, 2), "bias": rn(g, 2)},
+        [node("GroupNormalization", ["X", "scale", "bias"], num_groups=2, epsilon=1e-3)],
+        group_norm18, opset=18)
 
 
 def to_torch(inits, dtype, buffers=()):
@@ -752,7 +774,8 @@ optional, for the forward checks).
 
 Each `<case>/` holds:
 
-* `model.onnx`: opset 17 (18 and 20 for `mish18`, `gelu20`, `gelu20_tanh`), **no graph
+* `model.onnx`: opset 17 (18 for `mish18` and `groupnorm18`, 20 for `gelu20` and
+  `gelu20_tanh`, 21 for `groupnorm21`), **no graph
   inputs**, one output `loss` (float32 scalar)
   `= ReduceSum(out_0 * R0) [+ ReduceSum(out_1 * R1) ...]`. Every operand of the op under
   test is an initializer, and so is every `R<i>` (so `grad_R<i>` is the op output).
@@ -775,8 +798,9 @@ Constant nodes (only in the pattern cases `pow2_const`, `rmsnorm`, `gelu_erf`,
 gradient is zeros. `batchnorm_training`'s `mean` and `var` are the running statistics
 of a training-mode BatchNormalization: HetPar keeps them as state (role `buffer`), not
 parameters, so they have no gradient file. GELU is covered both as the Erf and Tanh
-patterns torch 1.13 exports and as ONNX's `Gelu` op (opset 20); `Gelu` and `Mish`
-(opset 18) are newer than onnx 1.12, which therefore does not check those three models.
+patterns torch 1.13 exports and as ONNX's `Gelu` op (opset 20); `Gelu`, `Mish` (opset
+18) and `GroupNormalization` (opsets 18 and 21) are newer than onnx 1.12, which therefore
+does not check those five models.
 
 | case | op | operands and attributes | gradient files |
 | --- | --- | --- | --- |
