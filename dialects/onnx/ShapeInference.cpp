@@ -539,6 +539,17 @@ LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
         return op->emitOpError() << "kernel_shape, strides, dilations and pads "
                                     "must be below 2^31, got "
                                  << v;
+  // So is the window's number of positions, which the kernels loop over (a
+  // MaxPool's kernel [740562107, 178730228, 773090813] overflowed int64 in
+  // code generation; found by the onnx-mutate fuzzer). Each factor is below
+  // 2^31, so no product here overflows.
+  int64_t positions = 1;
+  for (int64_t k : w.kernel)
+    if (!isDynamic(k) && (positions *= k) > kLimit)
+      return op->emitOpError()
+             << "kernel_shape ["
+             << llvm::make_range(w.kernel.begin(), w.kernel.end())
+             << "] has more than 2^31 window positions";
   if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
       w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
     return op->emitOpError() << "unknown auto_pad \"" << w.autoPad << "\"";
