@@ -1262,8 +1262,18 @@ func.func @squeeze_more_axes_than_rank(%x: tensor<2x3xf32>, %a: tensor<3xi64>) {
 // -----
 
 func.func @unsqueeze_rank_over_64(%x: tensor<2x3xf32>, %a: tensor<63xi64>) {
-  // expected-error @+1 {{a result of rank 65 is more than the 64 dimensions HetPar supports}}
+  // expected-error @+1 {{'axes' has 63 entries, a result of more than the 64 dimensions HetPar supports}}
   %0 = onnx.Unsqueeze(%x, %a) : (tensor<2x3xf32>, tensor<63xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// Axes of 2^63 - 1 entries: the rank they give overflowed int64 and passed
+// the check (SmallVector's abort; found by the onnx-mutate fuzzer).
+func.func @unsqueeze_axes_near_int64_max(%x: tensor<3x4x5xf32>, %a: tensor<9223372036854775807xi64>) {
+  // expected-error @+1 {{'axes' has 9223372036854775807 entries, a result of more than the 64 dimensions HetPar supports}}
+  %0 = onnx.Unsqueeze(%x, %a) : (tensor<3x4x5xf32>, tensor<9223372036854775807xi64>) -> tensor<*xf32>
   return
 }
 
