@@ -35,6 +35,8 @@
 
 #include "hetpar/Support/ShapeUtils.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace hetpar;
 using namespace hetpar::import;
@@ -381,16 +383,20 @@ Results importGroupNormalization(NodeContext &ctx) {
   int64_t groups = *ctx.intAttr("num_groups");
   if (failed(checkGroupNormOperands(ctx, tx, groups, scale, bias)))
     return failure();
-  if (tx.hasStaticShape() && tx.getNumElements() == 0)
+  if (llvm::is_contained(tx.getShape(), 0))
     return SmallVector<Value>{x};
-  // Each group's extent, when static (an N of 0 leaves no -1 to infer).
+  // Each group's extent, when static (an N of 0 leaves no -1 to infer);
+  // counted with overflow checks (spatial extents of 2^63 - 1 overflowed;
+  // found by the onnx-mutate fuzzer).
   int64_t inner = tx.getDimSize(1) / groups;
-  for (int64_t d : tx.getShape().drop_front(2))
-    inner = ShapedType::isDynamic(d) || ShapedType::isDynamic(inner)
-                ? ShapedType::kDynamic
-                : inner * d;
-  if (inner == 0)
-    return SmallVector<Value>{x};
+  bool dynamicInner = false;
+  for (int64_t d : tx.getShape().drop_front(2)) {
+    if (ShapedType::isDynamic(d))
+      dynamicInner = true;
+    else if (llvm::MulOverflow(inner, d, inner))
+      return ctx.error() << "X of type " << x.getType()
+                         << " has more elements per group than int64 counts";
+  }
   OpBuilder &b = ctx.builder();
   Type elt = tx.getElementType();
   auto build = [&](StringRef op, ArrayRef<Value> operands,
@@ -407,8 +413,8 @@ Results importGroupNormalization(NodeContext &ctx) {
     groupScale = build("Expand", {ctx.constScalar(elt, 1.0), shape});
     groupBias = build("Expand", {ctx.constScalar(elt, 0.0), shape});
   }
-  Value groupedShape = ctx.constI64(
-      {0, groups, ShapedType::isDynamic(inner) ? int64_t(-1) : inner});
+  Value groupedShape =
+      ctx.constI64({0, groups, dynamicInner ? int64_t(-1) : inner});
   FailureOr<Value> grouped = build("Reshape", {x, groupedShape});
   if (failed(groupScale) || failed(groupBias) || failed(grouped))
     return failure();

@@ -20,7 +20,9 @@ rounded to float32). Deterministic (seed 0).
 Bad models (DIR/bad/NAME.onnx): groups-not-dividing (4 groups of 6
 channels), more-groups-than-channels (12 of 6), no-num-groups,
 scale-per-group-at-21 (scale [G] at opset 21), scale-float16 (X float32),
-opset-17 (the op is not defined before opset 18), stash-type-0.
+opset-17 (the op is not defined before opset 18), stash-type-0,
+extents-past-int64 (X [N, 8, 2^63 - 1, 3]: a group's element count
+overflows int64; found by the onnx-mutate fuzzer).
 
 Usage: /usr/bin/python3 make_group_norm.py DIR
 """
@@ -100,6 +102,9 @@ def main():
         "scale-float16": model([2, 6, 4], 21, 2, six.astype(np.float16), six),
         "opset-17": model([2, 6, 4], 17, 2, two, two),
         "stash-type-0": model([2, 6, 4], 21, 2, six, six, {"stash_type": 0}),
+        "extents-past-int64": model(["N", 8, 2**63 - 1, 3], 21, 8,
+                                    np.ones(8, np.float32),
+                                    np.ones(8, np.float32)),
     }
     for name, m in cases.items():
         onnx.save(m, os.path.join(bad, name + ".onnx"))
