@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Dialect/ONNX/Window.h"
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -487,107 +488,15 @@ LogicalResult GemmOp::inferResultTypes(SmallVectorImpl<Type> &r) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Window geometry shared by Conv, MaxPool and AveragePool.
-struct Window {
-  StringRef autoPad;
-  SmallVector<int64_t> kernel, strides, dilations, pads;
-  bool ceilMode = false;
-  /// The kernel comes from W's shape, where an extent may be dynamic; an
-  /// attribute's entry equal to the dynamic marker is just negative (a
-  /// MaxPool with kernel_shape [INT64_MIN, 2] passed as dynamic and
-  /// overflowed in code generation; found by the onnx-mutate fuzzer).
-  bool kernelFromShape = false;
-};
-
-LogicalResult checkWindowAttrs(Operation *op, Window &w, int64_t spatial) {
-  auto fill = [&](SmallVector<int64_t> &v, StringRef name, int64_t n,
-                  int64_t dflt) -> LogicalResult {
-    if (v.empty())
-      v.assign(n, dflt);
-    if (static_cast<int64_t>(v.size()) != n)
-      return op->emitOpError() << "'" << name << "' must have " << n
-                               << " entries, got " << v.size();
-    return success();
-  };
-  if (failed(fill(w.strides, "strides", spatial, 1)) ||
-      failed(fill(w.dilations, "dilations", spatial, 1)))
-    return failure();
-  bool padsGiven = !w.pads.empty();
-  if (failed(fill(w.pads, "pads", 2 * spatial, 0)))
-    return failure();
-  if (static_cast<int64_t>(w.kernel.size()) != spatial)
-    return op->emitOpError() << "'kernel_shape' must have " << spatial
-                             << " entries, got " << w.kernel.size();
-  for (int64_t i = 0; i < spatial; ++i) {
-    bool dynamicKernel = w.kernelFromShape && isDynamic(w.kernel[i]);
-    if (w.strides[i] <= 0 || w.dilations[i] <= 0 ||
-        (!dynamicKernel && w.kernel[i] <= 0))
-      return op->emitOpError()
-             << "kernel_shape, strides and dilations must be positive";
-  }
-  for (int64_t p : w.pads)
-    if (p < 0)
-      return op->emitOpError() << "pads must be non-negative";
-  // Bounded so that the window arithmetic (dilation * kernel + pads) cannot
-  // overflow int64.
-  constexpr int64_t kLimit = std::numeric_limits<int32_t>::max();
-  for (ArrayRef<int64_t> list :
-       {ArrayRef<int64_t>(w.strides), ArrayRef<int64_t>(w.dilations),
-        ArrayRef<int64_t>(w.pads), ArrayRef<int64_t>(w.kernel)})
-    for (int64_t v : list)
-      if (!isDynamic(v) && v > kLimit)
-        return op->emitOpError() << "kernel_shape, strides, dilations and pads "
-                                    "must be below 2^31, got "
-                                 << v;
-  // So is the window's number of positions, which the kernels loop over (a
-  // MaxPool's kernel [740562107, 178730228, 773090813] overflowed int64 in
-  // code generation; found by the onnx-mutate fuzzer). Each factor is below
-  // 2^31, so no product here overflows.
-  int64_t positions = 1;
-  for (int64_t k : w.kernel)
-    if (!isDynamic(k) && (positions *= k) > kLimit)
-      return op->emitOpError()
-             << "kernel_shape ["
-             << llvm::make_range(w.kernel.begin(), w.kernel.end())
-             << "] has more than 2^31 window positions";
-  if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" &&
-      w.autoPad != "SAME_LOWER" && w.autoPad != "VALID")
-    return op->emitOpError() << "unknown auto_pad \"" << w.autoPad << "\"";
-  if (padsGiven && w.autoPad != "NOTSET" &&
-      llvm::any_of(w.pads, [](int64_t p) { return p != 0; }))
-    return op->emitOpError()
-           << "pads cannot be given with auto_pad " << w.autoPad;
-  return success();
-}
-
-/// Output extent of one spatial axis (ONNX Conv/Pool rules).
-int64_t windowOutput(const Window &w, int64_t i, int64_t in, int64_t spatial) {
-  if (isDynamic(in) || isDynamic(w.kernel[i]))
-    return kDyn;
-  int64_t s = w.strides[i], effK = w.dilations[i] * (w.kernel[i] - 1) + 1;
-  if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER")
-    return (in + s - 1) / s;
-  if (w.autoPad == "VALID")
-    return in < effK ? 0 : (in - effK) / s + 1;
-  int64_t padded = in + w.pads[i] + w.pads[i + spatial] - effK;
-  if (padded < 0)
-    return -1;
-  int64_t out = w.ceilMode ? (padded + s - 1) / s + 1 : padded / s + 1;
-  // With ceil_mode, a last window that starts inside the end padding is
-  // dropped.
-  if (w.ceilMode && (out - 1) * s >= in + w.pads[i])
-    --out;
-  return out;
-}
-
-FailureOr<Shape> windowShape(Operation *op, Window &w, ArrayRef<int64_t> x,
-                             int64_t channelsOut) {
-  int64_t spatial = static_cast<int64_t>(x.size()) - 2;
-  if (failed(checkWindowAttrs(op, w, spatial)))
+/// The result shape [N, channelsOut, spatial extents...] of window `w` over
+/// an input of shape `x`, after its checks.
+FailureOr<Shape> windowShape(Operation *op, const Window &w,
+                             ArrayRef<int64_t> x, int64_t channelsOut) {
+  if (failed(w.check(op)))
     return failure();
   Shape out{x[0], channelsOut};
-  for (int64_t i = 0; i < spatial; ++i) {
-    int64_t o = windowOutput(w, i, x[i + 2], spatial);
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    int64_t o = w.outputExtent(i, x[i + 2]);
     if (!isDynamic(o) && o < 0)
       return op->emitOpError()
              << "window of extent " << w.kernel[i]
@@ -625,13 +534,11 @@ static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
   if (!x)
     return std::optional<Shape>();
   int64_t spatial = x->size() - 2;
-  Window w;
-  w.autoPad = op.getAutoPad();
   // A kernel_shape W's shape contradicts: code generation reads W's (ONNX
   // Runtime refuses it too: "kernel_shape is not compatible with W shape").
   if (auto k = op.getKernelShape(); k && wt) {
     ArrayRef<int64_t> spatialW = ArrayRef<int64_t>(*wt).drop_front(2);
-    bool same = true; // (a count that differs is checkWindowAttrs' error)
+    bool same = true; // (a count that differs is Window::check's error)
     for (size_t i = 0; same && i < k->size() && i < spatialW.size(); ++i)
       same = isDynamic(spatialW[i]) || (*k)[i] == spatialW[i];
     if (!same)
@@ -639,19 +546,14 @@ static FailureOr<std::optional<Shape>> convShape(ConvLike op) {
              << "kernel_shape [" << llvm::make_range(k->begin(), k->end())
              << "] does not match W's spatial extents [" << spatialW << "]";
   }
+  SmallVector<int64_t> kernel;
   if (auto k = op.getKernelShape())
-    w.kernel.assign(k->begin(), k->end());
+    kernel.assign(k->begin(), k->end());
   else if (wt)
-    w.kernel.assign(wt->begin() + 2, wt->end());
+    kernel.assign(wt->begin() + 2, wt->end());
   else
-    w.kernel.assign(spatial, kDyn);
-  w.kernelFromShape = !op.getKernelShape();
-  if (auto s = op.getStrides())
-    w.strides.assign(s->begin(), s->end());
-  if (auto d = op.getDilations())
-    w.dilations.assign(d->begin(), d->end());
-  if (auto p = op.getPads())
-    w.pads.assign(p->begin(), p->end());
+    kernel.assign(spatial, kDyn);
+  Window w = Window::read(op, kernel, spatial, !op.getKernelShape());
   auto out = windowShape(op, w, *x, wt ? (*wt)[0] : kDyn);
   if (failed(out))
     return failure();
@@ -721,16 +623,8 @@ static FailureOr<Shape> poolShape(PoolOp op, ArrayRef<int64_t> x) {
     return op.emitOpError() << "X must have rank >= 3";
   if (op.getCeilMode() != 0 && op.getCeilMode() != 1)
     return op.emitOpError() << "ceil_mode must be 0 or 1";
-  Window w;
-  w.autoPad = op.getAutoPad();
-  w.ceilMode = op.getCeilMode();
-  w.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
-  if (auto s = op.getStrides())
-    w.strides.assign(s->begin(), s->end());
-  if (auto d = op.getDilations())
-    w.dilations.assign(d->begin(), d->end());
-  if (auto p = op.getPads())
-    w.pads.assign(p->begin(), p->end());
+  Window w =
+      Window::read(op, op.getKernelShape(), static_cast<int64_t>(x.size()) - 2);
   return windowShape(op, w, x, x[1]);
 }
 

@@ -8,6 +8,8 @@
 
 #include "Emitter.h"
 
+#include "hetpar/Dialect/ONNX/Window.h"
+
 namespace hetpar::codegen::emitter {
 
 //===----------------------------------------------------------------------===//
@@ -161,35 +163,21 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
 }
 
 /// The window of an op whose input has shape `in` and result shape `out`
-/// (both with the N and C axes): the gradients' forward shapes.
+/// (both with the N and C axes): the gradients' forward shapes. Shape
+/// inference checked the attributes (onnx::Window::check).
 Window windowOf(Operation *op, llvm::ArrayRef<int64_t> kernel,
                 llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out) {
   Window w;
   w.in = in.drop_front(2);
   w.out = out.drop_front(2);
   size_t n = w.in.size();
-  w.kernel.assign(kernel.begin(), kernel.end());
-  w.stride = intsAttr(op, "strides");
-  w.dilation = intsAttr(op, "dilations");
-  if (w.stride.empty())
-    w.stride.assign(n, 1);
-  if (w.dilation.empty())
-    w.dilation.assign(n, 1);
-  w.padBegin.assign(n, 0);
-  w.padEnd.assign(n, 0);
-  std::string autoPad = strAttr(op, "auto_pad", "NOTSET");
-  llvm::SmallVector<int64_t> pads = intsAttr(op, "pads");
+  onnx::Window attrs = onnx::Window::read(op, kernel, n);
+  w.kernel = attrs.kernel;
+  w.stride = attrs.strides;
+  w.dilation = attrs.dilations;
   for (size_t d = 0; d < n; ++d) {
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      int64_t total = std::max<int64_t>(
-          0, (w.out[d] - 1) * w.stride[d] + (w.kernel[d] - 1) * w.dilation[d] +
-                 1 - w.in[d]);
-      w.padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.padEnd[d] = total - w.padBegin[d];
-    } else if (autoPad == "NOTSET" && pads.size() == 2 * n) {
-      w.padBegin[d] = pads[d];
-      w.padEnd[d] = pads[n + d];
-    }
+    w.padBegin.push_back(attrs.padBegin(d, w.in[d], w.out[d]));
+    w.padEnd.push_back(attrs.padEnd(d, w.in[d], w.out[d]));
   }
   return w;
 }

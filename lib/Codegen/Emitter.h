@@ -348,9 +348,11 @@ std::string cString(llvm::StringRef text);
 uint16_t toHalf(float f);
 uint16_t toBF16(float f);
 
-/// The sliding window of a Conv or pooling op over its spatial dims: kernel
-/// extents, strides and dilations (default 1), begin and end padding (from
-/// `pads` or auto_pad and the static output size), input and output extents.
+/// The sliding window of a Conv or pooling op over its spatial dims, as its
+/// kernels apply it: onnx::Window's reading of the attributes (Window.h,
+/// shared with shape inference) resolved for the op's static extents:
+/// kernel extents, strides and dilations, begin and end padding (auto_pad
+/// resolved), input and output extents.
 struct Window {
   llvm::SmallVector<int64_t> kernel, stride, dilation, padBegin, padEnd;
   llvm::ArrayRef<int64_t> in, out;
