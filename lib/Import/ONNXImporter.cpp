@@ -1321,12 +1321,11 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
                 nullptr);
       t = *refined;
     }
-    if (auto st = llvm::dyn_cast<RankedTensorType>(t);
-        st && llvm::none_of(st.getShape(), isDynamic) &&
-        !getNumElements(st.getShape()))
+    // Checked here, before any shape rule multiplies its extents.
+    if (exceedsMaxTensorBytes(t))
       return (emitError(inLoc) << "graph input '" << printable(in.name())
-                               << "' of shape " << formatShape(st.getShape())
-                               << " has more elements than fit in 64 bits",
+                               << "' of type " << t << " " << oversizeReason(t)
+                               << ", the most HetPar plans for one tensor",
               nullptr);
     argTypes.push_back(t);
     argNames.push_back(in.name());

@@ -58,6 +58,33 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+bool exceedsMaxTensorBytes(Type t) {
+  auto st = llvm::dyn_cast<RankedTensorType>(t);
+  if (!st)
+    return false;
+  Type elt = st.getElementType();
+  int64_t bytes =
+      elt.isIntOrFloat()
+          ? std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8)
+          : 8;
+  for (int64_t d : st.getShape())
+    if (llvm::MulOverflow(bytes, isDynamic(d) ? 1 : std::max<int64_t>(d, 1),
+                          bytes) ||
+        bytes > kMaxTensorBytes)
+      return true;
+  return false;
+}
+
+std::string oversizeReason(Type t) {
+  ArrayRef<int64_t> shape = llvm::cast<ShapedType>(t).getShape();
+  if (llvm::is_contained(shape, 0))
+    return "is empty, but its other extents span more than 2^53 bytes (8 PiB; "
+           "its strides do)";
+  if (llvm::any_of(shape, isDynamic))
+    return "holds more than 2^53 bytes (8 PiB) whatever its unknown extents";
+  return "holds more than 2^53 bytes (8 PiB)";
+}
+
 std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {

@@ -1,5 +1,6 @@
 //===- VerifyStaticShapes.cpp - hetpar-onnx-verify-static -----------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
@@ -20,40 +21,11 @@ bool isDynamicTensor(Type t) {
   return st && !st.hasStaticShape();
 }
 
-/// The most bytes one tensor may hold: 2^53 (8 PiB). Byte counts up to it are
-/// exact in the cost model's doubles and leave int64 headroom for the offset
-/// arithmetic of the partition and codegen; no cluster comes near it (128
-/// nodes of 8 H100 80 GB hold 2^46 bytes).
-constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
-
-/// Whether a static tensor type holds more than kMaxTensorBytes (counted
-/// without overflow; elements that are not integers or floats count 8 bytes),
-/// an empty dimension counted as 1: the strides and offsets of the code that
-/// indexes it multiply the other extents all the same (a [.., 0, 309759729,
-/// 2^63 - 1] tensor overflowed in code generation; found by the onnx-mutate
-/// fuzzer).
+/// Whether a static tensor type exceedsMaxTensorBytes (ShapeUtils.h; a
+/// dynamic one is this pass's other error).
 bool isOversized(Type t) {
   auto st = llvm::dyn_cast<ShapedType>(t);
-  if (!st || !st.hasStaticShape())
-    return false;
-  Type elt = st.getElementType();
-  int64_t bytes =
-      elt.isIntOrFloat()
-          ? std::max<int64_t>(1, (elt.getIntOrFloatBitWidth() + 7) / 8)
-          : 8;
-  for (int64_t d : st.getShape())
-    if (llvm::MulOverflow(bytes, std::max<int64_t>(d, 1), bytes) ||
-        bytes > kMaxTensorBytes)
-      return true;
-  return false;
-}
-
-/// What an oversized tensor of type `t` holds, for the messages.
-std::string oversizeReason(Type t) {
-  if (llvm::is_contained(llvm::cast<ShapedType>(t).getShape(), 0))
-    return "is empty, but its other extents span more than 2^53 bytes (8 PiB; "
-           "its strides do)";
-  return "holds more than 2^53 bytes (8 PiB)";
+  return st && st.hasStaticShape() && exceedsMaxTensorBytes(t);
 }
 
 /// Reports tensors over kMaxTensorBytes: inputs by name, and among ops only

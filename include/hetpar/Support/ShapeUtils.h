@@ -43,6 +43,26 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// overflows int64.
 std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape);
 
+/// The most bytes one tensor may hold: 2^53 (8 PiB). Byte counts up to it are
+/// exact in the cost model's doubles and leave int64 headroom for the offset
+/// arithmetic of the partition and codegen; no cluster comes near it (128
+/// nodes of 8 H100 80 GB hold 2^46 bytes).
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
+
+/// Whether a tensor type spans more than kMaxTensorBytes whatever its unknown
+/// extents are: its element size (8 bytes for elements that are not integers
+/// or floats) times its static extents, counted without overflow, an empty
+/// or dynamic dimension counted as 1 (the strides of the code that indexes
+/// an empty tensor multiply the other extents all the same: a [.., 0,
+/// 309759729, 2^63 - 1] tensor overflowed in code generation; found by the
+/// onnx-mutate fuzzer). False for other types. The one size check of the
+/// importer's graph inputs and of hetpar-onnx-verify-static.
+bool exceedsMaxTensorBytes(mlir::Type t);
+
+/// Why a type that exceedsMaxTensorBytes does, for messages: "holds more
+/// than 2^53 bytes (8 PiB)" and what its empty or unknown extents change.
+std::string oversizeReason(mlir::Type t);
+
 /// "2x3x?" ("scalar" for rank 0), as in MLIR's tensor type syntax.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
