@@ -129,7 +129,11 @@ LogicalResult Emitter::emitGemm(onnx::GemmOp op) {
   std::string types = "<" + storageType(elt) + ", " + accType(elt) + ">";
   std::string packed = ta ? "nullptr" : packedGemmOperand(B, M, N, K, tb != 0);
   std::string bias = "nullptr";
-  if (C && beta != 0.0 && numel(shapeOf(C)) == N && shapeOf(C).back() == N) {
+  // A scalar C (rank 0, even where N is 1) is broadcast below: it has no
+  // last extent to compare (back() of its empty shape was undefined; found
+  // by the onnx-mutate fuzzer).
+  if (C && beta != 0.0 && numel(shapeOf(C)) == N && !shapeOf(C).empty() &&
+      shapeOf(C).back() == N) {
     bias = ptr(C);
   } else if (C && beta != 0.0) {
     // Y = broadcast(C), then Y = alpha*A*B + beta*Y.

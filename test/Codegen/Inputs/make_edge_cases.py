@@ -295,6 +295,17 @@ CASES["gemm_scale_relu_epilogue"] = (
     [np.array([[1, 2], [3, 4]], dtype=np.float32), np.array([[1, -1], [1, -2]], dtype=np.float32)],
     [np.array([[6, 0], [14, 0]], dtype=np.float32)])
 
+# Gemm with a scalar C and one output column: C is broadcast, not taken for
+# the bias row it has the size of (its empty shape has no last extent to
+# compare; found by the onnx-mutate fuzzer). y = a b + 0.5: 1*1 + 2*2 + 3*(-1)
+# + 0.5 = 2.5 and 4*1 + 5*2 + 6*(-1) + 0.5 = 8.5.
+CASES["gemm_scalar_c_one_column"] = (
+    model([helper.make_node("Gemm", ["a", "b", "c"], ["y"])],
+          [f32("a", [2, 3]), f32("b", [3, 1]), f32("c", [])], [f32("y", [2, 1])]),
+    [np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32),
+     np.array([[1], [2], [-1]], dtype=np.float32), np.array(0.5, dtype=np.float32)],
+    [np.array([[2.5], [8.5]], dtype=np.float32)])
+
 # Reductions of integers keep the data type's range: ReduceMax and ReduceMin
 # of uint64 values at or above 2^63 (which do not fit an int64), and the
 # identity of an empty reduction, which ONNX defines as the data type's
