@@ -306,6 +306,31 @@ CASES["gemm_scalar_c_one_column"] = (
      np.array([[1], [2], [-1]], dtype=np.float32), np.array(0.5, dtype=np.float32)],
     [np.array([[2.5], [8.5]], dtype=np.float32)])
 
+# Pooling windows far larger than the input (SAME-padded kernels of 40000 x
+# 40000 and 1000^3 positions, under the 2^31 limit): every window covers the
+# whole input, so each output is the plane's maximum or mean (by hand: 63 and
+# 31.5 of a permutation of 0..63; per plane of 2 x 3 x 4 = 24 values, 23 and
+# 47). The kernels visit only the positions inside the input; one by one,
+# 1.6 x 10^9 per output ran for hours.
+POOL_X = np.random.RandomState(5).permutation(64).astype(np.float32).reshape(1, 1, 8, 8)
+CASES["maxpool_window_past_input"] = (
+    model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[40000, 40000],
+                            auto_pad="SAME_UPPER")],
+          [f32("x", [1, 1, 8, 8])], [f32("y", [1, 1, 8, 8])]),
+    [POOL_X], [np.full((1, 1, 8, 8), 63, dtype=np.float32)])
+CASES["avgpool_window_past_input"] = (
+    model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[40000, 40000],
+                            auto_pad="SAME_LOWER")],
+          [f32("x", [1, 1, 8, 8])], [f32("y", [1, 1, 8, 8])]),
+    [POOL_X], [np.full((1, 1, 8, 8), 31.5, dtype=np.float32)])
+CASES["maxpool3d_window_past_input"] = (
+    model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1000, 1000, 1000],
+                            auto_pad="SAME_UPPER")],
+          [f32("x", [1, 2, 2, 3, 4])], [f32("y", [1, 2, 2, 3, 4])]),
+    [np.arange(48, dtype=np.float32).reshape(1, 2, 2, 3, 4)],
+    [np.concatenate([np.full((1, 1, 2, 3, 4), 23, dtype=np.float32),
+                     np.full((1, 1, 2, 3, 4), 47, dtype=np.float32)], axis=1)])
+
 # Reductions of integers keep the data type's range: ReduceMax and ReduceMin
 # of uint64 values at or above 2^63 (which do not fit an int64), and the
 # identity of an empty reduction, which ONNX defines as the data type's

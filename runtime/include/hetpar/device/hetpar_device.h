@@ -2367,6 +2367,75 @@ template <typename Acc, bool MAX> struct hp_pool_state {
   }
 };
 
+/// The window positions kd in [*first, *end) of [0, k) whose coordinates
+/// start + kd * dil (dil > 0) lie in [lo, hi); an empty range (first ==
+/// end) when none does. The pooling kernels visit these alone, so that a
+/// window much larger than its input (a SAME-padded kernel of up to 2^31
+/// positions, which shape inference allows) costs what the input holds, not
+/// what the window spans: visited one by one, 40000 x 40000 positions per
+/// output of an 8 x 8 input ran for hours.
+HP_HD void hp_window_span(int64_t start, int64_t dil, int64_t k, int64_t lo,
+                          int64_t hi, int64_t *first, int64_t *end) {
+  const int64_t a = lo - start, b = hi - 1 - start;
+  const int64_t f = a <= 0 ? 0 : (a + dil - 1) / dil;
+  int64_t e = b < 0 ? 0 : b / dil + 1;
+  e = e < k ? e : k;
+  *first = f < e ? f : e;
+  *end = e;
+}
+
+/// Adds to `st` the positions of output window `o` that lie inside the
+/// input (`in`: one plane; `base` + the flat offset in it is what a maximum
+/// records), in row-major kernel order, the order that decides which of
+/// equal maxima is the first; only hp_window_span's ranges are visited.
+template <typename T, typename Acc, bool MAX>
+HP_HD void hp_pool_window(int nsp, const hp_dims &inSp, const hp_dims &kernel,
+                          const hp_dims &stride, const hp_dims &padBegin,
+                          const hp_dims &dilation, const int64_t *o,
+                          const T *in, int64_t base,
+                          hp_pool_state<Acc, MAX> &st) {
+  int64_t start[HP_MAX_RANK], first[HP_MAX_RANK], end[HP_MAX_RANK],
+      kc[HP_MAX_RANK];
+  for (int d = 0; d < nsp; ++d) {
+    start[d] = o[d] * stride.v[d] - padBegin.v[d];
+    hp_window_span(start[d], dilation.v[d], kernel.v[d], 0, inSp.v[d],
+                   &first[d], &end[d]);
+    if (first[d] == end[d])
+      return;
+    kc[d] = first[d];
+  }
+  for (;;) {
+    int64_t flat = 0;
+    for (int d = 0; d < nsp; ++d)
+      flat = flat * inSp.v[d] + start[d] + kc[d] * dilation.v[d];
+    st.add((Acc)in[flat], base + flat);
+    int d = nsp - 1;
+    for (; d >= 0 && ++kc[d] == end[d]; --d)
+      kc[d] = first[d];
+    if (d < 0)
+      return;
+  }
+}
+
+/// The number of positions of output window `o` inside the input, or with
+/// `padded` inside the padded extent [-padBegin, in + padEnd): a box, so a
+/// product over the dims. What an average divides by.
+HP_HD int64_t hp_window_count(int nsp, const hp_dims &inSp,
+                              const hp_dims &kernel, const hp_dims &stride,
+                              const hp_dims &padBegin, const hp_dims &padEnd,
+                              const hp_dims &dilation, const int64_t *o,
+                              bool padded) {
+  int64_t count = 1;
+  for (int d = 0; d < nsp; ++d) {
+    int64_t first, end;
+    hp_window_span(o[d] * stride.v[d] - padBegin.v[d], dilation.v[d],
+                   kernel.v[d], padded ? -padBegin.v[d] : 0,
+                   padded ? inSp.v[d] + padEnd.v[d] : inSp.v[d], &first, &end);
+    count *= end - first;
+  }
+  return count;
+}
+
 /// Pooling over `nsp` spatial dims of [N*C, spatial...]: MAX=true takes the
 /// maximum (and its flat index when indices is not null), else the average.
 /// Windows start at out*stride - padBegin and step by dilation; positions
@@ -2379,42 +2448,17 @@ HP_KERNEL(hp_pool, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
           int countIncludePad, int64_t kernelCount, int64_t inPlane,
           int64_t outPlane, const T *in, T *out, int64_t *indices) {
   HP_FOR_W(i, kernelCount) {
-    int64_t plane = i / outPlane, rem = i % outPlane;
-    int64_t oc[HP_MAX_RANK];
+    int64_t plane = i / outPlane, rem = i % outPlane, o[HP_MAX_RANK];
     for (int d = nsp - 1; d >= 0; --d) {
-      oc[d] = rem % outSp.v[d];
+      o[d] = rem % outSp.v[d];
       rem /= outSp.v[d];
     }
     hp_pool_state<Acc, MAX> st;
-    for (int64_t k = 0; k < kernelCount; ++k) {
-      int64_t kr = k;
-      bool inside = true, inPadded = true;
-      for (int d = nsp - 1; d >= 0; --d) {
-        int64_t kc = kr % kernel.v[d];
-        kr /= kernel.v[d];
-        int64_t c = oc[d] * stride.v[d] - padBegin.v[d] + kc * dilation.v[d];
-        if (c < 0 || c >= inSp.v[d])
-          inside = false;
-        if (c < -padBegin.v[d] || c >= inSp.v[d] + padEnd.v[d])
-          inPadded = false;
-      }
-      if (!inside) {
-        if (!MAX && countIncludePad && inPadded)
-          ++st.count;
-        continue;
-      }
-      // Flat offset inside the plane.
-      kr = k;
-      int64_t flat = 0, mul = 1;
-      for (int d = nsp - 1; d >= 0; --d) {
-        int64_t kc = kr % kernel.v[d];
-        kr /= kernel.v[d];
-        int64_t c = oc[d] * stride.v[d] - padBegin.v[d] + kc * dilation.v[d];
-        flat += c * mul;
-        mul *= inSp.v[d];
-      }
-      st.add((Acc)in[plane * inPlane + flat], plane * inPlane + flat);
-    }
+    hp_pool_window<T, Acc, MAX>(nsp, inSp, kernel, stride, padBegin, dilation,
+                                o, in + plane * inPlane, plane * inPlane, st);
+    if (!MAX && countIncludePad)
+      st.count = hp_window_count(nsp, inSp, kernel, stride, padBegin, padEnd,
+                                 dilation, o, true);
     st.store(out, indices, i);
   }
 }
@@ -2540,22 +2584,25 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
         out[o] = (T)acc;
         continue;
       }
+      // The window's rows and columns inside the input (hp_window_span),
+      // in hp_pool's order.
       hp_pool_state<Acc, MAX> st;
-      for (int64_t kh = 0; kh < kH; ++kh) {
+      int64_t h1, h2, w1, w2;
+      hp_window_span(h0, dilation.v[0], kH, 0, inH, &h1, &h2);
+      hp_window_span(w0, dilation.v[1], kW, 0, inW, &w1, &w2);
+      for (int64_t kh = h1; kh < h2; ++kh) {
         const int64_t ih = h0 + kh * dilation.v[0];
-        const bool rowInside = ih >= 0 && ih < inH;
-        const bool rowPadded = ih >= -padBegin.v[0] && ih < inH + padEnd.v[0];
-        for (int64_t kw = 0; kw < kW; ++kw) {
-          const int64_t iw = w0 + kw * dilation.v[1];
-          if (!rowInside || iw < 0 || iw >= inW) {
-            if (!MAX && countIncludePad && rowPadded && iw >= -padBegin.v[1] &&
-                iw < inW + padEnd.v[1])
-              ++st.count;
-            continue;
-          }
-          const int64_t at = planeOff + ih * inW + iw;
+        for (int64_t kw = w1; kw < w2; ++kw) {
+          const int64_t at = planeOff + ih * inW + w0 + kw * dilation.v[1];
           st.add((Acc)in[at], at);
         }
+      }
+      if (!MAX && countIncludePad) {
+        hp_window_span(h0, dilation.v[0], kH, -padBegin.v[0], inH + padEnd.v[0],
+                       &h1, &h2);
+        hp_window_span(w0, dilation.v[1], kW, -padBegin.v[1], inW + padEnd.v[1],
+                       &w1, &w2);
+        st.count = (h2 - h1) * (w2 - w1);
       }
       st.store(out, indices, o);
     }
@@ -2812,24 +2859,10 @@ template <typename T, typename Acc>
 HP_HD int64_t hp_window_argmax(int nsp, const hp_dims &inSp,
                                const hp_dims &kernel, const hp_dims &stride,
                                const hp_dims &padBegin, const hp_dims &dilation,
-                               int64_t kernelCount, const int64_t *o,
-                               const T *in) {
+                               const int64_t *o, const T *in) {
   hp_pool_state<Acc, true> st;
-  for (int64_t k = 0; k < kernelCount; ++k) {
-    int64_t kr = k, flat = 0, mul = 1;
-    bool inside = true;
-    for (int d = nsp - 1; d >= 0; --d) {
-      int64_t kd = kr % kernel.v[d];
-      kr /= kernel.v[d];
-      int64_t c = o[d] * stride.v[d] - padBegin.v[d] + kd * dilation.v[d];
-      if (c < 0 || c >= inSp.v[d])
-        inside = false;
-      flat += c * mul;
-      mul *= inSp.v[d];
-    }
-    if (inside)
-      st.add((Acc)in[flat], flat);
-  }
+  hp_pool_window<T, Acc, true>(nsp, inSp, kernel, stride, padBegin, dilation, o,
+                               in, 0, st);
   return st.best;
 }
 
@@ -2850,8 +2883,7 @@ HP_KERNEL(hp_maxpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
       if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k, o,
                        &p) &&
           hp_window_argmax<T, Acc>(nsp, inSp, kernel, stride, padBegin,
-                                   dilation, kernelCount, o,
-                                   x + plane * inPlane) == self)
+                                   dilation, o, x + plane * inPlane) == self)
         acc += (Acc)dy[plane * outPlane + p];
     dx[i] = (T)acc;
   }
@@ -2874,17 +2906,9 @@ HP_KERNEL(hp_avgpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
       if (!hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k,
                         o, &p))
         continue;
-      int64_t count = 1;
-      for (int d = 0; d < nsp; ++d) {
-        int64_t lo = countIncludePad ? -padBegin.v[d] : 0;
-        int64_t hi = countIncludePad ? inSp.v[d] + padEnd.v[d] : inSp.v[d];
-        int64_t n = 0;
-        for (int64_t kd = 0; kd < kernel.v[d]; ++kd) {
-          int64_t c = o[d] * stride.v[d] - padBegin.v[d] + kd * dilation.v[d];
-          n += c >= lo && c < hi;
-        }
-        count *= n;
-      }
+      const int64_t count =
+          hp_window_count(nsp, inSp, kernel, stride, padBegin, padEnd, dilation,
+                          o, countIncludePad != 0);
       acc += (Acc)dy[plane * outPlane + p] / (Acc)count;
     }
     dx[i] = (T)acc;
@@ -3216,8 +3240,8 @@ static void hp_pool_launch(hp_ctx *ctx, int64_t n, int nsp, hp_dims inSp,
   if (!indices && outPlane > 0 &&
       hp_try_library([&] {
         return hp_pool_cudnn<T, MAX>(ctx, nsp, n / outPlane, inSp, outSp,
-                                     kernel, stride, padBegin, padEnd,
-                                     dilation, countIncludePad, in, out);
+                                     kernel, stride, padBegin, padEnd, dilation,
+                                     countIncludePad, in, out);
       }) == 0)
     return;
 #else
@@ -4572,10 +4596,10 @@ hp_bcast_block(const float *x, const int64_t *base, const int64_t ext[3],
   const float *wk = w;
   for (int64_t a = 0; a < ext[0]; ++a)
     for (int64_t b = 0; b < ext[1]; ++b)
-      // Two steps per iteration: the next step's loads issue beside this
-      // one's FMAs. On an Intel Sapphire Rapids core, GPT-2 small's GEMMs
-      // went from 62-68% to 68-74% of the FMA peak, its LM head from 38.5 to
-      // 35.7 ms (bench/codegen/gemm-panels.sh, 2 threads).
+    // Two steps per iteration: the next step's loads issue beside this
+    // one's FMAs. On an Intel Sapphire Rapids core, GPT-2 small's GEMMs
+    // went from 62-68% to 68-74% of the FMA peak, its LM head from 38.5 to
+    // 35.7 ms (bench/codegen/gemm-panels.sh, 2 threads).
 #pragma GCC unroll 2
       for (int64_t c = 0; c < ext[2]; ++c, wk += wStep) {
         const float *xk = x + a * step[0] + b * step[1] + c * step[2];
@@ -4891,8 +4915,8 @@ static void hp_conv_epilogue_pass(hp_ctx *ctx, hp_conv_epilogue<T> epi,
 /// epilogue. Returns 0, or non-zero with ctx->error set (a GEMM failure).
 template <typename T, typename Acc>
 static int hp_conv_im2col(hp_ctx *ctx, const hp_conv_nd &s, bool pointwise,
-                          hp_conv_epilogue<T> epi, const T *x, const T *w,
-                          T *y, T *cols) {
+                          hp_conv_epilogue<T> epi, const T *x, const T *w, T *y,
+                          T *cols) {
   int64_t inPlane = 1, outPlane = 1, kc = 1;
   for (int d = 0; d < s.nsp; ++d) {
     inPlane *= s.in.v[d];
@@ -4931,8 +4955,8 @@ static int hp_conv2d_launch(hp_ctx *ctx, hp_conv2d_shape s,
                             const T *wPacked, T *y, T *cols) {
   if (hp_conv2d_direct_pays(s)) {
 #if HP_CUDA
-    hp_launch(ctx, hp_conv2d_direct<T, Acc>, s.N * s.G * s.Mg * s.OH * s.OW,
-              s, epi, x, w, y);
+    hp_launch(ctx, hp_conv2d_direct<T, Acc>, s.N * s.G * s.Mg * s.OH * s.OW, s,
+              epi, x, w, y);
 #else
     hp_launch(ctx, hp_conv2d_direct_rows<T, Acc>,
               s.N * s.G * ((s.Mg + HP_CONV_MB - 1) / HP_CONV_MB) * s.OH *
