@@ -2277,7 +2277,11 @@ LogicalResult checkScatter(Operation *op, StringRef reduction, Value data,
 LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   Type elt = elementTypeOf(getData());
   auto x = shapeOf(getData()), idx = shapeOf(getIndices());
-  if (!x || !idx || idx->empty() || isDynamic(idx->back())) {
+  // ONNX: indices of rank q >= 1, its last dimension the tuple's length.
+  if (idx && idx->empty())
+    return emitOpError() << "indices must have rank 1 or more (index tuples "
+                            "along its last dimension), got a scalar";
+  if (!x || !idx || isDynamic(idx->back())) {
     r.push_back(tensorOf(std::nullopt, elt));
     return success();
   }
@@ -2308,7 +2312,12 @@ LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return failure();
   auto x = shapeOf(getData()), idx = shapeOf(getIndices()),
        upd = shapeOf(getUpdates());
-  if (x && idx && !idx->empty() && !isDynamic(idx->back())) {
+  // ONNX: indices of rank q >= 1 (a scalar reached code generation, which
+  // read its last extent; found by a review).
+  if (idx && idx->empty())
+    return emitOpError() << "indices must have rank 1 or more (index tuples "
+                            "along its last dimension), got a scalar";
+  if (x && idx && !isDynamic(idx->back())) {
     int64_t k = idx->back(), rx = x->size();
     if (k < 1 || k > rx)
       return emitOpError() << "index tuples of " << k

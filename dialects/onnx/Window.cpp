@@ -21,13 +21,18 @@ Window Window::read(Operation *op, ArrayRef<int64_t> kernel, int64_t spatial,
   w.spatial = spatial;
   w.kernel.assign(kernel.begin(), kernel.end());
   w.kernelFromShape = kernelFromShape;
-  if (auto a = op->getAttrOfType<StringAttr>("auto_pad"))
+  // The op's own attributes only: a ceil_mode beside a Conv, which has
+  // none, changes nothing.
+  auto inherent = [&](StringRef name) {
+    return op->getInherentAttr(name).value_or(Attribute());
+  };
+  if (auto a = llvm::dyn_cast_or_null<StringAttr>(inherent("auto_pad")))
     w.autoPad = a.getValue();
-  if (auto a = op->getAttrOfType<IntegerAttr>("ceil_mode"))
+  if (auto a = llvm::dyn_cast_or_null<IntegerAttr>(inherent("ceil_mode")))
     w.ceilMode = a.getInt() != 0;
   auto list = [&](StringRef name, SmallVector<int64_t> &v, int64_t n,
                   int64_t dflt) {
-    if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    if (auto a = llvm::dyn_cast_or_null<DenseI64ArrayAttr>(inherent(name)))
       v.assign(a.asArrayRef().begin(), a.asArrayRef().end());
     if (v.empty())
       v.assign(n, dflt);

@@ -61,12 +61,12 @@ struct SetInputShapesPass
           ok = false;
           continue;
         }
-        if (auto st = llvm::cast<RankedTensorType>(*refined);
-            llvm::none_of(st.getShape(), isDynamic) &&
-            !getNumElements(st.getShape())) {
-          emitError(arg.getLoc()) << "input shape " << name.getValue() << "="
-                                  << formatShape(it->second)
-                                  << " has more elements than fit in 64 bits";
+        if (exceedsMaxTensorBytes(*refined)) {
+          emitError(arg.getLoc())
+              << "input shape " << name.getValue() << "="
+              << formatShape(it->second) << " gives a tensor that "
+              << oversizeReason(*refined)
+              << ", the most HetPar plans for one tensor";
           ok = false;
           continue;
         }

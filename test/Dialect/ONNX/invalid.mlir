@@ -1312,6 +1312,22 @@ func.func @scatter_nd_updates(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tens
 
 // -----
 
+func.func @scatter_nd_scalar_indices(%x: tensor<3xf32>, %i: tensor<i64>, %u: tensor<f32>) {
+  // expected-error @+1 {{indices must have rank 1 or more (index tuples along its last dimension), got a scalar}}
+  %0 = onnx.ScatterND(%x, %i, %u) : (tensor<3xf32>, tensor<i64>, tensor<f32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_scalar_indices(%x: tensor<3xf32>, %i: tensor<i64>) {
+  // expected-error @+1 {{indices must have rank 1 or more (index tuples along its last dimension), got a scalar}}
+  %0 = onnx.GatherND(%x, %i) : (tensor<3xf32>, tensor<i64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
 func.func @scatter_nd_reduction(%x: tensor<4xf32>, %i: tensor<1x1xi64>, %u: tensor<1xf32>) {
   // expected-error @+1 {{reduction 'sum' is not none, add, mul, max or min}}
   %0 = onnx.ScatterND(%x, %i, %u) {reduction = "sum"} : (tensor<4xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<4xf32>
