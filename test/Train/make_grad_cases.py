@@ -472,6 +472,12 @@ def build_cases():
         ("avgpool_2x2_s2", "AveragePool", (2, 3, 8, 10), 2, 2, 0, 0),
         ("avgpool_3x3_s2_p1_excl", "AveragePool", (2, 3, 9, 11), 3, 2, 1, 0),
         ("avgpool_3x3_s2_p1_incl", "AveragePool", (2, 3, 9, 11), 3, 2, 1, 1),
+        # Windows far larger than the input (401 x 401, padding 200): every
+        # window covers the whole plane; the gradient kernels try only the
+        # kernel positions that land on an output window.
+        ("maxpool_window_past_input", "MaxPool", (1, 2, 5, 6), 401, 1, 200, None),
+        ("avgpool_window_past_input_excl", "AveragePool", (1, 2, 5, 6), 401, 1, 200, 0),
+        ("avgpool_window_past_input_incl", "AveragePool", (1, 2, 5, 6), 401, 1, 200, 1),
     ]
     for name, op, shp, k, s, p, cip in pools:
         g = rng_for(name)

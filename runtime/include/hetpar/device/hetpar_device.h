@@ -2823,6 +2823,44 @@ HP_HD bool hp_window_of(int nsp, const hp_dims &outSp, const hp_dims &kernel,
   return true;
 }
 
+/// The kernel positions that may land input coordinates `ic` in an output
+/// window, in row-major kernel order (hp_window_of's k): per dim those of
+/// hp_window_span's range where ic + padBegin - kd * dilation lies in
+/// [0, (out - 1) * stride]. The gradients of pooling and im2col try these
+/// alone (hp_window_of still checks the stride), so a kernel far larger
+/// than the input costs what the output holds, not what the window spans.
+struct hp_windows_over {
+  int nsp;
+  int64_t first[HP_MAX_RANK], end[HP_MAX_RANK], kd[HP_MAX_RANK];
+  bool more = true;
+  HP_HD hp_windows_over(int nsp, const hp_dims &outSp, const hp_dims &kernel,
+                        const hp_dims &stride, const hp_dims &padBegin,
+                        const hp_dims &dilation, const int64_t *ic)
+      : nsp(nsp) {
+    for (int d = 0; d < nsp; ++d) {
+      const int64_t at = ic[d] + padBegin.v[d];
+      hp_window_span(0, dilation.v[d], kernel.v[d],
+                     at - (outSp.v[d] - 1) * stride.v[d], at + 1, &first[d],
+                     &end[d]);
+      more = more && first[d] < end[d];
+      kd[d] = first[d];
+    }
+  }
+  /// The current position as one flat index over the kernel.
+  HP_HD int64_t k(const hp_dims &kernel) const {
+    int64_t flat = 0;
+    for (int d = 0; d < nsp; ++d)
+      flat = flat * kernel.v[d] + kd[d];
+    return flat;
+  }
+  HP_HD void next() {
+    int d = nsp - 1;
+    for (; d >= 0 && ++kd[d] == end[d]; --d)
+      kd[d] = first[d];
+    more = d >= 0;
+  }
+};
+
 /// Coordinates of flat offset `flat` in a plane of extents `sp`.
 HP_HD void hp_unflatten(int nsp, const hp_dims &sp, int64_t flat, int64_t *c) {
   for (int d = nsp - 1; d >= 0; --d) {
@@ -2844,10 +2882,13 @@ HP_KERNEL(hp_col2im, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
     int64_t c = i / inPlane, ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
     hp_unflatten(nsp, inSp, i % inPlane, ic);
     Acc acc = Acc(0);
-    for (int64_t k = 0; k < kernelCount; ++k)
+    for (hp_windows_over w(nsp, outSp, kernel, stride, padBegin, dilation, ic);
+         w.more; w.next()) {
+      const int64_t k = w.k(kernel);
       if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k, o,
                        &p))
         acc += (Acc)cols[(c * kernelCount + k) * outPlane + p];
+    }
     x[i] = (T)acc;
   }
 }
@@ -2879,9 +2920,10 @@ HP_KERNEL(hp_maxpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
     int64_t ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
     hp_unflatten(nsp, inSp, self, ic);
     Acc acc = Acc(0);
-    for (int64_t k = 0; k < kernelCount; ++k)
-      if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k, o,
-                       &p) &&
+    for (hp_windows_over w(nsp, outSp, kernel, stride, padBegin, dilation, ic);
+         w.more; w.next())
+      if (hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic,
+                       w.k(kernel), o, &p) &&
           hp_window_argmax<T, Acc>(nsp, inSp, kernel, stride, padBegin,
                                    dilation, o, x + plane * inPlane) == self)
         acc += (Acc)dy[plane * outPlane + p];
@@ -2902,9 +2944,10 @@ HP_KERNEL(hp_avgpool_grad, int nsp, hp_dims inSp, hp_dims outSp, hp_dims kernel,
     int64_t plane = i / inPlane, ic[HP_MAX_RANK], o[HP_MAX_RANK], p;
     hp_unflatten(nsp, inSp, i % inPlane, ic);
     Acc acc = Acc(0);
-    for (int64_t k = 0; k < kernelCount; ++k) {
-      if (!hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic, k,
-                        o, &p))
+    for (hp_windows_over w(nsp, outSp, kernel, stride, padBegin, dilation, ic);
+         w.more; w.next()) {
+      if (!hp_window_of(nsp, outSp, kernel, stride, padBegin, dilation, ic,
+                        w.k(kernel), o, &p))
         continue;
       const int64_t count =
           hp_window_count(nsp, inSp, kernel, stride, padBegin, padEnd, dilation,
