@@ -155,8 +155,12 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
           [&](onnx::SubOp) { return "(" + ct + ")(" + x + " - " + a[1] + ")"; })
       .Case(
           [&](onnx::MulOp) { return "(" + ct + ")(" + x + " * " + a[1] + ")"; })
-      .Case(
-          [&](onnx::DivOp) { return "(" + ct + ")(" + x + " / " + a[1] + ")"; })
+      .Case([&](onnx::DivOp) -> std::string {
+        // Integers: hp_idiv (no trap on a divisor of 0 or INT_MIN / -1).
+        if (llvm::isa<IntegerType>(inElt))
+          return "hp_idiv<" + ct + ">(" + x + ", " + a[1] + ")";
+        return "(" + ct + ")(" + x + " / " + a[1] + ")";
+      })
       .Case([&](onnx::EqualOp) { return "(" + x + " == " + a[1] + ")"; })
       .Case([&](onnx::LessOp) { return "(" + x + " < " + a[1] + ")"; })
       .Case([&](onnx::LessOrEqualOp) { return "(" + x + " <= " + a[1] + ")"; })
@@ -182,8 +186,7 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
         bool isFloat = ct == "float" || ct == "double";
         if (intAttr(o, "fmod", 0))
           return isFloat ? "hp_fmod(" + x + ", " + a[1] + ")"
-                         : "(" + ct + ")(" + a[1] + " == 0 ? 0 : " + x + " % " +
-                               a[1] + ")";
+                         : "hp_ifmod<" + ct + ">(" + x + ", " + a[1] + ")";
         return (isFloat ? "hp_pymod<" : "hp_imod<") + ct + ">(" + x + ", " +
                a[1] + ")";
       })

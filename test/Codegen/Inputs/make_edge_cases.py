@@ -331,6 +331,25 @@ CASES["maxpool3d_window_past_input"] = (
     [np.concatenate([np.full((1, 1, 2, 3, 4), 23, dtype=np.float32),
                      np.full((1, 1, 2, 3, 4), 47, dtype=np.float32)], axis=1)])
 
+# Integer division by values that arrive at run time: ONNX leaves x / 0
+# undefined; HetPar gives 0 (NumPy's result) and INT_MIN / -1 wraps to
+# INT_MIN (NumPy's), where C's division traps (SIGFPE killed hetpar-run with
+# no message). Mod, C's remainder (fmod 1) or the divisor's sign (fmod 0),
+# gives 0 for both. By hand: 5/0 = 0, -7/2 = -3 (toward zero), INT_MIN/-1 =
+# INT_MIN, 9/-3 = -3; remainders 0, -1, 0, 0 (fmod 1) and 0, 1, 0, 0 (fmod 0:
+# -7 mod 2 = 1).
+INT_A = np.array([5, -7, -2 ** 31, 9], dtype=np.int32)
+INT_B = np.array([0, 2, -1, -3], dtype=np.int32)
+def int_binary(op, **attrs):
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.INT32, [4])
+    return model([helper.make_node(op, ["a", "b"], ["y"], **attrs)], [vi("a"), vi("b")], [vi("y")])
+CASES["div_int_by_zero_and_min_by_minus_one"] = (
+    int_binary("Div"), [INT_A, INT_B], [np.array([0, -3, -2 ** 31, -3], dtype=np.int32)])
+CASES["mod_fmod_int_by_zero_and_min_by_minus_one"] = (
+    int_binary("Mod", fmod=1), [INT_A, INT_B], [np.array([0, -1, 0, 0], dtype=np.int32)])
+CASES["mod_int_by_zero_and_min_by_minus_one"] = (
+    int_binary("Mod"), [INT_A, INT_B], [np.array([0, 1, 0, 0], dtype=np.int32)])
+
 # Reductions of integers keep the data type's range: ReduceMax and ReduceMin
 # of uint64 values at or above 2^63 (which do not fit an int64), and the
 # identity of an empty reduction, which ONNX defines as the data type's

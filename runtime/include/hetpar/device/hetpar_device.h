@@ -298,9 +298,33 @@ template <typename T> HP_HD T hp_ipow(T base, int64_t e) {
   }
   return r;
 }
+/// Whether integer division a / b or a % b is undefined in C++: b is 0, or
+/// a signed type's lowest value is divided by -1 (its quotient does not
+/// fit; x86 raises SIGFPE for both).
+template <typename T> HP_HD bool hp_idiv_undefined(T a, T b) {
+  // The lowest value, 1 << (bits - 1) in two's complement (numeric_limits is
+  // host-only in CUDA without --expt-relaxed-constexpr).
+  using U = typename std::make_unsigned<T>::type;
+  const T lowest = (T)(U(1) << (sizeof(T) * 8 - 1));
+  return b == T(0) || (std::is_signed<T>::value && b == T(-1) && a == lowest);
+}
+/// ONNX Div on integers: truncated toward zero, as C. ONNX leaves division
+/// by zero undefined; HetPar gives 0, as NumPy does, and the lowest value
+/// divided by -1 wraps to itself (NumPy's result), so that no value that
+/// arrives at run time kills the process.
+template <typename T> HP_HD T hp_idiv(T a, T b) {
+  if (hp_idiv_undefined(a, b))
+    return b == T(0) ? T(0) : a;
+  return T(a / b);
+}
+/// ONNX Mod with fmod=1 on integers: C's remainder, 0 for a divisor of 0
+/// (and for the lowest value by -1, whose remainder is 0).
+template <typename T> HP_HD T hp_ifmod(T a, T b) {
+  return hp_idiv_undefined(a, b) ? T(0) : T(a % b);
+}
 /// ONNX Mod with fmod=0 on integers: the result has the sign of the divisor.
 template <typename T> HP_HD T hp_imod(T a, T b) {
-  if (b == T(0))
+  if (hp_idiv_undefined(a, b))
     return T(0);
   T r = a % b;
   if (r != T(0) && ((r < T(0)) != (b < T(0))))
