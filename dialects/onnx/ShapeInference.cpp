@@ -1325,7 +1325,12 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     return success();
   }
   int64_t rank = x->size();
-  if (!getAxes()) {
+  // No axes, or an empty list of them (as ONNX's inference and ONNX Runtime
+  // read it): every dimension of extent 1 goes.
+  auto axes = getAxes() ? getConstantIntValues(getAxes()) : std::nullopt;
+  std::optional<int64_t> axesLength =
+      getAxes() ? staticLength(getAxes()) : std::optional<int64_t>(0);
+  if (axesLength == 0) {
     if (llvm::any_of(*x, isDynamic)) {
       r.push_back(UnrankedTensorType::get(elt));
       return success();
@@ -1337,9 +1342,8 @@ LogicalResult SqueezeOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     r.push_back(RankedTensorType::get(out, elt));
     return success();
   }
-  auto axes = getConstantIntValues(getAxes());
   if (!axes) {
-    auto len = staticLength(getAxes());
+    std::optional<int64_t> len = axesLength;
     if (len && *len > rank)
       return emitOpError() << "'axes' has " << *len
                            << " entries but the input has rank " << rank;
@@ -2293,7 +2297,7 @@ LogicalResult GatherNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
   if (k < 1 || k > rx - b)
     return emitOpError() << "index tuples of " << k
                          << " entries for data of rank " << rx
-                         << " and batch_dims " << b << " (at most " << rx - b
+                         << " and batch_dims " << b << " (from 1 to " << rx - b
                          << ")";
   for (int64_t i = 0; i < b; ++i)
     if (mismatch((*x)[i], (*idx)[i]))
@@ -2321,7 +2325,8 @@ LogicalResult ScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &r) {
     int64_t k = idx->back(), rx = x->size();
     if (k < 1 || k > rx)
       return emitOpError() << "index tuples of " << k
-                           << " entries for data of rank " << rx;
+                           << " entries for data of rank " << rx
+                           << " (from 1 to " << rx << ")";
     Shape want(idx->begin(), idx->end() - 1);
     want.append(x->begin() + k, x->end());
     if (upd && shapesDisagree(*upd, want))

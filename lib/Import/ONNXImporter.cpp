@@ -1289,9 +1289,12 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   llvm::StringSet<> seen;
+  SmallVector<StringRef> defaulted;
   for (const auto &in : graph.input()) {
-    if (initNames.contains(in.name()))
+    if (initNames.contains(in.name())) {
+      defaulted.push_back(in.name());
       continue;
+    }
     Location inLoc = nodeLoc(in.name());
     if (in.name().empty())
       return (emitError(inLoc) << "a graph input has no name", nullptr);
@@ -1329,6 +1332,20 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
               nullptr);
     argTypes.push_back(t);
     argNames.push_back(in.name());
+  }
+  // ONNX (IR 4 and later) makes an initializer of a graph input its default,
+  // which a caller may override; HetPar folds it as a constant (exporters'
+  // keep_initializers_as_inputs writes every weight so). Said once.
+  if (!defaulted.empty()) {
+    bool one = defaulted.size() == 1;
+    emitWarning(nodeLoc(defaulted.front()))
+        << (one ? "graph input '" : "graph inputs '")
+        << printable(defaulted.front()) << "'"
+        << (one ? "" : " and " + std::to_string(defaulted.size() - 1) + " more")
+        << (one ? " has an initializer, which HetPar compiles as a constant: "
+                  "a run cannot override it"
+                : " have initializers, which HetPar compiles as constants: a "
+                  "run cannot override them");
   }
   for (const auto &entry : options.inputShapes)
     if (!llvm::is_contained(argNames, entry.getKey())) {

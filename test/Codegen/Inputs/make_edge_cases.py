@@ -187,6 +187,22 @@ CASES["relu_nan"] = (
     [np.array([np.nan, -1.0, 2.0], dtype=np.float32)],
     [np.array([np.nan, 0.0, 2.0], dtype=np.float32)])
 
+# Sign of NaN is NaN (ONNX's reference, ONNX Runtime); it gave 0.
+CASES["sign_nan"] = (
+    model([helper.make_node("Sign", ["x"], ["y"])], [f32("x", [4])], [f32("y", [4])]),
+    [np.array([np.nan, -2.0, 0.0, 3.0], dtype=np.float32)],
+    [np.array([np.nan, -1.0, 0.0, 1.0], dtype=np.float32)])
+
+# Squeeze with an empty axes list removes every dimension of extent 1, as
+# ONNX's inference and ONNX Runtime read it (HetPar kept them and then
+# refused the model's output type).
+CASES["squeeze_empty_axes"] = (
+    model([helper.make_node("Squeeze", ["x", "axes"], ["y"])],
+          [f32("x", [1, 3, 1])], [f32("y", [3])],
+          [numpy_helper.from_array(np.zeros(0, dtype=np.int64), "axes")]),
+    [np.array([[[1.0], [2.0], [3.0]]], dtype=np.float32)],
+    [np.array([1.0, 2.0, 3.0], dtype=np.float32)])
+
 # Clip without a lower bound clamps to float's lowest value, as ONNX says
 # (numeric_limits::lowest()) and ONNX Runtime does, so -inf becomes -FLT_MAX;
 # NaN stays NaN. The same after a Conv, where hetpar-onnx-fuse-conv makes

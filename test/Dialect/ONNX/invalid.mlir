@@ -1280,7 +1280,7 @@ func.func @unsqueeze_axes_near_int64_max(%x: tensor<3x4x5xf32>, %a: tensor<92233
 // -----
 
 func.func @gather_nd_tuple(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) {
-  // expected-error @+1 {{index tuples of 3 entries for data of rank 2 and batch_dims 0 (at most 2)}}
+  // expected-error @+1 {{index tuples of 3 entries for data of rank 2 and batch_dims 0 (from 1 to 2)}}
   %0 = onnx.GatherND(%x, %i) : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
   return
 }

@@ -344,8 +344,9 @@ template <typename T> HP_HD T hp_max(T a, T b) {
 template <typename T> HP_HD T hp_min(T a, T b) {
   return (hp_isnan(a) || a < b) ? a : b;
 }
+/// ONNX Sign; NaN stays NaN (ONNX's reference and ONNX Runtime).
 template <typename T> HP_HD T hp_sign(T x) {
-  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
 }
 /// Float to integer conversion as ONNX Runtime does it (truncation; NaN and
 /// out-of-range values are undefined in ONNX, here they give 0 / saturate).
