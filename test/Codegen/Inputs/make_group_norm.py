@@ -22,7 +22,9 @@ channels), more-groups-than-channels (12 of 6), no-num-groups,
 scale-per-group-at-21 (scale [G] at opset 21), scale-float16 (X float32),
 opset-17 (the op is not defined before opset 18), stash-type-0,
 extents-past-int64 (X [N, 8, 2^63 - 1, 3]: a group's element count
-overflows int64; found by the onnx-mutate fuzzer).
+overflowed int64; found by the onnx-mutate fuzzer; the importer's size check
+of graph inputs refuses it first now, and the rewrite still counts with
+overflow checks).
 
 Usage: /usr/bin/python3 make_group_norm.py DIR
 """
