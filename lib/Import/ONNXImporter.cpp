@@ -1327,8 +1327,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     // Checked here, before any shape rule multiplies its extents.
     if (exceedsMaxTensorBytes(t))
       return (emitError(inLoc) << "graph input '" << printable(in.name())
-                               << "' of type " << t << " " << oversizeReason(t)
-                               << ", the most HetPar plans for one tensor",
+                               << "' of type " << t << " " << oversizeReason(t),
               nullptr);
     argTypes.push_back(t);
     argNames.push_back(in.name());

@@ -77,12 +77,14 @@ bool exceedsMaxTensorBytes(Type t) {
 
 std::string oversizeReason(Type t) {
   ArrayRef<int64_t> shape = llvm::cast<ShapedType>(t).getShape();
-  if (llvm::is_contained(shape, 0))
-    return "is empty, but its other extents span more than 2^53 bytes (8 PiB; "
-           "its strides do)";
-  if (llvm::any_of(shape, isDynamic))
-    return "holds more than 2^53 bytes (8 PiB) whatever its unknown extents";
-  return "holds more than 2^53 bytes (8 PiB)";
+  std::string why =
+      llvm::is_contained(shape, 0)
+          ? "is empty, but its other extents span more than 2^53 bytes (8 "
+            "PiB; its strides do)"
+      : llvm::any_of(shape, isDynamic)
+          ? "holds more than 2^53 bytes (8 PiB) whatever its unknown extents"
+          : "holds more than 2^53 bytes (8 PiB)";
+  return why + ", the most HetPar plans for one tensor";
 }
 
 std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape) {

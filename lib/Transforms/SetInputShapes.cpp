@@ -65,8 +65,7 @@ struct SetInputShapesPass
           emitError(arg.getLoc())
               << "input shape " << name.getValue() << "="
               << formatShape(it->second) << " gives a tensor that "
-              << oversizeReason(*refined)
-              << ", the most HetPar plans for one tensor";
+              << oversizeReason(*refined);
           ok = false;
           continue;
         }

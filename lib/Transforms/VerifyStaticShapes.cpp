@@ -38,8 +38,7 @@ bool verifyTensorSizes(ModuleOp module) {
         continue;
       emitError(arg.getLoc())
           << "input '" << onnx::graphInputName(func, i) << "' of type "
-          << arg.getType() << " " << oversizeReason(arg.getType())
-          << ", the most HetPar plans for one tensor";
+          << arg.getType() << " " << oversizeReason(arg.getType());
       ok = false;
     }
   });
@@ -49,8 +48,7 @@ bool verifyTensorSizes(ModuleOp module) {
       return;
     Type big = *llvm::find_if(op->getResultTypes(), isOversized);
     op->emitError() << onnx::describeNode(op) << " has a result of type " << big
-                    << " that " << oversizeReason(big)
-                    << ", the most HetPar plans for one tensor";
+                    << " that " << oversizeReason(big);
     ok = false;
   });
   return ok;

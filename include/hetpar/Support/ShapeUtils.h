@@ -60,7 +60,8 @@ inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
 bool exceedsMaxTensorBytes(mlir::Type t);
 
 /// Why a type that exceedsMaxTensorBytes does, for messages: "holds more
-/// than 2^53 bytes (8 PiB)" and what its empty or unknown extents change.
+/// than 2^53 bytes (8 PiB)" and what its empty or unknown extents change,
+/// then ", the most HetPar plans for one tensor".
 std::string oversizeReason(mlir::Type t);
 
 /// "2x3x?" ("scalar" for rank 0), as in MLIR's tensor type syntax.

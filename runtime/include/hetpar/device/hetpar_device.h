@@ -2623,11 +2623,9 @@ HP_KERNEL(hp_pool2d_rows, hp_dims inSp, hp_dims outSp, hp_dims kernel,
         }
       }
       if (!MAX && countIncludePad) {
-        hp_window_span(h0, dilation.v[0], kH, -padBegin.v[0], inH + padEnd.v[0],
-                       &h1, &h2);
-        hp_window_span(w0, dilation.v[1], kW, -padBegin.v[1], inW + padEnd.v[1],
-                       &w1, &w2);
-        st.count = (h2 - h1) * (w2 - w1);
+        const int64_t oc[2] = {oh, ow};
+        st.count = hp_window_count(2, inSp, kernel, stride, padBegin, padEnd,
+                                   dilation, oc, true);
       }
       st.store(out, indices, o);
     }
