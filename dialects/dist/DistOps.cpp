@@ -251,6 +251,75 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
   return verifyBatchDim(op, index, fn.getResultTypes()[index], attr, "result");
 }
 
+/// A piece's range along one dimension: none (dim -1, the defaults) or a
+/// non-empty range at a non-negative start.
+static LogicalResult
+verifyPieceRange(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                 int64_t dim, int64_t outer, int64_t start, int64_t size) {
+  if (dim < -1)
+    return emitError() << name << "_dim " << dim << " is negative";
+  if (dim == -1 && (outer != 1 || start != 0 || size != 0))
+    return emitError() << "a piece without a " << name
+                       << "_dim has no range along it";
+  if (dim >= 0 && (outer < 1 || start < 0 || size < 1))
+    return emitError() << "the piece's " << name << " range (" << outer
+                       << " chunks, start " << start << ", size " << size
+                       << ") must have chunks >= 1, start >= 0, size >= 1";
+  return success();
+}
+
+LogicalResult ExchangePieceAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t peer, int64_t tag,
+    int64_t batchDim, int64_t batchOuter, int64_t batchStart, int64_t batchSize,
+    int64_t splitDim, int64_t splitStart, int64_t splitSize) {
+  if (peer < 0 || tag < 0)
+    return emitError() << "a piece's peer (" << peer << ") and tag (" << tag
+                       << ") must be non-negative";
+  if (failed(verifyPieceRange(emitError, "batch", batchDim, batchOuter,
+                              batchStart, batchSize)) ||
+      failed(verifyPieceRange(emitError, "split", splitDim, 1, splitStart,
+                              splitSize)))
+    return failure();
+  if (batchDim >= 0 && batchDim == splitDim)
+    return emitError() << "a piece's batch_dim and split_dim are both "
+                       << batchDim;
+  return success();
+}
+
+LogicalResult ExchangePieceAttr::verifyFor(
+    Type type, function_ref<InFlightDiagnostic()> emitError) const {
+  auto ranked = llvm::dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape())
+    return emitError() << "is a block of a statically shaped tensor, not of "
+                       << type;
+  auto inside = [&](StringRef name, int64_t dim, int64_t outer, int64_t start,
+                    int64_t size) -> LogicalResult {
+    if (dim < 0)
+      return success();
+    if (dim >= ranked.getRank() || ranked.getDimSize(dim) % outer != 0 ||
+        size > ranked.getDimSize(dim) / outer ||
+        start > ranked.getDimSize(dim) / outer - size)
+      return emitError() << "has a " << name << " range (dimension " << dim
+                         << ", " << outer << " chunks, start " << start
+                         << ", size " << size << ") outside " << type;
+    return success();
+  };
+  if (failed(inside("batch", getBatchDim(), getBatchOuter(), getBatchStart(),
+                    getBatchSize())))
+    return failure();
+  return inside("split", getSplitDim(), 1, getSplitStart(), getSplitSize());
+}
+
+SmallVector<int64_t>
+ExchangePieceAttr::blockShape(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> out(shape);
+  if (getBatchDim() >= 0)
+    out[getBatchDim()] = getBatchOuter() * getBatchSize();
+  if (getSplitDim() >= 0)
+    out[getSplitDim()] = getSplitSize();
+  return out;
+}
+
 LogicalResult DeviceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t id, StringAttr kind) {
   if (id < 0)
@@ -675,6 +744,96 @@ LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbols) {
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),
                                 {getPeerAttr().getInt()});
+}
+
+//===----------------------------------------------------------------------===//
+// send_pieces / recv_pieces
+//===----------------------------------------------------------------------===//
+
+/// Each piece is a block of `type` exchanged with another device.
+static LogicalResult verifyPieces(Operation *op, ArrayAttr pieces, Type type) {
+  if (pieces.empty())
+    return op->emitOpError() << "has no pieces";
+  for (auto piece : pieces.getAsRange<ExchangePieceAttr>()) {
+    if (failed(verifyPeer(op, piece.getPeer(), piece.getTag(), type)) ||
+        failed(piece.verifyFor(type, [&] {
+          return op->emitOpError() << "piece " << piece << " ";
+        })))
+      return failure();
+  }
+  return success();
+}
+
+/// The ranges of `pieces` follow one another from 0 to `extent` along each
+/// dimension: the runs (consecutive pieces of one batch_start) along the
+/// batch, the pieces of a run along the split.
+static LogicalResult verifyTiling(Operation *op, ArrayAttr pieces,
+                                  RankedTensorType type) {
+  auto all = llvm::to_vector(pieces.getAsRange<ExchangePieceAttr>());
+  ExchangePieceAttr first = all.front();
+  auto fail = [&](ExchangePieceAttr p) {
+    return op->emitOpError()
+           << "pieces do not tile " << type << " at " << p
+           << " (runs of one batch_start follow one another along batch_dim, "
+              "the pieces of a run along split_dim, each from 0 to the end)";
+  };
+  int64_t batchAt = 0;
+  for (size_t k = 0; k < all.size();) {
+    ExchangePieceAttr run = all[k];
+    if (run.getBatchStart() != batchAt)
+      return fail(run);
+    int64_t splitAt = 0;
+    size_t runStart = k;
+    for (; k < all.size() && all[k].getBatchStart() == run.getBatchStart();
+         ++k) {
+      ExchangePieceAttr p = all[k];
+      if (p.getBatchDim() != first.getBatchDim() ||
+          p.getBatchOuter() != first.getBatchOuter() ||
+          p.getSplitDim() != first.getSplitDim() ||
+          p.getBatchSize() != run.getBatchSize() ||
+          p.getSplitStart() != splitAt ||
+          (p.getSplitDim() < 0 && k != runStart))
+        return fail(p);
+      splitAt += p.getSplitSize();
+    }
+    if (first.getSplitDim() >= 0 &&
+        splitAt != type.getDimSize(first.getSplitDim()))
+      return fail(all[k - 1]);
+    batchAt += run.getBatchSize();
+    if (first.getBatchDim() < 0 && k < all.size())
+      return fail(all[k]);
+  }
+  if (first.getBatchDim() >= 0 &&
+      batchAt * first.getBatchOuter() != type.getDimSize(first.getBatchDim()))
+    return fail(all.back());
+  return success();
+}
+
+LogicalResult SendPiecesOp::verify() {
+  return verifyPieces(*this, getPieces(), getInput().getType());
+}
+LogicalResult RecvPiecesOp::verify() {
+  if (failed(verifyPieces(*this, getPieces(), getResult().getType())))
+    return failure();
+  return verifyTiling(*this, getPieces(),
+                      llvm::cast<RankedTensorType>(getResult().getType()));
+}
+
+/// The peers of `pieces`, for the mesh check.
+static SmallVector<int64_t> peersOf(ArrayAttr pieces) {
+  SmallVector<int64_t> peers;
+  for (auto piece : pieces.getAsRange<ExchangePieceAttr>())
+    if (!llvm::is_contained(peers, piece.getPeer()))
+      peers.push_back(piece.getPeer());
+  return peers;
+}
+LogicalResult SendPiecesOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),
+                                peersOf(getPieces()));
+}
+LogicalResult RecvPiecesOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyLocalMeshDevices(*this, symbols, getMeshAttr(),
+                                peersOf(getPieces()));
 }
 
 //===----------------------------------------------------------------------===//

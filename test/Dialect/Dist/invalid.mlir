@@ -685,8 +685,180 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 // -----
 
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{has no pieces}}
+  dist.send_pieces %x on @m [] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{exchanges with its own device 1}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 1, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{has a batch range (dimension 0, 2 chunks, start 3, size 2) outside 'tensor<8x4xf32>'}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_outer = 2, batch_start = 3, batch_size = 2>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 7 is not in mesh @m}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 7, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a piece's batch_dim and split_dim are both 1}}
+#bad = #dist.piece<peer = 0, tag = 0, batch_dim = 1, batch_size = 1, split_dim = 1, split_size = 1>
+
+// -----
+
+// expected-error @+1 {{a piece without a split_dim has no range along it}}
+#bad = #dist.piece<peer = 0, tag = 0, split_size = 1>
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Rows [0, 3) and [4, 8): row 3 is missing.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_size = 3>, #dist.piece<peer = 2, tag = 0, batch_dim = 0, batch_start = 4, batch_size = 4>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Columns [0, 3) of a run that needs all 4.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0, split_dim = 1, split_size = 3>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Two whole pieces: the second overlaps the first.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0>, #dist.piece<peer = 2, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // The same rows twice.
+  // expected-error @+1 {{pieces do not tile 'tensor<2x2xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_size = 2>, #dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_size = 2>] : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<2x3xf32>) attributes {dist.device = 1 : i64} {
+  // start + size overflows int64.
+  // expected-error @+1 {{has a split range (dimension 1, 1 chunks, start 9223372036854775807, size 1) outside 'tensor<2x3xf32>'}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 0, tag = 0, split_dim = 1, split_start = 9223372036854775807, split_size = 1>] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'dist.microbatches' must be a positive integer on a module}}
 module attributes {dist.microbatches = 0 : i64} {
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{has no pieces}}
+  dist.send_pieces %x on @m [] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{exchanges with its own device 1}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 1, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{has a batch range (dimension 0, 2 chunks, start 3, size 2) outside 'tensor<8x4xf32>'}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_outer = 2, batch_start = 3, batch_size = 2>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 7 is not in mesh @m}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 7, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a piece's batch_dim and split_dim are both 1}}
+#bad = #dist.piece<peer = 0, tag = 0, batch_dim = 1, batch_size = 1, split_dim = 1, split_size = 1>
+
+// -----
+
+// expected-error @+1 {{a piece without a split_dim has no range along it}}
+#bad = #dist.piece<peer = 0, tag = 0, split_size = 1>
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Rows [0, 3) and [4, 8): row 3 is missing.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0, batch_dim = 0, batch_size = 3>, #dist.piece<peer = 2, tag = 0, batch_dim = 0, batch_start = 4, batch_size = 4>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Columns [0, 3) of a run that needs all 4.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0, split_dim = 1, split_size = 3>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f() attributes {dist.device = 1 : i64} {
+  // Two whole pieces: the second overlaps the first.
+  // expected-error @+1 {{pieces do not tile 'tensor<8x4xf32>'}}
+  %r = dist.recv_pieces on @m [#dist.piece<peer = 0, tag = 0>, #dist.piece<peer = 2, tag = 0>] : tensor<8x4xf32>
+  return
 }
 
 // -----

@@ -51,6 +51,11 @@ func.func @device_1(%x: tensor<8x62xf32>, %p: tensor<8x32xf32>) -> tensor<8x126x
   dist.send %b on @cluster to 3 tag 7 : tensor<8x32xf32>
   // CHECK: dist.recv on @cluster from 0 tag 8 : tensor<8x32xf32>
   %v = dist.recv on @cluster from 0 tag 8 : tensor<8x32xf32>
+  // Pieces print only the ranges they have.
+  // CHECK: dist.send_pieces %{{.*}} on @cluster [#dist.piece<peer = 3, tag = 9, batch_dim = 0, batch_outer = 2, batch_start = 1, batch_size = 3, split_dim = 1, split_start = 4, split_size = 16>, #dist.piece<peer = 2, tag = 9>] : tensor<8x32xf32>
+  dist.send_pieces %b on @cluster [#dist.piece<peer = 3, tag = 9, batch_dim = 0, batch_outer = 2, batch_start = 1, batch_size = 3, split_dim = 1, split_start = 4, split_size = 16>, #dist.piece<peer = 2, tag = 9, batch_dim = -1>] : tensor<8x32xf32>
+  // CHECK: dist.recv_pieces on @cluster [#dist.piece<peer = 0, tag = 10, split_dim = 1, split_size = 30>, #dist.piece<peer = 2, tag = 10, split_dim = 1, split_start = 30, split_size = 2>] : tensor<8x32xf32>
+  %w = dist.recv_pieces on @cluster [#dist.piece<peer = 0, tag = 10, split_dim = 1, split_size = 30>, #dist.piece<peer = 2, tag = 10, split_dim = 1, split_start = 30, split_size = 2>] : tensor<8x32xf32>
   return %g : tensor<8x126xf32>
 }
 

@@ -40,6 +40,9 @@ def Dist_Dialect : Dialect {
       (`all_reduce`, `all_gather`, `reduce_scatter`, `all_to_all`,
       `broadcast`) and `send`/`recv` name the group or peer explicitly, and
       their verifiers check the local shapes against the group's extents.
+      Between hetpar-dist-localize and hetpar-dist-lower-exchanges, what
+      travels between stages is `send_pieces`/`recv_pieces`: blocks of a
+      value (`#dist.piece`), each for one peer under one tag.
   }];
   let useDefaultAttributePrinterParser = 1;
   // `dist.device` on a function (a non-negative integer), `dist.microbatches`
@@ -324,6 +327,55 @@ def Dist_GraphInputAttr : Dist_Attr<"GraphInput", "graph_input"> {
       DefaultValuedParameter<"int64_t", "-1">:$batch_dim);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Messages between devices before they are sends and receives
+// (dist.send_pieces / dist.recv_pieces)
+//===----------------------------------------------------------------------===//
+
+def Dist_ExchangePieceAttr : Dist_Attr<"ExchangePiece", "piece"> {
+  let summary = "One message of a value between two devices: a peer, a tag, a block";
+  let description = [{
+    `#dist.piece<peer = 2, tag = 0, batch_dim = 0, batch_start = 3,
+    batch_size = 5>`: one message that carries rows [3, 8) of dimension 0 of
+    a value, to or from device 2 under tag 0: a block of the value that
+    `dist.send_pieces` sends, or that `dist.recv_pieces` receives.
+
+    The block: along `batch_dim`, viewed as `batch_outer` equal chunks (a
+    batch that is the outer factor of a merged dimension, such as `N*H`),
+    indices [`batch_start`, `batch_start + batch_size`) of every chunk; along
+    `split_dim` (a tensor-parallel split), indices [`split_start`,
+    `split_start + split_size`). A dimension without a piece range is whole;
+    a piece with neither is the whole value.
+
+    Constraints: `peer` >= 0 and `tag` >= 0; `batch_dim` and `split_dim` are
+    -1 (none) or dimensions >= 0, not the same one; with a batch range,
+    `batch_outer` >= 1, `batch_start` >= 0 and `batch_size` >= 1; without
+    one, the defaults (1, 0, 0); likewise `split_start` and `split_size`.
+    On a value: the dimensions exist, `batch_outer` divides the batch
+    dimension's extent, and each range lies within its dimension (of one
+    chunk).
+  }];
+  let parameters = (ins "int64_t":$peer, "int64_t":$tag,
+      DefaultValuedParameter<"int64_t", "-1">:$batch_dim,
+      DefaultValuedParameter<"int64_t", "1">:$batch_outer,
+      DefaultValuedParameter<"int64_t", "0">:$batch_start,
+      DefaultValuedParameter<"int64_t", "0">:$batch_size,
+      DefaultValuedParameter<"int64_t", "-1">:$split_dim,
+      DefaultValuedParameter<"int64_t", "0">:$split_start,
+      DefaultValuedParameter<"int64_t", "0">:$split_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Checks the piece against the type of the value it is a block of: the
+    /// dimensions exist, the chunks divide the batch dimension, the ranges
+    /// lie within it.
+    ::llvm::LogicalResult verifyFor(::mlir::Type type,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
+    /// The shape of the block in a value of shape `shape` (verifyFor holds).
+    ::llvm::SmallVector<int64_t> blockShape(::llvm::ArrayRef<int64_t> shape) const;
+  }];
 }
 
 #endif // HETPAR_DIALECT_DIST_DISTBASE_TD

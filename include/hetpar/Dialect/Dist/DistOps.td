@@ -183,6 +183,65 @@ def Dist_RecvOp : Dist_Op<"recv",
   let hasVerifier = 1;
 }
 
+def Dist_SendPiecesOp : Dist_Op<"send_pieces",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Send blocks of a tensor to devices (before they are dist.send)";
+  let description = [{
+    ```mlir
+    dist.send_pieces %x on @mesh [#dist.piece<peer = 2, tag = 0,
+        batch_dim = 0, batch_start = 0, batch_size = 3>,
+        #dist.piece<peer = 3, tag = 0, batch_dim = 0, batch_start = 3,
+        batch_size = 5>] : tensor<8x16xf32>
+    ```
+    Local form, between hetpar-dist-localize and hetpar-dist-lower-exchanges:
+    each piece's block of the operand goes to the piece's peer under its
+    tag, in piece order. hetpar-dist-lower-exchanges makes each piece a
+    slice and a `dist.send`; a run of consecutive `send_pieces` becomes one
+    exchange step, its slices first and then its sends back to back.
+
+    Constraints: inside a function with `dist.device`; at least one piece,
+    each a block of the operand's static type (#dist.piece's constraints on
+    a value) to another device of the mesh.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+      TypedArrayAttrBase<Dist_ExchangePieceAttr, "pieces">:$pieces);
+  let assemblyFormat = "$input `on` $mesh $pieces attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dist_RecvPiecesOp : Dist_Op<"recv_pieces",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Receive a tensor in blocks from devices (before they are dist.recv)";
+  let description = [{
+    ```mlir
+    %x = dist.recv_pieces on @mesh [#dist.piece<peer = 0, tag = 0,
+        batch_dim = 0, batch_start = 0, batch_size = 2>,
+        #dist.piece<peer = 1, tag = 0, batch_dim = 0, batch_start = 2,
+        batch_size = 4>] : tensor<6x16xf32>
+    ```
+    Local form, between hetpar-dist-localize and hetpar-dist-lower-exchanges:
+    the result is joined from the blocks its pieces' peers send under their
+    tags. hetpar-dist-lower-exchanges makes each piece a `dist.recv` of the
+    block's shape and joins them (`onnx.Concat`): consecutive pieces of one
+    `batch_start` along `split_dim`, then those runs along `batch_dim` (in
+    `batch_outer` chunks); a run of consecutive `recv_pieces` becomes one
+    exchange step, its receives back to back and then the joins.
+
+    Constraints: inside a function with `dist.device`; at least one piece,
+    each a block of the result's static type from another device of the
+    mesh; the pieces tile the result: they agree on `batch_dim`,
+    `batch_outer` and `split_dim`, the runs' batch ranges follow one another
+    from 0 to the end of a chunk, and within each run the split ranges
+    follow one another from 0 to the end of `split_dim` (a piece without
+    ranges is the whole result, and alone).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh,
+      TypedArrayAttrBase<Dist_ExchangePieceAttr, "pieces">:$pieces);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "`on` $mesh $pieces attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Global form: shardings, pipeline stages, transfers
 //===----------------------------------------------------------------------===//
