@@ -1,10 +1,12 @@
-//===- DistPartition.cpp - hetpar-dist-partition --------------------------===//
+//===- DistLocalize.cpp - hetpar-dist-localize ----------------------------===//
 //
 // Splits a model in the global form (hetpar-dist-global-form's: dist.stage
 // regions, dist.op_sharding, dist.transfer) into one function per device in
-// the local form of the dist dialect (Passes.td describes the result).
-// Mechanism only: every decision comes from the IR; the sharding rules
-// (ShardingRuleOpInterface) say how an op's work splits.
+// the local form of the dist dialect (Passes.td describes the result), with
+// what travels between devices left as dist.send_pieces / dist.recv_pieces
+// for hetpar-dist-lower-exchanges. Mechanism only: every decision comes from
+// the IR; the sharding rules (ShardingRuleOpInterface) say how an op's work
+// splits.
 //
 // Each device function runs one microbatch of its data-parallel replica. Two
 // kinds of split are tracked per value and device:
@@ -18,7 +20,7 @@
 // Where an op needs another layout than its operand has, the pass inserts
 // the conversion: a local slice (weights are sliced at compile time), an
 // all-gather, an all-reduce, an all-to-all. Values that leave a stage leave
-// replicated within the replica and travel by send/recv, cut and joined along
+// replicated within the replica and travel in pieces, cut and joined along
 // the batch where the replicas of the two stages split the microbatch
 // differently; a value whose dist.transfer is split travels split, in the
 // overlaps of the two stages' splits.
@@ -50,7 +52,7 @@
 #include <optional>
 
 namespace hetpar {
-#define GEN_PASS_DEF_DISTPARTITIONPASS
+#define GEN_PASS_DEF_DISTLOCALIZEPASS
 #include "hetpar/Transforms/Passes.h.inc"
 } // namespace hetpar
 
@@ -394,8 +396,7 @@ LogicalResult Partitioner::run() {
 
 namespace {
 
-struct DistPartitionPass
-    : hetpar::impl::DistPartitionPassBase<DistPartitionPass> {
+struct DistLocalizePass : hetpar::impl::DistLocalizePassBase<DistLocalizePass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -1,6 +1,6 @@
 //===- PartitionDevice.cpp - one device's program -------------------------===//
 //
-// One device's function of hetpar-dist-partition (Partitioner.h): its
+// One device's function of hetpar-dist-localize (Partitioner.h): its
 // inputs, what it receives from earlier stages, its stage's ops, what it
 // sends on, and its outputs.
 //
@@ -82,20 +82,30 @@ SmallVector<Partitioner::Piece> Partitioner::splitPiecesTo(Value global,
   return out;
 }
 
-Value Partitioner::recv(Location loc, Device &d, Value global, int64_t rows,
-                        int64_t from, int64_t tag, const Piece *split) {
-  Local shape;
-  shape.batch = splitBatchOf(global);
-  RankedTensorType t = localType(d, global, shape);
-  SmallVector<int64_t> dims(t.getShape());
-  if (shape.batch)
-    dims[shape.batch->dim] = shape.batch->outer * rows * shape.batch->granule;
-  if (split)
-    dims[splitExits.find(global)->second.source.dim] = split->dhi - split->dlo;
-  return dist::RecvOp::create(
-      b, loc, RankedTensorType::get(dims, t.getElementType()),
-      FlatSymbolRefAttr::get(ctx, kMesh), b.getI64IntegerAttr(from),
-      b.getI64IntegerAttr(tag));
+dist::ExchangePieceAttr Partitioner::pieceOf(const Device &d, Value global,
+                                             const Piece &p, int64_t peer,
+                                             const Local *split) {
+  int64_t batchDim = -1, outer = 1, start = 0, size = 0;
+  if (auto bd = splitBatchOf(global); bd && p.hi > p.lo) {
+    batchDim = bd->dim;
+    outer = bd->outer;
+    start = (p.lo - offsetOf(d)) * bd->granule;
+    size = (p.hi - p.lo) * bd->granule;
+  }
+  int64_t splitDim = -1, splitStart = 0, splitSize = 0;
+  if (split && p.dhi > p.dlo) {
+    splitDim = split->dim;
+    splitStart = p.dlo - split->starts[d.rank] * split->granule;
+    splitSize = p.dhi - p.dlo;
+  }
+  return dist::ExchangePieceAttr::get(ctx, peer, p.tag, batchDim, outer, start,
+                                      size, splitDim, splitStart, splitSize);
+}
+
+Value Partitioner::recvPieces(Location loc, Type type,
+                              ArrayRef<Attribute> pieces) {
+  return dist::RecvPiecesOp::create(
+      b, loc, type, FlatSymbolRefAttr::get(ctx, kMesh), b.getArrayAttr(pieces));
 }
 
 SmallVector<int64_t> Partitioner::outputSenders(Value v, size_t j) {
@@ -227,12 +237,12 @@ void Partitioner::recordGraphInputs() {
 
 /// Receives what earlier stages computed for this stage's ops, in tag
 /// order, as the senders send (each pair of devices matches its messages in
-/// order). A value that travels split arrives in the split its first user
-/// needs, in pieces from the sending devices that hold them.
+/// order), one dist.recv_pieces per value. A value that travels split
+/// arrives in the split its first user needs, in pieces from the sending
+/// devices that hold them.
 LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   Location loc = func.getLoc();
   const StageInfo &st = stages[d.stage];
-  SmallVector<std::pair<Value, SmallVector<Value>>> received;
   llvm::DenseSet<Value> neededSet;
   SmallVector<Value> needed;
   for (Operation *op : st.ops)
@@ -243,54 +253,28 @@ LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   llvm::sort(needed, [&](Value x, Value y) {
     return exitTag.lookup(x) < exitTag.lookup(y);
   });
-  SmallVector<SmallVector<Piece>> pieces;
   for (Value v : needed) {
-    SmallVector<Value> parts;
-    pieces.push_back(splitExits.count(v) ? splitPiecesTo(v, d.id)
-                                         : piecesTo(v, stageOfValue(v), d.id,
-                                                    exitTag.lookup(v)));
-    for (const Piece &p : pieces.back())
-      parts.push_back(recv(loc, d, v, p.hi - p.lo, p.from, p.tag,
-                           splitExits.count(v) ? &p : nullptr));
-    received.push_back({v, parts});
-  }
-  for (auto [k, entry] : llvm::enumerate(received)) {
-    auto &[v, parts] = entry;
+    bool split = splitExits.count(v);
     Local l;
-    if (auto it = splitExits.find(v); it != splitExits.end())
-      l = it->second.target; // the transfer's split, without the batch
+    if (split)
+      l = splitExits.find(v)->second.target; // without the batch
     l.batch = splitBatchOf(v);
-    if (splitExits.count(v)) {
-      l.value = joinSplitPieces(loc, pieces[k], parts, l);
-      d.values[v] = l;
-      continue;
-    }
-    if (!parts.empty())
-      l.value = l.batch ? concat(loc, parts, l.batch->dim, l.batch->outer)
-                        : parts.front();
-    if (training && d.group.size() > 1)
-      l.value = receiveInGroup(d, loc, v, l);
+    SmallVector<Attribute> pieces;
+    for (const Piece &p :
+         split ? splitPiecesTo(v, d.id)
+               : piecesTo(v, stageOfValue(v), d.id, exitTag.lookup(v)))
+      pieces.push_back(pieceOf(d, v, p, p.from, split ? &l : nullptr));
+    // In training, only the first device of a replica receives what does
+    // not travel split (receiveInGroup broadcasts it).
+    if (!pieces.empty())
+      l.value = recvPieces(loc, localType(d, v, l), pieces);
     d.values[v] = l;
   }
+  if (training && d.group.size() > 1)
+    for (Value v : needed)
+      if (!splitExits.count(v))
+        d.values[v].value = receiveInGroup(d, loc, v, d.values[v]);
   return success();
-}
-
-/// The pieces of a value that travels split, joined: along its split
-/// dimension within each run of rows (pieces come by sending replica, then
-/// by index), then the runs along the batch.
-Value Partitioner::joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
-                                   ArrayRef<Value> parts, const Local &l) {
-  SmallVector<Value> runs, run;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    run.push_back(parts[k]);
-    if (k + 1 < pieces.size() && pieces[k + 1].lo == pieces[k].lo)
-      continue;
-    runs.push_back(run.size() == 1 ? run.front() : concat(loc, run, l.dim, 1));
-    run.clear();
-  }
-  if (runs.size() == 1)
-    return runs.front();
-  return concat(loc, runs, l.batch->dim, l.batch->outer);
 }
 
 /// Without local-io, every device of a group that holds a sender of an
@@ -363,30 +347,34 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
         return failure();
       leaving[v] = enterGroup(d, loc, *whole);
     }
-  // All values first, then the sends back to back (one exchange step).
-  SmallVector<std::pair<Value, Piece>> ready;
+  // All values first (their collectives), then one dist.send_pieces per
+  // value and tag back to back: the lowering cuts all blocks and then sends
+  // them back to back (one exchange step).
+  SmallVector<std::pair<Value, dist::ExchangePieceAttr>> ready;
   for (auto &[v, p] : sends) {
-    Value piece;
     if (p.dhi > p.dlo) {
       // Travels split: the part of this device's split.
       const Local &mine = d.values[v];
-      piece = slice(loc, mine.value, mine.dim, 1,
-                    p.dlo - mine.starts[d.rank] * mine.granule, p.dhi - p.dlo);
-    } else {
-      auto whole = makeReplicated(d, v);
-      if (failed(whole))
-        return failure();
-      piece = leaving.lookup(v) ? leaving.lookup(v) : *whole;
+      ready.push_back({mine.value, pieceOf(d, v, p, p.to, &mine)});
+      continue;
     }
-    if (auto bd = splitBatchOf(v); bd && p.hi > p.lo)
-      piece = slice(loc, piece, bd->dim, bd->outer,
-                    (p.lo - offsetOf(d)) * bd->granule,
-                    (p.hi - p.lo) * bd->granule);
-    ready.push_back({piece, p});
+    auto whole = makeReplicated(d, v);
+    if (failed(whole))
+      return failure();
+    Value value = leaving.lookup(v) ? leaving.lookup(v) : *whole;
+    ready.push_back({value, pieceOf(d, v, p, p.to)});
   }
-  for (auto &[piece, p] : ready)
-    dist::SendOp::create(b, loc, piece, FlatSymbolRefAttr::get(ctx, kMesh),
-                         b.getI64IntegerAttr(p.to), b.getI64IntegerAttr(p.tag));
+  for (size_t k = 0; k < ready.size();) {
+    auto [value, first] = ready[k];
+    SmallVector<Attribute> pieces;
+    for (; k < ready.size() && ready[k].first == value &&
+           ready[k].second.getTag() == first.getTag();
+         ++k)
+      pieces.push_back(ready[k].second);
+    dist::SendPiecesOp::create(b, loc, value,
+                               FlatSymbolRefAttr::get(ctx, kMesh),
+                               b.getArrayAttr(pieces));
+  }
   return success();
 }
 
@@ -420,8 +408,17 @@ LogicalResult Partitioner::joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
           parts.push_back(*rv);
           continue;
         }
-        parts.push_back(recv(loc, d, v, stages[s].rows[r], sender,
-                             outputTag + static_cast<int64_t>(j)));
+        // The sender's whole value (its replica's rows of the batch).
+        Local shape;
+        shape.batch = splitBatchOf(v);
+        SmallVector<int64_t> dims(localType(d, v, shape).getShape());
+        if (shape.batch)
+          dims[shape.batch->dim] =
+              shape.batch->outer * stages[s].rows[r] * shape.batch->granule;
+        Piece whole{sender, d.id, 0, 0, outputTag + static_cast<int64_t>(j)};
+        parts.push_back(recvPieces(
+            loc, RankedTensorType::get(dims, getElementTypeOrSelf(v.getType())),
+            {pieceOf(d, v, whole, sender)}));
       }
     }
     pending.push_back({static_cast<unsigned>(j), parts});

@@ -1,6 +1,6 @@
-//===- PartitionGlobalForm.cpp - hetpar-dist-partition's input -----------===//
+//===- PartitionGlobalForm.cpp - hetpar-dist-localize's input -----------===//
 //
-// How hetpar-dist-partition reads the global form (hetpar-dist-global-form's):
+// How hetpar-dist-localize reads the global form (hetpar-dist-global-form's):
 // its stages inlined into the model function, each op marked with its stage,
 // and its transfers' layouts checked against the plan's stages. Partitioner.h
 // declares the members.

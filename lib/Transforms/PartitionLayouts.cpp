@@ -1,6 +1,6 @@
-//===- PartitionLayouts.cpp - local values of hetpar-dist-partition -------===//
+//===- PartitionLayouts.cpp - local values of hetpar-dist-localize -------===//
 //
-// The IR helpers and the layout conversions of hetpar-dist-partition
+// The layout conversions of hetpar-dist-localize
 // (Partitioner.h): a value's local form on a device, and the slices and
 // collectives that bring it to the layout an op needs.
 //
@@ -30,22 +30,6 @@ RankedTensorType Partitioner::localType(Device &d, Value global,
   return RankedTensorType::get(shape, t.getElementType());
 }
 
-Value Partitioner::i64Const(Location loc, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    b.getI64Type());
-  return onnx::ConstantOp::create(b, loc,
-                                  DenseIntElementsAttr::get(type, values));
-}
-
-Value Partitioner::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
-  auto t = llvm::cast<RankedTensorType>(x.getType());
-  if (t.getShape() == shape)
-    return x;
-  return onnx::ReshapeOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), x,
-      i64Const(loc, shape));
-}
-
 Value Partitioner::transpose(Location loc, Value x, ArrayRef<int64_t> perm) {
   auto t = llvm::cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape;
@@ -56,75 +40,13 @@ Value Partitioner::transpose(Location loc, Value x, ArrayRef<int64_t> perm) {
       b.getDenseI64ArrayAttr(perm));
 }
 
-/// `shape` with dimension `dim` cut into `outer` chunks: [.., outer, n/outer,
-/// ..].
-static SmallVector<int64_t> chunked(ArrayRef<int64_t> shape, int dim,
-                                    int64_t outer) {
-  SmallVector<int64_t> out(shape.begin(), shape.begin() + dim);
-  out.push_back(outer);
-  out.push_back(shape[dim] / outer);
-  out.append(shape.begin() + dim + 1, shape.end());
-  return out;
-}
-
-Value Partitioner::slice(Location loc, Value x, int dim, int64_t outer,
-                         int64_t start, int64_t size) {
-  auto t = llvm::cast<RankedTensorType>(x.getType());
-  if (start == 0 && outer * size == t.getDimSize(dim))
-    return x;
-  // A constant is sliced now: each device's program holds its shard only.
-  if (ElementsAttr attr = getConstantElements(x)) {
-    auto sliced = sliceElements(attr, dim, outer, start, size);
-    if (succeeded(sliced))
-      return onnx::ConstantOp::create(b, x.getLoc(), *sliced);
-  }
-  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
-  int at = outer > 1 ? dim + 1 : dim;
-  auto inType = llvm::cast<RankedTensorType>(in.getType());
-  SmallVector<int64_t> shape(inType.getShape());
-  shape[at] = size;
-  // One statement each: the order of the constants must not depend on the
-  // compiler's order of evaluating arguments.
-  Value begin = i64Const(loc, {start});
-  Value end = i64Const(loc, {start + size});
-  Value axes = i64Const(loc, {at});
-  Value out = onnx::SliceOp::create(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), in, begin, end,
-      axes, Value());
-  SmallVector<int64_t> merged(t.getShape());
-  merged[dim] = outer * size;
-  return reshape(loc, out, merged);
-}
-
-Value Partitioner::concat(Location loc, ArrayRef<Value> pieces, int dim,
-                          int64_t outer) {
-  if (pieces.size() == 1)
-    return pieces.front();
-  SmallVector<Value> in;
-  int64_t total = 0;
-  for (Value p : pieces) {
-    auto t = llvm::cast<RankedTensorType>(p.getType());
-    total += t.getDimSize(dim);
-    in.push_back(outer > 1 ? reshape(loc, p, chunked(t.getShape(), dim, outer))
-                           : p);
-  }
-  auto t0 = llvm::cast<RankedTensorType>(in.front().getType());
-  int at = outer > 1 ? dim + 1 : dim;
-  SmallVector<int64_t> shape(t0.getShape());
-  shape[at] = total / outer;
-  Value out = onnx::ConcatOp::create(
-      b, loc, RankedTensorType::get(shape, t0.getElementType()), in, at);
-  SmallVector<int64_t> merged(
-      llvm::cast<RankedTensorType>(pieces.front().getType()).getShape());
-  merged[dim] = total;
-  return reshape(loc, out, merged);
-}
-
 Value Partitioner::collectiveAlong(
     Location loc, Value x, int dim, int64_t outer,
     llvm::function_ref<Value(Value, int64_t)> make) {
   auto t = llvm::cast<RankedTensorType>(x.getType());
-  Value in = outer > 1 ? reshape(loc, x, chunked(t.getShape(), dim, outer)) : x;
+  Value in = outer > 1
+                 ? reshape(loc, x, blocks::chunked(t.getShape(), dim, outer))
+                 : x;
   int at = outer > 1 ? dim + 1 : dim;
   auto inType = llvm::cast<RankedTensorType>(in.getType());
   // The collective moves the outermost dimension that is not 1 (contiguous

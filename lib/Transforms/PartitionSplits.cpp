@@ -4,7 +4,7 @@
 // dist.op_sharding makes of its operands and results on a
 // tensor-parallel group: the one reading of an op sharding shared by
 // hetpar-dist-introduce-transfers (the layouts its transfers name) and
-// hetpar-dist-partition (the layouts it builds). Partitioner.h declares them.
+// hetpar-dist-localize (the layouts it builds). Partitioner.h declares them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- PartitionTraining.cpp - a training plan's partition ----------------===//
 //
-// What hetpar-dist-partition adds for a training plan's backward pass
+// What hetpar-dist-localize adds for a training plan's backward pass
 // (Partitioner.h; docs/training.md, "Tensor-parallel training"): where
 // gradients are summed over a tensor-parallel group, which parameters become
 // per-device shards, and how an activation reaches a group.

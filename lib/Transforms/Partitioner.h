@@ -1,7 +1,7 @@
-//===- Partitioner.h - hetpar-dist-partition's state ----------*- C++ -*-===//
+//===- Partitioner.h - hetpar-dist-localize's state -----------*- C++ -*-===//
 //
-// The one class behind hetpar-dist-partition (DistPartition.cpp describes
-// the pass), shared by the files that implement it: DistPartition.cpp (the
+// The one class behind hetpar-dist-localize (DistLocalize.cpp describes
+// the pass), shared by the files that implement it: DistLocalize.cpp (the
 // plan, one op, the module), PlanStages.cpp (a plan's mesh and stages in the
 // IR, shared with hetpar-dist-introduce-transfers and hetpar-dist-apply-plan),
 // PartitionGlobalForm.cpp (reading the global form), PartitionSplits.cpp (what
@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef HETPAR_LIB_TRANSFORMS_PARTITIONER_H
 #define HETPAR_LIB_TRANSFORMS_PARTITIONER_H
+
+#include "BlockOps.h"
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
@@ -89,7 +91,7 @@ FailureOr<func::FuncOp> modelFunction(ModuleOp module, StringRef pass);
 
 // A plan's mesh and stages in the IR (PlanStages.cpp): the one reading of
 // hetpar-dist-introduce-transfers, hetpar-dist-apply-plan and
-// hetpar-dist-partition.
+// hetpar-dist-localize.
 
 /// The module's `dist.mesh @mesh`, created first in the module from the
 /// plan's devices in plan order (the process ranks) when it has none.
@@ -118,7 +120,7 @@ transferStages(dist::TransferOp t,
                llvm::function_ref<std::optional<int>(Operation *)> stageOf);
 
 // What an op's dist.op_sharding makes of its values (PartitionSplits.cpp):
-// the one reading of hetpar-dist-introduce-transfers and hetpar-dist-partition.
+// the one reading of hetpar-dist-introduce-transfers and hetpar-dist-localize.
 
 /// The op's dist.op_sharding as the simulator reads a plan's (none without
 /// one).
@@ -242,11 +244,19 @@ private:
 
   // --- IR helpers -------------------------------------------------------
   RankedTensorType localType(Device &d, Value global, const Local &l);
-  Value i64Const(Location loc, ArrayRef<int64_t> values);
+  Value i64Const(Location loc, ArrayRef<int64_t> values) {
+    return blocks::i64Constant(b, loc, values);
+  }
   Value slice(Location loc, Value x, int dim, int64_t outer, int64_t start,
-              int64_t size);
-  Value concat(Location loc, ArrayRef<Value> pieces, int dim, int64_t outer);
-  Value reshape(Location loc, Value x, ArrayRef<int64_t> shape);
+              int64_t size) {
+    return blocks::sliceBlock(b, loc, x, dim, outer, start, size);
+  }
+  Value concat(Location loc, ArrayRef<Value> pieces, int dim, int64_t outer) {
+    return blocks::concatBlocks(b, loc, pieces, dim, outer);
+  }
+  Value reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
+    return blocks::reshapeTo(b, loc, x, shape);
+  }
   Value transpose(Location loc, Value x, ArrayRef<int64_t> perm);
   /// A collective along `dim` (in `outer` chunks) runs on contiguous
   /// blocks: `collectiveAlong` moves the dimension outermost, lets `make`
@@ -282,10 +292,14 @@ private:
     // dimension (both 0 otherwise).
     int64_t dlo = 0, dhi = 0;
   };
-  /// A dist.recv of `global` as it leaves its stage (replicated in the
-  /// replica), with `rows` samples of the batch when it carries one.
-  Value recv(Location loc, Device &d, Value global, int64_t rows, int64_t from,
-             int64_t tag, const Piece *split = nullptr);
+  /// The piece of `global` that device `d` exchanges with `peer` as `p`
+  /// says, in d's local coordinates: rows [p.lo, p.hi) of the microbatch
+  /// where the value carries a split batch (none when p.hi == p.lo), and
+  /// with `split` (the value's split on d), indices [p.dlo, p.dhi) of it.
+  dist::ExchangePieceAttr pieceOf(const Device &d, Value global, const Piece &p,
+                                  int64_t peer, const Local *split = nullptr);
+  /// A dist.recv_pieces of `type` from `pieces`.
+  Value recvPieces(Location loc, Type type, ArrayRef<Attribute> pieces);
   /// The devices that send graph output `j` (value `v`) to the root: one per
   /// replica of its stage when it carries the batch (in replica order), else
   /// one; spread over the ranks of each replica.
@@ -298,8 +312,6 @@ private:
   /// The pieces of a value that travels split to device `to`: the overlap
   /// of each sending device's rows and indices with the receiver's.
   SmallVector<Piece> splitPiecesTo(Value global, int64_t to);
-  Value joinSplitPieces(Location loc, ArrayRef<Piece> pieces,
-                        ArrayRef<Value> parts, const Local &l);
   int stageOfValue(Value v) const;
 
   ModuleOp module;

@@ -37,6 +37,14 @@ void hetpar::buildGlobalFormPipeline(OpPassManager &pm) {
   pm.addPass(createDistApplyPlanPass());
 }
 
+void hetpar::buildPartitionPipeline(OpPassManager &pm,
+                                    const PartitionPipelineOptions &options) {
+  DistLocalizePassOptions localize;
+  localize.localIo = options.localIo;
+  pm.addPass(createDistLocalizePass(localize));
+  pm.addPass(createDistLowerExchangesPass());
+}
+
 void hetpar::registerAllHetParPasses() {
   registerHetParPasses();
   PassPipelineRegistration<ToStaticPipelineOptions>(
@@ -50,4 +58,9 @@ void hetpar::registerAllHetParPasses() {
       "Put a model annotated with a plan into the dist dialect's global form: "
       "a dist.transfer per value between stages, a dist.stage per stage",
       buildGlobalFormPipeline);
+  PassPipelineRegistration<PartitionPipelineOptions>(
+      "hetpar-dist-partition",
+      "Split a model in the global form into one function per device (dist "
+      "local form): hetpar-dist-localize, then hetpar-dist-lower-exchanges",
+      buildPartitionPipeline);
 }

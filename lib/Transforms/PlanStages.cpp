@@ -2,7 +2,7 @@
 //
 // What the dist passes read of a plan placed in the IR, one reading for
 // hetpar-dist-introduce-transfers, hetpar-dist-apply-plan and
-// hetpar-dist-partition: the plan's mesh, each op's pipeline stage
+// hetpar-dist-localize: the plan's mesh, each op's pipeline stage
 // (dist.stage_id), and the two stages a dist.transfer joins. Partitioner.h
 // declares them.
 //

@@ -398,7 +398,7 @@ func.func @res(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
 TEST(AfterCollective, ReduceScatterNeedsAnIndexPerDevice) {
   // Partial sums reduce-scattered over 3 devices: split along the last
   // dimension in the op's shares where it has at least 3 indices, else
-  // all-reduced (the partition does the same, DistPartition.cpp).
+  // all-reduced (the partition does the same, DistLocalize.cpp).
   MLIRContext ctx;
   Layout partial;
   partial.kind = Layout::Partial;

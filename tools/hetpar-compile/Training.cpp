@@ -522,10 +522,10 @@ hetpar::tools::buildReplicaSteps(ModuleOp planned, codegen::FloatMode dtype,
   // The forward graph of each device: its rows in, the last stage's outputs
   // out, transfers between the stages.
   PassManager partition(planned.getContext());
-  DistPartitionPassOptions local;
+  PartitionPipelineOptions local;
   local.localIo = true;
   buildGlobalFormPipeline(partition);
-  partition.addPass(createDistPartitionPass(local));
+  buildPartitionPipeline(partition, local);
   if (failed(applyPassManagerCLOptions(partition)) ||
       failed(partition.run(planned)))
     return failure();

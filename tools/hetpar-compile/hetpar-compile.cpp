@@ -997,7 +997,7 @@ static int compilePlan(ModuleOp module, const hetpar::Plan &plan,
     return compileTrainingPlan(module, floatMode, inputsRead, std::move(files));
   PassManager pm(module.getContext());
   hetpar::buildGlobalFormPipeline(pm);
-  pm.addPass(hetpar::createDistPartitionPass());
+  hetpar::buildPartitionPipeline(pm, {});
   pm.addPass(hetpar::createDistVerifyExchangesPass());
   addCodegenRewrites(pm);
   if (failed(pm.run(module)))

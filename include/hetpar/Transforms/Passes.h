@@ -50,6 +50,24 @@ void buildToStaticPipeline(mlir::OpPassManager &pm,
 /// hetpar-dist-apply-plan), which hetpar-dist-partition takes.
 void buildGlobalFormPipeline(mlir::OpPassManager &pm);
 
+/// Options of the `hetpar-dist-partition` pipeline (hetpar-dist-localize's).
+struct PartitionPipelineOptions
+    : public mlir::PassPipelineOptions<PartitionPipelineOptions> {
+  Option<bool> localIo{
+      *this, "local-io",
+      llvm::cl::desc("Each device's inputs are its replica's rows of the "
+                     "microbatch and it returns its own values of the "
+                     "outputs (no gather at a root): the per-device form a "
+                     "training step is built from"),
+      llvm::cl::init(false)};
+};
+
+/// The `hetpar-dist-partition` pipeline: a model in the global form into one
+/// function per device in the local form (hetpar-dist-localize, then
+/// hetpar-dist-lower-exchanges).
+void buildPartitionPipeline(mlir::OpPassManager &pm,
+                            const PartitionPipelineOptions &options);
+
 /// What is wrong with hetpar-train-optimizer's options (an unknown optimizer
 /// or schedule, a learning rate, betas, eps, momentum, clipping, warm-up or
 /// accumulation out of range), as "unknown optimizer 'x' (adamw, sgd,

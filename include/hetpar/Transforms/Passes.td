@@ -530,10 +530,12 @@ def DistApplyPlanPass : Pass<"hetpar-dist-apply-plan", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
-def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
-  let summary = "Split an annotated model into one program per device";
+def DistLocalizePass : Pass<"hetpar-dist-localize", "mlir::ModuleOp"> {
+  let summary = "Localize an annotated model: one function per device, exchanges open";
   let description = [{
-    Splits a model in the global form (hetpar-dist-global-form: a
+    The first step of the partition (the pipeline `hetpar-dist-partition`
+    runs it, then hetpar-dist-lower-exchanges). Splits a model in the
+    global form (hetpar-dist-global-form: a
     `dist.stage` per stage of the module's `dist.plan`, `dist.op_sharding` on
     sharded ops, a `dist.transfer` per value between stages, the
     `dist.mesh @mesh`) and replaces the model function by one function per
@@ -551,13 +553,18 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
     differs from what the op's sharding rule needs is all-gathered (split to
     whole), all-reduced (partial sums), reduce-scattered (partial sums to
     split), all-to-all'd (split along another dimension) or sliced (whole to
-    split). Values that later stages use travel by `dist.send` /
-    `dist.recv` as their transfer says: replicated, cut and joined along the
-    batch, or split, each receiving device getting the overlaps of its part
-    with each sender's. The first device of the last
-    stage receives and joins every graph output (its function alone has
-    results, with `dist.batch_dim` where they carry the batch); the module
-    gets `dist.microbatches` and `dist.graph_inputs` (every graph input, a
+    split). Values that later stages use travel as their transfer says:
+    replicated, cut and joined along the batch, or split, each receiving
+    device getting the overlaps of its part with each sender's. A device
+    receives what its stage reads at its start (`dist.recv_pieces`, in tag
+    order) and sends what leaves its stage at its end (`dist.send_pieces`),
+    each piece (`#dist.piece`) a block of the value for one peer under one
+    tag; hetpar-dist-lower-exchanges turns them into slices, `dist.send`,
+    `dist.recv` and joins. Tags number the values that leave their stages,
+    in stage and op order, then the graph outputs. The first device
+    of the last stage receives and joins every graph output (its function
+    alone has results, with `dist.batch_dim` where they carry the batch);
+    the module gets `dist.microbatches` and `dist.graph_inputs` (every graph input, a
     whole step's type, for the runtime, which checks them all on every
     device; a training plan's then lists the labels its loss adds, the
     module's `hetpar.training_labels`). An unnamed graph input is named
@@ -611,6 +618,35 @@ def DistPartitionPass : Pass<"hetpar-dist-partition", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["hetpar::dist::DistDialect",
                            "mlir::func::FuncDialect"];
+}
+
+def DistLowerExchangesPass
+    : Pass<"hetpar-dist-lower-exchanges", "mlir::ModuleOp"> {
+  let summary = "Turn dist.send_pieces and dist.recv_pieces into slices, sends, receives and joins";
+  let description = [{
+    The second step of the partition (after hetpar-dist-localize; the
+    pipeline `hetpar-dist-partition` runs both). In every function, each
+    run of consecutive `dist.send_pieces` becomes one exchange step: each
+    piece's block of its operand is cut (`onnx.Slice` along the piece's
+    batch and split ranges, a batch of `batch_outer` chunks through a
+    Reshape; a constant is sliced now), all blocks first, then a `dist.send`
+    per piece back to back, in op and piece order. Each run of consecutive
+    `dist.recv_pieces` likewise: a `dist.recv` of each piece's block shape,
+    back to back, then the joins (`onnx.Concat`): consecutive pieces of one
+    `batch_start` along `split_dim`, those runs along `batch_dim` (no join
+    for a value nothing reads; its messages are still received).
+
+    Mechanism only: which device sends which block, under which tag, is
+    hetpar-dist-localize's (or a user pass's) decision, checked by the ops'
+    verifiers; hetpar-dist-verify-exchanges then checks that every send
+    meets its receive without deadlock. A module without pieces is left as
+    it is. The ops' verifiers have checked every piece against its value.
+
+    Fails with an error at the op: a value of elements that onnx.Slice and
+    onnx.Concat do not take (index, complex, 8-bit floats).
+  }];
+  let dependentDialects = ["hetpar::dist::DistDialect",
+                           "hetpar::onnx::ONNXDialect"];
 }
 
 //===----------------------------------------------------------------------===//
