@@ -1153,6 +1153,12 @@ static LogicalResult inferArg(ArgOp op, SmallVectorImpl<Type> &r) {
     out[*axis] = 1;
   else
     out.erase(out.begin() + *axis);
+  // An output element over an empty axis has no index to give (ONNX Runtime
+  // refuses it too).
+  if ((*x)[*axis] == 0 && llvm::none_of(out, [](int64_t e) { return e == 0; }))
+    return op.emitOpError()
+           << "reduces axis " << *axis << " of " << op.getData().getType()
+           << ", which is empty: no index to return";
   r.push_back(RankedTensorType::get(out, i64));
   return success();
 }
@@ -2404,6 +2410,13 @@ LogicalResult ResizeOp::getAxes(SmallVectorImpl<int64_t> &extents,
     scaleValues = SmallVector<double>(v->begin(), v->end());
   }
   std::optional<SmallVector<int64_t>> sizeValues;
+  auto sizesType =
+      getSizes() ? llvm::dyn_cast<ShapedType>(getSizes().getType()) : nullptr;
+  if (scaleValues && sizesType &&
+      (!sizesType.hasStaticShape() || sizesType.getNumElements() != 0)) {
+    reason = "both scales and sizes are given (ONNX takes one of them)";
+    return failure();
+  }
   if (!scaleValues && getSizes()) {
     sizeValues = getConstantIntValues(getSizes());
     if (!sizeValues) {

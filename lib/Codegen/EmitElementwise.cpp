@@ -173,8 +173,10 @@ FailureOr<std::string> Emitter::elementwiseExpr(Operation *op,
       .Case([&](onnx::PowOp o) -> std::string {
         Type yElt = eltOf(o->getOperand(1));
         // x^2 and x^3 as products (GELU's tanh form cubes its input):
-        // powf costs about 20 ns an element.
-        if (std::optional<int> n = smallIntegerExponent(o->getOperand(1)))
+        // powf costs about 20 ns an element. Integers go through hp_ipow,
+        // which wraps where a signed product would overflow.
+        std::optional<int> n = smallIntegerExponent(o->getOperand(1));
+        if (n && !llvm::isa<IntegerType>(eltOf(o->getOperand(0))))
           return std::string(*n == 2 ? "hp_square(" : "hp_cube(") + x + ")";
         if (ct == "float" || ct == "double")
           return "hp_pow(" + x + ", (" + ct + ")" + a[1] + ")";

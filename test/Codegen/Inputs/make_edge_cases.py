@@ -366,6 +366,27 @@ CASES["mod_fmod_int_by_zero_and_min_by_minus_one"] = (
 CASES["mod_int_by_zero_and_min_by_minus_one"] = (
     int_binary("Mod"), [INT_A, INT_B], [np.array([0, 1, 0, 0], dtype=np.int32)])
 
+# Integer powers past the type's range wrap, as NumPy's do (C++ leaves a
+# signed product that overflows undefined; UBSan flags it). By hand,
+# modulo 2^32: 3^20 = 3486784401 -> -808182895; (-3)^21 = -10460353203 ->
+# -1870418611; 46341^2 = 2147488281 -> -2147479015; 2^31 -> -2^31; and with
+# the constant exponent 2 (a product, not a loop): 65536^2 = 2^32 -> 0.
+def wrap32(v):
+    return ((v + 2 ** 31) % 2 ** 32) - 2 ** 31
+POW_A = np.array([3, -3, 46341, 2], dtype=np.int32)
+POW_E = np.array([20, 21, 2, 31], dtype=np.int32)
+CASES["pow_int32_wraps"] = (
+    int_binary("Pow"), [POW_A, POW_E],
+    [np.array([wrap32(int(a) ** int(e)) for a, e in zip(POW_A, POW_E)], dtype=np.int32)])
+SQUARE_X = np.array([46341, -46341, 65536, 7], dtype=np.int32)
+CASES["pow_int32_square_wraps"] = (
+    model([helper.make_node("Constant", [], ["two"],
+                            value=helper.make_tensor("two", TensorProto.INT32, [], [2])),
+           helper.make_node("Pow", ["a", "two"], ["y"])],
+          [helper.make_tensor_value_info("a", TensorProto.INT32, [4])],
+          [helper.make_tensor_value_info("y", TensorProto.INT32, [4])]),
+    [SQUARE_X], [np.array([-2147479015, -2147479015, 0, 49], dtype=np.int32)])
+
 # Reductions of integers keep the data type's range: ReduceMax and ReduceMin
 # of uint64 values at or above 2^63 (which do not fit an int64), and the
 # identity of an empty reduction, which ONNX defines as the data type's

@@ -410,6 +410,14 @@ func.func @case47(%x: tensor<2x4xf32>) {
 
 // -----
 
+func.func @argmax_empty_axis(%x: tensor<2x0xf32>) {
+  // expected-error @+1 {{reduces axis 1 of 'tensor<2x0xf32>', which is empty: no index to return}}
+  %0 = onnx.ArgMax(%x) {axis = 1 : i64} : (tensor<2x0xf32>) -> tensor<2x1xi64>
+  return
+}
+
+// -----
+
 func.func @case48(%x: tensor<2x4xf32>) {
   // expected-error @+1 {{keepdims and select_last_index must be 0 or 1}}
   %0 = onnx.ArgMax(%x) {select_last_index = 3 : i64} : (tensor<2x4xf32>) -> tensor<1x4xi64>
@@ -1365,6 +1373,16 @@ func.func @resize_mode(%x: tensor<1x1x2x2xf32>) {
   %s = onnx.Constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
   // expected-error @+1 {{mode 'area' is not nearest, linear or cubic}}
   %0 = onnx.Resize(%x) scales(%s) {mode = "area"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_and_sizes(%x: tensor<1x1x2x2xf32>) {
+  %s = onnx.Constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %z = onnx.Constant dense<[1, 1, 4, 4]> : tensor<4xi64>
+  // expected-error @+1 {{both scales and sizes are given (ONNX takes one of them)}}
+  %0 = onnx.Resize(%x) scales(%s) sizes(%z) : (tensor<1x1x2x2xf32>, tensor<4xf32>, tensor<4xi64>) -> tensor<1x1x4x4xf32>
   return
 }
 

@@ -284,19 +284,22 @@ template <typename T> HP_HD T hp_abs(T x) { return x < T(0) ? T(0) - x : x; }
 HP_HD float hp_abs(float x) { return fabsf(x); }
 HP_HD double hp_abs(double x) { return fabs(x); }
 /// Integer power by squaring (ONNX Pow on integers; negative exponents give 0
-/// except for bases 1 and -1).
+/// except for bases 1 and -1). A power past the type's range wraps, as
+/// NumPy's does: the products are taken modulo 2^64 in unsigned arithmetic
+/// (a signed product that overflows is undefined in C++), and their low bits
+/// are the type's.
 template <typename T> HP_HD T hp_ipow(T base, int64_t e) {
   if (e < 0)
     return base == T(1) ? T(1)
                         : (base == T(-1) ? ((e & 1) ? T(-1) : T(1)) : T(0));
-  T r = T(1);
+  unsigned long long r = 1, b = static_cast<unsigned long long>(base);
   while (e) {
     if (e & 1)
-      r = r * base;
-    base = base * base;
+      r = static_cast<unsigned long long>(static_cast<T>(r * b));
+    b = static_cast<unsigned long long>(static_cast<T>(b * b));
     e >>= 1;
   }
-  return r;
+  return static_cast<T>(r);
 }
 /// Whether integer division a / b or a % b is undefined in C++: b is 0, or
 /// a signed type's lowest value is divided by -1 (its quotient does not
