@@ -722,11 +722,21 @@ static LogicalResult verifyPeer(Operation *op, int64_t peer, int64_t tag,
     return op->emitOpError() << "exchanges with its own device " << peer;
   if (peer < 0)
     return op->emitOpError() << "peer " << peer << " is negative";
-  if (tag < 0)
-    return op->emitOpError() << "tag " << tag << " is negative";
+  if (tag < 0 || tag > kMaxTag)
+    return op->emitOpError() << "tag " << tag << " is outside [0, " << kMaxTag
+                             << "] (the least MPI_TAG_UB MPI allows)";
   if (!llvm::cast<RankedTensorType>(type).hasStaticShape())
     return op->emitOpError() << "needs a static local shape, got " << type;
   return success();
+}
+
+bool hetpar::dist::sendReadsStepReceive(SendOp send,
+                                        ArrayRef<RecvOp> stepReceives,
+                                        function_ref<Value(Value)> buffer) {
+  Value sent = buffer(send.getInput());
+  return llvm::any_of(stepReceives, [&](RecvOp recv) {
+    return buffer(recv.getResult()) == sent;
+  });
 }
 
 LogicalResult SendOp::verify() {

@@ -38,6 +38,7 @@ void Emitter::closeExchange() {
   call("hp_exchange_end(ctx, &step)");
   close();
   exchangeOpen = false;
+  exchangeReceives.clear();
 }
 
 /// The dist collectives call the hp_* collectives of hetpar_device.h over the
@@ -47,6 +48,13 @@ void Emitter::closeExchange() {
 LogicalResult Emitter::emitCollective(Operation *op) {
   program.multiDevice = true;
   if (isa<dist::SendOp, dist::RecvOp>(op)) {
+    // Forwarding what this step receives needs the receive done first.
+    if (auto send = dyn_cast<dist::SendOp>(op);
+        send && dist::sendReadsStepReceive(send, exchangeReceives,
+                                           [&](Value v) { return root(v); }))
+      closeExchange();
+    if (auto recv = dyn_cast<dist::RecvOp>(op))
+      exchangeReceives.push_back(recv);
     if (!exchangeOpen) {
       open();
       line("hp_exchange step{};");

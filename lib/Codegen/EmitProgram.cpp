@@ -323,15 +323,25 @@ bool Emitter::emittedInPlace(Operation *op) {
 
 /// The exchange steps of the function as [first, last] steps of their send
 /// and receive ops: runs of sends and receives that no emitted op
-/// interrupts (emitOp closes the step at any other op).
+/// interrupts (emitOp closes the step at any other op), a send of what the
+/// run receives beginning a new one (emitCollective).
 std::vector<std::pair<int64_t, int64_t>> Emitter::exchangeSteps() {
   std::vector<std::pair<int64_t, int64_t>> out;
   bool open = false;
+  SmallVector<dist::RecvOp> receives; // the open step's
   for (Operation *op : ops) {
     if (isa<dist::SendOp, dist::RecvOp>(op)) {
       int64_t at = step.lookup(op);
-      if (!open)
+      if (auto send = dyn_cast<dist::SendOp>(op);
+          send && dist::sendReadsStepReceive(send, receives,
+                                             [&](Value v) { return root(v); }))
+        open = false;
+      if (!open) {
         out.push_back({at, at});
+        receives.clear();
+      }
+      if (auto recv = dyn_cast<dist::RecvOp>(op))
+        receives.push_back(recv);
       out.back().second = at;
       open = true;
     } else if (emittedInPlace(op)) {

@@ -307,6 +307,9 @@ private:
   bool weightError = false;  // a constant's data could not be read
   std::string exchangeWhat;  // the open step's messages, for errors
   bool exchangeOpen = false; // consecutive send/recv form one exchange step
+  // The open step's receives: a send of what one of them fills begins a new
+  // step (dist::sendReadsStepReceive).
+  llvm::SmallVector<dist::RecvOp> exchangeReceives;
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
   /// The measured timeline of a training step (TraceSpans.h): the spans so

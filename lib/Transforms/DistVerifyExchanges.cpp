@@ -61,18 +61,29 @@ SmallVector<Event> eventsOf(func::FuncOp f, int64_t me) {
   std::map<std::pair<int64_t, int64_t>, size_t> sent, received;
   std::map<std::string, size_t> collectives;
   bool open = false;
+  SmallVector<RecvOp> receives; // the open step's
   f.walk([&](Operation *op) {
     if (auto send = dyn_cast<SendOp>(op)) {
-      if (!open)
+      // Forwarding what the step receives begins a new step, as the code
+      // generator does (without views: any other op ends a step here).
+      if (open &&
+          sendReadsStepReceive(send, receives, [](Value v) { return v; }))
+        open = false;
+      if (!open) {
         events.push_back({op, {}, std::nullopt});
+        receives.clear();
+      }
       int64_t to = send.getPeerAttr().getInt();
       events.back().messages.push_back({me, to, sent[{me, to}]++, true});
       open = true;
       return;
     }
     if (auto recv = dyn_cast<RecvOp>(op)) {
-      if (!open)
+      if (!open) {
         events.push_back({op, {}, std::nullopt});
+        receives.clear();
+      }
+      receives.push_back(recv);
       int64_t from = recv.getPeerAttr().getInt();
       events.back().messages.push_back(
           {from, me, received[{from, me}]++, false});

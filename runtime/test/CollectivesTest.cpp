@@ -151,6 +151,26 @@ int main(int argc, char **argv) {
   check(&ctx, hp_exchange_end(&ctx, &step));
   expect("ring exchange", got, std::vector<float>(1, float((rank_ + 3) % 4)));
 
+  // A step of 300 messages (a wide data-parallel plan's output device
+  // receives one per replica and output; the runtime once stopped at 64):
+  // 50 sends to and 50 receives from each other device, one element each,
+  // tagged by their index.
+  hp_exchange wide{};
+  std::vector<float> wideOut(150), wideIn(150, -1), want(150);
+  int k = 0;
+  for (int peer = 0; peer < 4; ++peer) {
+    if (peer == rank_)
+      continue;
+    for (int m = 0; m < 50; ++m, ++k) {
+      wideOut[k] = 1000.0f * r + 10.0f * m + peer;
+      want[k] = 1000.0f * peer + 10.0f * m + rank_;
+      check(&ctx, hp_exchange_send(&ctx, &wide, &wideOut[k], 1, peer, m));
+      check(&ctx, hp_exchange_recv(&ctx, &wide, &wideIn[k], 1, peer, m));
+    }
+  }
+  check(&ctx, hp_exchange_end(&ctx, &wide));
+  expect("exchange step of 300 messages", wideIn, want);
+
   if (!failed_)
     std::printf("rank %d: ok\n", rank_);
   std::fflush(stdout);

@@ -57,6 +57,15 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // CHECK-NEXT: if (hp_exchange_end(ctx, &step))
   dist.send %r on @m to 0 tag 7 : tensor<2x4xf32>
   %y = dist.recv on @m from 0 tag 8 : tensor<2x4xf32>
+  // Sending on what the step receives (here through a Reshape, a view of
+  // the same buffer) begins a new step: posted together, the send would read
+  // the buffer before the receive fills it.
+  // CHECK: hp_exchange step{};
+  // CHECK-NEXT: if (hp_exchange_send(ctx, &step, ((float *)outputs[0]), 8, 0, 9))
+  // CHECK: ctx->what = "exchange step: send to device 0 (tag 9)";
+  %shape = onnx.Constant dense<[4, 2]> : tensor<2xi64>
+  %v = onnx.Reshape(%y, %shape) : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  dist.send %v on @m to 0 tag 9 : tensor<4x2xf32>
   return %y, %g : tensor<2x4xf32>, tensor<1x8xf32>
 }
 

@@ -154,3 +154,25 @@ func.func @b(%x: tensor<2xf32>) attributes {dist.device = 1 : i64} {
   dist.send %n on @m to 0 tag 0 : tensor<2xf32>
   return
 }
+
+// -----
+
+// Device 1 forwards what it receives: its send cannot be posted with the
+// receive that fills its buffer (a step of its own, as the code generator
+// makes it), so device 0, which waits for the forwarded value before it
+// sends, deadlocks with it. Modelled as one step, the send would have matched
+// device 0's receive with a buffer not yet filled.
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
+func.func @a(%x: tensor<2xf32>) attributes {dist.device = 0 : i64} {
+  // expected-error @+1 {{deadlock (the programs run in order, no device can go on): device 0 waits here for device 1 to send message #0}}
+  %r = dist.recv on @m from 1 tag 1 : tensor<2xf32>
+  %n = onnx.Neg(%r) : (tensor<2xf32>) -> tensor<2xf32>
+  dist.send %x on @m to 1 tag 0 : tensor<2xf32>
+  return
+}
+func.func @b() attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 1 waits here for device 0 to send message #0}}
+  %r = dist.recv on @m from 0 tag 0 : tensor<2xf32>
+  dist.send %r on @m to 0 tag 1 : tensor<2xf32>
+  return
+}

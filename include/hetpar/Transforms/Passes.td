@@ -252,7 +252,9 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
     * run together in program order, the programs do not deadlock: each
       device blocks at every exchange step (a run of consecutive sends and
       receives, constants aside, posted and waited for together, as the
-      runtime does) until each of its sends has its receive posted and each
+      runtime does; a send of what the run receives begins a new step, as
+      in the generated code, since its buffer is filled only when the
+      receive completes) until each of its sends has its receive posted and each
       receive its send (no eager buffering is assumed), and at every
       collective until all of its group arrive. Otherwise the error names
       each stuck device and what it waits for.

@@ -651,7 +651,7 @@ func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
 
 dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">, #dist.device<3, "V100">]
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
-  // expected-error @+1 {{tag -1 is negative}}
+  // expected-error @+1 {{tag -1 is outside [0, 32767] (the least MPI_TAG_UB MPI allows)}}
   %r = dist.recv on @m from 0 tag -1 : tensor<8x4xf32>
   return
 }
@@ -716,6 +716,17 @@ dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.de
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{device 7 is not in mesh @m}}
   dist.send_pieces %x on @m [#dist.piece<peer = 7, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // MPI takes tags up to MPI_TAG_UB, at least 32767; (int)2^31 fails in
+  // MPI, and (int)(2^32 - 1) is MPI_ANY_TAG.
+  // expected-error @+1 {{tag 2147483648 is outside [0, 32767]}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 0, tag = 2147483648>] : tensor<8x4xf32>
   return
 }
 
@@ -818,6 +829,17 @@ dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.de
 func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
   // expected-error @+1 {{device 7 is not in mesh @m}}
   dist.send_pieces %x on @m [#dist.piece<peer = 7, tag = 0>] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "A100">, #dist.device<2, "V100">]
+func.func @f(%x: tensor<8x4xf32>) attributes {dist.device = 1 : i64} {
+  // MPI takes tags up to MPI_TAG_UB, at least 32767; (int)2^31 fails in
+  // MPI, and (int)(2^32 - 1) is MPI_ANY_TAG.
+  // expected-error @+1 {{tag 2147483648 is outside [0, 32767]}}
+  dist.send_pieces %x on @m [#dist.piece<peer = 0, tag = 2147483648>] : tensor<8x4xf32>
   return
 }
 

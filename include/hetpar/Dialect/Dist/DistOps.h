@@ -67,6 +67,18 @@ inline constexpr int64_t kLossTag = kGradientTagOffset - 1;
 /// hetpar-dist-reduce-gradients' bucket-mib and hetpar-compile's --bucket-mib
 /// default to it; the simulator counts ZeRO-2's packing buffer with it.
 inline constexpr double kGradientBucketMiB = 25.0;
+/// The largest tag a dist.send or dist.recv may carry: 32767, the least
+/// MPI_TAG_UB the MPI standard allows (MPI 4.0, section 3.2.3).
+inline constexpr int64_t kMaxTag = (int64_t(1) << 15) - 1;
+
+/// Whether `send` must begin a new exchange step rather than join the open
+/// one, whose receives are `stepReceives`: it sends what one of them fills
+/// (`buffer` maps a value to the buffer that holds it: the value itself, or
+/// what a code generator's view aliases). Posted together, the send would
+/// read the buffer before the receive has filled it. The one rule of the code
+/// generator's steps and of hetpar-dist-verify-exchanges'.
+bool sendReadsStepReceive(SendOp send, llvm::ArrayRef<RecvOp> stepReceives,
+                          llvm::function_ref<mlir::Value(mlir::Value)> buffer);
 } // namespace hetpar::dist
 
 #endif // HETPAR_DIALECT_DIST_DISTOPS_H

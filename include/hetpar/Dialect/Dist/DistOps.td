@@ -159,7 +159,8 @@ def Dist_SendOp : Dist_Op<"send",
 
     Constraints: inside a function with `dist.device`; the mesh exists and
     has the peer and the local device; the peer is another device; the tag is
-    non-negative; the operand has a static shape.
+    in [0, 32767] (the least MPI_TAG_UB MPI allows); the operand has a static
+    shape.
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        I64Attr:$peer, I64Attr:$tag);
@@ -201,7 +202,8 @@ def Dist_SendPiecesOp : Dist_Op<"send_pieces",
 
     Constraints: inside a function with `dist.device`; at least one piece,
     each a block of the operand's static type (#dist.piece's constraints on
-    a value) to another device of the mesh.
+    a value) to another device of the mesh, with a tag in [0, 32767] (as
+    `dist.send`).
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
       TypedArrayAttrBase<Dist_ExchangePieceAttr, "pieces">:$pieces);

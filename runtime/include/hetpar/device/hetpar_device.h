@@ -32,6 +32,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <vector>
+
 #if defined(__CUDACC__)
 #define HP_CUDA 1
 #include <cublasLt.h>
@@ -6098,19 +6100,33 @@ static int hp_all_to_all_along(hp_ctx *ctx, const int64_t *devices, int n,
 /// Point-to-point exchanges of one step, posted together and completed by
 /// hp_exchange_end (the MPI counterpart of ncclGroupStart/End: no ordering
 /// between the two sides can deadlock).
+/// A step holds any number of messages (the output device of a 64-way
+/// data-parallel plan receives one per replica and output).
 struct hp_exchange {
-  MPI_Request requests[64];
-  int n;
+  std::vector<MPI_Request> requests;
+  int n = 0; // messages posted
 #if HP_CUDA
   // Host copies of each message; a receive's device buffer and size; with
   // NCCL the messages themselves (device buffer, bytes, peer, direction).
-  void *host[64];
-  void *device[64];
-  size_t bytes[64];
-  int64_t peer[64];
-  bool isSend[64];
+  std::vector<void *> host;
+  std::vector<void *> device;
+  std::vector<size_t> bytes;
+  std::vector<int64_t> peer;
+  std::vector<char> isSend;
 #endif
 };
+/// Room for the step's next message.
+static void hp_exchange_grow(hp_exchange *x) {
+  size_t m = (size_t)x->n + 1;
+  x->requests.resize(m, MPI_REQUEST_NULL);
+#if HP_CUDA
+  x->host.resize(m, nullptr);
+  x->device.resize(m, nullptr);
+  x->bytes.resize(m, 0);
+  x->peer.resize(m, 0);
+  x->isSend.resize(m, 0);
+#endif
+}
 /// The host side of a message: on the GPU a host copy (a send's filled now).
 static void *hp_exchange_buffer(hp_ctx *ctx, hp_exchange *x, const void *buf,
                                 size_t bytes, bool send) {
@@ -6152,10 +6168,7 @@ static int hp_exchange_nccl_add(hp_exchange *x, const void *buf, size_t bytes,
 template <typename T>
 static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
                             int64_t count, int64_t peer, int64_t tag) {
-  if (x->n == 64) {
-    snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
-    return 1;
-  }
+  hp_exchange_grow(x);
 #if HP_CUDA
   if (hp_use_nccl)
     return hp_exchange_nccl_add(x, buf, sizeof(T) * (size_t)count, peer, true);
@@ -6174,10 +6187,7 @@ static int hp_exchange_send(hp_ctx *ctx, hp_exchange *x, const T *buf,
 template <typename T>
 static int hp_exchange_recv(hp_ctx *ctx, hp_exchange *x, T *buf, int64_t count,
                             int64_t peer, int64_t tag) {
-  if (x->n == 64) {
-    snprintf(ctx->error, sizeof ctx->error, "more than 64 exchanges in a step");
-    return 1;
-  }
+  hp_exchange_grow(x);
 #if HP_CUDA
   if (hp_use_nccl)
     return hp_exchange_nccl_add(x, buf, sizeof(T) * (size_t)count, peer, false);
@@ -6203,20 +6213,16 @@ static int hp_exchange_end_nccl(hp_ctx *ctx, hp_exchange *x) {
   int myRank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
   int64_t self = hp_device_of(myRank);
-  int64_t peers[64];
-  int np = 0;
-  for (int i = 0; i < x->n; ++i) {
-    bool seen = false;
-    for (int j = 0; j < np; ++j)
-      seen |= peers[j] == x->peer[i];
-    if (!seen)
-      peers[np++] = x->peer[i];
-  }
-  std::sort(peers, peers + np, [&](int64_t a, int64_t b) {
+  std::vector<int64_t> peers;
+  for (int i = 0; i < x->n; ++i)
+    if (std::find(peers.begin(), peers.end(), x->peer[i]) == peers.end())
+      peers.push_back(x->peer[i]);
+  std::sort(peers.begin(), peers.end(), [&](int64_t a, int64_t b) {
     int64_t la = std::min(a, self), lb = std::min(b, self);
     return la != lb ? la < lb : std::max(a, self) < std::max(b, self);
   });
-  void *comms[64];
+  int np = (int)peers.size();
+  std::vector<void *> comms((size_t)np, nullptr);
   for (int j = 0; j < np; ++j) {
     int64_t pair[2] = {std::min(peers[j], self), std::max(peers[j], self)};
     int me;
@@ -6245,7 +6251,7 @@ static int hp_exchange_end(hp_ctx *ctx, hp_exchange *x) {
     return hp_exchange_end_nccl(ctx, x);
 #endif
   hp_watch(ctx, "MPI_Isend/MPI_Irecv");
-  int failed = hp_wait(ctx, x->requests, x->n, "MPI_Isend/MPI_Irecv");
+  int failed = hp_wait(ctx, x->requests.data(), x->n, "MPI_Isend/MPI_Irecv");
   hp_unwatch();
 #if HP_CUDA
   for (int i = 0; i < x->n; ++i) {
