@@ -671,6 +671,12 @@ static LogicalResult inferGlobalPool(Operation *op, Value x,
     out = *s;
     for (size_t i = 2; i < out->size(); ++i)
       (*out)[i] = 1;
+    // An empty window has no mean or maximum (ONNX Runtime refuses it too).
+    bool emptyWindow = llvm::any_of(ArrayRef<int64_t>(*s).drop_front(2),
+                                    [](int64_t e) { return e == 0; });
+    if (emptyWindow && (*s)[0] != 0 && (*s)[1] != 0)
+      return op->emitOpError() << "pools over the empty spatial extent of "
+                               << x.getType() << ": no element to pool";
   }
   r.push_back(tensorOf(out, elementTypeOf(x)));
   return success();

@@ -410,6 +410,14 @@ func.func @case47(%x: tensor<2x4xf32>) {
 
 // -----
 
+func.func @global_pool_empty(%x: tensor<1x2x0x3xf32>) {
+  // expected-error @+1 {{pools over the empty spatial extent of 'tensor<1x2x0x3xf32>': no element to pool}}
+  %0 = onnx.GlobalAveragePool(%x) : (tensor<1x2x0x3xf32>) -> tensor<1x2x1x1xf32>
+  return
+}
+
+// -----
+
 func.func @argmax_empty_axis(%x: tensor<2x0xf32>) {
   // expected-error @+1 {{reduces axis 1 of 'tensor<2x0xf32>', which is empty: no index to return}}
   %0 = onnx.ArgMax(%x) {axis = 1 : i64} : (tensor<2x0xf32>) -> tensor<2x1xi64>
