@@ -730,6 +730,18 @@ static LogicalResult verifyPeer(Operation *op, int64_t peer, int64_t tag,
   return success();
 }
 
+SmallVector<ArrayRef<ExchangePieceAttr>>
+hetpar::dist::pieceRuns(ArrayRef<ExchangePieceAttr> pieces) {
+  SmallVector<ArrayRef<ExchangePieceAttr>> runs;
+  for (size_t k = 0, begin = 0; k < pieces.size(); ++k)
+    if (k + 1 == pieces.size() ||
+        pieces[k + 1].getBatchStart() != pieces[k].getBatchStart()) {
+      runs.push_back(pieces.slice(begin, k + 1 - begin));
+      begin = k + 1;
+    }
+  return runs;
+}
+
 bool hetpar::dist::sendReadsStepReceive(SendOp send,
                                         ArrayRef<RecvOp> stepReceives,
                                         function_ref<Value(Value)> buffer) {
@@ -787,31 +799,28 @@ static LogicalResult verifyTiling(Operation *op, ArrayAttr pieces,
            << " (runs of one batch_start follow one another along batch_dim, "
               "the pieces of a run along split_dim, each from 0 to the end)";
   };
+  SmallVector<ArrayRef<ExchangePieceAttr>> runs = pieceRuns(all);
+  if (first.getBatchDim() < 0 && runs.size() > 1)
+    return fail(runs[1].front());
   int64_t batchAt = 0;
-  for (size_t k = 0; k < all.size();) {
-    ExchangePieceAttr run = all[k];
-    if (run.getBatchStart() != batchAt)
-      return fail(run);
+  for (ArrayRef<ExchangePieceAttr> run : runs) {
+    if (run.front().getBatchStart() != batchAt)
+      return fail(run.front());
     int64_t splitAt = 0;
-    size_t runStart = k;
-    for (; k < all.size() && all[k].getBatchStart() == run.getBatchStart();
-         ++k) {
-      ExchangePieceAttr p = all[k];
+    for (const ExchangePieceAttr &p : run) {
       if (p.getBatchDim() != first.getBatchDim() ||
           p.getBatchOuter() != first.getBatchOuter() ||
           p.getSplitDim() != first.getSplitDim() ||
-          p.getBatchSize() != run.getBatchSize() ||
+          p.getBatchSize() != run.front().getBatchSize() ||
           p.getSplitStart() != splitAt ||
-          (p.getSplitDim() < 0 && k != runStart))
+          (p.getSplitDim() < 0 && &p != &run.front()))
         return fail(p);
       splitAt += p.getSplitSize();
     }
     if (first.getSplitDim() >= 0 &&
         splitAt != type.getDimSize(first.getSplitDim()))
-      return fail(all[k - 1]);
-    batchAt += run.getBatchSize();
-    if (first.getBatchDim() < 0 && k < all.size())
-      return fail(all[k]);
+      return fail(run.back());
+    batchAt += run.front().getBatchSize();
   }
   if (first.getBatchDim() >= 0 &&
       batchAt * first.getBatchOuter() != type.getDimSize(first.getBatchDim()))

@@ -40,20 +40,19 @@ Value cutPiece(OpBuilder &b, Location loc, Value x,
   return x;
 }
 
-/// Received blocks joined as dist.recv_pieces orders them: consecutive
-/// pieces of one batch_start along split_dim, those runs along batch_dim.
+/// Received blocks joined as dist.recv_pieces orders them (dist::pieceRuns):
+/// each run's pieces along split_dim, the runs along batch_dim.
 Value joinPieces(OpBuilder &b, Location loc, ArrayRef<Value> parts,
                  ArrayRef<dist::ExchangePieceAttr> pieces) {
-  SmallVector<Value> runs, run;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    run.push_back(parts[k]);
-    if (k + 1 < pieces.size() &&
-        pieces[k + 1].getBatchStart() == pieces[k].getBatchStart())
-      continue;
-    runs.push_back(run.size() == 1
-                       ? run.front()
-                       : concatBlocks(b, loc, run, pieces[k].getSplitDim(), 1));
-    run.clear();
+  SmallVector<Value> runs;
+  size_t at = 0;
+  for (ArrayRef<dist::ExchangePieceAttr> run : dist::pieceRuns(pieces)) {
+    ArrayRef<Value> blocks = parts.slice(at, run.size());
+    at += run.size();
+    runs.push_back(
+        blocks.size() == 1
+            ? blocks.front()
+            : concatBlocks(b, loc, blocks, run.front().getSplitDim(), 1));
   }
   if (runs.size() == 1)
     return runs.front();

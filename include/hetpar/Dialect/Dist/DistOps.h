@@ -71,6 +71,13 @@ inline constexpr double kGradientBucketMiB = 25.0;
 /// MPI_TAG_UB the MPI standard allows (MPI 4.0, section 3.2.3).
 inline constexpr int64_t kMaxTag = (int64_t(1) << 15) - 1;
 
+/// The runs of `pieces` (a dist.recv_pieces's, in order): consecutive
+/// pieces of one batch_start, which lie side by side along split_dim; the
+/// runs lie one after another along batch_dim. The one reading of the
+/// tiling for the op's verifier and hetpar-dist-lower-exchanges' joins.
+llvm::SmallVector<llvm::ArrayRef<ExchangePieceAttr>>
+pieceRuns(llvm::ArrayRef<ExchangePieceAttr> pieces);
+
 /// Whether `send` must begin a new exchange step rather than join the open
 /// one, whose receives are `stepReceives`: it sends what one of them fills
 /// (`buffer` maps a value to the buffer that holds it: the value itself, or
