@@ -742,15 +742,6 @@ hetpar::dist::pieceRuns(ArrayRef<ExchangePieceAttr> pieces) {
   return runs;
 }
 
-bool hetpar::dist::sendReadsStepReceive(SendOp send,
-                                        ArrayRef<RecvOp> stepReceives,
-                                        function_ref<Value(Value)> buffer) {
-  Value sent = buffer(send.getInput());
-  return llvm::any_of(stepReceives, [&](RecvOp recv) {
-    return buffer(recv.getResult()) == sent;
-  });
-}
-
 LogicalResult SendOp::verify() {
   return verifyPeer(*this, getPeerAttr().getInt(), getTagAttr().getInt(),
                     getInput().getType());

@@ -28,17 +28,49 @@ static const char *reductionEnum(dist::ReductionKind r) {
   llvm_unreachable("a reduction kind of the dist dialect");
 }
 
-/// Ends the open exchange step: every send and receive posted since it
+/// Ends the exchange step `stepOps`: every send and receive posted since it
 /// began completes together (no order between the two sides can deadlock).
-void Emitter::closeExchange() {
-  if (!exchangeOpen)
-    return;
-  line("ctx->what = " + cString("exchange step:" + exchangeWhat) + ";");
-  exchangeWhat.clear();
+/// A timeout names the step's messages.
+void Emitter::closeExchange(ArrayRef<Operation *> stepOps) {
+  std::string what = "exchange step:";
+  for (Operation *op : stepOps) {
+    if (auto send = dyn_cast<dist::SendOp>(op))
+      what += llvm::formatv(" send to device {0} (tag {1})",
+                            send.getPeerAttr().getInt(),
+                            send.getTagAttr().getInt());
+    else
+      what += llvm::formatv(" recv from device {0} (tag {1})",
+                            cast<dist::RecvOp>(op).getPeerAttr().getInt(),
+                            cast<dist::RecvOp>(op).getTagAttr().getInt());
+  }
+  line("ctx->what = " + cString(what) + ";");
   call("hp_exchange_end(ctx, &step)");
   close();
-  exchangeOpen = false;
-  exchangeReceives.clear();
+}
+
+/// One send or receive of an exchange step (planExchangeSteps): its first
+/// opens the step, its last waits for all of them.
+void Emitter::emitExchange(Operation *op) {
+  ArrayRef<Operation *> stepOps = exchanges[exchangeOf.at(op)];
+  if (op == stepOps.front()) {
+    open();
+    line("hp_exchange step{};");
+  }
+  if (auto send = dyn_cast<dist::SendOp>(op))
+    call(llvm::formatv("hp_exchange_send(ctx, &step, {0}, {1}, {2}, {3})",
+                       ptr(send.getInput()), numelOf(send.getInput()),
+                       send.getPeerAttr().getInt(),
+                       send.getTagAttr().getInt()));
+  else {
+    auto recv = cast<dist::RecvOp>(op);
+    call(llvm::formatv("hp_exchange_recv(ctx, &step, {0}, {1}, {2}, {3})",
+                       ptr(recv.getResult()), numelOf(recv.getResult()),
+                       recv.getPeerAttr().getInt(),
+                       recv.getTagAttr().getInt()));
+  }
+  ++program.libraryCalls;
+  if (op == stepOps.back())
+    closeExchange(stepOps);
 }
 
 /// The dist collectives call the hp_* collectives of hetpar_device.h over the
@@ -48,40 +80,7 @@ void Emitter::closeExchange() {
 LogicalResult Emitter::emitCollective(Operation *op) {
   program.multiDevice = true;
   if (isa<dist::SendOp, dist::RecvOp>(op)) {
-    // Forwarding what this step receives needs the receive done first.
-    if (auto send = dyn_cast<dist::SendOp>(op);
-        send && dist::sendReadsStepReceive(send, exchangeReceives,
-                                           [&](Value v) { return root(v); }))
-      closeExchange();
-    if (auto recv = dyn_cast<dist::RecvOp>(op))
-      exchangeReceives.push_back(recv);
-    if (!exchangeOpen) {
-      open();
-      line("hp_exchange step{};");
-      exchangeOpen = true;
-    }
-    if (auto send = dyn_cast<dist::SendOp>(op))
-      exchangeWhat += llvm::formatv(" send to device {0} (tag {1})",
-                                    send.getPeerAttr().getInt(),
-                                    send.getTagAttr().getInt());
-    else
-      exchangeWhat +=
-          llvm::formatv(" recv from device {0} (tag {1})",
-                        cast<dist::RecvOp>(op).getPeerAttr().getInt(),
-                        cast<dist::RecvOp>(op).getTagAttr().getInt());
-    if (auto send = dyn_cast<dist::SendOp>(op))
-      call(llvm::formatv("hp_exchange_send(ctx, &step, {0}, {1}, {2}, {3})",
-                         ptr(send.getInput()), numelOf(send.getInput()),
-                         send.getPeerAttr().getInt(),
-                         send.getTagAttr().getInt()));
-    else {
-      auto recv = cast<dist::RecvOp>(op);
-      call(llvm::formatv("hp_exchange_recv(ctx, &step, {0}, {1}, {2}, {3})",
-                         ptr(recv.getResult()), numelOf(recv.getResult()),
-                         recv.getPeerAttr().getInt(),
-                         recv.getTagAttr().getInt()));
-    }
-    ++program.libraryCalls;
+    emitExchange(op);
     return success();
   }
   auto group = op->getAttrOfType<DenseI64ArrayAttr>("devices").asArrayRef();

@@ -169,8 +169,6 @@ static llvm::SmallVector<int64_t> constInts(Value v) {
 }
 
 LogicalResult Emitter::emitOp(Operation *op) {
-  if (!isa<dist::SendOp, dist::RecvOp>(op))
-    closeExchange();
   if (op->getDialect() && op->getDialect()->getNamespace() ==
                               dist::DistDialect::getDialectNamespace()) {
     comment(op);

@@ -321,34 +321,16 @@ bool Emitter::emittedInPlace(Operation *op) {
          !op->hasTrait<OpTrait::ConstantLike>() && !isView(op);
 }
 
-/// The exchange steps of the function as [first, last] steps of their send
-/// and receive ops: runs of sends and receives that no emitted op
-/// interrupts (emitOp closes the step at any other op), a send of what the
-/// run receives beginning a new one (emitCollective).
-std::vector<std::pair<int64_t, int64_t>> Emitter::exchangeSteps() {
-  std::vector<std::pair<int64_t, int64_t>> out;
-  bool open = false;
-  SmallVector<dist::RecvOp> receives; // the open step's
-  for (Operation *op : ops) {
-    if (isa<dist::SendOp, dist::RecvOp>(op)) {
-      int64_t at = step.lookup(op);
-      if (auto send = dyn_cast<dist::SendOp>(op);
-          send && dist::sendReadsStepReceive(send, receives,
-                                             [&](Value v) { return root(v); }))
-        open = false;
-      if (!open) {
-        out.push_back({at, at});
-        receives.clear();
-      }
-      if (auto recv = dyn_cast<dist::RecvOp>(op))
-        receives.push_back(recv);
-      out.back().second = at;
-      open = true;
-    } else if (emittedInPlace(op)) {
-      open = false;
-    }
-  }
-  return out;
+/// The function's exchange steps (dist::exchangeSteps with this emitter's
+/// views, fusions and buffers), computed once: planMemory keeps their
+/// buffers in use over each step, emitCollective opens and closes them.
+void Emitter::planExchangeSteps() {
+  exchanges = dist::exchangeSteps(
+      ops, [&](Operation *op) { return emittedInPlace(op); },
+      [&](Value v) { return root(v); });
+  for (auto [i, stepOps] : llvm::enumerate(exchanges))
+    for (Operation *op : stepOps)
+      exchangeOf[op] = i;
 }
 
 LogicalResult Emitter::planMemory() {
@@ -437,9 +419,10 @@ LogicalResult Emitter::planMemory() {
   // them at its end (hp_exchange_end): every buffer it sends from or
   // receives into is in use over the whole step, so none of them may share
   // memory with another (a receive into the buffer a send still reads).
-  for (auto [first, last] : exchangeSteps())
-    for (int64_t k = first; k <= last; ++k) {
-      Operation *op = ops[static_cast<size_t>(k - 1)];
+  for (auto &stepOps : exchanges) {
+    int64_t first = step.lookup(stepOps.front());
+    int64_t last = step.lookup(stepOps.back());
+    for (Operation *op : stepOps) {
       auto inUse = [&](Value v) {
         Value r = root(v);
         if (live.count(r))
@@ -451,6 +434,7 @@ LogicalResult Emitter::planMemory() {
       else if (auto recv = dyn_cast<dist::RecvOp>(op))
         inUse(recv.getResult());
     }
+  }
 
   std::vector<BufferLifetime> buffers;
   std::vector<Value> values;
@@ -559,14 +543,14 @@ std::string Emitter::checkedNodeList() const {
   return list;
 }
 
-/// A new span starts where an op's span key differs from the last op's: the
-/// open exchange step ends first, so that its wait belongs to its span.
+/// A new span starts where an op's span key differs from the last op's (an
+/// exchange step lies in one span: its sends and receives share a key, and
+/// closes at its last one).
 void Emitter::traceOp(Operation *op) {
   if (!trace->enabled() || isa<ml_program::GlobalLoadOp>(op))
     return; // a load aliases the global: no code
   TraceSpanKey key = trace->keyOf(op);
   if (spans.empty() || spans.back().first != key) {
-    closeExchange();
     line(llvm::formatv("HP_TRACE(ctx, {0});", spans.size()));
     spans.push_back({key, ""});
   }
@@ -691,7 +675,6 @@ LogicalResult Emitter::emitBody() {
     if (failed(emitOp(op)))
       return failure();
   }
-  closeExchange();
   for (auto [v, j] : outputCopies) {
     Type elt = eltOf(v);
     std::string dst =
@@ -807,6 +790,7 @@ FailureOr<DeviceProgram> Emitter::run() {
   program.multiDevice = meshDeviceIds(func).size() > 1;
   planValues();
   planScratch();
+  planExchangeSteps();
   if (failed(planMemory()) || failed(emitBody()) || weightError)
     return failure();
   describeBoundary();

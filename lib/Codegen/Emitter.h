@@ -20,6 +20,7 @@
 #include "hetpar/Codegen/Codegen.h"
 #include "hetpar/Codegen/MemoryPlan.h"
 #include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/Dist/ExchangeSteps.h"
 #include "hetpar/Dialect/ONNX/ClipBounds.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
 #include "hetpar/Support/ShapeUtils.h"
@@ -156,7 +157,7 @@ private:
   void planValues();
   Operation *fusionUser(Operation *op, const llvm::DenseSet<Value> &returned);
   bool emittedInPlace(Operation *op);
-  std::vector<std::pair<int64_t, int64_t>> exchangeSteps();
+  void planExchangeSteps();
   LogicalResult planMemory();
   void planScratch();
   LogicalResult emitBody();
@@ -225,7 +226,8 @@ private:
   LogicalResult emitEinsum(onnx::EinsumOp op);
   LogicalResult emitResize(onnx::ResizeOp op, Value out);
   LogicalResult emitCollective(Operation *op);
-  void closeExchange();
+  void emitExchange(Operation *op);
+  void closeExchange(llvm::ArrayRef<Operation *> stepOps);
   LogicalResult emitPool(Operation *op, bool isMax);
   LogicalResult emitLoss(Operation *op);
   LogicalResult emitLossGrad(Operation *op);
@@ -304,12 +306,10 @@ private:
   llvm::raw_string_ostream kernels{kernelText};
   llvm::raw_string_ostream body{bodyText};
   int kernelCount = 0;
-  bool weightError = false;  // a constant's data could not be read
-  std::string exchangeWhat;  // the open step's messages, for errors
-  bool exchangeOpen = false; // consecutive send/recv form one exchange step
-  // The open step's receives: a send of what one of them fills begins a new
-  // step (dist::sendReadsStepReceive).
-  llvm::SmallVector<dist::RecvOp> exchangeReceives;
+  bool weightError = false; // a constant's data could not be read
+  /// The exchange steps (planExchangeSteps), and each send's and receive's.
+  llvm::SmallVector<llvm::SmallVector<Operation *>> exchanges;
+  llvm::DenseMap<Operation *, size_t> exchangeOf;
   llvm::SmallVector<std::pair<Value, int64_t>> outputCopies; // value, output
   llvm::SmallVector<std::pair<int64_t, int64_t>> inputConversions;
   /// The measured timeline of a training step (TraceSpans.h): the spans so

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hetpar/Dialect/Dist/DistOps.h"
+#include "hetpar/Dialect/Dist/ExchangeSteps.h"
 #include "hetpar/Transforms/Passes.h"
 
 #include <map>
@@ -55,53 +56,51 @@ struct Event {
 
 using Message = std::tuple<int64_t, int64_t, size_t>;
 
-/// The events of `f` on device `me`, in program order.
+/// The events of `f` on device `me`, in program order. Its exchange steps
+/// are dist::exchangeSteps' with every op but a constant running in place
+/// and every value its own buffer: the code generator's steps or finer
+/// (ExchangeSteps.h), so a deadlock-free verdict holds for the generated
+/// program.
 SmallVector<Event> eventsOf(func::FuncOp f, int64_t me) {
+  SmallVector<Operation *> ops;
+  f.walk([&](Operation *op) {
+    if (op != f.getOperation())
+      ops.push_back(op);
+  });
+  llvm::DenseMap<Operation *, Operation *> stepFirst;
+  auto runsInPlace = [](Operation *op) {
+    return !op->hasTrait<OpTrait::ConstantLike>();
+  };
+  for (auto &step : exchangeSteps(ops, runsInPlace, [](Value v) { return v; }))
+    for (Operation *op : step)
+      stepFirst[op] = step.front();
+
   SmallVector<Event> events;
   std::map<std::pair<int64_t, int64_t>, size_t> sent, received;
   std::map<std::string, size_t> collectives;
-  bool open = false;
-  SmallVector<RecvOp> receives; // the open step's
-  f.walk([&](Operation *op) {
-    if (auto send = dyn_cast<SendOp>(op)) {
-      // Forwarding what the step receives begins a new step, as the code
-      // generator does (without views: any other op ends a step here).
-      if (open &&
-          sendReadsStepReceive(send, receives, [](Value v) { return v; }))
-        open = false;
-      if (!open) {
+  for (Operation *op : ops) {
+    if (isa<SendOp, RecvOp>(op)) {
+      if (stepFirst.lookup(op) == op)
         events.push_back({op, {}, std::nullopt});
-        receives.clear();
+      if (auto send = dyn_cast<SendOp>(op)) {
+        int64_t to = send.getPeerAttr().getInt();
+        events.back().messages.push_back({me, to, sent[{me, to}]++, true});
+      } else {
+        int64_t from = cast<RecvOp>(op).getPeerAttr().getInt();
+        events.back().messages.push_back(
+            {from, me, received[{from, me}]++, false});
       }
-      int64_t to = send.getPeerAttr().getInt();
-      events.back().messages.push_back({me, to, sent[{me, to}]++, true});
-      open = true;
-      return;
+      continue;
     }
-    if (auto recv = dyn_cast<RecvOp>(op)) {
-      if (!open) {
-        events.push_back({op, {}, std::nullopt});
-        receives.clear();
-      }
-      receives.push_back(recv);
-      int64_t from = recv.getPeerAttr().getInt();
-      events.back().messages.push_back(
-          {from, me, received[{from, me}]++, false});
-      open = true;
-      return;
-    }
-    if (op->hasTrait<OpTrait::ConstantLike>() || isa<func::FuncOp>(op))
-      return;
-    open = false;
     if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
              BroadcastOp>(op))
-      return;
+      continue;
     std::string key;
     llvm::raw_string_ostream os(key);
     os << op->getAttrOfType<FlatSymbolRefAttr>("mesh").getValue() << " "
        << op->getAttrOfType<DenseI64ArrayAttr>("devices");
     events.push_back({op, {}, std::make_pair(key, collectives[key]++)});
-  });
+  }
   return events;
 }
 

@@ -78,14 +78,6 @@ inline constexpr int64_t kMaxTag = (int64_t(1) << 15) - 1;
 llvm::SmallVector<llvm::ArrayRef<ExchangePieceAttr>>
 pieceRuns(llvm::ArrayRef<ExchangePieceAttr> pieces);
 
-/// Whether `send` must begin a new exchange step rather than join the open
-/// one, whose receives are `stepReceives`: it sends what one of them fills
-/// (`buffer` maps a value to the buffer that holds it: the value itself, or
-/// what a code generator's view aliases). Posted together, the send would
-/// read the buffer before the receive has filled it. The one rule of the code
-/// generator's steps and of hetpar-dist-verify-exchanges'.
-bool sendReadsStepReceive(SendOp send, llvm::ArrayRef<RecvOp> stepReceives,
-                          llvm::function_ref<mlir::Value(mlir::Value)> buffer);
 } // namespace hetpar::dist
 
 #endif // HETPAR_DIALECT_DIST_DISTOPS_H
