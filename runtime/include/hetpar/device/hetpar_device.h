@@ -4641,6 +4641,12 @@ static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
              HP_CCONV_PAD;
 }
 
+/// The steps of hp_bcast_block per cache line it prefetches: 4, 16 bytes a
+/// step. A block of hp_gemm_panels (K steps) then fetches K / 4 lines of the
+/// next panel (K x 64 floats, 4 K lines): the first 16 blocks of a panel's
+/// task fetch all of it.
+#define HP_PREFETCH_STEPS 4
+
 /// P x 16 x NVM sums of products with one operand broadcast (the
 /// micro-kernel of hp_conv2d_channels and hp_gemm_panels): for each of P
 /// outputs and 16 x NVM columns of `w`,
@@ -4650,11 +4656,15 @@ static inline bool hp_conv2d_blocked_pays(const hp_conv2d_shape &s) {
 /// NVM vector loads of w and one broadcast per output: a convolution's
 /// (input channel, kernel row, kernel column) over its positions, or a
 /// GEMM's k over its rows (ext {1, 1, K}).
+///
+/// `next` (may be null): memory the caller reads soon, fetched into L2
+/// meanwhile, one cache line per HP_PREFETCH_STEPS steps (hp_gemm_panels:
+/// its next panel).
 template <int P, int NVM>
 __attribute__((noinline)) static void
 hp_bcast_block(const float *x, const int64_t *base, const int64_t ext[3],
                const int64_t step[3], const float *w, int64_t wStep,
-               float (*out)[16 * NVM]) {
+               float (*out)[16 * NVM], const char *next = nullptr) {
   // Local accumulators, stored once at the end: a vector of float may alias
   // the float inputs, so accumulating into `out` would keep them in memory.
   // Every loop over P or NVM is unrolled, so that they stay in registers.
@@ -4674,6 +4684,8 @@ hp_bcast_block(const float *x, const int64_t *base, const int64_t ext[3],
 #pragma GCC unroll 2
       for (int64_t c = 0; c < ext[2]; ++c, wk += wStep) {
         const float *xk = x + a * step[0] + b * step[1] + c * step[2];
+        if (next) // 2: prefetcht1, into L2
+          __builtin_prefetch(next + c * (64 / HP_PREFETCH_STEPS), 0, 2);
         hp_v16f wv[NVM];
 #pragma GCC unroll 4
         for (int v = 0; v < NVM; ++v)
@@ -4810,24 +4822,25 @@ static void hp_conv2d_channels_launch(const hp_conv2d_shape &s,
 /// Writes them to out as HP_GEMM_ROWS rows and returns the row's length.
 static int64_t hp_gemm_block(const float *A, const int64_t *base,
                              const int64_t ext[3], const int64_t step[3],
-                             const float *bp, int64_t cols, float *out) {
+                             const float *bp, int64_t cols, float *out,
+                             const char *next) {
   const int64_t vectors = (cols + 15) / 16;
   switch (vectors) {
   case 1:
     hp_bcast_block<HP_GEMM_ROWS, 1>(A, base, ext, step, bp, HP_GEMM_PANEL,
-                                    reinterpret_cast<float(*)[16]>(out));
+                                    reinterpret_cast<float(*)[16]>(out), next);
     break;
   case 2:
     hp_bcast_block<HP_GEMM_ROWS, 2>(A, base, ext, step, bp, HP_GEMM_PANEL,
-                                    reinterpret_cast<float(*)[32]>(out));
+                                    reinterpret_cast<float(*)[32]>(out), next);
     break;
   case 3:
     hp_bcast_block<HP_GEMM_ROWS, 3>(A, base, ext, step, bp, HP_GEMM_PANEL,
-                                    reinterpret_cast<float(*)[48]>(out));
+                                    reinterpret_cast<float(*)[48]>(out), next);
     break;
   default:
     hp_bcast_block<HP_GEMM_ROWS, 4>(A, base, ext, step, bp, HP_GEMM_PANEL,
-                                    reinterpret_cast<float(*)[64]>(out));
+                                    reinterpret_cast<float(*)[64]>(out), next);
     return HP_GEMM_PANEL;
   }
   return 16 * vectors;
@@ -4881,7 +4894,16 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
       for (int p = 0; p < HP_GEMM_ROWS; ++p) // past M: the last row again
         base[p] = (m0 + (p < live ? p : live - 1)) * lda;
       alignas(64) float out[HP_GEMM_ROWS * HP_GEMM_PANEL];
-      const int64_t width = hp_gemm_block(A, base, ext, step, bp, cols, out);
+      // The task's next panel, from DRAM while this one computes: its
+      // first block would wait for it otherwise (GPT-2 small's tied LM head
+      // at 1 x 128, 154 MB of panels: 40-41 -> 35-36 ms on 2 threads of an
+      // Intel Sapphire Rapids, bench/codegen/gemm-panels.sh).
+      const char *next = nullptr;
+      if (panel + 1 < panels)
+        next = reinterpret_cast<const char *>(bp + K * HP_GEMM_PANEL) +
+               (b - b0) * K * (64 / HP_PREFETCH_STEPS);
+      const int64_t width =
+          hp_gemm_block(A, base, ext, step, bp, cols, out, next);
       for (int64_t p = 0; p < live; ++p) {
         float *c = C + (m0 + p) * ldc + n0;
         const float *v = out + p * width;
