@@ -250,14 +250,17 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
       op, reduction, dimensions, sizes, root and element type (and the same
       element count where every rank passes one: all_reduce, broadcast);
     * run together in program order, the programs do not deadlock: each
-      device blocks at every exchange step (a run of consecutive sends and
-      receives, constants aside, posted and waited for together, as the
-      runtime does; a send of what the run receives begins a new step, as
-      in the generated code, since its buffer is filled only when the
-      receive completes) until each of its sends has its receive posted and each
-      receive its send (no eager buffering is assumed), and at every
-      collective until all of its group arrive. Otherwise the error names
-      each stuck device and what it waits for.
+      device blocks at every exchange step (dist::exchangeSteps, the
+      definition the code generator emits: a run of consecutive sends and
+      receives, constants aside, posted and waited for together; a send of
+      what the run receives begins a new step, since its buffer is filled
+      only when the receive completes) until each of its sends has its
+      receive posted and each receive its send (no eager buffering is
+      assumed), and at every collective until all of its group arrive.
+      Otherwise the error names each stuck device and what it waits for.
+      Here any op but a constant ends a step; the code generator's views
+      (Reshape, Flatten, ...) do not, so its steps are these or coarser,
+      and a program that passes runs as generated without a deadlock.
 
     Errors point at the op that disagrees and name both devices. The check
     needs no cost model or cluster: it reads the IR only.
