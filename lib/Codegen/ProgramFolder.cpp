@@ -60,6 +60,29 @@ static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
   return llvm::Error::success();
 }
 
+/// The headers a generated source includes, relative to `includeDir`:
+/// every header of hetpar/device/ (hetpar_device.h and its parts) and
+/// hetpar/runtime/ProgramABI.h, in a stable order.
+static llvm::Expected<std::vector<std::string>>
+runtimeHeaders(llvm::StringRef includeDir) {
+  std::vector<std::string> headers{"hetpar/runtime/ProgramABI.h"};
+  llvm::SmallString<256> dir(includeDir);
+  path::append(dir, "hetpar", "device");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    if (path::extension(it->path()) == ".h")
+      headers.push_back(("hetpar/device/" + path::filename(it->path())).str());
+  if (ec)
+    return llvm::createStringError(
+        ec,
+        "cannot list the runtime headers in '%s' (%s); set "
+        "HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/",
+        dir.c_str(), ec.message().c_str());
+  llvm::sort(headers);
+  return headers;
+}
+
 /// Runs a compiler; on failure the error holds the command and the first
 /// lines of its output.
 static llvm::Error runBuild(llvm::StringRef program,
@@ -665,9 +688,10 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     path::append(p, name);
     return std::string(p);
   };
-  for (llvm::StringRef h :
-       {"hetpar/device/hetpar_device.h", "hetpar/device/hetpar_packed.h",
-        "hetpar/device/hetpar_gpu_libraries.h", "hetpar/runtime/ProgramABI.h"})
+  auto headers = runtimeHeaders(opts.runtimeIncludeDir);
+  if (!headers)
+    return headers.takeError();
+  for (const std::string &h : *headers)
     if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
       return err;
 
