@@ -83,6 +83,19 @@ runtimeHeaders(llvm::StringRef includeDir) {
   return headers;
 }
 
+/// Copies runtimeHeaders(includeDir) into `destInclude` (a program folder's
+/// include/), so that its sources build without the HetPar tree.
+static llvm::Error copyRuntimeHeaders(llvm::StringRef includeDir,
+                                      llvm::StringRef destInclude) {
+  auto headers = runtimeHeaders(includeDir);
+  if (!headers)
+    return headers.takeError();
+  for (const std::string &h : *headers)
+    if (auto err = copyHeader(includeDir, h, destInclude))
+      return err;
+  return llvm::Error::success();
+}
+
 /// Runs a compiler; on failure the error holds the command and the first
 /// lines of its output.
 static llvm::Error runBuild(llvm::StringRef program,
@@ -637,6 +650,59 @@ buildableCudaArchs(llvm::ArrayRef<std::string> kinds, llvm::StringRef stem,
   return kept;
 }
 
+/// For each program, the index of an earlier one it is the same as (same
+/// source, weights and index: data-parallel replicas of equal rows), or -1.
+/// Such devices share the first one's source, build and weights file.
+static std::vector<int>
+findSamePrograms(llvm::ArrayRef<const DeviceProgram *> programs) {
+  std::vector<int> sameAs(programs.size(), -1);
+  for (size_t k = 0; k < programs.size(); ++k)
+    for (size_t j = 0; j < k && sameAs[k] < 0; ++j)
+      if (sameAs[j] < 0 &&
+          (programs[j] == programs[k] ||
+           (programs[j]->source == programs[k]->source &&
+            programs[j]->weights == programs[k]->weights &&
+            programs[j]->weightsIndex == programs[k]->weightsIndex)))
+        sameAs[k] = static_cast<int>(j);
+  return sameAs;
+}
+
+/// manifest.json without its "training" object: one device entry per id
+/// (its program's `entries[k]`, then its stage, kind and batch rows from
+/// `plan`), and the plan's microbatches, output device and graph inputs.
+static llvm::json::Object
+manifestOf(llvm::ArrayRef<int64_t> deviceIds,
+           llvm::ArrayRef<std::unique_ptr<llvm::json::Object>> entries,
+           llvm::StringRef model, const CodegenOptions &opts,
+           const PlanFiles &plan) {
+  llvm::json::Array devices;
+  for (size_t k = 0; k < deviceIds.size(); ++k) {
+    llvm::json::Object d{{"id", deviceIds[k]}};
+    for (auto &kv : *entries[k])
+      d.try_emplace(kv.first, kv.second);
+    if (k < plan.stages.size() && plan.stages[k] >= 0)
+      d["stage"] = plan.stages[k];
+    if (k < plan.kinds.size())
+      d["kind"] = plan.kinds[k];
+    if (k < plan.batchRows.size())
+      d["batch_rows"] =
+          llvm::json::Array{plan.batchRows[k].first, plan.batchRows[k].second};
+    devices.push_back(std::move(d));
+  }
+  llvm::json::Object manifest{{"format", "hetpar-program"},
+                              {"version", 1},
+                              {"model", path::filename(model).str()},
+                              {"dtype", floatModeName(opts.floatMode).str()},
+                              {"devices", std::move(devices)}};
+  if (plan.microbatches > 1)
+    manifest["microbatches"] = plan.microbatches;
+  if (plan.outputDevice >= 0)
+    manifest["output_device"] = plan.outputDevice;
+  if (!plan.graphInputs.empty())
+    manifest["graph_inputs"] = describeTensors(plan.graphInputs);
+  return manifest;
+}
+
 llvm::Error hetpar::codegen::writeProgramFolder(
     llvm::ArrayRef<const DeviceProgram *> programs,
     llvm::ArrayRef<int64_t> deviceIds, llvm::StringRef outDir,
@@ -688,12 +754,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     path::append(p, name);
     return std::string(p);
   };
-  auto headers = runtimeHeaders(opts.runtimeIncludeDir);
-  if (!headers)
-    return headers.takeError();
-  for (const std::string &h : *headers)
-    if (auto err = copyHeader(opts.runtimeIncludeDir, h, file("include")))
-      return err;
+  if (auto err = copyRuntimeHeaders(opts.runtimeIncludeDir, file("include")))
+    return err;
 
   bool single = programs.size() == 1;
   // Each program's manifest entry, at a stable address: its jobs point at it.
@@ -715,17 +777,7 @@ llvm::Error hetpar::codegen::writeProgramFolder(
       jobs[j].entry = entries.back().get();
     return llvm::Error::success();
   };
-  // Devices whose programs are the same (data-parallel replicas of equal
-  // rows) share one source, build and weights file: the entry of the first.
-  std::vector<int> sameAs(programs.size(), -1);
-  for (size_t k = 0; k < programs.size(); ++k)
-    for (size_t j = 0; j < k && sameAs[k] < 0; ++j)
-      if (sameAs[j] < 0 &&
-          (programs[j] == programs[k] ||
-           (programs[j]->source == programs[k]->source &&
-            programs[j]->weights == programs[k]->weights &&
-            programs[j]->weightsIndex == programs[k]->weightsIndex)))
-        sameAs[k] = static_cast<int>(j);
+  std::vector<int> sameAs = findSamePrograms(programs);
   for (auto [k, program, id] : llvm::enumerate(programs, deviceIds)) {
     if (sameAs[k] >= 0) {
       entries.push_back(std::make_unique<llvm::json::Object>());
@@ -757,31 +809,8 @@ llvm::Error hetpar::codegen::writeProgramFolder(
     if (sameAs[k] >= 0)
       *entries[k] = *entries[sameAs[k]];
 
-  llvm::json::Array devices;
-  for (size_t k = 0; k < programs.size(); ++k) {
-    llvm::json::Object d{{"id", deviceIds[k]}};
-    for (auto &kv : *entries[k])
-      d.try_emplace(kv.first, std::move(kv.second));
-    if (k < plan.stages.size() && plan.stages[k] >= 0)
-      d["stage"] = plan.stages[k];
-    if (k < plan.kinds.size())
-      d["kind"] = plan.kinds[k];
-    if (k < plan.batchRows.size())
-      d["batch_rows"] =
-          llvm::json::Array{plan.batchRows[k].first, plan.batchRows[k].second};
-    devices.push_back(std::move(d));
-  }
-  llvm::json::Object manifest{{"format", "hetpar-program"},
-                              {"version", 1},
-                              {"model", path::filename(model).str()},
-                              {"dtype", floatModeName(opts.floatMode).str()},
-                              {"devices", std::move(devices)}};
-  if (plan.microbatches > 1)
-    manifest["microbatches"] = plan.microbatches;
-  if (plan.outputDevice >= 0)
-    manifest["output_device"] = plan.outputDevice;
-  if (!plan.graphInputs.empty())
-    manifest["graph_inputs"] = describeTensors(plan.graphInputs);
+  llvm::json::Object manifest =
+      manifestOf(deviceIds, entries, model, opts, plan);
   for (const auto &[name, content] : plan.files)
     if (auto err = writeFile(file(name), content))
       return err;
