@@ -298,6 +298,32 @@ LogicalResult Partitioner::replicateOutputs(Device &d) {
   return success();
 }
 
+/// Likewise for what later stages take: every device of a group whose
+/// group sends a value that leaves whole (not split: splitExits) makes it
+/// whole, in exit order, so that the all-gather or all-reduce of a value its
+/// op left split or partial has the whole group, not only the device that
+/// sends it (the other members' work was dropped as dead, and the sender's
+/// collective waited for them). The sender reuses the value.
+LogicalResult Partitioner::replicateExits(Device &d) {
+  if (d.group.size() < 2)
+    return success();
+  for (Value v : exits) {
+    int s = stageOfValue(v);
+    if (s != d.stage || splitExits.count(v))
+      continue;
+    bool groupSends = llvm::any_of(devices, [&](const Device &other) {
+      if (other.stage <= d.stage || !usedByStage(v, other.stage))
+        return false;
+      return llvm::any_of(
+          piecesTo(v, s, other.id, exitTag.lookup(v)),
+          [&](const Piece &p) { return llvm::is_contained(d.group, p.from); });
+    });
+    if (groupSends && failed(makeReplicated(d, v)))
+      return failure();
+  }
+  return success();
+}
+
 /// Sends what later stages (and, without local-io, the root's outputs)
 /// need, replicated in the replica, all values first and then the sends back
 /// to back (one exchange step).
@@ -487,7 +513,8 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
                << describeOp(v.getDefiningOp())
                << " leaves split otherwise than the op's sharding leaves it";
     }
-  if (failed(replicateOutputs(d)) || failed(sendToLaterStages(d)))
+  if (failed(replicateOutputs(d)) || failed(replicateExits(d)) ||
+      failed(sendToLaterStages(d)))
     return failure();
   SmallVector<Value> results;
   if (localIO) {

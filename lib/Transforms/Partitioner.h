@@ -198,6 +198,7 @@ private:
   void recordGraphInputs();
   LogicalResult receiveFromEarlierStages(Device &d);
   LogicalResult replicateOutputs(Device &d);
+  LogicalResult replicateExits(Device &d);
   LogicalResult sendToLaterStages(Device &d);
   LogicalResult joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
                                   SmallVectorImpl<Value> &results);

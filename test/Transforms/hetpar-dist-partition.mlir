@@ -580,3 +580,34 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   return %y : tensor<2x4xf32>
 }
 }
+
+// -----
+
+// A value a tensor-parallel stage leaves split (Relu's columns 4:4 on
+// devices 1 and 2) goes whole to a stage of one device, which only device 1
+// sends to. Device 2 still computes its columns and joins the all-gather:
+// it is a collective of the whole group (without device 2's part, device 1
+// would wait for it forever; the exchange check refused the program).
+// CHECK-LABEL: func.func @device_1(
+// CHECK: onnx.Relu
+// CHECK: dist.all_gather %{{.*}} on @mesh [1, 2] dim 0 sizes [4, 4]
+// CHECK: dist.send %{{.*}} on @mesh to 0 tag 0 : tensor<4x8xf32>
+// CHECK-LABEL: func.func @device_2(
+// CHECK: onnx.Relu
+// CHECK: dist.all_gather %{{.*}} on @mesh [1, 2] dim 0 sizes [4, 4]
+// CHECK-NOT: dist.send
+// CHECK: return
+// CHECK-LABEL: func.func @device_0(
+// CHECK: dist.recv on @mesh from 1 tag 0 : tensor<4x8xf32>
+module attributes {dist.plan = #dist.plan<stages = [
+    #dist.stage_plan<devices = [1, 2], data = 1, tensor = 2>,
+    #dist.stage_plan<devices = [0], data = 1, tensor = 1>]>} {
+func.func @main(%x: tensor<4x6xf32> {onnx.name = "x"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
+  %w1 = onnx.Constant dense<1.0> : tensor<6x8xf32>
+  %w2 = onnx.Constant dense<1.0> : tensor<8x3xf32>
+  %h = onnx.MatMul(%x, %w1) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 4]>} : (tensor<4x6xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>
+  %r = onnx.Relu(%h) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 1, parts = [4, 4]>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = onnx.MatMul(%r, %w2) {dist.stage_id = 1 : i64} : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+}
