@@ -156,17 +156,8 @@ HP_KERNEL(hp_layer_norm_grad_rows_warp, int64_t len, float eps, const T *dY,
     const int lane = (int)(i & 31);
     const T *p = x + r * len;
     const T *g = dY + r * len;
-    Acc mean = 0;
-    for (int64_t k = lane; k < len; k += 32)
-      mean += (Acc)p[k];
-    mean = hp_warp_sum(mean) / (Acc)len;
-    Acc var = 0;
-    for (int64_t k = lane; k < len; k += 32) {
-      Acc d = (Acc)p[k] - mean;
-      var += d * d;
-    }
-    var = hp_warp_sum(var) / (Acc)len;
-    const Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    Acc mean, inv;
+    hp_warp_row_stats(p, len, eps, lane, mean, inv);
     if (dX) {
       Acc sg = 0, sgx = 0;
       for (int64_t k = lane; k < len; k += 32) {

@@ -386,6 +386,27 @@ template <typename Acc> __device__ __forceinline__ Acc hp_warp_min(Acc v) {
   return v;
 }
 
+/// The mean and 1 / sqrt(variance + eps) of the row p[0, len), by the 32
+/// lanes of a warp (lane `lane` reads k = lane, lane + 32, ...; every lane
+/// gets both): LayerNorm's statistics on the GPU, for the forward and the
+/// gradient kernels alike (hp_row_stats on the CPU).
+template <typename T, typename Acc>
+__device__ __forceinline__ void hp_warp_row_stats(const T *p, int64_t len,
+                                                  float eps, int lane,
+                                                  Acc &mean, Acc &inv) {
+  Acc sum = 0;
+  for (int64_t k = lane; k < len; k += 32)
+    sum += (Acc)p[k];
+  mean = hp_warp_sum(sum) / (Acc)len;
+  Acc var = 0;
+  for (int64_t k = lane; k < len; k += 32) {
+    Acc d = (Acc)p[k] - mean;
+    var += d * d;
+  }
+  var = hp_warp_sum(var) / (Acc)len;
+  inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+}
+
 /// Whether hp_reduce_launch gives each output a warp on the GPU, for
 /// reductions of at least 32 elements: floating sums (Sum, Mean, SumSquare,
 /// L1, L2), and Max and Min of any type (exact in any order; NaN wins as in
@@ -486,17 +507,8 @@ HP_KERNEL(hp_layer_norm_warp, int64_t len, float eps, Pro pro, const T *x,
     if (Pro::any)
       for (int64_t k = lane; k < len; k += 32)
         ((T *)p)[k] = (T)pro(r * len + k, k);
-    Acc mean = 0;
-    for (int64_t k = lane; k < len; k += 32)
-      mean += (Acc)p[k];
-    mean = hp_warp_sum(mean) / (Acc)len;
-    Acc var = 0;
-    for (int64_t k = lane; k < len; k += 32) {
-      Acc d = (Acc)p[k] - mean;
-      var += d * d;
-    }
-    var = hp_warp_sum(var) / (Acc)len;
-    const Acc inv = Acc(1) / hp_sqrt(var + (Acc)eps);
+    Acc mean, inv;
+    hp_warp_row_stats(p, len, eps, lane, mean, inv);
     for (int64_t k = lane; k < len; k += 32) {
       Acc v = ((Acc)p[k] - mean) * inv * (Acc)scale[k % scaleLen];
       if (bias)
