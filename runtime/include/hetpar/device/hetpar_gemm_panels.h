@@ -169,9 +169,12 @@ static void hp_gemm_panels(int64_t M, int64_t N, int64_t K, float alpha,
       // The task's next panel, from DRAM while this one computes: its
       // first block would wait for it otherwise (GPT-2 small's tied LM head
       // at 1 x 128, 154 MB of panels: 40-41 -> 35-36 ms on 2 threads of an
-      // Intel Sapphire Rapids, bench/codegen/gemm-panels.sh).
+      // Intel Sapphire Rapids, bench/codegen/gemm-panels.sh). Block j of
+      // the task fetches the j-th K * 64 / HP_PREFETCH_STEPS bytes of it:
+      // the first `fetching` blocks cover it, and no address is past it.
+      const int64_t fetching = HP_GEMM_PANEL * 4 * HP_PREFETCH_STEPS / 64;
       const char *next = nullptr;
-      if (panel + 1 < panels)
+      if (panel + 1 < panels && b - b0 < fetching)
         next = reinterpret_cast<const char *>(bp + K * HP_GEMM_PANEL) +
                (b - b0) * K * (64 / HP_PREFETCH_STEPS);
       const int64_t width =
