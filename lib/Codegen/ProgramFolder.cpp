@@ -61,24 +61,36 @@ static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
 }
 
 /// The headers a generated source includes, relative to `includeDir`:
-/// every header of hetpar/device/ (hetpar_device.h and its parts) and
-/// hetpar/runtime/ProgramABI.h, in a stable order.
+/// every header of hetpar/device/ (hetpar_device.h and its parts; regular
+/// files named *.h, not hidden ones such as an editor's lock file) and
+/// hetpar/runtime/ProgramABI.h, in a stable order. Error: the folder cannot
+/// be listed or holds no hetpar_device.h.
 static llvm::Expected<std::vector<std::string>>
 runtimeHeaders(llvm::StringRef includeDir) {
   std::vector<std::string> headers{"hetpar/runtime/ProgramABI.h"};
   llvm::SmallString<256> dir(includeDir);
   path::append(dir, "hetpar", "device");
   std::error_code ec;
+  bool device = false;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-       it.increment(ec))
-    if (path::extension(it->path()) == ".h")
-      headers.push_back(("hetpar/device/" + path::filename(it->path())).str());
+       it.increment(ec)) {
+    llvm::StringRef name = path::filename(it->path());
+    if (path::extension(name) != ".h" || name.starts_with(".") ||
+        !fs::is_regular_file(it->path()))
+      continue;
+    device |= name == "hetpar_device.h";
+    headers.push_back(("hetpar/device/" + name).str());
+  }
+  const char *hint =
+      "set HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/";
   if (ec)
     return llvm::createStringError(
-        ec,
-        "cannot list the runtime headers in '%s' (%s); set "
-        "HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/",
-        dir.c_str(), ec.message().c_str());
+        ec, "cannot list the runtime headers in '%s' (%s); %s", dir.c_str(),
+        ec.message().c_str(), hint);
+  if (!device)
+    return llvm::createStringError(
+        std::make_error_code(std::errc::no_such_file_or_directory),
+        "no hetpar_device.h in '%s'; %s", dir.c_str(), hint);
   llvm::sort(headers);
   return headers;
 }

@@ -62,9 +62,9 @@ func.func @device_1(%x: tensor<2x4xf32>, %s: tensor<1x3xf32>) -> (tensor<2x4xf32
   // the buffer before the receive fills it.
   // CHECK: hp_exchange step{};
   // CHECK-NEXT: if (hp_exchange_send(ctx, &step, ((float *)outputs[0]), 8, 0, 9))
-  // A view between two sends runs no code: it does not end the step
-  // (dist::exchangeSteps; hetpar-dist-verify-exchanges, not knowing views,
-  // checks the two sends as two steps, which is stricter).
+  // A view between two sends emits no code where it stands: it does not
+  // end the step (dist::exchangeSteps; hetpar-dist-verify-exchanges, not
+  // knowing views, checks the two sends as two steps, which is stricter).
   // CHECK: if (hp_exchange_send(ctx, &step, ((float *)(arena + [[A]])), 8, 0, 10))
   // CHECK: ctx->what = "exchange step: send to device 0 (tag 9) send to device 0 (tag 10)";
   // CHECK-NEXT: if (hp_exchange_end(ctx, &step))
