@@ -55,7 +55,7 @@ trap 'rm -rf "$work"' EXIT
 echo "machine: $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); ONNX Runtime $ort_version (CPU provider), PyTorch $torch_version; $threads threads each"
 
 names=() models=() inputs=() repeats=() shapes=()
-for m in mlp gpt2 bert llama vit resnet18; do
+for m in mlp digits-mlp gpt2 char-gpt bert llama vit resnet18; do
   names+=("$m")
   models+=("$root/examples/models/$m/model.onnx")
   inputs+=("$(ls "$root"/examples/models/$m/input_*.npy | sort | paste -sd,)")
@@ -63,7 +63,7 @@ for m in mlp gpt2 bert llama vit resnet18; do
   shapes+=("")
 done
 # Throughput shapes: each input repeated along dimension 0 to a batch of 32.
-for m in mlp gpt2 bert llama vit resnet18; do
+for m in mlp digits-mlp gpt2 char-gpt bert llama vit resnet18; do
   args=$(/usr/bin/python3 "$root/bench/lib/batch_inputs.py" "$root/examples/models/$m" "$work/$m-b32")
   names+=("$m-b32")
   models+=("$root/examples/models/$m/model-dynamic.onnx")
@@ -116,7 +116,7 @@ for ((r = 0; r < rounds; ++r)); do
   done
 done
 
-printf '%-13s %12s %12s %12s %8s %8s\n' model hetpar-ms ort-ms torch-ms "vs ort" "vs torch"
+printf '%-14s %12s %12s %12s %8s %8s\n' model hetpar-ms ort-ms torch-ms "vs ort" "vs torch"
 test_ratios=() big_ratios=() test_torch=() big_torch=()
 ratio() { /usr/bin/python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])) if sys.argv[2] else "-")' "$1" "$2"; }
 for n in "${names[@]}"; do
@@ -130,8 +130,9 @@ for n in "${names[@]}"; do
       test_ratios+=("$r_ort")
       [[ $r_pt == - ]] || test_torch+=("$r_pt") ;;
   esac
-  printf '%-13s %12.3f %12.3f %12s %7sx %7sx\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" \
-    "${best_torch[$n]:--}" "$r_ort" "$r_pt"
+  [[ $r_pt == - ]] || r_pt+=x # no PyTorch side: "-"
+  printf '%-14s %12.3f %12.3f %12s %8s %8s\n' "$n" "${best_hp[$n]}" "${best_ort[$n]}" \
+    "${best_torch[$n]:--}" "${r_ort}x" "$r_pt"
 done
 geomean() {
   [[ $# -gt 2 ]] || { echo "geometric mean of HetPar / $1, $2: no models"; return; }
