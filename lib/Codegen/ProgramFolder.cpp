@@ -43,6 +43,10 @@ static llvm::Error writeFile(llvm::StringRef file, llvm::StringRef data) {
   return llvm::Error::success();
 }
 
+/// What a missing or unreadable runtime header's error tells the user.
+static constexpr const char *kRuntimeIncludeHint =
+    "set HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/";
+
 static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
                               llvm::StringRef destInclude) {
   llvm::SmallString<256> from(includeDir), to(destInclude);
@@ -53,10 +57,8 @@ static llvm::Error copyHeader(llvm::StringRef includeDir, llvm::StringRef rel,
                                    path::parent_path(to).str().c_str());
   if (std::error_code ec = fs::copy_file(from, to))
     return llvm::createStringError(
-        ec,
-        "cannot copy the runtime header '%s' (%s); set "
-        "HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/",
-        from.c_str(), ec.message().c_str());
+        ec, "cannot copy the runtime header '%s' (%s); %s", from.c_str(),
+        ec.message().c_str(), kRuntimeIncludeHint);
   return llvm::Error::success();
 }
 
@@ -81,16 +83,14 @@ runtimeHeaders(llvm::StringRef includeDir) {
     device |= name == "hetpar_device.h";
     headers.push_back(("hetpar/device/" + name).str());
   }
-  const char *hint =
-      "set HETPAR_RUNTIME_INCLUDE to the folder holding hetpar/device/";
   if (ec)
     return llvm::createStringError(
         ec, "cannot list the runtime headers in '%s' (%s); %s", dir.c_str(),
-        ec.message().c_str(), hint);
+        ec.message().c_str(), kRuntimeIncludeHint);
   if (!device)
     return llvm::createStringError(
         std::make_error_code(std::errc::no_such_file_or_directory),
-        "no hetpar_device.h in '%s'; %s", dir.c_str(), hint);
+        "no hetpar_device.h in '%s'; %s", dir.c_str(), kRuntimeIncludeHint);
   llvm::sort(headers);
   return headers;
 }

@@ -277,50 +277,51 @@ LogicalResult Partitioner::receiveFromEarlierStages(Device &d) {
   return success();
 }
 
-/// Without local-io, every device of a group that holds a sender of an
-/// output computed in its stage (the root or outputSenders) makes the output
-/// whole here, at one point of every group member's collective order: an
-/// output left split or partial by its op needs the whole group's all-gather
-/// or all-reduce, not only the sender's. The sender reuses the value.
-LogicalResult Partitioner::replicateOutputs(Device &d) {
-  if (localIO)
-    return success();
-  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  for (auto [j, v] : llvm::enumerate(ret.getOperands())) {
-    if (stageOfValue(v) != d.stage ||
-        !llvm::any_of(outputSenders(v, j), [&](int64_t sender) {
-          return llvm::is_contained(d.group, sender);
-        }))
+/// Every piece in which exit `v` leaves its stage for the devices of later
+/// stages that use it, in device order (each split piece where it travels
+/// split: splitExits).
+SmallVector<Partitioner::Piece> Partitioner::exitPieces(Value v) {
+  int s = stageOfValue(v);
+  SmallVector<Piece> all;
+  for (const Device &other : devices) {
+    if (other.stage <= s || !usedByStage(v, other.stage))
       continue;
-    if (failed(makeReplicated(d, v)))
-      return failure();
+    SmallVector<Piece> pieces =
+        splitExits.count(v) ? splitPiecesTo(v, other.id)
+                            : piecesTo(v, s, other.id, exitTag.lookup(v));
+    all.append(pieces.begin(), pieces.end());
   }
-  return success();
+  return all;
 }
 
-/// Likewise for what later stages take: every device of a group whose
-/// group sends a value that leaves whole (not split: splitExits) makes it
-/// whole, in exit order, so that the all-gather or all-reduce of a value its
-/// op left split or partial has the whole group, not only the device that
-/// sends it (the other members' work was dropped as dead, and the sender's
-/// collective waited for them). The sender reuses the value.
-LogicalResult Partitioner::replicateExits(Device &d) {
-  if (d.group.size() < 2)
-    return success();
-  for (Value v : exits) {
-    int s = stageOfValue(v);
-    if (s != d.stage || splitExits.count(v))
-      continue;
-    bool groupSends = llvm::any_of(devices, [&](const Device &other) {
-      if (other.stage <= d.stage || !usedByStage(v, other.stage))
-        return false;
-      return llvm::any_of(
-          piecesTo(v, s, other.id, exitTag.lookup(v)),
-          [&](const Piece &p) { return llvm::is_contained(d.group, p.from); });
-    });
-    if (groupSends && failed(makeReplicated(d, v)))
+/// Every device of a group that holds a sender of a value leaving the stage
+/// whole makes it whole here, at one point of every group member's
+/// collective order: a value left split or partial by its op needs the whole
+/// group's all-gather or all-reduce, not only the sender's (without the
+/// others, the sender's collective waits for them forever). First the
+/// outputs computed in the stage (without local-io: the root and
+/// outputSenders), then what later stages take whole (exits that do not
+/// travel split), in exit order. The sender reuses the value.
+LogicalResult Partitioner::replicateSentWhole(Device &d) {
+  auto groupHolds = [&](int64_t sender) {
+    return llvm::is_contained(d.group, sender);
+  };
+  SmallVector<Value> whole;
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!localIO)
+    for (auto [j, v] : llvm::enumerate(ret.getOperands()))
+      if (stageOfValue(v) == d.stage &&
+          llvm::any_of(outputSenders(v, j), groupHolds))
+        whole.push_back(v);
+  if (d.group.size() > 1)
+    for (Value v : exits)
+      if (stageOfValue(v) == d.stage && !splitExits.count(v) &&
+          llvm::any_of(exitPieces(v),
+                       [&](const Piece &p) { return groupHolds(p.from); }))
+        whole.push_back(v);
+  for (Value v : whole)
+    if (failed(makeReplicated(d, v)))
       return failure();
-  }
   return success();
 }
 
@@ -337,19 +338,11 @@ LogicalResult Partitioner::sendToLaterStages(Device &d) {
   // whole value, rows 0..0).
   SmallVector<std::pair<Value, Piece>> sends;
   for (Value v : exits) {
-    int s = stageOfValue(v);
-    if (s != d.stage)
+    if (stageOfValue(v) != d.stage)
       continue;
-    for (const Device &other : devices) {
-      if (other.stage <= d.stage || !usedByStage(v, other.stage))
-        continue;
-      SmallVector<Piece> pieces =
-          splitExits.count(v) ? splitPiecesTo(v, other.id)
-                              : piecesTo(v, s, other.id, exitTag.lookup(v));
-      for (const Piece &p : pieces)
-        if (p.from == d.id)
-          sends.push_back({v, p});
-    }
+    for (const Piece &p : exitPieces(v))
+      if (p.from == d.id)
+        sends.push_back({v, p});
   }
   // Outputs computed here go to the root (a tag per output after the
   // exits').
@@ -513,8 +506,7 @@ LogicalResult Partitioner::partitionDevice(Device &d) {
                << describeOp(v.getDefiningOp())
                << " leaves split otherwise than the op's sharding leaves it";
     }
-  if (failed(replicateOutputs(d)) || failed(replicateExits(d)) ||
-      failed(sendToLaterStages(d)))
+  if (failed(replicateSentWhole(d)) || failed(sendToLaterStages(d)))
     return failure();
   SmallVector<Value> results;
   if (localIO) {

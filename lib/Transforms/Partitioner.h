@@ -197,8 +197,7 @@ private:
   std::string graphInputName(BlockArgument a);
   void recordGraphInputs();
   LogicalResult receiveFromEarlierStages(Device &d);
-  LogicalResult replicateOutputs(Device &d);
-  LogicalResult replicateExits(Device &d);
+  LogicalResult replicateSentWhole(Device &d);
   LogicalResult sendToLaterStages(Device &d);
   LogicalResult joinOutputsAtRoot(Device &d, ArrayRef<Type> argTypes,
                                   SmallVectorImpl<Value> &results);
@@ -313,6 +312,7 @@ private:
   /// The pieces of a value that travels split to device `to`: the overlap
   /// of each sending device's rows and indices with the receiver's.
   SmallVector<Piece> splitPiecesTo(Value global, int64_t to);
+  SmallVector<Piece> exitPieces(Value v);
   int stageOfValue(Value v) const;
 
   ModuleOp module;
