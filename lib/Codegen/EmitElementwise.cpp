@@ -468,7 +468,6 @@ LogicalResult Emitter::emitElementwiseGroup(Operation *rootOp) {
   Value out = rootOp->getResult(0);
   llvm::ArrayRef<int64_t> outShape = shapeOf(out);
   int64_t n = numel(outShape);
-  int rank = static_cast<int>(outShape.size());
   std::string name = "k" + std::to_string(kernelCount++);
   for (Operation *op : llvm::ArrayRef(group).take_front(3))
     name += "_" + op->getName().stripDialect().str();

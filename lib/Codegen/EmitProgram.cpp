@@ -22,29 +22,6 @@
 
 namespace hetpar::codegen::emitter {
 
-/// A Dropout that drops at random: training_mode true (or not a constant)
-/// and a ratio that is not a constant 0 (PyTorch exports F.dropout(x, 0.0)
-/// so: the identity).
-bool isRandomDropout(Operation *op) {
-  auto d = dyn_cast<onnx::DropoutOp>(op);
-  if (!d || !d.getTrainingMode())
-    return false;
-  auto training = getConstantIntValues(d.getTrainingMode());
-  if (training && llvm::none_of(*training, [](int64_t v) { return v; }))
-    return false;
-  ElementsAttr ratio =
-      d.getRatio() ? getConstantElements(d.getRatio()) : ElementsAttr();
-  auto values = ratio ? readFloatElements(ratio) : std::nullopt;
-  return !(values && !values->empty() && (*values)[0] == 0.0);
-}
-
-bool isView(Operation *op) {
-  if (isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp, onnx::UnsqueezeOp,
-          onnx::IdentityOp>(op))
-    return true;
-  return isa<onnx::DropoutOp>(op) && !isRandomDropout(op);
-}
-
 bool isElementwise(Operation *op) {
   // In training mode it computes per-channel batch statistics first.
   if (auto bn = dyn_cast<onnx::BatchNormalizationOp>(op))

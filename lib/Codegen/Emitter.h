@@ -23,6 +23,7 @@
 #include "hetpar/Dialect/Dist/ExchangeSteps.h"
 #include "hetpar/Dialect/ONNX/ClipBounds.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Dialect/ONNX/Views.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Training.h"
 #include "hetpar/device/hetpar_packed.h"
@@ -324,12 +325,9 @@ private:
 // Shared helpers (EmitProgram.cpp, EmitGemmOps.cpp)
 //===----------------------------------------------------------------------===//
 
-/// A Dropout that drops at random: training_mode true (or not a constant)
-/// and a ratio that is not a constant 0.
-bool isRandomDropout(Operation *op);
-/// Reshape, Flatten, Squeeze, Unsqueeze, Identity and a Dropout that does
-/// not drop: they alias their operand's storage.
-bool isView(Operation *op);
+// Views alias their operand's storage (hetpar/Dialect/ONNX/Views.h).
+using onnx::isRandomDropout;
+using onnx::isView;
 /// Ops the elementwise groups fuse (inference BatchNormalization included).
 bool isElementwise(Operation *op);
 /// An op's attribute, or `dflt` when it has none.

@@ -9,6 +9,7 @@
 #include "hetpar/CostModel/CostModel.h"
 
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Dialect/ONNX/Views.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Support/YAMLReader.h"
 
@@ -89,11 +90,9 @@ std::optional<OpWork> measureOp(Operation *op, FloatMode dtype) {
     w.kernels = 0;
     return w;
   }
-  // Views: no data moves (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and
-  // shape queries).
-  if (llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
-                onnx::UnsqueezeOp, onnx::IdentityOp, onnx::ShapeOp,
-                onnx::SizeOp>(op)) {
+  // Views (onnx::isView, as generated: no code) and shape queries: no data
+  // moves.
+  if (onnx::isView(op) || llvm::isa<onnx::ShapeOp, onnx::SizeOp>(op)) {
     w.kernels = 0;
     return w;
   }

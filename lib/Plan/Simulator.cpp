@@ -22,6 +22,7 @@
 
 #include "hetpar/Dialect/ONNX/Gradient.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Dialect/ONNX/Views.h"
 #include "hetpar/Support/ShapeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,15 +81,13 @@ std::string groupSignature(const Cluster &cluster, llvm::ArrayRef<int> group) {
 }
 
 /// Whether `v` has a gradient buffer of its own: a value the backward pass
-/// differentiates (OpCatalog::withGradient) that is not a view (Reshape,
-/// Flatten, Squeeze, Unsqueeze, Identity: their gradient shares the
-/// operand's buffer, as their values do).
+/// differentiates (OpCatalog::withGradient) that is not a view (onnx::isView:
+/// its gradient shares the operand's buffer, as its value does).
 bool hasOwnGradient(const OpCatalog &table, Value v) {
   if (!table.withGradient.contains(v))
     return false;
   Operation *def = v.getDefiningOp();
-  return !def || !llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
-                            onnx::UnsqueezeOp, onnx::IdentityOp>(def);
+  return !def || !onnx::isView(def);
 }
 
 /// The bytes of activation gradients live while the backward pass
@@ -154,18 +153,6 @@ activationGradients(const OpCatalog &table, llvm::ArrayRef<int> ops,
   for (int k = 0; k < n; ++k)
     flowing[k] += written[k];
   return flowing;
-}
-
-/// `v` through views (Reshape, Flatten, Squeeze, Unsqueeze, Identity): the
-/// value whose buffer it shares, as in the generated programs.
-Value viewRoot(Value v) {
-  while (auto r = llvm::dyn_cast<OpResult>(v)) {
-    if (!llvm::isa<onnx::ReshapeOp, onnx::FlattenOp, onnx::SqueezeOp,
-                   onnx::UnsqueezeOp, onnx::IdentityOp>(r.getOwner()))
-      break;
-    v = r.getOwner()->getOperand(0);
-  }
-  return v;
 }
 
 /// The bytes of the scratch buffer op `i` of `table` takes while it runs,
@@ -245,7 +232,7 @@ recomputeKept(const OpCatalog &table, llvm::ArrayRef<int> ops,
   llvm::DenseMap<Value, std::pair<int, double>> kept;
   for (auto [pos, i] : llvm::enumerate(ops))
     for (Value v : table.ops[i]->getOperands()) {
-      v = viewRoot(v);
+      v = onnx::viewRoot(v);
       if (matchPattern(v, m_Constant()) || llvm::isa<BlockArgument>(v) ||
           layerOf(v) == table.layer[i])
         continue;
@@ -854,8 +841,8 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         // the stage's gradient rules read, and the stage's results the loss
         // reads), for each microbatch in flight (with recomputation, each
         // layer's inputs, plus one layer being rebuilt: recomputeKept). A view
-        // (Reshape, Flatten, Squeeze, Unsqueeze, Identity) shares the buffer
-        // of its operand, as in the generated programs.
+        // (onnx::isView) shares the buffer of its operand, as in the generated
+        // programs.
         // A result takes the device's share while it and every use of it
         // stay split; a value some use needs whole (gathered, reduced) is kept
         // whole.
@@ -925,7 +912,7 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
         double lossState = 0;
         if (training) {
           auto keep = [&](int pos, Value v) {
-            v = viewRoot(v);
+            v = onnx::viewRoot(v);
             if (matchPattern(v, m_Constant()) || llvm::isa<BlockArgument>(v))
               return;
             auto [it, inserted] = keptAt.try_emplace(v, pos, valueBytes(v));

@@ -7,6 +7,7 @@
 
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/Dist/ExchangeSteps.h"
+#include "hetpar/Dialect/ONNX/Views.h"
 #include "hetpar/Transforms/Passes.h"
 
 #include <map>
@@ -57,10 +58,11 @@ struct Event {
 using Message = std::tuple<int64_t, int64_t, size_t>;
 
 /// The events of `f` on device `me`, in program order. Its exchange steps
-/// are dist::exchangeSteps' with every op but a constant running in place
-/// and every value its own buffer: the code generator's steps or finer
-/// (ExchangeSteps.h), so a deadlock-free verdict holds for the generated
-/// program.
+/// are dist::exchangeSteps' with every op but a constant or a view running
+/// in place and a view's buffer its root's (onnx::isView, as the code
+/// generator has them): the code generator's steps or finer, finer where
+/// it fuses an op into a later one (ExchangeSteps.h), so a deadlock-free
+/// verdict holds for the generated program.
 SmallVector<Event> eventsOf(func::FuncOp f, int64_t me) {
   SmallVector<Operation *> ops;
   f.walk([&](Operation *op) {
@@ -69,9 +71,9 @@ SmallVector<Event> eventsOf(func::FuncOp f, int64_t me) {
   });
   llvm::DenseMap<Operation *, Operation *> stepFirst;
   auto runsInPlace = [](Operation *op) {
-    return !op->hasTrait<OpTrait::ConstantLike>();
+    return !op->hasTrait<OpTrait::ConstantLike>() && !onnx::isView(op);
   };
-  for (auto &step : exchangeSteps(ops, runsInPlace, [](Value v) { return v; }))
+  for (auto &step : exchangeSteps(ops, runsInPlace, onnx::viewRoot))
     for (Operation *op : step)
       stepFirst[op] = step.front();
 

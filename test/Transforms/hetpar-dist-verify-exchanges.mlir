@@ -176,3 +176,45 @@ func.func @b() attributes {dist.device = 1 : i64} {
   dist.send %r on @m to 0 tag 1 : tensor<2xf32>
   return
 }
+
+// -----
+
+// A view (Flatten) between a receive and a send of another buffer ends no
+// step, as in the generated code (onnx::isView): each device posts its
+// receive and its send together, so the crossed pair does not deadlock.
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
+// CHECK-LABEL: func.func @view_a
+func.func @view_a(%x: tensor<1x2x2xf32>) attributes {dist.device = 0 : i64} {
+  %r = dist.recv on @m from 1 tag 0 : tensor<1x4xf32>
+  %v = onnx.Flatten(%x) : (tensor<1x2x2xf32>) -> tensor<1x4xf32>
+  dist.send %v on @m to 1 tag 1 : tensor<1x4xf32>
+  return
+}
+// CHECK-LABEL: func.func @view_b
+func.func @view_b(%x: tensor<1x2x2xf32>) attributes {dist.device = 1 : i64} {
+  %r = dist.recv on @m from 0 tag 1 : tensor<1x4xf32>
+  %v = onnx.Flatten(%x) : (tensor<1x2x2xf32>) -> tensor<1x4xf32>
+  dist.send %v on @m to 0 tag 0 : tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// A send of a view of what the step receives still begins a new step (the
+// view shares the received buffer): forwarded through an Identity, the
+// crossed pair deadlocks.
+dist.mesh @m devices [#dist.device<0, "A100">, #dist.device<1, "V100">]
+func.func @a(%x: tensor<2xf32>) attributes {dist.device = 0 : i64} {
+  // expected-error @+1 {{deadlock (the programs run in order, no device can go on): device 0 waits here for device 1 to send message #0}}
+  %r = dist.recv on @m from 1 tag 0 : tensor<1x4xf32>
+  %v = onnx.Identity(%r) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  dist.send %v on @m to 1 tag 1 : tensor<1x4xf32>
+  return
+}
+func.func @b(%x: tensor<2xf32>) attributes {dist.device = 1 : i64} {
+  // expected-error @+1 {{device 1 waits here for device 0 to send message #0}}
+  %r = dist.recv on @m from 0 tag 1 : tensor<1x4xf32>
+  %v = onnx.Identity(%r) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  dist.send %v on @m to 0 tag 0 : tensor<1x4xf32>
+  return
+}

@@ -258,10 +258,12 @@ def DistVerifyExchangesPass : Pass<"hetpar-dist-verify-exchanges", "mlir::Module
       receive posted and each receive its send (no eager buffering is
       assumed), and at every collective until all of its group arrive.
       Otherwise the error names each stuck device and what it waits for.
-      Here any op but a constant ends a step; in the code generator
-      neither a view (Reshape, Flatten, ...) nor an op it fuses into a
-      later one does, so its steps are these or coarser, and a program
-      that passes runs as generated without a deadlock.
+      Here any op but a constant or a view (Reshape, Flatten, Squeeze,
+      Unsqueeze, Identity, a Dropout that does not drop: onnx::isView, the
+      code generator's rule) ends a step; in the code generator an op it
+      fuses into a later one does not either, so its steps are these or
+      coarser, and a program that passes runs as generated without a
+      deadlock.
 
     Errors point at the op that disagrees and name both devices. The check
     needs no cost model or cluster: it reads the IR only.

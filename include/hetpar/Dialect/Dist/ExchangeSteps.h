@@ -31,12 +31,12 @@ namespace hetpar::dist {
 /// or the value a view of v aliases).
 ///
 /// The code generator passes its views, fusions and aliases;
-/// hetpar-dist-verify-exchanges passes "every op but a constant runs in
-/// place, every value is its own buffer". The verifier's steps are then the
-/// code generator's or finer, never coarser: a view between a receive and a
-/// send ends its step, and a send can alias a step's receive only through
-/// such a view. A finer step posts no message earlier, so a program the
-/// verifier finds free of deadlocks stays free of them as generated.
+/// hetpar-dist-verify-exchanges passes "every op but a constant or a view
+/// (onnx::isView) runs in place, a view's buffer is its root's". The
+/// verifier's steps are then the code generator's or finer (finer where an
+/// op fuses into a later one), never coarser. A finer step posts no message
+/// earlier, so a program the verifier finds free of deadlocks stays free of
+/// them as generated.
 llvm::SmallVector<llvm::SmallVector<mlir::Operation *>>
 exchangeSteps(llvm::ArrayRef<mlir::Operation *> ops,
               llvm::function_ref<bool(mlir::Operation *)> runsInPlace,
