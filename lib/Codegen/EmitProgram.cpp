@@ -351,9 +351,18 @@ LogicalResult Emitter::planMemory() {
       touch(arg, 0, 0);
     }
   for (Operation *op : ops) {
-    if (fusedInto.count(op) || isView(op) ||
-        op->hasTrait<OpTrait::ConstantLike>())
+    if (fusedInto.count(op) || op->hasTrait<OpTrait::ConstantLike>())
       continue;
+    if (isView(op)) {
+      // A Dropout that drops nothing: its used mask is filled where it stands.
+      auto dropout = dyn_cast<onnx::DropoutOp>(op);
+      if (Value mask = dropout ? dropout.getMask() : Value();
+          mask && !mask.use_empty() && !storage.count(mask)) {
+        storage[mask] = {Storage::Arena, 0, 0};
+        touch(mask, step.lookup(op), step.lookup(op));
+      }
+      continue;
+    }
     // A GEMM with an epilogue writes its group's result, not its product
     // (never stored): that result lives from the GEMM on.
     auto absorbed = absorbedGroup.find(op);

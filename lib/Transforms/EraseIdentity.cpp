@@ -1,6 +1,7 @@
 //===- EraseIdentity.cpp - hetpar-onnx-erase-identity
 //-----------------------===//
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Dialect/ONNX/Views.h"
 #include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 
@@ -13,15 +14,6 @@ using namespace mlir;
 using namespace hetpar;
 
 namespace {
-/// True when a Dropout is the identity: no training_mode, or a constant false
-/// one.
-bool isInferenceDropout(onnx::DropoutOp op) {
-  if (!op.getTrainingMode())
-    return true;
-  auto values = getConstantIntValues(op.getTrainingMode());
-  return values && llvm::all_of(*values, [](int64_t v) { return v == 0; });
-}
-
 struct EraseIdentityPass
     : public hetpar::impl::EraseIdentityPassBase<EraseIdentityPass> {
   void runOnOperation() override {
@@ -35,11 +27,11 @@ struct EraseIdentityPass
         return;
       }
       auto dropout = llvm::dyn_cast<onnx::DropoutOp>(op);
-      if (!dropout || !isInferenceDropout(dropout) ||
+      if (!dropout || onnx::isRandomDropout(dropout) ||
           dropout.getData().getType() != dropout.getOutput().getType())
         return;
       if (Value mask = dropout.getMask(); mask && !mask.use_empty()) {
-        // The mask of an inference Dropout is all true.
+        // The mask of a Dropout that drops nothing is all true.
         OpBuilder b(op);
         auto boolScalar = RankedTensorType::get({}, b.getI1Type());
         auto value = DenseElementsAttr::get(boolScalar, true);

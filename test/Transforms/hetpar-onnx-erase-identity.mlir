@@ -32,6 +32,21 @@ func.func @mask(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>) {
 
 // -----
 
+// A training-mode Dropout of ratio 0 drops nothing (PyTorch exports
+// nn.Dropout(p=0.0) in training mode so): erased, its mask all true.
+// CHECK-LABEL: func.func @training_ratio_zero
+// CHECK-NOT: onnx.Dropout
+// CHECK: %[[M:.*]] = onnx.ConstantOfShape(%{{.*}}) {value = dense<true> : tensor<i1>}
+// CHECK: return %{{.*}}, %[[M]]
+func.func @training_ratio_zero(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>) {
+  %true = onnx.Constant dense<true> : tensor<i1>
+  %zero = onnx.Constant dense<0.0> : tensor<f32>
+  %0, %mask = onnx.Dropout(%x) ratio(%zero) training_mode(%true) : (tensor<2x3xf32>, tensor<f32>, tensor<i1>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  return %0, %mask : tensor<2x3xf32>, tensor<2x3xi1>
+}
+
+// -----
+
 // Training-mode Dropout is kept.
 // CHECK-LABEL: func.func @training
 // CHECK: onnx.Dropout

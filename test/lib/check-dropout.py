@@ -20,6 +20,8 @@ Checks, each printed as one line "ok: ..." (or "FAIL: ..." and exit 1):
      mask: they differ), so the step counter drives the mask across a resume;
   4. inference: mask == Philox(seed 123, step 0), Y == x * mask / 0.5 exactly,
      and a second run gives the same bytes;
+  6. ratio 0 in training mode (PyTorch exports nn.Dropout(p=0.0) so): the
+     identity, --optimizer none: dX == R and dR == X exactly;
   5. --grad-accumulation-steps 2: the two microbatches of step 1 draw the
      masks of counters 0 and 1 (step * 2 + microbatch), and the SGD update
      applies the mean of their gradients, exactly.
@@ -68,8 +70,8 @@ def scalar_const(name, value, dtype):
                             value=numpy_helper.from_array(np.array(value, dtype), name))
 
 
-def train_model(path, X, R):
-    nodes = [scalar_const("ratio", 0.3, np.float32), scalar_const("training", True, np.bool_),
+def train_model(path, X, R, ratio=0.3):
+    nodes = [scalar_const("ratio", ratio, np.float32), scalar_const("training", True, np.bool_),
              helper.make_node("Dropout", ["X", "ratio", "training"], ["Y"]),
              helper.make_node("Mul", ["Y", "R"], ["YR"]),
              helper.make_node("ReduceSum", ["YR"], ["loss"], keepdims=0)]
@@ -166,6 +168,18 @@ def main():
     check(np.array_equal(ck["X"], X - gx) and np.array_equal(ck["R"], R - gr),
           "accumulation: microbatches 1 and 2 of step 1 drew the masks of counters 0 and 1; "
           "X and R equal numpy's SGD update with their mean gradient exactly")
+
+    # 6: ratio 0 drops nothing: the gradients of the identity.
+    model0 = os.path.join(work, "train-ratio0.onnx")
+    train_model(model0, X, R, ratio=0.0)
+    out = os.path.join(work, "grads-ratio0")
+    run(compile_, model0, "--mode", "training", "--loss", "output", "--optimizer", "none",
+        "--targets", "cpu", "-o", out)
+    run(hrun, out, "--backend", "cpu", "--outputs", out + "-out")
+    names = [o["name"] for o in json.load(open(os.path.join(out, "manifest.json")))["devices"][0]["outputs"]]
+    got = {n: np.load(os.path.join(out + "-out", "output_%d.npy" % i)) for i, n in enumerate(names)}
+    check(np.array_equal(got["X.grad"], R) and np.array_equal(got["R.grad"], X),
+          "ratio 0 in training mode: dX == R and dR == X exactly (the identity)")
 
     # 4: inference compile of a seeded Dropout with its mask as an output.
     model = os.path.join(work, "inference.onnx")

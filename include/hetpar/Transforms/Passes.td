@@ -75,11 +75,12 @@ def DecomposeRecurrencePass : Pass<"hetpar-onnx-decompose-rnn", "mlir::func::Fun
 }
 
 def EraseIdentityPass : Pass<"hetpar-onnx-erase-identity", "mlir::func::FuncOp"> {
-  let summary = "Remove Identity and inference-time Dropout";
+  let summary = "Remove Identity and Dropout that drops nothing";
   let description = [{
-    Replaces `onnx.Identity` by its operand and `onnx.Dropout` without training
-    (no `training_mode`, or a constant false one) by its input; a used `mask` result
-    becomes an all-true constant. Only ops whose result type equals the forwarded
+    Replaces `onnx.Identity` by its operand and an `onnx.Dropout` that drops
+    nothing (no `training_mode`, a constant false one, or a constant ratio of 0:
+    onnx::isRandomDropout false) by its input; a used `mask` result becomes an
+    all-true constant. Only ops whose result type equals the forwarded
     value's type are removed (run `hetpar-onnx-infer-shapes` first).
   }];
 }
