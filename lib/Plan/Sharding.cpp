@@ -54,6 +54,15 @@ std::vector<Place> placesOf(Operation *op, const ShardingRule &rule, int f) {
       visit(v, rule.results[k]);
   return out;
 }
+
+/// Whether two factors' places have a dimension of a value in common.
+bool sharesDimension(llvm::ArrayRef<Place> a, llvm::ArrayRef<Place> b) {
+  return llvm::any_of(a, [&](const Place &p) {
+    return llvm::any_of(b, [&](const Place &q) {
+      return p.value == q.value && p.dim == q.dim;
+    });
+  });
+}
 } // namespace
 
 bool isConstant(Value v) { return matchPattern(v, m_Constant()); }
@@ -252,6 +261,13 @@ std::optional<OpSharding> shardingForFactor(const OpCatalog &catalog, int i,
   if (f == batch.factor)
     return std::nullopt;
   auto places = placesOf(op, *rule, f);
+  // ... and the dimensions that hold it: a factor beside the batch in one
+  // dimension ([L*N] rows of a sequence-first attention, L outer) leaves a
+  // replica's or a microbatch's rows no block of its parts
+  // (hetpar-dist-localize refuses it).
+  if (batch.factor >= 0 &&
+      sharesDimension(places, placesOf(op, *rule, batch.factor)))
+    return std::nullopt;
   int resultDim = -1;
   for (const Place &p : places) {
     auto rank = llvm::cast<ShapedType>(p.value.getType()).getRank();

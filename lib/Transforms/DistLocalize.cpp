@@ -178,6 +178,23 @@ FailureOr<Local> Partitioner::operandLayout(Operation *op, unsigned k,
   return tensorLayout(*rule, rule->operands[k], *split);
 }
 
+/// Fails with an error at `op` when `l` splits the dimension of `what` #k
+/// that holds the batch: a device's rows of the microbatch (or its
+/// replica's) are then no block of the split's parts ([L*N] rows of a
+/// sequence-first attention with L split). The search never plans it
+/// (shardingForFactor).
+static LogicalResult checkSplitBesideBatch(Operation *op, const Local &l,
+                                           llvm::StringRef what, size_t k) {
+  if (!l.batch || l.kind != Local::Split || l.dim != l.batch->dim)
+    return success();
+  return op->emitError() << "partition: op " << describeOp(op) << " splits "
+                         << what << " " << k
+                         << "'s batch dimension by tensor parallelism (the "
+                            "dimension holds the batch and the split factor; "
+                            "split another factor, or plan no microbatches "
+                            "and no data parallelism for this stage)";
+}
+
 LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
                                        SmallVectorImpl<Local> &results) {
   int index = catalog->index.lookup(op);
@@ -242,10 +259,8 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     Local want;
     if (rule && k < rule->operands.size())
       layoutIn(rule->operands[k], want);
-    if (want.batch && want.kind == Local::Split && want.dim == want.batch->dim)
-      return op->emitError()
-             << "partition: op " << describeOp(op) << " splits operand " << k
-             << "'s batch dimension by tensor parallelism";
+    if (failed(checkSplitBesideBatch(op, want, "operand", k)))
+      return failure();
     auto got = convert(d, v, operands[k], want.batch, want, op, k);
     if (failed(got))
       return failure();
@@ -272,6 +287,8 @@ LogicalResult Partitioner::partitionOp(Device &d, Operation *op,
     Local l;
     if (rule && k < rule->results.size())
       layoutIn(rule->results[k], l);
+    if (failed(checkSplitBesideBatch(op, l, "result", k)))
+      return failure();
     // Synchronized statistics (hetpar-dist-sync-batch-norm) are the same
     // on every replica.
     if (fb >= 0 && !l.batch && !opBatch.synchronized)

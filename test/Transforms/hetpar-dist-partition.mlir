@@ -447,6 +447,22 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// A sequence-first attention's rows [L*N, E] (N = 4 the batch, inside L's
+// rows), microbatched: L split over the group would leave a microbatch's
+// rows no block of its parts; refused (the search never plans it).
+module attributes {dist.plan = #dist.plan<microbatches = 2, mode = inference, schedule = gpipe,
+    stages = [#dist.stage_plan<batch_shares = [1.0], data = 1, devices = [0, 1], recompute = false, tensor = 2>]>} {
+func.func @main(%x: tensor<4x5x16xf32>) -> tensor<20x16xf32> {
+  %t = onnx.Transpose(%x) {dist.stage_id = 0 : i64, perm = array<i64: 1, 0, 2>} : (tensor<4x5x16xf32>) -> tensor<5x4x16xf32>
+  %s = onnx.Constant {dist.stage_id = 0 : i64} dense<[20, 16]> : tensor<2xi64>
+  // expected-error @+1 {{partition: op 'Reshape' splits result 0's batch dimension by tensor parallelism}}
+  %r = onnx.Reshape(%t, %s) {dist.stage_id = 0 : i64, dist.op_sharding = #dist.op_sharding<dim = 0, parts = [3, 2], collective = all_gather>} : (tensor<5x4x16xf32>, tensor<2xi64>) -> tensor<20x16xf32>
+  return %r : tensor<20x16xf32>
+}
+}
+
+// -----
+
 // expected-error @+1 {{stage 0: a replica's share of a microbatch of 2 samples is 1.50, not a positive whole number}}
 module attributes {dist.plan = #dist.plan<microbatches = 1, mode = inference, schedule = gpipe,
     stages = [#dist.stage_plan<batch_shares = [3.0, 1.0], data = 2, devices = [0, 1], recompute = false, tensor = 1>]>} {

@@ -458,6 +458,34 @@ func.func @f(%x: tensor<2x16x64xf32>, %h: tensor<2x16x112xf32>) -> () {
   EXPECT_EQ(uneven->parts, (std::vector<double>{20, 8}));
 }
 
+TEST_F(Fixture, NoSplitBesideTheBatch) {
+  // A sequence-first attention's rows: [N, L, E] -> [L, N, E] -> [L*N, E]
+  // with the batch N inside L's rows. Splitting L there would leave a
+  // replica's or a microbatch's rows no block of the parts (the partition
+  // refuses it), so the search offers L only where it has a dimension of
+  // its own (the Transpose's result).
+  auto m = parse(R"(
+func.func @f(%x: tensor<4x5x16xf32>) -> () {
+  %0 = onnx.Transpose(%x) {perm = array<i64: 1, 0, 2>} : (tensor<4x5x16xf32>) -> tensor<5x4x16xf32> loc("seq_first")
+  %s = onnx.Constant dense<[20, 16]> : tensor<2xi64>
+  %1 = onnx.Reshape(%0, %s) : (tensor<5x4x16xf32>, tensor<2xi64>) -> tensor<20x16xf32> loc("rows")
+  return
+}
+)");
+  ASSERT_TRUE(m);
+  OpCatalog catalog(funcOf(*m));
+  auto dims = [&](llvm::StringRef op) {
+    int i = catalog.byName.lookup(op);
+    std::vector<int> out;
+    for (size_t f = 0; f < catalog.rules[i]->factors.size(); ++f)
+      if (auto s = shardingForFactor(catalog, i, f, {1.0, 1.0}, true))
+        out.push_back(s->dim);
+    return out;
+  };
+  EXPECT_EQ(dims("seq_first"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(dims("rows"), (std::vector<int>{1}));
+}
+
 //===----------------------------------------------------------------------===//
 // Intra-op search against brute force
 //===----------------------------------------------------------------------===//
