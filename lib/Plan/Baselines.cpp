@@ -451,7 +451,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
       Plan plan;
     };
     std::vector<Option> options;
-    int64_t most = catalog.batch.noMicrobatchesOp(training) >= 0
+    int64_t most = catalog.batch.unchosenMicrobatchesOp(training) >= 0
                        ? 1
                        : std::min<int64_t>(batch, 4 * p);
     for (int64_t mb = 1; mb <= most; ++mb) {

@@ -392,6 +392,23 @@ Searcher::unitTime(const Unit &u, llvm::ArrayRef<int> shardGroup,
   return &timed.emplace(key, std::move(out)).first->second;
 }
 
+/// Where the search withheld microbatches that a plan may still ask for (a
+/// training-mode BatchNormalization, BatchAnalysis::unchosenMicrobatchesOp):
+/// a sentence for "no plan fits", else "".
+static std::string unchosenMicrobatchesNote(const OpCatalog &catalog,
+                                            bool training) {
+  const BatchAnalysis &batch = catalog.batch;
+  llvm::ArrayRef<Operation *> ops = catalog.ops;
+  int k = batch.unchosenMicrobatchesOp(training);
+  if (k < 0 || batch.noMicrobatchesOp(training) >= 0)
+    return "";
+  return "\n(the search plans no microbatches for this model: " +
+         onnx::describeNode(ops[k]) +
+         " computes statistics over the batch in training mode, and each "
+         "microbatch would normalize by its own; a --plan with microbatches "
+         "may fit)";
+}
+
 /// Tensor degrees whose groups lie inside one node, and the replicas' whole
 /// samples of a microbatch in proportion to their speed.
 std::vector<BlockConfig> Searcher::configs(llvm::ArrayRef<int> block,
@@ -540,7 +557,7 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (batch % m == 0 &&
         (options.objective == Objective::Throughput || m == 1))
       microCounts.push_back(m);
-  if (catalog.batch.noMicrobatchesOp(training) >= 0)
+  if (catalog.batch.unchosenMicrobatchesOp(training) >= 0)
     microCounts = {1};
 
   struct Estimate {
@@ -1049,8 +1066,8 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
       return fail(llvm::formatv("op '{0}' has a shape that is not static; "
                                 "run the static pipeline first",
                                 catalog.names[i]));
-  if (int i = catalog.batch.wholeBatchOp(options.mode == Mode::Training);
-      i >= 0)
+  bool training = options.mode == Mode::Training;
+  if (int i = catalog.batch.wholeBatchOp(training); i >= 0)
     mlir::emitWarning(catalog.ops[i]->getLoc())
         << catalog.batch.wholeBatchReason(i)
         << ": the search keeps the batch whole (no data parallelism, no "
@@ -1104,10 +1121,11 @@ llvm::Expected<SearchResult> searchPlan(ModuleOp module, const Cluster &cluster,
                     ? std::string("?")
                     : c.prediction.memoryProblems.front());
     }
-    return fail(llvm::formatv(
-        "no plan fits this cluster's memory: {0}{1}{2}",
-        memoryNeed(catalog, cluster, options.mode == Mode::Training),
-        candidates->empty() ? "" : "; closest plans:", lines));
+    return fail(
+        llvm::formatv("no plan fits this cluster's memory: {0}{1}{2}{3}",
+                      memoryNeed(catalog, cluster, training),
+                      candidates->empty() ? "" : "; closest plans:", lines,
+                      unchosenMicrobatchesNote(catalog, training)));
   }
   result.best = std::move(fitting.front());
   // The winner's timeline (candidates are simulated without one).

@@ -111,6 +111,17 @@ struct BatchAnalysis {
     int whole = wholeBatchOp(training);
     return whole >= 0 ? whole : firstUnmicrobatched;
   }
+  /// The op for which the search and the baselines choose no microbatches,
+  /// or -1: noMicrobatchesOp, else in training firstSynchronized (each
+  /// microbatch would normalize by its own batch statistics, as gradient
+  /// accumulation does in PyTorch: a plan may ask for it, but a searched
+  /// plan keeps the statistics of the batch the model was compiled for;
+  /// data-parallel replicas synchronize theirs). The one answer of the
+  /// search and the baselines.
+  int unchosenMicrobatchesOp(bool training) const {
+    int no = noMicrobatchesOp(training);
+    return no >= 0 ? no : training ? firstSynchronized : -1;
+  }
   /// Why op `i` (wholeBatchOp or noMicrobatchesOp) keeps the batch whole or
   /// allows no microbatches, as "node 'n' (Op) reduces over ...".
   std::string wholeBatchReason(int i) const;
