@@ -38,8 +38,13 @@ FailureOr<LossWeighting> weightingOfLoss(LossOp op, Value labels,
 FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
                                                     Value loss) {
   Operation *def = loss.getDefiningOp();
-  // A constant scale of the loss does not change how replicas combine.
-  while (def && llvm::isa<onnx::MulOp, onnx::DivOp>(def)) {
+  // A constant scale of the loss (a negation too: -mean(log p)) does not
+  // change how replicas combine.
+  while (def && llvm::isa<onnx::MulOp, onnx::DivOp, onnx::NegOp>(def)) {
+    if (llvm::isa<onnx::NegOp>(def)) {
+      def = def->getOperand(0).getDefiningOp();
+      continue;
+    }
     Value lhs = def->getOperand(0), rhs = def->getOperand(1);
     if (matchPattern(rhs, m_Constant()))
       def = lhs.getDefiningOp();
@@ -61,13 +66,13 @@ FailureOr<LossWeighting> train::detectLossWeighting(func::FuncOp func,
       << "data parallelism and microbatches split the batch, so the loss "
          "must be a "
          "mean or a sum over the samples (ReduceMean, ReduceSum, or "
-         "a mean or summed cross-entropy); here it is computed by ";
+         "a mean or summed cross-entropy, through constant scales and "
+         "negation); here it is computed by ";
   if (def)
     diag << "'" << def->getName() << "'";
   else
     diag << "an input";
-  diag << " (use --loss cross-entropy or mse, or end the model with "
-          "ReduceMean)";
+  diag << " (use --loss cross-entropy or mse)";
   return failure();
 }
 

@@ -3,6 +3,7 @@
 // RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=0.00001' | FileCheck %s --check-prefix=BUCKETS
 // A bucket of 1e30 MiB holds every gradient, as the default 25 MiB does here.
 // RUN: hetpar-opt %t/mean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients='device=1 bucket-mib=1e30' | FileCheck %s --check-prefix=MEAN
+// RUN: hetpar-opt %t/negmean.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=NEGMEAN
 // RUN: hetpar-opt %t/xent.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=2 | FileCheck %s --check-prefix=XENT
 // RUN: hetpar-opt %t/sum.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=0 | FileCheck %s --check-prefix=SUM
 // RUN: hetpar-opt %t/zero.mlir --hetpar-onnx-differentiate --hetpar-dist-reduce-gradients=device=1 | FileCheck %s --check-prefix=ZERO
@@ -54,6 +55,25 @@ module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = tr
     %0 = onnx.MatMul(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
     %1 = onnx.Add(%0, %b) : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
     %2 = onnx.ReduceMean(%1) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
+    return %2 : tensor<f32>
+  }
+}
+
+//--- negmean.mlir
+// A model's own loss -mean(...) (PyTorch's -(t * log p).sum(1).mean()): the
+// negation is looked through, as a constant scale is; weighted by 3/8 as a
+// mean.
+// NEGMEAN: %[[W:.*]] = onnx.Constant dense<3.750000e-01> : tensor<f32>
+// NEGMEAN: %[[N:.*]] = onnx.Neg
+// NEGMEAN: %[[L:.*]] = onnx.Mul(%[[N]], %[[W]]) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// NEGMEAN: dist.all_reduce %[[L]] on @mesh [0, 1] reduction sum : tensor<f32> -> tensor<f32>
+module attributes {dist.plan = #dist.plan<batch = 8, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1, batch_shares = [5.0, 3.0], kinds = ["H100-PCIe-80GB", "L4"]>]>} {
+  ml_program.global private mutable @w(dense<0.5> : tensor<4x2xf32>) : tensor<4x2xf32> {hetpar.role = "param"}
+  func.func @main(%x: tensor<3x4xf32> {onnx.name = "x"}) -> tensor<f32> {
+    %w = ml_program.global_load @w : tensor<4x2xf32>
+    %0 = onnx.MatMul(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+    %1 = onnx.ReduceMean(%0) {keepdims = 0 : i64} : (tensor<3x2xf32>) -> tensor<f32>
+    %2 = onnx.Neg(%1) : (tensor<f32>) -> tensor<f32>
     return %2 : tensor<f32>
   }
 }
@@ -236,7 +256,7 @@ module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = tr
 // -----
 
 module attributes {dist.plan = #dist.plan<batch = 4, microbatches = 1, mode = training, stages = [#dist.stage_plan<devices = [0, 1], data = 2, tensor = 1>]>} {
-  // expected-error @+1 {{data parallelism and microbatches split the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy); here it is computed by 'onnx.ReduceMax'}}
+  // expected-error @+1 {{data parallelism and microbatches split the batch, so the loss must be a mean or a sum over the samples (ReduceMean, ReduceSum, or a mean or summed cross-entropy, through constant scales and negation); here it is computed by 'onnx.ReduceMax'}}
   func.func @main(%x: tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32> {hetpar.gradient_of = @w}) {
     %0 = onnx.ReduceMax(%x) {keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
     return %0, %x : tensor<f32>, tensor<2x3xf32>
