@@ -543,11 +543,7 @@ std::vector<Baseline> makeBaselines(ModuleOp module, const Cluster &cluster,
     if (auto zero = shardStateIfNeeded(catalog, func, cluster, b.plan,
                                        *b.prediction, model)) {
       b.plan = std::move(zero->first);
-      b.plan.origin +=
-          llvm::any_of(b.plan.stages,
-                       [](const Stage &st) { return st.zero == 2; })
-              ? ", ZeRO-2"
-              : ", ZeRO-1";
+      b.plan.origin += zeroOriginTag(b.plan);
       b.prediction = std::move(zero->second);
     }
   }

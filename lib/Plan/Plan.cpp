@@ -313,6 +313,13 @@ Expected<Plan> loadPlan(StringRef path) {
   return parsePlan((*buffer)->getBuffer(), path);
 }
 
+std::string zeroOriginTag(const Plan &plan) {
+  int zero = 0;
+  for (const Stage &s : plan.stages)
+    zero = std::max(zero, s.zero);
+  return zero ? ", ZeRO-" + std::to_string(zero) : "";
+}
+
 json::Object planToJSON(const Plan &plan) {
   json::Array stages;
   for (const Stage &s : plan.stages) {

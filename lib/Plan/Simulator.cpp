@@ -968,11 +968,18 @@ llvm::Expected<Prediction> simulate(const OpCatalog &table, func::FuncOp func,
           // (kGradientBucketBytes) at a time, for their reduce-scatter: a
           // moment when its own activations are gone, the peak when that
           // is more than the backward pass's.
+          double packing =
+              paramBytes + std::min(paramBytes, kGradientBucketBytes);
           if (zero2(stage)) {
-            double packing =
-                paramBytes + std::min(paramBytes, kGradientBucketBytes);
             dp.memory.gradients = std::max(atPeak, packing - acts) +
                                   paramBytes * zeroShare(stage, r);
+          } else if (stage.data > 1) {
+            // Data parallelism (ZeRO-1 too): the gradients are all-reduced
+            // (reduce-scattered) a bucket at a time, each packed into a
+            // scaled copy beside the whole set (hetpar-dist-reduce-gradients:
+            // concatenated, scaled, reduced, cut back): after the backward
+            // part, when the activations are gone.
+            dp.memory.gradients = std::max(dp.memory.gradients, packing - acts);
           }
         }
         // Whole bytes (a replica's share of a microbatch can make fractions).

@@ -998,6 +998,7 @@ llvm::Expected<std::vector<Candidate>> Searcher::run(SearchStats &st) {
     if (auto zero = shardStateIfNeeded(catalog, func, cluster, c.plan,
                                        c.prediction, model)) {
       c.plan = std::move(zero->first);
+      c.plan.origin += zeroOriginTag(c.plan);
       c.prediction = std::move(zero->second);
     }
     std::string shape;

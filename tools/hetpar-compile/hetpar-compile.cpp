@@ -413,9 +413,7 @@ static llvm::Error planFromBaseline(ModuleOp module,
                  chosen->prediction->memoryProblems.front());
   c.plan = chosen->plan;
   c.plan.origin = "baseline: " + baselinePlan;
-  if (llvm::any_of(c.plan.stages,
-                   [](const hetpar::Stage &st) { return st.zero; }))
-    c.plan.origin += ", ZeRO-1"; // chosen by the baseline to fit
+  c.plan.origin += hetpar::zeroOriginTag(c.plan);
   // Simulated again with its timeline: the baselines are compared without
   // one, and trace.json would be empty.
   return simulateChosen(module, cluster, model, c);

@@ -90,6 +90,11 @@ struct Plan {
   std::string origin;
 };
 
+/// ", ZeRO-1" or ", ZeRO-2" (the highest stage of any of the plan's
+/// stages), or "" without sharded state: what the search and the baselines
+/// add to a plan's `origin` when they shard its state to fit.
+std::string zeroOriginTag(const Plan &plan);
+
 /// Reads a plan; errors name the file, the line and the field.
 llvm::Expected<Plan> loadPlan(llvm::StringRef path);
 llvm::Expected<Plan> parsePlan(llvm::StringRef text, llvm::StringRef path);
