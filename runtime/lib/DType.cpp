@@ -170,11 +170,13 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &ref,
       c.maxAbsError = std::max(c.maxAbsError, std::fabs(g - r));
   }
   c.match = c.mismatches == 0;
-  char buf[160];
+  // Over the pairs where both are numbers: say so when some are not.
+  char buf[192];
   std::snprintf(buf, sizeof buf,
-                "max abs error %.3g; %lld of %zu elements "
+                "max abs error %.3g%s; %lld of %zu elements "
                 "outside tolerance",
-                c.maxAbsError, static_cast<long long>(c.mismatches), n);
+                c.maxAbsError, nanMismatches ? " where both are numbers" : "",
+                static_cast<long long>(c.mismatches), n);
   c.detail = buf;
   if (nanMismatches)
     c.detail += " (" + std::to_string(nanMismatches) +

@@ -823,6 +823,9 @@ TEST(Compare, Tolerances) {
   EXPECT_FALSE(c.match);
   EXPECT_NE(c.detail.find("1 of them NaN against a number"), std::string::npos)
       << c.detail;
+  EXPECT_NE(c.detail.find("max abs error 0 where both are numbers"),
+            std::string::npos)
+      << c.detail;
 
   HostTensor i1 = makeTensor<int64_t>(DType::Int64, {2}, {3, 4});
   HostTensor i2 = makeTensor<int64_t>(DType::Int64, {2}, {3, 5});

@@ -58,10 +58,42 @@ template <> MPI_Datatype hp_mpi_type<int32_t>() { return MPI_INT32_T; }
 template <> MPI_Datatype hp_mpi_type<int8_t>() { return MPI_INT8_T; }
 template <> MPI_Datatype hp_mpi_type<uint8_t>() { return MPI_UINT8_T; }
 template <> MPI_Datatype hp_mpi_type<bool>() { return MPI_C_BOOL; }
-// 16-bit floats move as raw bits; reductions on them are not offered (the
-// dist verifier's types are the storage types: reduce in float32).
+// 16-bit floats move as raw bits; their reductions widen to float32
+// (hp_reduce_wide): MPI's integer sum of the bit patterns would be garbage.
 template <> MPI_Datatype hp_mpi_type<hp_half>() { return MPI_UINT16_T; }
 template <> MPI_Datatype hp_mpi_type<hp_bf16>() { return MPI_UINT16_T; }
+
+template <typename T>
+static constexpr bool hp_is_16bit_float =
+    std::is_same<T, hp_half>::value || std::is_same<T, hp_bf16>::value;
+
+/// A reduction of 16-bit floats, as the programs accumulate them: `reduce`
+/// (an MPI reduction of float32 buffers, in == out allowed) on `in` (`inCount`
+/// elements) widened to float32, its `outCount` results narrowed into `out`
+/// (one rounding, whatever the group size). Returns non-zero on failure.
+template <typename T, typename Reduce>
+static int hp_reduce_wide(hp_ctx *ctx, const T *in, int64_t inCount, T *out,
+                          int64_t outCount, Reduce reduce) {
+  float *wide = (float *)malloc(sizeof(float) * (size_t)(inCount + 1));
+  float *result = (float *)malloc(sizeof(float) * (size_t)(outCount + 1));
+  if (!wide || !result) {
+    free(wide);
+    free(result);
+    snprintf(ctx->error, sizeof ctx->error,
+             "out of host memory widening a 16-bit reduction of %lld elements",
+             (long long)inCount);
+    return 1;
+  }
+  for (int64_t i = 0; i < inCount; ++i)
+    wide[i] = (float)in[i];
+  int rc = reduce(wide, result);
+  if (!rc)
+    for (int64_t i = 0; i < outCount; ++i)
+      out[i] = T(result[i]);
+  free(wide);
+  free(result);
+  return rc;
+}
 
 static MPI_Op hp_mpi_op(int op) {
   return op == HP_SUM   ? MPI_SUM
@@ -324,6 +356,10 @@ template <typename T>
 static int hp_all_reduce_host_unwatched(hp_ctx *ctx, const int64_t *devices,
                                         int n, const T *in, T *out,
                                         int64_t count, int op) {
+  if constexpr (hp_is_16bit_float<T>)
+    return hp_reduce_wide(ctx, in, count, out, count, [&](float *w, float *r) {
+      return hp_all_reduce_host_unwatched(ctx, devices, n, w, r, count, op);
+    });
   MPI_Comm comm;
   MPI_Request req;
   if (hp_group_comm(ctx, devices, n, &comm) ||
@@ -369,6 +405,21 @@ template <typename T>
 static int hp_reduce_scatter_host_unwatched(hp_ctx *ctx, const int64_t *devices,
                                             int n, const T *in, T *out,
                                             const int64_t *counts, int op) {
+  if constexpr (hp_is_16bit_float<T>) {
+    MPI_Comm group;
+    int me = 0;
+    if (hp_group_comm(ctx, devices, n, &group))
+      return 1;
+    MPI_Comm_rank(group, &me);
+    int64_t total = 0;
+    for (int i = 0; i < n; ++i)
+      total += counts[i];
+    return hp_reduce_wide(ctx, in, total, out, counts[me],
+                          [&](float *w, float *r) {
+                            return hp_reduce_scatter_host_unwatched(
+                                ctx, devices, n, w, r, counts, op);
+                          });
+  }
   MPI_Comm comm;
   MPI_Request req;
   if (hp_group_comm(ctx, devices, n, &comm))
