@@ -333,6 +333,39 @@ Status loadOwnFile(Program &program, const std::string &dir,
   return upload(program, file.tensors);
 }
 
+/// The parameter a constant of the program holds: its name, without the
+/// ".packed" or ".packed.<k>" of a GEMM's packed copy (EmitGemmOps.cpp).
+std::string constantParameter(const std::string &name) {
+  size_t at = name.rfind(".packed");
+  if (at == std::string::npos)
+    return name;
+  std::string rest = name.substr(at + 7);
+  bool variant = rest.size() > 1 && rest[0] == '.' &&
+                 rest.find_first_not_of("0123456789", 1) == std::string::npos;
+  return rest.empty() || variant ? name.substr(0, at) : name;
+}
+
+/// Fails when the checkpoint trained a tensor that this program holds as a
+/// constant (compiled with --freeze naming it): its trained values cannot go
+/// into the program's constants (packed or sliced at compile time), and
+/// resuming with the initial ones would silently undo the training.
+Status checkNoTrainedConstant(const Program &program, const std::string &dir,
+                              const JoinedCheckpoint &joined) {
+  for (const WeightTensor &w : program.weightTensors()) {
+    if (w.role != "constant")
+      continue;
+    std::string name = constantParameter(w.name);
+    if (joined.tensors.count(name))
+      return Status::error(
+          "cannot resume from '" + dir + "': its run trained '" + name +
+          "', which this program holds as a constant (compiled with "
+          "--freeze): export it with a program that trains '" +
+          name + "' (hetpar-run PROGRAM --resume " + dir +
+          " --export-onnx M.onnx) and compile M.onnx with --freeze");
+  }
+  return Status::ok();
+}
+
 /// Resumes from the checkpoint in `dir` that another plan wrote: its files
 /// joined into whole tensors, this program's part of each cut out.
 Status loadResliced(Program &program, const std::string &dir, int64_t &step,
@@ -340,6 +373,8 @@ Status loadResliced(Program &program, const std::string &dir, int64_t &step,
   JoinedCheckpoint joined;
   Status s = joinCheckpoint(dir, joined);
   if (!s.isOk())
+    return s;
+  if (s = checkNoTrainedConstant(program, dir, joined); !s.isOk())
     return s;
   std::vector<NamedTensor> parts;
   for (const WeightTensor *w : stateTensors(program)) {
