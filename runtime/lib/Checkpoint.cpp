@@ -144,17 +144,36 @@ int64_t stepNumber(const std::string &text) {
   return text.empty() || *end || value < 0 ? -1 : int64_t(value);
 }
 
-/// Every device or stage resumes its own file, so the files of its layout in
+/// Whether `file` (of this program's layout) is one this plan writes: a
+/// device's shards of one of its devices, a stage's file of one of its
+/// stages. A file of the layout that is not (checkpoint.device2 beside a
+/// plan of devices 0 and 1) is another plan's, left behind.
+bool ofThisPlan(const Program &program, const std::string &file) {
+  std::string name = std::filesystem::path(file).filename().string();
+  size_t digits = name.find_first_of("0123456789");
+  if (digits == std::string::npos)
+    return true;
+  int64_t number = stepNumber(name.substr(
+      digits, name.find_first_not_of("0123456789", digits) - digits));
+  if (name.rfind("checkpoint.device", 0) == 0)
+    return std::any_of(program.devices().begin(), program.devices().end(),
+                       [&](const DeviceInfo &d) { return d.id == number; });
+  return std::any_of(program.devices().begin(), program.devices().end(),
+                     [&](const DeviceInfo &d) { return d.stage == number; });
+}
+
+/// Every device or stage resumes its own file, so the files of its plan in
 /// the folder (the other devices' shards, the other stages' files) must be
 /// of one step: a set left by runs of different lengths, or by a run killed
 /// while its devices wrote, would mix states. Each device checks every
-/// other file's header.
-Status checkPeerSteps(const std::string &dir, const std::string &path,
-                      const std::string &step) {
+/// other file's header. A file of the same layout that this plan does not
+/// write (another plan's device, left behind) is no peer.
+Status checkPeerSteps(const Program &program, const std::string &dir,
+                      const std::string &path, const std::string &step) {
   for (const std::string &peer : detail::checkpointFiles(dir)) {
     if (std::filesystem::path(peer).filename() ==
             std::filesystem::path(path).filename() ||
-        layoutOf(peer) != layoutOf(path))
+        layoutOf(peer) != layoutOf(path) || !ofThisPlan(program, peer))
       continue;
     std::string other = stepInHeader(peer);
     if (other != step)
@@ -167,16 +186,18 @@ Status checkPeerSteps(const std::string &dir, const std::string &path,
   return Status::ok();
 }
 
-/// The newest step of a checkpoint in `dir` of another layout than `path`'s
-/// (another plan's, written there later by a resumed run), -1 when none.
-/// A file of another layout whose step cannot be read counts as the newest:
-/// the folder's newest checkpoint is then unknown, and joining it
-/// (joinCheckpoint) names the file, where taking this program's own older
-/// file would pass over it in silence.
-int64_t newestOtherLayoutStep(const std::string &dir, const std::string &path) {
+/// The newest step of the checkpoint files in `dir` other than `path` (a
+/// peer's, or another plan's written there later by a resumed run: of
+/// another layout, or of the same one, checkpoint.device0 of a 2-device
+/// plan over a 3-device plan's), -1 when none. A file whose step cannot be
+/// read counts as the newest: the folder's newest checkpoint is then
+/// unknown, and joining it (joinCheckpoint) names the file, where taking
+/// this program's own older file would pass over it in silence.
+int64_t newestOtherStep(const std::string &dir, const std::string &path) {
   int64_t newest = -1;
   for (const std::string &f : detail::checkpointFiles(dir)) {
-    if (layoutOf(f) == layoutOf(path))
+    if (std::filesystem::path(f).filename() ==
+        std::filesystem::path(path).filename())
       continue;
     int64_t step = stepNumber(stepInHeader(f));
     if (step < 0)
@@ -327,7 +348,7 @@ Status loadOwnFile(Program &program, const std::string &dir,
                          "' is not a step count");
   if (s = checkStepCounter(program, file.tensors, value, path); !s.isOk())
     return s;
-  if (s = checkPeerSteps(dir, path, text); !s.isOk())
+  if (s = checkPeerSteps(program, dir, path, text); !s.isOk())
     return s;
   step = value;
   return upload(program, file.tensors);
@@ -417,7 +438,7 @@ Status loadCheckpoint(Program &program, const std::string &dir, int64_t &step,
   // the newest step).
   if (meta.count("program") &&
       meta["program"] == programFingerprint(program.weightTensors()) &&
-      newestOtherLayoutStep(dir, path) <= stepNumber(meta["step"])) {
+      newestOtherStep(dir, path) <= stepNumber(meta["step"])) {
     from.files = {path};
     s = loadOwnFile(program, dir, path, step);
   } else {
