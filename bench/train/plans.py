@@ -47,12 +47,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
 from safetensors_reader import read_checkpoints  # noqa: E402
+from train_records import loss_log, program_bytes  # noqa: E402
 
 MODELS = os.path.join(ROOT, "examples", "models")
 CLUSTERS = os.path.join(ROOT, "examples", "clusters")
 TRAIN_IN = os.path.join(ROOT, "test", "Train", "Inputs")
 E2E_IN = os.path.join(ROOT, "test", "E2E", "Inputs")
-SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "bool": 1}
 
 DIGITS = os.path.join(MODELS, "digits-mlp", "model.onnx")
 MLP10 = os.path.join(E2E_IN, "mlp10.onnx")
@@ -179,13 +179,9 @@ def shape_flags(shapes):
 
 
 def losses(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            e = json.loads(line)
-            if "loss" in e and "eval" not in e:
-                out[e["step"]] = (float(e["loss"]), float(e["seconds"]))
-    return out
+    """{step: (loss, seconds since training began)} of a loss log."""
+    return {step: (float(e["loss"]), float(e["seconds"]))
+            for step, e in loss_log(path).items()}
 
 
 def step_time(log):
@@ -193,16 +189,6 @@ def step_time(log):
     log's "seconds" count from the start of training)."""
     steps = sorted(log)
     return statistics.median(log[b][1] - log[a][1] for a, b in zip(steps, steps[1:]))
-
-
-def program_bytes(dev):
-    io = 0
-    for t in dev["inputs"] + dev["outputs"]:
-        n = SIZES[t["dtype"]]
-        for s in t["shape"]:
-            n *= s
-        io += n
-    return dev["weights_bytes"] + dev["arena_bytes"] + io
 
 
 def compare(plan_dir, one_dir, plan_log, one_log, plan_ck, one_ck):

@@ -9,18 +9,13 @@ Used where the issue asks a run to equal another configuration of the same
 training (data-parallel against one device), each of which is checked against
 PyTorch elsewhere. Prints the largest relative difference; exits 1 on a
 mismatch."""
-import json
 import sys
+
+from train_records import loss_log
 
 
 def losses(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            entry = json.loads(line)
-            if "loss" in entry and "eval" not in entry:
-                out[entry["step"]] = float(entry["loss"])
-    return out
+    return {step: float(e["loss"]) for step, e in loss_log(path).items()}
 
 
 def main():

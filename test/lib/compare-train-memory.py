@@ -20,18 +20,7 @@ import json
 import os
 import sys
 
-SIZES = {"float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "bool": 1}
-
-
-
-def program_bytes(dev):
-    io = 0
-    for t in dev["inputs"] + dev["outputs"]:
-        n = SIZES[t["dtype"]]
-        for d in t["shape"]:
-            n *= d
-        io += n
-    return dev["weights_bytes"] + dev["arena_bytes"] + io
+from train_records import program_bytes
 
 
 def report(name, predicted, program):
