@@ -46,8 +46,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
-from safetensors_reader import read_checkpoints  # noqa: E402
-from train_records import loss_log, program_bytes  # noqa: E402
+from train_records import (checkpoint_difference, loss_difference,  # noqa: E402
+                           loss_log, program_bytes, random_training_data)
 
 MODELS = os.path.join(ROOT, "examples", "models")
 CLUSTERS = os.path.join(ROOT, "examples", "clusters")
@@ -151,28 +151,6 @@ def make_mlp10_data(d):
     np.save(os.path.join(d, "labels.npy"), r.standard_normal((64, 16)).astype(np.float32))
 
 
-def make_search_data(model, d, rows=64):
-    """Random data of `rows` samples in the value ranges of the model's bundled
-    training data (token ids and classes below the largest seen + 1)."""
-    os.makedirs(d, exist_ok=True)
-    src = os.path.join(MODELS, "resnet18-train" if model == "resnet18" else model, "train")
-    r = np.random.default_rng(7)
-    for path in glob.glob(os.path.join(src, "*.npy")):
-        name = os.path.basename(path)[:-4]
-        if name.startswith(("grad_", "adamw", "running_", "loss")):
-            continue
-        a = np.load(path)
-        shape = (rows,) + a.shape[1:]
-        if name == "attention_mask":
-            out = np.ones(shape, a.dtype)
-            out[:, shape[1] // 2:] = r.integers(0, 2, (rows, shape[1] - shape[1] // 2))
-        elif a.dtype.kind == "i":
-            out = r.integers(0, int(a.max()) + 1, shape).astype(a.dtype)
-        else:
-            out = r.standard_normal(shape).astype(a.dtype)
-        np.save(os.path.join(d, name + ".npy"), out)
-
-
 def shape_flags(shapes):
     """--input-shape NAME=DxD for each of "NAME=DxD;NAME=DxD"."""
     return [f for s in shapes.split(";") for f in ("--input-shape", s)]
@@ -192,7 +170,8 @@ def step_time(log):
 
 
 def compare(plan_dir, one_dir, plan_log, one_log, plan_ck, one_ck):
-    """(predicted s, measured s, loss rel diff, weight abs diff, memory ratios)."""
+    """(predicted s, measured s, one device's s, loss rel. diff, weight abs.
+    diff, memory ratios per device, devices)."""
     with open(os.path.join(plan_dir, "plan.json")) as f:
         plan = json.load(f)
     with open(os.path.join(plan_dir, "manifest.json")) as f:
@@ -200,18 +179,11 @@ def compare(plan_dir, one_dir, plan_log, one_log, plan_ck, one_ck):
     predicted = {d["id"]: d["peak_memory_bytes"] for d in plan["devices"]}
     memory = ["%d: %.3f" % (d["id"], predicted[d["id"]] / program_bytes(d))
               for d in sorted(devices, key=lambda d: d["id"])]
-    a, b = losses(one_log), losses(plan_log)
-    if sorted(a) != sorted(b):
-        raise RuntimeError("loss logs hold different steps: %s vs %s" % (sorted(a), sorted(b)))
-    loss_diff = max(abs(b[s][0] - a[s][0]) / max(abs(a[s][0]), 1e-30) for s in a)
-    measured, one_s = step_time(b), step_time(a)
-    x = read_checkpoints(sorted(glob.glob(os.path.join(one_ck, "*.safetensors"))))
-    y = read_checkpoints(sorted(glob.glob(os.path.join(plan_ck, "*.safetensors"))))
-    worst = 0.0
-    for name, t in x.items():
-        if name in y and y[name].shape == t.shape and t.size and t.dtype.kind == "f":
-            worst = max(worst, float(np.max(np.abs(t.astype(np.float64) -
-                                                   y[name].astype(np.float64)))))
+    loss_diff = loss_difference(one_log, plan_log)
+    measured, one_s = step_time(losses(plan_log)), step_time(losses(one_log))
+    worst, _ = checkpoint_difference(
+        sorted(glob.glob(os.path.join(one_ck, "*.safetensors"))),
+        sorted(glob.glob(os.path.join(plan_ck, "*.safetensors"))))
     return (plan["predicted_step_time_s"], measured, one_s, loss_diff, worst, memory,
             len(devices))
 
@@ -294,7 +266,7 @@ def main():
             p, m, one, dl, dw, mem, n = call()
             print("| %s | %s | %s | %d | %.3g | %.4f (%.4f) | %.1e | %.1e | %s |" % (
                 name, where, test, n, p, m, one, dl, dw, ", ".join(mem)), flush=True)
-        except RuntimeError as e:
+        except (RuntimeError, ValueError) as e:
             failed += 1
             print("| %s | %s | %s | FAILED: %s |" % (name, where, test, e), flush=True)
 
@@ -317,7 +289,8 @@ def main():
                     continue
                 ddir = os.path.join(work, model + "-data")
                 if not os.path.isdir(ddir):
-                    make_search_data(model, ddir)
+                    src_train = "resnet18-train" if model == "resnet18" else model
+                    random_training_data(os.path.join(MODELS, src_train, "train"), ddir, 64)
                 src = os.path.join(MODELS, model, "model-dynamic.onnx")
                 flags = shape_flags(shape) + ["--loss", loss, "--optimizer", "adamw"]
                 row("searched: " + describe(plan), "%s, %s" % (model, cname),

@@ -40,7 +40,7 @@ def main():
                 cmd += ["--input-shape", s]
             p = subprocess.run(cmd, capture_output=True, text=True)
             text = p.stdout + p.stderr
-            stages = re.search(r"plan \(search\): (\d+) stage", text)
+            stages = re.search(r"plan \(search[^)]*\): (\d+) stage", text)
             rows = re.search(r"training programs: (.*)", text)
             if p.returncode or not stages:
                 refused += 1
