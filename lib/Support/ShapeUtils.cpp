@@ -266,6 +266,28 @@ parseInputShapeSpec(StringRef spec) {
   return std::make_pair(name.str(), shape);
 }
 
+bool hasNonFiniteElements(ElementsAttr attr) {
+  auto elt = llvm::dyn_cast<FloatType>(
+      llvm::cast<ShapedType>(attr.getType()).getElementType());
+  if (!elt)
+    return false;
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return !dense.getSplatValue<llvm::APFloat>().isFinite();
+    return llvm::any_of(dense.getValues<llvm::APFloat>(),
+                        [](const llvm::APFloat &f) { return !f.isFinite(); });
+  }
+  // IEEE and bfloat16 layouts: the exponent's bits all set.
+  const llvm::fltSemantics &sem = elt.getFloatSemantics();
+  unsigned bits = elt.getWidth(),
+           mantissa = llvm::APFloat::semanticsPrecision(sem) - 1;
+  uint64_t exponent = ((uint64_t(1) << (bits - 1 - mantissa)) - 1) << mantissa;
+  bool found = false;
+  forEachResourceElement(
+      attr, elt, [&](uint64_t raw) { found |= (raw & exponent) == exponent; });
+  return found;
+}
+
 /// The model's bytes of a constant (little-endian, bool one byte), or failure
 /// when a dense_resource blob is missing or short.
 FailureOr<std::vector<char>> getElementsBytes(ElementsAttr attr) {

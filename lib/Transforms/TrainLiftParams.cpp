@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "hetpar/Dialect/Dist/DistOps.h"
 #include "hetpar/Dialect/ONNX/ONNXOps.h"
+#include "hetpar/Support/ShapeUtils.h"
 #include "hetpar/Transforms/Passes.h"
 #include "hetpar/Transforms/Training.h"
 
@@ -35,6 +36,15 @@ std::string describeStat(Value result) {
   return std::string(res.getResultNumber() == 1 ? "running_mean"
                                                 : "running_var") +
          " of " + onnx::describeNode(res.getOwner());
+}
+
+/// Whether initializer `c` holds an infinity or a NaN: a mask (an exporter's
+/// folded causal mask, -inf above the diagonal), not a parameter. PyTorch
+/// keeps such a tensor in a buffer and never trains it; a gradient step
+/// would only move its finite entries.
+bool holdsNonFinite(onnx::ConstantOp c) {
+  auto value = llvm::dyn_cast_or_null<ElementsAttr>(c.getValue());
+  return value && hasNonFiniteElements(value);
 }
 
 struct TrainLiftParamsPass
@@ -111,6 +121,13 @@ struct TrainLiftParamsPass
       }
       if (frozen && frozen->match(initializerName(c).getValue())) {
         frozeAny = true;
+        return;
+      }
+      if (holdsNonFinite(c)) {
+        emitRemark(c.getLoc())
+            << "initializer '" << initializerName(c).getValue()
+            << "' holds an infinity or a NaN (a mask): kept constant, not "
+               "trained";
         return;
       }
       lifted.push_back(c);

@@ -96,6 +96,11 @@ readIntElements(mlir::ElementsAttr attr);
 std::optional<llvm::SmallVector<double>>
 readFloatElements(mlir::ElementsAttr attr);
 
+/// Whether a floating-point ElementsAttr (dense or dense_resource) holds an
+/// infinity or a NaN, read in place (no copy of a large initializer); false
+/// for other element types or a missing blob.
+bool hasNonFiniteElements(mlir::ElementsAttr attr);
+
 /// The more refined of two types known to describe the same value (static
 /// extents win over dynamic ones, ranked over unranked); fails when they
 /// disagree (element type, rank or a static extent).

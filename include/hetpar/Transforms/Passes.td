@@ -673,7 +673,10 @@ def TrainLiftParamsPass : Pass<"hetpar-train-lift-params", "mlir::ModuleOp"> {
     such as two LayerNorm scales of ones): `hetpar-translate --import-onnx
     --mark-initializers`, or `hetpar-compile --mode training --emit=mlir`,
     writes the marks (an inference import leaves them out, so that equal
-    initializers merge).
+    initializers merge). A float initializer holding an infinity or a NaN (an
+    exporter's folded causal mask, -inf above the diagonal) stays a constant,
+    with a remark naming it: PyTorch keeps such a tensor in a buffer and never
+    trains it.
 
     The running statistics of a training-mode BatchNormalization (its
     input_mean and input_var initializers; PyTorch's buffers) are state, not
