@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -191,6 +192,25 @@ double ulpsOff(float got, double want) {
   if (std::fabs(w) < 1.17549435e-38f) // subnormal: the smallest spacing
     ulp = 1.40129846e-45;
   return std::fabs((double)got - want) / ulp;
+}
+
+TEST(Optimizers, SgdWithoutWeightDecayKeepsInfinities) {
+  // torch.optim.SGD adds weight_decay * p only when weight_decay != 0: an
+  // element at -inf (an exported causal mask) stays -inf, not NaN.
+  float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> p = {-inf, 2.0f}, g = {0.5f, 0.5f}, buf = {0.0f, 0.0f};
+  float lr = 0.1f, scale = 1.0f;
+  int64_t step = 1;
+  hp_launch(nullptr, hp_sgd, 2, p.data(), g.data(), buf.data(), p.data(),
+            buf.data(), &lr, &step, &scale, 0.9f, 0, 0.0f);
+  EXPECT_EQ(p[0], -inf);
+  EXPECT_FLOAT_EQ(p[1], 2.0f - 0.1f * 0.5f);
+  EXPECT_FLOAT_EQ(buf[1], 0.5f);
+  // With weight decay the term is there: d = g + wd * p.
+  std::vector<float> q = {2.0f};
+  hp_launch(nullptr, hp_sgd, 1, q.data(), g.data(), nullptr, q.data(), nullptr,
+            &lr, &step, &scale, 0.0f, 0, 0.01f);
+  EXPECT_FLOAT_EQ(q[0], 2.0f - 0.1f * (0.5f + 0.01f * 2.0f));
 }
 
 TEST(Math, ExpWithinOneUlpOverItsRange) {

@@ -64,7 +64,11 @@ HP_KERNEL(hp_sgd, const float *p, const float *g, const float *buf, float *po,
         bufo[i] = buf[i];
       continue;
     }
-    float d = g[i] * s + wd * p[i];
+    // As torch.optim.SGD: no decay term without weight decay (0 * p would
+    // turn an element at -inf, an exported mask's, into NaN).
+    float d = g[i] * s;
+    if (wd != 0.0f)
+      d += wd * p[i];
     if (buf) {
       float b = *step <= 1 ? d : momentum * buf[i] + d;
       bufo[i] = b;
